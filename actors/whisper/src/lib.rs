@@ -1,0 +1,8 @@
+//! Whisper speech recognition on burn, from any media file to timed words.
+//!
+//! Kept in its own crate so burn compiles once and the rest of Scribe rebuilds fast.
+//! Pipeline: `audio` (decode any format to 16 kHz mono, window by window) → `vad` (Silero:
+//! skip non-speech, decide "no speech") → `mel` (Whisper's log-mel, bit-exact) → `model`
+//! (encoder/decoder on burn, weights from `ct2`) → `decode` (beam search, timestamp rules,
+//! temperature fallback) → `align` (word timestamps by DTW over alignment heads). `engine`
+//! ties them together behind one `Engine::transcribe` call.

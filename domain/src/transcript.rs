@@ -1,0 +1,189 @@
+//! The transcript model: what the speech engine's output is converted into, what every export is
+//! rendered from, and (through serde) exactly the spec's export-json document.
+//!
+//! Times are seconds from the start of the media, as `f64`. A word's `duration` is not stored: it is
+//! derived from `end - start` when serialised and ignored when read back, so it can never disagree.
+
+use serde::{Deserialize, Serialize};
+
+/// A whole transcript, serialised as the spec's "Export JSON document".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transcript {
+    /// Identifier of the transcript document (we use the job id).
+    pub id: String,
+    /// Identifier of the record the transcript belongs to (we use the job id as well).
+    pub record_id: String,
+    /// Name of the media file.
+    pub filename: String,
+    /// Seconds to add to every time to get the programme time (0 unless the media was a clip).
+    pub start_time_offset: f64,
+    pub speakers: Vec<Speaker>,
+    /// Speaker turns, in time order.
+    pub segments: Vec<Segment>,
+    /// Passages marked as important, in time order.
+    #[serde(default)]
+    pub highlights: Vec<Highlight>,
+}
+
+/// A speaker, referred to by `Segment::speaker`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Speaker {
+    pub spkid: String,
+    pub name: String,
+}
+
+/// One speaker turn: consecutive words of one speaker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    /// The `spkid` of the speaker.
+    pub speaker: String,
+    pub words: Vec<Word>,
+}
+
+/// A timed word as recognised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "WordJson", from = "WordJson")]
+pub struct Word {
+    pub start: f64,
+    pub end: f64,
+    /// The word as shown, with its punctuation attached (`"Americans,"`).
+    pub text: String,
+    /// Confidence of the recogniser, 0 to 1.
+    pub conf: f64,
+    /// True when the engine produced the word untouched (not edited, not from a glossary fix).
+    pub pristine: bool,
+}
+
+/// A highlighted passage: the time span `[start, end]` in seconds and the words it covers.
+/// TXT's `highlightsOnly` prints the words whose middle lies inside a highlight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Highlight {
+    pub start: f64,
+    pub end: f64,
+    pub text: String,
+}
+
+/// The wire shape of a word: the model plus the derived `duration`.
+#[derive(Serialize, Deserialize)]
+struct WordJson {
+    start: f64,
+    end: f64,
+    #[serde(default)]
+    duration: f64,
+    text: String,
+    conf: f64,
+    pristine: bool,
+}
+
+impl From<Word> for WordJson {
+    fn from(w: Word) -> Self {
+        WordJson { duration: w.duration(), start: w.start, end: w.end, text: w.text, conf: w.conf, pristine: w.pristine }
+    }
+}
+
+impl From<WordJson> for Word {
+    fn from(w: WordJson) -> Self {
+        Word { start: w.start, end: w.end, text: w.text, conf: w.conf, pristine: w.pristine }
+    }
+}
+
+impl Word {
+    /// `end - start`, never negative.
+    pub fn duration(&self) -> f64 {
+        (self.end - self.start).max(0.0)
+    }
+}
+
+/// A word together with the speaker who said it: the input of subtitle segmentation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedWord {
+    pub start: f64,
+    pub end: f64,
+    pub text: String,
+    pub speaker: String,
+}
+
+impl Transcript {
+    /// Every word in order, each tagged with its segment's speaker.
+    pub fn timed_words(&self) -> Vec<TimedWord> {
+        self.segments
+            .iter()
+            .flat_map(|seg| {
+                seg.words.iter().map(|w| TimedWord {
+                    start: w.start,
+                    end: w.end,
+                    text: w.text.clone(),
+                    speaker: seg.speaker.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// 1-based number of a speaker in the speaker list, for "Speaker <n>" labels. A `spkid` missing
+    /// from the list gets a number after the listed ones, in order of first appearance.
+    pub fn speaker_number(&self, spkid: &str) -> usize {
+        if let Some(i) = self.speakers.iter().position(|s| s.spkid == spkid) {
+            return i + 1;
+        }
+        let mut unlisted: Vec<&str> = Vec::new();
+        for seg in &self.segments {
+            if !self.speakers.iter().any(|s| s.spkid == seg.speaker) && !unlisted.contains(&seg.speaker.as_str()) {
+                unlisted.push(&seg.speaker);
+            }
+        }
+        let pos = unlisted.iter().position(|s| *s == spkid).unwrap_or(unlisted.len());
+        self.speakers.len() + pos + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Transcript {
+        Transcript {
+            id: "j1".into(),
+            record_id: "j1".into(),
+            filename: "jfk.wav".into(),
+            start_time_offset: 0.0,
+            speakers: vec![Speaker { spkid: "S1".into(), name: "Speaker 1".into() }],
+            segments: vec![Segment {
+                speaker: "S1".into(),
+                words: vec![Word { start: 0.5, end: 0.75, text: "And".into(), conf: 0.9, pristine: true }],
+            }],
+            highlights: vec![],
+        }
+    }
+
+    #[test]
+    fn serialises_in_the_spec_shape_with_derived_duration() {
+        let v = serde_json::to_value(sample()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "id": "j1", "recordId": "j1", "filename": "jfk.wav", "startTimeOffset": 0.0,
+                "speakers": [{"spkid": "S1", "name": "Speaker 1"}],
+                "segments": [{"speaker": "S1", "words": [
+                    {"start": 0.5, "end": 0.75, "duration": 0.25, "text": "And", "conf": 0.9, "pristine": true}
+                ]}],
+                "highlights": []
+            })
+        );
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let t = sample();
+        let back: Transcript = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+    }
+
+    #[test]
+    fn numbers_unlisted_speakers_after_listed_ones() {
+        let mut t = sample();
+        t.segments.push(Segment { speaker: "X".into(), words: vec![] });
+        assert_eq!(t.speaker_number("S1"), 1);
+        assert_eq!(t.speaker_number("X"), 2);
+    }
+}

@@ -1,0 +1,153 @@
+//! The events of a job's stream (`job-<jobId>`), and how they are stored.
+//!
+//! Field names are snake_case (they are storage, not API). Times are milliseconds since the Unix
+//! epoch, given by the caller. Durations are integer milliseconds: floats do not round-trip
+//! through every JSON reader.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::codec::{self, DecodeError, VersionedEvent};
+use crate::http_url::HttpUrl;
+use crate::ids::{GlossaryId, JobId, UserName};
+use crate::kinds::{JobType, TranscriptionType, TurnaroundTime};
+use crate::languages::{Language, TargetLanguage};
+use crate::requests::JobOptions;
+
+/// Everything fixed about a job when it is accepted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Submission {
+    pub job_id: JobId,
+    pub owner: UserName,
+    pub created_ms: u64,
+    /// As requested (`auto` stays `auto` here; the detected language arrives with the transcript).
+    pub language: Language,
+    pub transcription_type: TranscriptionType,
+    pub job_type: JobType,
+    pub number_of_speakers: u8,
+    pub job_options: Option<JobOptions>,
+    pub turnaround_time: Option<TurnaroundTime>,
+    pub target_language: Option<TargetLanguage>,
+    pub callback_url: Option<HttpUrl>,
+    pub glossary_id: Option<GlossaryId>,
+    pub notes: Option<String>,
+    pub source: MediaSource,
+}
+
+/// Where a job's media comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MediaSource {
+    /// `POST /jobs/upload-media`: the file arrived with the request.
+    Upload { filename: String },
+    /// `POST /jobs/upload-media-from-url`: the service fetches `source_url`.
+    Url { source_url: HttpUrl, filename: String },
+    /// `POST /jobs/translatedSubtitles`: the media and captions of an existing job.
+    Job { source_job_id: JobId, filename: String, nr_audio_seconds: u64 },
+}
+
+impl MediaSource {
+    pub fn filename(&self) -> &str {
+        match self {
+            MediaSource::Upload { filename } | MediaSource::Url { filename, .. } | MediaSource::Job { filename, .. } => {
+                filename
+            }
+        }
+    }
+}
+
+/// What one callback delivery attempt got back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallbackOutcome {
+    /// The receiver answered with this HTTP status.
+    Status(u16),
+    /// No answer: connection refused, timeout, refused address... (a sentence for the audit log).
+    Error(String),
+}
+
+impl CallbackOutcome {
+    /// Any 2xx acknowledges a callback.
+    pub fn is_acknowledged(&self) -> bool {
+        matches!(self, CallbackOutcome::Status(200..=299))
+    }
+
+    /// `410 Gone`: the receiver asks us to stop.
+    pub fn is_gone(&self) -> bool {
+        matches!(self, CallbackOutcome::Status(410))
+    }
+}
+
+impl std::fmt::Display for CallbackOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallbackOutcome::Status(code) => write!(f, "HTTP {code}"),
+            CallbackOutcome::Error(e) => f.write_str(e),
+        }
+    }
+}
+
+/// A fact in a job's history. Stored with [`VersionedEvent::encode`], read with
+/// [`VersionedEvent::decode`]; every type is at version 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum JobEvent {
+    /// The job was accepted (→ `OPEN`, or `BUSY` when it translates an existing job).
+    JobSubmitted(Submission),
+    /// The media file is on disk, at `path` relative to the data directory, fsynced.
+    MediaStored { path: String, bytes: u64, at_ms: u64 },
+    /// The media was decoded far enough to know its length.
+    MediaProbed { duration_ms: u64, nr_audio_seconds: u64, at_ms: u64 },
+    /// Speech recognition began (attempt 1, 2, ... when restarted after a crash).
+    TranscriptionStarted { attempt: u32, at_ms: u64 },
+    /// A transcript document is on disk at `path` (relative to the data directory).
+    /// `draft` is true for manual jobs: the machine transcript people start from.
+    TranscriptProduced { path: String, language: Language, words: u64, draft: bool, at_ms: u64 },
+    /// Translated subtitles are on disk at `path`.
+    TranslationProduced { path: String, target_language: TargetLanguage, at_ms: u64 },
+    /// → `DONE`.
+    JobCompleted { at_ms: u64 },
+    /// → `ERROR`; `error_msg` is shown to the client.
+    JobFailed { error_msg: String, at_ms: u64 },
+    /// A callback delivery failed; `next_attempt_at_ms` is when the next one is due (none when
+    /// this was the last, followed by `CallbackAbandoned`).
+    CallbackAttempted { attempt: u32, outcome: CallbackOutcome, at_ms: u64, next_attempt_at_ms: Option<u64> },
+    /// The receiver acknowledged the callback with a 2xx.
+    CallbackDelivered { attempt: u32, status_code: u16, at_ms: u64 },
+    /// No more attempts will be made.
+    CallbackAbandoned { reason: String, at_ms: u64 },
+    /// The owner deleted the job; its files are to be removed. Kept for audit.
+    JobDeleted { by: UserName, at_ms: u64 },
+}
+
+impl VersionedEvent for JobEvent {
+    fn event_type(&self) -> &'static str {
+        match self {
+            JobEvent::JobSubmitted(_) => "JobSubmitted",
+            JobEvent::MediaStored { .. } => "MediaStored",
+            JobEvent::MediaProbed { .. } => "MediaProbed",
+            JobEvent::TranscriptionStarted { .. } => "TranscriptionStarted",
+            JobEvent::TranscriptProduced { .. } => "TranscriptProduced",
+            JobEvent::TranslationProduced { .. } => "TranslationProduced",
+            JobEvent::JobCompleted { .. } => "JobCompleted",
+            JobEvent::JobFailed { .. } => "JobFailed",
+            JobEvent::CallbackAttempted { .. } => "CallbackAttempted",
+            JobEvent::CallbackDelivered { .. } => "CallbackDelivered",
+            JobEvent::CallbackAbandoned { .. } => "CallbackAbandoned",
+            JobEvent::JobDeleted { .. } => "JobDeleted",
+        }
+    }
+
+    fn encode(&self) -> Value {
+        codec::encode_tagged(self, 1)
+    }
+
+    fn decode(stored: &Value) -> Result<Self, DecodeError> {
+        match codec::header(stored)? {
+            (_, 1) => codec::decode_as(stored),
+            // When a type changes shape, freeze the old one as e.g. `JobSubmittedV1` and add
+            // `("JobSubmitted", 1) => Ok(codec::decode_as::<JobSubmittedV1>(stored)?.into())`.
+            _ => Err(codec::unknown_version(stored)),
+        }
+    }
+}

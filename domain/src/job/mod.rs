@@ -1,0 +1,394 @@
+//! The job aggregate: one job's state machine, event-sourced on the stream `job-<jobId>`.
+//!
+//! ```text
+//! (none) ──Submit──────────────▶ OPEN ──Complete──▶ DONE ─┐
+//! (none) ──RequestTranslation──▶ BUSY ──Fail──────▶ ERROR ┴─▶ callback attempts until delivered
+//!                                                             or abandoned
+//! any submitted job ──Delete──▶ deleted (refuses everything after)
+//! ```
+//!
+//! An `OPEN` direct job walks the pipeline: media stored → probed → transcription started →
+//! transcript produced (→ translation produced, for translatedSubtitles) → `DONE`; a failure at
+//! any step → `ERROR`. A manual (`perfect`) job gets a *draft* transcript from the engine and
+//! stays `OPEN` for human work. `DONE` and `ERROR` are terminal: a second terminal event is
+//! refused, and only callback bookkeeping and deletion follow them.
+
+mod events;
+mod state;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+pub use events::{CallbackOutcome, JobEvent, MediaSource, Submission};
+pub use state::{CallbackProgress, JobState, SourceJobFacts, Stage, StoredMedia, Transcript, Translation};
+pub use view::{CallbackPayload, Job, JobStatusResponse, callback_message_id};
+
+use crate::aggregate::Aggregate;
+use crate::http_url::HttpUrl;
+use crate::ids::{JOB_STREAM_PREFIX, JobId, UserName};
+use crate::kinds::{JobStatus, JobType, TranscriptionType};
+use crate::languages::Language;
+use crate::requests::{JobRequest, TranslationRequest};
+
+/// Where the media of a new job comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NewMedia {
+    /// An upload; `filename` as the client sent it (it is sanitized here).
+    Upload { filename: String },
+    /// A URL to fetch; the file name is taken from its path.
+    Url { source_url: HttpUrl },
+}
+
+/// What can be asked of a job. Each command carries every outside fact its decision needs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobCommand {
+    /// Accept a new job from an upload or a URL. `media` is given when the upload was already
+    /// streamed to disk, so that the job and its file are recorded in one append.
+    Submit { job_id: JobId, owner: UserName, at_ms: u64, request: JobRequest, source: NewMedia, media: Option<StoredMedia> },
+    /// Accept a request for translated subtitles of an existing manual captions job, whose
+    /// facts the caller looked up.
+    RequestTranslation { job_id: JobId, owner: UserName, at_ms: u64, request: TranslationRequest, source: SourceJobFacts },
+    RecordMediaStored { media: StoredMedia, at_ms: u64 },
+    /// The probed length of the media, in milliseconds.
+    RecordMediaProbed { duration_ms: u64, at_ms: u64 },
+    StartTranscription { at_ms: u64 },
+    /// `detected_language` is the engine's answer for `auto` jobs (a Whisper code that is also a
+    /// spec code: see `Language::from_whisper`).
+    RecordTranscript { path: String, detected_language: Option<Language>, words: u64, at_ms: u64 },
+    RecordTranslation { path: String, at_ms: u64 },
+    Complete { at_ms: u64 },
+    /// A blank `error_msg` is replaced by a generic sentence: a failure must never be refused.
+    Fail { error_msg: String, at_ms: u64 },
+    /// The result of one callback delivery. `next_attempt_at_ms` is when the caller's retry
+    /// schedule would try again, or `None` when the schedule is exhausted.
+    RecordCallbackAttempt { outcome: CallbackOutcome, at_ms: u64, next_attempt_at_ms: Option<u64> },
+    /// The owner `by` deletes the job.
+    Delete { by: UserName, at_ms: u64 },
+}
+
+/// Why a command was refused. The API maps `NotFound` → 404, `Forbidden` → 403, `Deleted` →
+/// 410, `SourceNotEligible` → 400, the rest → 409 (they come from reactors, not clients).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobRefusal {
+    #[error("job not found")]
+    NotFound,
+    #[error("a job with this id already exists")]
+    AlreadyExists,
+    #[error("this job belongs to another account")]
+    Forbidden,
+    #[error("this job was deleted")]
+    Deleted,
+    #[error("the job has already finished with status {0}")]
+    Finished(JobStatus),
+    #[error("the job is not finished yet")]
+    NotFinished,
+    #[error("{0} was already recorded for this job")]
+    AlreadyRecorded(&'static str),
+    #[error("{0}")]
+    OutOfOrder(&'static str),
+    #[error("the job has no callbackUrl")]
+    NoCallback,
+    #[error("the callback was already delivered or abandoned")]
+    CallbackSettled,
+    #[error("{0}")]
+    SourceNotEligible(String),
+}
+
+/// Marker type implementing [`Aggregate`] for jobs.
+pub struct JobAggregate;
+
+impl Aggregate for JobAggregate {
+    const STREAM_PREFIX: &'static str = JOB_STREAM_PREFIX;
+    type State = JobState;
+    type Command = JobCommand;
+    type Event = JobEvent;
+    type Refusal = JobRefusal;
+
+    fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, JobRefusal> {
+        decide(state, command)
+    }
+
+    fn evolve(state: JobState, event: &JobEvent) -> JobState {
+        evolve(state, event)
+    }
+}
+
+/// Decides whether `command` is allowed in `state`, and if so, which events record it.
+pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, JobRefusal> {
+    use JobCommand as C;
+    use JobEvent as E;
+
+    let Some(submission) = &state.submission else {
+        return match command {
+            C::Submit { job_id, owner, at_ms, request, source, media } => {
+                Ok(submit(job_id, owner, at_ms, request, source, media))
+            }
+            C::RequestTranslation { job_id, owner, at_ms, request, source } => {
+                request_translation(job_id, owner, at_ms, request, source)
+            }
+            _ => Err(JobRefusal::NotFound),
+        };
+    };
+    if matches!(command, C::Submit { .. } | C::RequestTranslation { .. }) {
+        return Err(JobRefusal::AlreadyExists);
+    }
+    if let C::Delete { by, at_ms } = command {
+        if by != submission.owner {
+            return Err(JobRefusal::Forbidden);
+        }
+        if state.deleted {
+            return Err(JobRefusal::Deleted);
+        }
+        return Ok(vec![E::JobDeleted { by, at_ms }]);
+    }
+    if state.deleted {
+        return Err(JobRefusal::Deleted);
+    }
+    let status = state.status().expect("a submitted job has a status");
+    let is_callback = matches!(command, C::RecordCallbackAttempt { .. });
+    if status.is_terminal() && !is_callback {
+        return Err(JobRefusal::Finished(status));
+    }
+    let from_job = matches!(submission.source, MediaSource::Job { .. });
+
+    match command {
+        C::Submit { .. } | C::RequestTranslation { .. } | C::Delete { .. } => unreachable!("handled above"),
+        C::RecordMediaStored { media, at_ms } => {
+            if from_job {
+                return Err(JobRefusal::OutOfOrder("a translation of an existing job has no media of its own"));
+            }
+            if state.media.is_some() {
+                return Err(JobRefusal::AlreadyRecorded("the media file"));
+            }
+            Ok(vec![E::MediaStored { path: media.path, bytes: media.bytes, at_ms }])
+        }
+        C::RecordMediaProbed { duration_ms, at_ms } => {
+            if state.media.is_none() {
+                return Err(JobRefusal::OutOfOrder("media must be stored before it is probed"));
+            }
+            if state.duration_ms.is_some() {
+                return Err(JobRefusal::AlreadyRecorded("the media duration"));
+            }
+            Ok(vec![E::MediaProbed { duration_ms, nr_audio_seconds: nr_audio_seconds(duration_ms), at_ms }])
+        }
+        C::StartTranscription { at_ms } => {
+            if state.duration_ms.is_none() {
+                return Err(JobRefusal::OutOfOrder("media must be probed before transcription starts"));
+            }
+            if state.transcript.is_some() {
+                return Err(JobRefusal::AlreadyRecorded("the transcript"));
+            }
+            Ok(vec![E::TranscriptionStarted { attempt: state.transcription_attempts + 1, at_ms }])
+        }
+        C::RecordTranscript { path, detected_language, words, at_ms } => {
+            if state.transcription_attempts == 0 {
+                return Err(JobRefusal::OutOfOrder("transcription must start before a transcript is recorded"));
+            }
+            if state.transcript.is_some() {
+                return Err(JobRefusal::AlreadyRecorded("the transcript"));
+            }
+            let language = match detected_language {
+                Some(l) if submission.language.is_auto() && !l.is_auto() => l,
+                _ => submission.language,
+            };
+            let draft = submission.job_type == JobType::Perfect;
+            Ok(vec![E::TranscriptProduced { path, language, words, draft, at_ms }])
+        }
+        C::RecordTranslation { path, at_ms } => {
+            let target_language = match submission.target_language {
+                Some(t) if submission.transcription_type == TranscriptionType::TranslatedSubtitles => t,
+                _ => return Err(JobRefusal::OutOfOrder("only translatedSubtitles jobs are translated")),
+            };
+            if !from_job && state.transcript.is_none() {
+                return Err(JobRefusal::OutOfOrder("a transcript must exist before it is translated"));
+            }
+            if state.translation.is_some() {
+                return Err(JobRefusal::AlreadyRecorded("the translation"));
+            }
+            Ok(vec![E::TranslationProduced { path, target_language, at_ms }])
+        }
+        C::Complete { at_ms } => {
+            let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
+            if translated && state.translation.is_none() {
+                return Err(JobRefusal::OutOfOrder("translated subtitles must exist before the job is done"));
+            }
+            if !from_job && !state.transcript.as_ref().is_some_and(|t| !t.draft) {
+                return Err(JobRefusal::OutOfOrder("a final transcript must exist before the job is done"));
+            }
+            Ok(vec![E::JobCompleted { at_ms }])
+        }
+        C::Fail { error_msg, at_ms } => {
+            let error_msg = match error_msg.trim() {
+                "" => "Processing failed for an unknown reason".to_owned(),
+                msg => msg.to_owned(),
+            };
+            Ok(vec![E::JobFailed { error_msg, at_ms }])
+        }
+        C::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms } => {
+            if submission.callback_url.is_none() {
+                return Err(JobRefusal::NoCallback);
+            }
+            if !status.is_terminal() {
+                return Err(JobRefusal::NotFinished);
+            }
+            if state.callback.is_settled() {
+                return Err(JobRefusal::CallbackSettled);
+            }
+            let attempt = state.callback.attempts + 1;
+            if let CallbackOutcome::Status(code @ 200..=299) = outcome {
+                return Ok(vec![E::CallbackDelivered { attempt, status_code: code, at_ms }]);
+            }
+            let give_up = if outcome.is_gone() {
+                Some("the receiver answered 410 Gone".to_owned())
+            } else if next_attempt_at_ms.is_none() {
+                Some(format!("gave up after {attempt} attempts; the last one got: {outcome}"))
+            } else {
+                None
+            };
+            let next_attempt_at_ms = if give_up.is_some() { None } else { next_attempt_at_ms };
+            let mut events = vec![E::CallbackAttempted { attempt, outcome, at_ms, next_attempt_at_ms }];
+            if let Some(reason) = give_up {
+                events.push(E::CallbackAbandoned { reason, at_ms });
+            }
+            Ok(events)
+        }
+    }
+}
+
+fn submit(
+    job_id: JobId,
+    owner: UserName,
+    at_ms: u64,
+    request: JobRequest,
+    source: NewMedia,
+    media: Option<StoredMedia>,
+) -> Vec<JobEvent> {
+    let source = match source {
+        NewMedia::Upload { filename } => MediaSource::Upload { filename: crate::http_url::sanitize_filename(&filename) },
+        NewMedia::Url { source_url } => MediaSource::Url { filename: source_url.file_name(), source_url },
+    };
+    let mut events = vec![JobEvent::JobSubmitted(Submission {
+        job_id,
+        owner,
+        created_ms: at_ms,
+        language: request.language,
+        transcription_type: request.transcription_type,
+        job_type: request.job_type,
+        number_of_speakers: request.number_of_speakers,
+        job_options: request.job_options,
+        turnaround_time: request.turnaround_time,
+        target_language: request.target_language,
+        callback_url: request.callback_url,
+        glossary_id: request.glossary_id,
+        notes: None,
+        source,
+    })];
+    if let Some(media) = media {
+        events.push(JobEvent::MediaStored { path: media.path, bytes: media.bytes, at_ms });
+    }
+    events
+}
+
+fn request_translation(
+    job_id: JobId,
+    owner: UserName,
+    at_ms: u64,
+    request: TranslationRequest,
+    source: SourceJobFacts,
+) -> Result<Vec<JobEvent>, JobRefusal> {
+    if source.owner != owner {
+        return Err(JobRefusal::Forbidden);
+    }
+    if source.deleted {
+        return Err(JobRefusal::Deleted);
+    }
+    let not_eligible = |why: &str| Err(JobRefusal::SourceNotEligible(format!("sourceJobId: {why}")));
+    if source.job_type != JobType::Perfect {
+        return not_eligible(
+            "translated subtitles of automatic (direct) jobs must be requested at submission \
+             with transcriptionType=translatedSubtitles",
+        );
+    }
+    if source.transcription_type != TranscriptionType::Captions {
+        return not_eligible("translated subtitles can be requested only for captions jobs");
+    }
+    if source.status == JobStatus::Error {
+        return not_eligible("the source job ended in ERROR");
+    }
+    Ok(vec![JobEvent::JobSubmitted(Submission {
+        job_id,
+        owner,
+        created_ms: at_ms,
+        language: source.language,
+        transcription_type: TranscriptionType::TranslatedSubtitles,
+        job_type: JobType::Perfect,
+        number_of_speakers: source.number_of_speakers,
+        job_options: None,
+        turnaround_time: Some(request.turnaround_time),
+        target_language: Some(request.target_language),
+        callback_url: request.callback_url,
+        glossary_id: None,
+        notes: request.notes,
+        source: MediaSource::Job {
+            source_job_id: source.job_id,
+            filename: source.filename,
+            nr_audio_seconds: source.nr_audio_seconds,
+        },
+    })])
+}
+
+/// `nrAudioSeconds` of a media duration: whole seconds, rounded to nearest (an 11.0 s clip whose
+/// probe says 11 000.4 ms is 11, not 12).
+pub fn nr_audio_seconds(duration_ms: u64) -> u64 {
+    duration_ms.saturating_add(500) / 1000
+}
+
+/// Applies one event of the job's history.
+pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
+    use JobEvent as E;
+    match event {
+        E::JobSubmitted(submission) => {
+            if let MediaSource::Job { nr_audio_seconds, .. } = submission.source {
+                state.nr_audio_seconds = nr_audio_seconds;
+            }
+            state.submission = Some(submission.clone());
+        }
+        E::MediaStored { path, bytes, .. } => state.media = Some(StoredMedia { path: path.clone(), bytes: *bytes }),
+        E::MediaProbed { duration_ms, nr_audio_seconds, .. } => {
+            state.duration_ms = Some(*duration_ms);
+            state.nr_audio_seconds = *nr_audio_seconds;
+        }
+        E::TranscriptionStarted { attempt, .. } => state.transcription_attempts = *attempt,
+        E::TranscriptProduced { path, language, words, draft, .. } => {
+            state.transcript = Some(Transcript { path: path.clone(), language: *language, words: *words, draft: *draft });
+        }
+        E::TranslationProduced { path, target_language, .. } => {
+            state.translation = Some(Translation { path: path.clone(), target_language: *target_language });
+        }
+        E::JobCompleted { at_ms } => {
+            state.finished = Some((JobStatus::Done, *at_ms));
+        }
+        E::JobFailed { error_msg, at_ms } => {
+            state.error_msg = Some(error_msg.clone());
+            state.finished = Some((JobStatus::Error, *at_ms));
+        }
+        E::CallbackAttempted { attempt, outcome, next_attempt_at_ms, .. } => {
+            state.callback.attempts = *attempt;
+            state.callback.last_outcome = Some(outcome.clone());
+            state.callback.next_attempt_at_ms = *next_attempt_at_ms;
+        }
+        E::CallbackDelivered { attempt, status_code, .. } => {
+            state.callback.attempts = *attempt;
+            state.callback.last_outcome = Some(CallbackOutcome::Status(*status_code));
+            state.callback.next_attempt_at_ms = None;
+            state.callback.delivered = true;
+        }
+        E::CallbackAbandoned { reason, .. } => {
+            state.callback.next_attempt_at_ms = None;
+            state.callback.abandoned = Some(reason.clone());
+        }
+        E::JobDeleted { .. } => state.deleted = true,
+    }
+    state
+}

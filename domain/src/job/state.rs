@@ -1,0 +1,189 @@
+//! `JobState`: what a job's history adds up to. The job actor decides with it; the read models,
+//! the API and the callback actor read it; recovery asks it which [`Stage`] comes next.
+
+use crate::ids::{JobId, UserName};
+use crate::kinds::{JobStatus, JobType, TranscriptionType};
+use crate::languages::{Language, TargetLanguage};
+
+use super::events::{CallbackOutcome, MediaSource, Submission};
+
+/// A media file on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredMedia {
+    /// Relative to the data directory.
+    pub path: String,
+    pub bytes: u64,
+}
+
+/// The transcript document of a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transcript {
+    /// Relative to the data directory.
+    pub path: String,
+    /// The requested language, or the detected one for `auto` jobs.
+    pub language: Language,
+    pub words: u64,
+    /// A machine draft that people still work on (manual jobs).
+    pub draft: bool,
+}
+
+/// The translated subtitles of a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Translation {
+    /// Relative to the data directory.
+    pub path: String,
+    pub target_language: TargetLanguage,
+}
+
+/// Where callback delivery stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallbackProgress {
+    /// Attempts made so far (failed ones and the delivered one).
+    pub attempts: u32,
+    pub last_outcome: Option<CallbackOutcome>,
+    /// When the next attempt is due, after a failed one.
+    pub next_attempt_at_ms: Option<u64>,
+    /// A 2xx was received.
+    pub delivered: bool,
+    /// Why delivery stopped without a 2xx.
+    pub abandoned: Option<String>,
+}
+
+impl CallbackProgress {
+    /// Delivered or abandoned: no more attempts.
+    pub fn is_settled(&self) -> bool {
+        self.delivered || self.abandoned.is_some()
+    }
+}
+
+/// The next thing to do for a job, as its log says. On restart, every job not at `Finished`,
+/// `HumanWork` or `Deleted` resumes here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Nothing was submitted on this stream.
+    New,
+    /// Upload not recorded, or `sourceUrl` not fetched yet.
+    StoreMedia,
+    /// Media on disk, duration unknown.
+    ProbeMedia,
+    /// Probed; no transcript yet (also when an attempt started and crashed).
+    Transcribe,
+    /// Transcript ready; translatedSubtitles not produced yet (direct jobs).
+    Translate,
+    /// Every artifact is there but `JobCompleted` was not recorded.
+    Complete,
+    /// A manual job waiting for people (draft made, or a translation request).
+    HumanWork,
+    /// Finished with a callbackUrl whose delivery is not settled.
+    DeliverCallback,
+    /// Nothing left to do.
+    Finished,
+    Deleted,
+}
+
+/// Facts about an existing job that a translatedSubtitles request needs (see
+/// `JobCommand::RequestTranslation`). Built by [`JobState::source_facts`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceJobFacts {
+    pub job_id: JobId,
+    pub owner: UserName,
+    pub job_type: JobType,
+    pub transcription_type: TranscriptionType,
+    pub status: JobStatus,
+    pub deleted: bool,
+    pub language: Language,
+    pub number_of_speakers: u8,
+    pub filename: String,
+    pub nr_audio_seconds: u64,
+}
+
+/// A job as its history made it. Built only by `evolve`; read through its fields and methods.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobState {
+    /// `None` until `JobSubmitted`.
+    pub submission: Option<Submission>,
+    pub media: Option<StoredMedia>,
+    pub duration_ms: Option<u64>,
+    /// From the probe (or copied from the source job for translations); 0 until known.
+    pub nr_audio_seconds: u64,
+    pub transcription_attempts: u32,
+    pub transcript: Option<Transcript>,
+    pub translation: Option<Translation>,
+    /// Terminal status and when it was reached.
+    pub finished: Option<(JobStatus, u64)>,
+    /// The reason given with `ERROR`.
+    pub error_msg: Option<String>,
+    pub callback: CallbackProgress,
+    pub deleted: bool,
+}
+
+impl JobState {
+    /// `None` before submission; `OPEN`/`BUSY` until a terminal event, then `DONE`/`ERROR`.
+    pub fn status(&self) -> Option<JobStatus> {
+        let submission = self.submission.as_ref()?;
+        Some(match self.finished {
+            Some((status, _)) => status,
+            None if matches!(submission.source, MediaSource::Job { .. }) => JobStatus::Busy,
+            None => JobStatus::Open,
+        })
+    }
+
+    pub fn owner(&self) -> Option<&UserName> {
+        self.submission.as_ref().map(|s| &s.owner)
+    }
+
+    /// Whether `user` owns this job (false before submission).
+    pub fn is_owned_by(&self, user: &UserName) -> bool {
+        self.owner() == Some(user)
+    }
+
+    /// The language shown to clients: the detected one once known for `auto` jobs.
+    pub fn language(&self) -> Option<Language> {
+        let requested = self.submission.as_ref()?.language;
+        Some(self.transcript.as_ref().map_or(requested, |t| t.language))
+    }
+
+    /// What happens next for this job (see [`Stage`]).
+    pub fn stage(&self) -> Stage {
+        let Some(submission) = &self.submission else { return Stage::New };
+        if self.deleted {
+            return Stage::Deleted;
+        }
+        if self.finished.is_some() {
+            return if submission.callback_url.is_some() && !self.callback.is_settled() {
+                Stage::DeliverCallback
+            } else {
+                Stage::Finished
+            };
+        }
+        if matches!(submission.source, MediaSource::Job { .. }) {
+            return Stage::HumanWork;
+        }
+        let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
+        match (&self.media, self.duration_ms, &self.transcript, &self.translation) {
+            (None, _, _, _) => Stage::StoreMedia,
+            (Some(_), None, _, _) => Stage::ProbeMedia,
+            (Some(_), Some(_), None, _) => Stage::Transcribe,
+            (_, _, Some(t), _) if t.draft => Stage::HumanWork,
+            (_, _, Some(_), None) if translated => Stage::Translate,
+            _ => Stage::Complete,
+        }
+    }
+
+    /// The facts a translatedSubtitles request about this job needs; `None` before submission.
+    pub fn source_facts(&self) -> Option<SourceJobFacts> {
+        let s = self.submission.as_ref()?;
+        Some(SourceJobFacts {
+            job_id: s.job_id.clone(),
+            owner: s.owner.clone(),
+            job_type: s.job_type,
+            transcription_type: s.transcription_type,
+            status: self.status()?,
+            deleted: self.deleted,
+            language: self.language()?,
+            number_of_speakers: s.number_of_speakers,
+            filename: s.source.filename().to_owned(),
+            nr_audio_seconds: self.nr_audio_seconds,
+        })
+    }
+}

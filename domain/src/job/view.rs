@@ -1,0 +1,126 @@
+//! The job as clients see it: the spec's Job object, its `{jobStatus: Job}` wrapper, and the
+//! callback payload. Their serde shapes *are* the API's JSON; a test pins them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::JobId;
+use crate::kinds::{JobStatus, JobType, TranscriptionType};
+use crate::languages::{Language, TargetLanguage};
+use crate::requests::JobOptions;
+
+use super::events::MediaSource;
+use super::state::JobState;
+
+/// The spec's Job object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Job {
+    pub job_id: JobId,
+    /// Milliseconds since the Unix epoch.
+    pub created: u64,
+    /// The requested code; for `auto`, the detected language once the transcript exists.
+    pub language: Language,
+    pub status: JobStatus,
+    /// 0 until the media has been probed.
+    pub nr_audio_seconds: u64,
+    pub transcription_type: TranscriptionType,
+    pub filename: String,
+    pub job_type: JobType,
+    /// Always present; `null` when none.
+    pub notes: Option<String>,
+    /// Present only when options were explicitly requested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_options: Option<JobOptions>,
+    /// Only on translatedSubtitles jobs made from an existing job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_job_id: Option<JobId>,
+    /// Only on translatedSubtitles jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_language: Option<TargetLanguage>,
+}
+
+/// `{"jobStatus": Job}`, the answer of upload, translation and status endpoints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobStatusResponse {
+    pub job_status: Job,
+}
+
+/// The body POSTed to a job's callbackUrl when it ends: the Job without `notes` (and without
+/// the wrapper), plus `errorMsg` when the status is `ERROR`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallbackPayload {
+    pub job_id: JobId,
+    pub created: u64,
+    pub language: Language,
+    /// `DONE` or `ERROR`.
+    pub status: JobStatus,
+    pub nr_audio_seconds: u64,
+    pub transcription_type: TranscriptionType,
+    pub filename: String,
+    pub job_type: JobType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_options: Option<JobOptions>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_job_id: Option<JobId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_language: Option<TargetLanguage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_msg: Option<String>,
+}
+
+impl JobState {
+    /// The Job object of this state; `None` before submission. (A deleted job still has a
+    /// view, for audit; the API answers 410 instead of showing it.)
+    pub fn view(&self) -> Option<Job> {
+        let s = self.submission.as_ref()?;
+        let source_job_id = match &s.source {
+            MediaSource::Job { source_job_id, .. } => Some(source_job_id.clone()),
+            _ => None,
+        };
+        Some(Job {
+            job_id: s.job_id.clone(),
+            created: s.created_ms,
+            language: self.language()?,
+            status: self.status()?,
+            nr_audio_seconds: self.nr_audio_seconds,
+            transcription_type: s.transcription_type,
+            filename: s.source.filename().to_owned(),
+            job_type: s.job_type,
+            notes: s.notes.clone(),
+            job_options: s.job_options,
+            source_job_id,
+            target_language: s.target_language,
+        })
+    }
+
+    /// The callback body, once the job is `DONE` or `ERROR` and has a callbackUrl.
+    pub fn callback_payload(&self) -> Option<CallbackPayload> {
+        self.submission.as_ref()?.callback_url.as_ref()?;
+        let job = self.view()?;
+        if !job.status.is_terminal() {
+            return None;
+        }
+        Some(CallbackPayload {
+            job_id: job.job_id,
+            created: job.created,
+            language: job.language,
+            status: job.status,
+            nr_audio_seconds: job.nr_audio_seconds,
+            transcription_type: job.transcription_type,
+            filename: job.filename,
+            job_type: job.job_type,
+            job_options: job.job_options,
+            source_job_id: job.source_job_id,
+            target_language: job.target_language,
+            error_msg: if job.status == JobStatus::Error { self.error_msg.clone() } else { None },
+        })
+    }
+}
+
+/// The `webhook-id` of a job's callback: the same for every retry of one job and status, so
+/// receivers can drop duplicates (Standard Webhooks).
+pub fn callback_message_id(job_id: &JobId, status: JobStatus) -> String {
+    format!("msg_{job_id}_{status}")
+}

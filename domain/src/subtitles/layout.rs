@@ -16,7 +16,7 @@ pub(crate) struct Draft {
 }
 
 const CUE_COST: f64 = 1.0;
-const SENTENCE_INSIDE_COST: f64 = 2.0;
+const SENTENCE_INSIDE_COST: f64 = 4.0;
 const SENTENCE_AT_ROW_BREAK_COST: f64 = 0.5;
 const IMBALANCE_COST: f64 = 2.0;
 const CPS_COST: f64 = 0.5;

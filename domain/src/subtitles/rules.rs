@@ -42,6 +42,9 @@ pub(crate) fn ends_clause(word: &str) -> bool {
 
 /// Whether breaking between `a` and `b` splits a unit the style guides keep together.
 pub(crate) fn forbidden_split(a: &str, b: &str) -> bool {
+    if ends_sentence(a) {
+        return false;
+    }
     if a.chars().last().is_some_and(|c| !c.is_alphanumeric()) && !a.ends_with('.') {
         return false; // punctuation ends the unit ("for you, ask")
     }
@@ -109,6 +112,7 @@ mod tests {
         assert!(forbidden_split("New", "York"));
         assert!(!forbidden_split("you,", "ask"));
         assert!(!forbidden_split("country", "can"));
+        assert!(!forbidden_split("this.", "But"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod account;
 pub mod aggregate;
 pub mod codec;
 pub mod error;
+pub mod export;
 pub mod glossary;
 pub mod http_url;
 pub mod ids;
@@ -16,6 +17,8 @@ pub mod job;
 pub mod kinds;
 pub mod languages;
 pub mod requests;
+pub mod subtitles;
+pub mod transcript;
 
 #[cfg(test)]
 mod testing;

@@ -8,7 +8,7 @@ pub mod stl;
 pub mod txt;
 pub mod vtt;
 
-pub use params::{ParamError, SubtitleParams, TxtParams};
+pub use params::{SubtitleParams, TxtParams};
 
 /// `HH:MM:SS<sep>mmm` for SRT (`,`) and WebVTT (`.`), rounded to the millisecond.
 pub(crate) fn clock(seconds: f64, separator: char) -> String {

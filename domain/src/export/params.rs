@@ -4,14 +4,7 @@
 
 use std::ops::RangeInclusive;
 
-/// A request parameter that is out of bounds. `field` is the parameter's name as the client spelled
-/// it (`maxCharsPerRow`), `message` a sentence a user understands.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct ParamError {
-    pub field: &'static str,
-    pub message: String,
-}
+pub use crate::error::ValidationError;
 
 /// `maxCharsPerRow` for SRT and VTT (spec: 30 to 45, default 42).
 pub const SUBTITLE_CHARS_PER_ROW: RangeInclusive<i64> = 30..=45;
@@ -54,30 +47,30 @@ impl SubtitleParams {
         max_chars_per_row: Option<i64>,
         max_number_of_rows: Option<i64>,
         max_screen_time_per_row_seconds: Option<f64>,
-    ) -> Result<Self, ParamError> {
+    ) -> Result<Self, ValidationError> {
         let chars = max_chars_per_row.map_or(Ok(DEFAULT_CHARS_PER_ROW), |v| int_in("maxCharsPerRow", v, &SUBTITLE_CHARS_PER_ROW))?;
         Self::with_chars(chars, max_number_of_rows, max_screen_time_per_row_seconds)
     }
 
     /// EBU-STL parameters: rows and screen time from the query, [`STL_CHARS_PER_ROW`] characters.
-    pub fn stl(max_number_of_rows: Option<i64>, max_screen_time_per_row_seconds: Option<f64>) -> Result<Self, ParamError> {
+    pub fn stl(max_number_of_rows: Option<i64>, max_screen_time_per_row_seconds: Option<f64>) -> Result<Self, ValidationError> {
         Self::with_chars(STL_CHARS_PER_ROW, max_number_of_rows, max_screen_time_per_row_seconds)
     }
 
-    fn with_chars(chars: usize, rows: Option<i64>, secs: Option<f64>) -> Result<Self, ParamError> {
+    fn with_chars(chars: usize, rows: Option<i64>, secs: Option<f64>) -> Result<Self, ValidationError> {
         let max_rows = rows.map_or(Ok(DEFAULT_ROWS), |v| int_in("maxNumberOfRows", v, &ROWS))?;
         let max_screen_time_per_row = match secs {
             None => DEFAULT_SCREEN_TIME_PER_ROW,
             Some(v) if v.is_finite() && SCREEN_TIME_PER_ROW.contains(&v) => v,
             Some(v) => {
-                return Err(ParamError {
-                    field: "maxScreenTimePerRowSeconds",
-                    message: format!(
+                return Err(ValidationError::new(
+                    "maxScreenTimePerRowSeconds",
+                    format!(
                         "maxScreenTimePerRowSeconds must be a number between {} and {} (got {v})",
                         SCREEN_TIME_PER_ROW.start(),
                         SCREEN_TIME_PER_ROW.end()
                     ),
-                });
+                ));
             }
         };
         Ok(SubtitleParams { max_chars_per_row: chars, max_rows, max_screen_time_per_row })
@@ -122,7 +115,7 @@ impl TxtParams {
         include_speakers: Option<bool>,
         highlights_only: Option<bool>,
         max_chars_per_row: Option<i64>,
-    ) -> Result<Self, ParamError> {
+    ) -> Result<Self, ValidationError> {
         Ok(TxtParams {
             include_timestamps: include_timestamps.unwrap_or(true),
             include_speakers: include_speakers.unwrap_or(true),
@@ -136,14 +129,11 @@ impl TxtParams {
     }
 }
 
-fn int_in(field: &'static str, value: i64, range: &RangeInclusive<i64>) -> Result<usize, ParamError> {
+fn int_in(field: &'static str, value: i64, range: &RangeInclusive<i64>) -> Result<usize, ValidationError> {
     if range.contains(&value) {
         Ok(value as usize)
     } else {
-        Err(ParamError {
-            field,
-            message: format!("{field} must be between {} and {} (got {value})", range.start(), range.end()),
-        })
+        Err(ValidationError::new(field, format!("{field} must be between {} and {} (got {value})", range.start(), range.end())))
     }
 }
 

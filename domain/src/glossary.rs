@@ -295,7 +295,7 @@ mod tests {
             items: vec![],
             created,
         };
-        let mut list = vec![g("a", "Zed", 1), g("b", "Amy", 3), g("c", "Amy", 2)];
+        let mut list = [g("a", "Zed", 1), g("b", "Amy", 3), g("c", "Amy", 2)];
         let sort = |by, direction| GlossarySort { by, direction };
         list.sort_by(|a, b| sort(GlossarySortField::Created, SortDirection::Desc).compare(a, b));
         assert_eq!(list.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(), ["b", "c", "a"]);

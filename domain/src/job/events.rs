@@ -93,7 +93,8 @@ impl std::fmt::Display for CallbackOutcome {
 #[serde(tag = "type")]
 pub enum JobEvent {
     /// The job was accepted (→ `OPEN`, or `BUSY` when it translates an existing job).
-    JobSubmitted(Submission),
+    /// (Boxed: it is ten times larger than every other event.)
+    JobSubmitted(Box<Submission>),
     /// The media file is on disk, at `path` relative to the data directory, fsynced.
     MediaStored { path: String, bytes: u64, at_ms: u64 },
     /// The media was decoded far enough to know its length.

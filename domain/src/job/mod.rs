@@ -12,6 +12,27 @@
 //! any step → `ERROR`. A manual (`perfect`) job gets a *draft* transcript from the engine and
 //! stays `OPEN` for human work. `DONE` and `ERROR` are terminal: a second terminal event is
 //! refused, and only callback bookkeeping and deletion follow them.
+//!
+//! ```
+//! use scribe_domain::ids::{JobId, UserName};
+//! use scribe_domain::job::{self, JobCommand, JobState, NewMedia};
+//! use scribe_domain::kinds::JobStatus;
+//! use scribe_domain::requests::JobParams;
+//!
+//! let request = JobParams { number_of_speakers: Some(1), ..Default::default() }.validate()?;
+//! let submit = JobCommand::Submit {
+//!     job_id: JobId::parse("0192f6a4-7c1e-7d2a-9a55-2b3c4d5e6f70")?,
+//!     owner: UserName::parse("ann")?,
+//!     at_ms: 1_763_769_600_000,
+//!     request,
+//!     source: NewMedia::Upload { filename: "jfk.wav".into() },
+//!     media: None,
+//! };
+//! let events = job::decide(&JobState::default(), submit).expect("a new job is accepted");
+//! let state = events.iter().fold(JobState::default(), job::evolve);
+//! assert_eq!(state.status(), Some(JobStatus::Open));
+//! # Ok::<(), scribe_domain::ValidationError>(())
+//! ```
 
 mod events;
 mod state;
@@ -213,7 +234,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             if translated && state.translation.is_none() {
                 return Err(JobRefusal::OutOfOrder("translated subtitles must exist before the job is done"));
             }
-            if !from_job && !state.transcript.as_ref().is_some_and(|t| !t.draft) {
+            if !from_job && state.transcript.as_ref().is_none_or(|t| t.draft) {
                 return Err(JobRefusal::OutOfOrder("a final transcript must exist before the job is done"));
             }
             Ok(vec![E::JobCompleted { at_ms }])
@@ -268,7 +289,7 @@ fn submit(
         NewMedia::Upload { filename } => MediaSource::Upload { filename: crate::http_url::sanitize_filename(&filename) },
         NewMedia::Url { source_url } => MediaSource::Url { filename: source_url.file_name(), source_url },
     };
-    let mut events = vec![JobEvent::JobSubmitted(Submission {
+    let mut events = vec![JobEvent::JobSubmitted(Box::new(Submission {
         job_id,
         owner,
         created_ms: at_ms,
@@ -283,7 +304,7 @@ fn submit(
         glossary_id: request.glossary_id,
         notes: None,
         source,
-    })];
+    }))];
     if let Some(media) = media {
         events.push(JobEvent::MediaStored { path: media.path, bytes: media.bytes, at_ms });
     }
@@ -316,7 +337,7 @@ fn request_translation(
     if source.status == JobStatus::Error {
         return not_eligible("the source job ended in ERROR");
     }
-    Ok(vec![JobEvent::JobSubmitted(Submission {
+    Ok(vec![JobEvent::JobSubmitted(Box::new(Submission {
         job_id,
         owner,
         created_ms: at_ms,
@@ -335,7 +356,7 @@ fn request_translation(
             filename: source.filename,
             nr_audio_seconds: source.nr_audio_seconds,
         },
-    })])
+    }))])
 }
 
 /// `nrAudioSeconds` of a media duration: whole seconds, rounded to nearest (an 11.0 s clip whose
@@ -352,7 +373,7 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
             if let MediaSource::Job { nr_audio_seconds, .. } = submission.source {
                 state.nr_audio_seconds = nr_audio_seconds;
             }
-            state.submission = Some(submission.clone());
+            state.submission = Some(Submission::clone(submission));
         }
         E::MediaStored { path, bytes, .. } => state.media = Some(StoredMedia { path: path.clone(), bytes: *bytes }),
         E::MediaProbed { duration_ms, nr_audio_seconds, .. } => {

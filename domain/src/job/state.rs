@@ -62,7 +62,8 @@ impl CallbackProgress {
 pub enum Stage {
     /// Nothing was submitted on this stream.
     New,
-    /// Upload not recorded, or `sourceUrl` not fetched yet.
+    /// `sourceUrl` not fetched yet; for an upload, the file never got recorded (the process
+    /// died between spooling and appending), so the job should fail with a clear message.
     StoreMedia,
     /// Media on disk, duration unknown.
     ProbeMedia,

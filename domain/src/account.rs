@@ -364,6 +364,51 @@ mod tests {
         assert!(can_afford(10, 10) && !can_afford(9, 10));
     }
 
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Credit(u64),
+            Charge(u8, u64),
+            Refund(u8),
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                (0u64..1_000).prop_map(Op::Credit),
+                (0u8..5, 0u64..1_000).prop_map(|(j, c)| Op::Charge(j, c)),
+                (0u8..5).prop_map(Op::Refund),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn the_balance_is_credits_minus_open_charges_and_replays_the_same(ops in prop::collection::vec(op(), 0..60)) {
+                let mut state = AccountAggregate::replay(&[opened()]);
+                let mut history = vec![opened()];
+                for (i, op) in ops.iter().enumerate() {
+                    let at_ms = i as u64;
+                    let command = match op {
+                        Op::Credit(c) => AccountCommand::Credit { cents: *c, reason: "r".into(), at_ms },
+                        Op::Charge(j, c) => AccountCommand::Charge { job_id: job(&format!("j{j}")), cents: *c, at_ms },
+                        Op::Refund(j) => AccountCommand::Refund { job_id: job(&format!("j{j}")), at_ms },
+                    };
+                    if let Ok(events) = decide(&state, command) {
+                        state = events.iter().fold(state, evolve);
+                        history.extend(events);
+                    }
+                }
+                let credits: u64 = history.iter().map(|e| match e { AccountEvent::BalanceCredited { cents, .. } => *cents, _ => 0 }).sum();
+                let open_charges: u64 = state.charges.values().sum();
+                prop_assert_eq!(state.balance_cents, credits - open_charges);
+                let decoded: Vec<AccountEvent> = history.iter().map(|e| AccountEvent::decode(&e.encode()).unwrap()).collect();
+                prop_assert_eq!(AccountAggregate::replay(&decoded), state);
+            }
+        }
+    }
+
     #[test]
     fn events_round_trip_through_their_stored_form() {
         for e in [opened(), credited(5), AccountEvent::BalanceCharged { job_id: job("j"), cents: 3, at_ms: 4 }] {

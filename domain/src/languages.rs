@@ -273,7 +273,8 @@ pub fn target_languages(job_type: JobType) -> &'static [&'static str] {
 pub struct TargetLanguage(&'static str);
 
 impl TargetLanguage {
-    /// Checks a `targetLanguage` against the list of `job_type` (exact, lower-case codes).
+    /// Checks a `targetLanguage` against the list of `job_type` (ignoring ASCII case; the value
+    /// keeps the list's spelling).
     pub fn parse_for(job_type: JobType, value: &str) -> Result<TargetLanguage, ValidationError> {
         let allowed = target_languages(job_type);
         allowed

@@ -295,6 +295,37 @@ fn list_filters_are_parsed() {
     assert_eq!(list(|p| p.job_type = s("auto")).unwrap_err().field, "jobType");
 }
 
+#[test]
+fn the_list_filter_matches_on_every_given_field() {
+    let job = crate::job::Job {
+        job_id: JobId::parse("j1").unwrap(),
+        created: 1,
+        language: Language::parse("en").unwrap(),
+        status: JobStatus::Done,
+        nr_audio_seconds: 11,
+        transcription_type: TranscriptionType::Transcription,
+        filename: "a.wav".into(),
+        job_type: JobType::Direct,
+        notes: None,
+        job_options: None,
+        source_job_id: None,
+        target_language: None,
+    };
+    assert!(list(|_| {}).unwrap().matches(&job));
+    assert!(list(|p| p.status = s("DONE")).unwrap().matches(&job));
+    assert!(!list(|p| p.status = s("OPEN")).unwrap().matches(&job));
+    assert!(!list(|p| p.job_id = s("j2")).unwrap().matches(&job));
+    assert!(!list(|p| p.job_type = s("perfect")).unwrap().matches(&job));
+    assert!(!list(|p| p.transcription_type = s("captions")).unwrap().matches(&job));
+    let all = list(|p| {
+        p.job_id = s("j1");
+        p.job_type = s("direct");
+        p.status = s("DONE");
+        p.transcription_type = s("transcription");
+    });
+    assert!(all.unwrap().matches(&job));
+}
+
 // --- Glossaries
 
 fn glossary(f: impl FnOnce(&mut GlossaryParams)) -> Result<GlossaryContent, ValidationError> {

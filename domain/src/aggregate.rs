@@ -19,7 +19,10 @@ pub trait Aggregate {
     /// Why a command was refused (a domain answer, not a failure).
     type Refusal: std::error::Error + Clone + PartialEq;
 
-    fn decide(state: &Self::State, command: Self::Command) -> Result<Vec<Self::Event>, Self::Refusal>;
+    fn decide(
+        state: &Self::State,
+        command: Self::Command,
+    ) -> Result<Vec<Self::Event>, Self::Refusal>;
 
     fn evolve(state: Self::State, event: &Self::Event) -> Self::State;
 
@@ -28,6 +31,8 @@ pub trait Aggregate {
     where
         Self::Event: 'a,
     {
-        events.into_iter().fold(Self::State::default(), Self::evolve)
+        events
+            .into_iter()
+            .fold(Self::State::default(), Self::evolve)
     }
 }

@@ -21,12 +21,17 @@ impl HttpUrl {
     pub fn parse_field(field: &str, value: &str) -> Result<HttpUrl, ValidationError> {
         let bad = |why: &str| ValidationError::new(field, format!("{field} {why}"));
         if value.len() > MAX_URL_LEN {
-            return Err(bad(&format!("must be at most {MAX_URL_LEN} characters long")));
+            return Err(bad(&format!(
+                "must be at most {MAX_URL_LEN} characters long"
+            )));
         }
         let url = url::Url::parse(value.trim())
             .map_err(|e| bad(&format!("must be an absolute http or https URL ({e})")))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(bad(&format!("must use http or https, not {}", url.scheme())));
+            return Err(bad(&format!(
+                "must use http or https, not {}",
+                url.scheme()
+            )));
         }
         if url.host_str().is_none_or(str::is_empty) {
             return Err(bad("must name a host"));
@@ -46,7 +51,11 @@ impl HttpUrl {
     /// A file name for media fetched from this URL: the last path segment, percent-decoded,
     /// or `media` when the path has none (`https://host/`).
     pub fn file_name(&self) -> String {
-        let last = self.0.path_segments().and_then(|mut s| s.next_back()).unwrap_or("");
+        let last = self
+            .0
+            .path_segments()
+            .and_then(|mut s| s.next_back())
+            .unwrap_or("");
         sanitize_filename(&percent_decode(last))
     }
 }
@@ -84,9 +93,17 @@ pub const MAX_FILENAME_CHARS: usize = 255;
 /// nothing is left. It is shown to clients only and never used as a path on disk.
 pub fn sanitize_filename(raw: &str) -> String {
     let base = raw.rsplit(['/', '\\']).next().unwrap_or("");
-    let clean: String = base.chars().filter(|c| !c.is_control()).take(MAX_FILENAME_CHARS).collect();
+    let clean: String = base
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_FILENAME_CHARS)
+        .collect();
     let clean = clean.trim();
-    if clean.is_empty() || clean == "." || clean == ".." { "media".to_owned() } else { clean.to_owned() }
+    if clean.is_empty() || clean == "." || clean == ".." {
+        "media".to_owned()
+    } else {
+        clean.to_owned()
+    }
 }
 
 fn percent_decode(s: &str) -> String {
@@ -131,7 +148,16 @@ mod tests {
 
     #[test]
     fn other_urls_are_rejected_naming_the_parameter() {
-        for bad in ["", "example.org/hook", "/hook", "ftp://example.org/x", "file:///etc/passwd", "mailto:a@b.c", "http://", "javascript:alert(1)"] {
+        for bad in [
+            "",
+            "example.org/hook",
+            "/hook",
+            "ftp://example.org/x",
+            "file:///etc/passwd",
+            "mailto:a@b.c",
+            "http://",
+            "javascript:alert(1)",
+        ] {
             let err = parse(bad).unwrap_err();
             assert_eq!(err.field, "callbackUrl", "{bad}");
             assert!(err.message.starts_with("callbackUrl "), "{}", err.message);
@@ -142,7 +168,10 @@ mod tests {
     #[test]
     fn file_names_come_from_the_last_path_segment() {
         let name = |s: &str| parse(s).unwrap().file_name();
-        assert_eq!(name("https://h/media/jfk.wav?X-Amz-Signature=abc"), "jfk.wav");
+        assert_eq!(
+            name("https://h/media/jfk.wav?X-Amz-Signature=abc"),
+            "jfk.wav"
+        );
         assert_eq!(name("https://h/my%20talk.mp3"), "my talk.mp3");
         assert_eq!(name("https://h/"), "media");
         assert_eq!(name("https://h/a/%2e%2e"), "media");
@@ -155,6 +184,9 @@ mod tests {
         assert_eq!(sanitize_filename("../../etc/passwd"), "passwd");
         assert_eq!(sanitize_filename("a\u{0}b\n.wav"), "ab.wav");
         assert_eq!(sanitize_filename("   "), "media");
-        assert_eq!(sanitize_filename(&"é".repeat(300)).chars().count(), MAX_FILENAME_CHARS);
+        assert_eq!(
+            sanitize_filename(&"é".repeat(300)).chars().count(),
+            MAX_FILENAME_CHARS
+        );
     }
 }

@@ -27,7 +27,10 @@ fn check_token(field: &str, value: &str, extra: &[char]) -> Result<(), Validatio
     if !value.chars().all(ok) {
         return Err(ValidationError::new(
             field,
-            format!("{field} may contain only letters, digits, '-' and '_'{}", describe(extra)),
+            format!(
+                "{field} may contain only letters, digits, '-' and '_'{}",
+                describe(extra)
+            ),
         ));
     }
     Ok(())
@@ -135,7 +138,9 @@ pub fn account_stream(user: &UserName) -> String {
 
 /// The job id of a job stream name, or `None` if `stream` is not a job stream.
 pub fn job_id_of_stream(stream: &str) -> Option<JobId> {
-    stream.strip_prefix(JOB_STREAM_PREFIX).and_then(|id| JobId::parse(id).ok())
+    stream
+        .strip_prefix(JOB_STREAM_PREFIX)
+        .and_then(|id| JobId::parse(id).ok())
 }
 
 #[cfg(test)]
@@ -160,7 +165,13 @@ mod tests {
         assert_eq!(job_stream(&id), "job-abc-1");
         assert_eq!(job_id_of_stream("job-abc-1"), Some(id));
         assert_eq!(job_id_of_stream("glossary-abc"), None);
-        assert_eq!(account_stream(&UserName::parse("ann").unwrap()), "account-ann");
-        assert_eq!(glossary_stream(&GlossaryId::parse("g1").unwrap()), "glossary-g1");
+        assert_eq!(
+            account_stream(&UserName::parse("ann").unwrap()),
+            "account-ann"
+        );
+        assert_eq!(
+            glossary_stream(&GlossaryId::parse("g1").unwrap()),
+            "glossary-g1"
+        );
     }
 }

@@ -20,7 +20,11 @@ struct Row {
 }
 
 const fn row(code: &'static str, name: &'static str, whisper: Option<&'static str>) -> Row {
-    Row { code, name, whisper }
+    Row {
+        code,
+        name,
+        whisper,
+    }
 }
 
 /// Every `language` code of the spec, in the spec's order. `auto` has no Whisper code of its own:
@@ -137,8 +141,8 @@ pub static WHISPER_LANGUAGES: [&str; 100] = [
     "hr", "bg", "lt", "la", "mi", "ml", "cy", "sk", "te", "fa", "lv", "bn", "sr", "az", "sl", "kn",
     "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs", "kk", "sq", "sw", "gl", "mr", "pa", "si",
     "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu", "am", "yi", "lo", "uz", "fo",
-    "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln", "ha",
-    "ba", "jw", "su", "yue",
+    "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln",
+    "ha", "ba", "jw", "su", "yue",
 ];
 
 /// The Whisper codes among which `language=auto` chooses (the spec: English, Dutch, German,
@@ -181,7 +185,10 @@ impl Language {
     /// The spec language whose code equals a Whisper code the engine detected (`en`, `nl`, `de`,
     /// `fr`, `it`, and any other Whisper code that is also a spec code).
     pub fn from_whisper(whisper_code: &str) -> Option<Language> {
-        LANGUAGES.iter().position(|r| r.code == whisper_code).map(|i| Language(i as u8))
+        LANGUAGES
+            .iter()
+            .position(|r| r.code == whisper_code)
+            .map(|i| Language(i as u8))
     }
 
     /// Every code, in the spec's order.
@@ -249,15 +256,16 @@ impl<'de> Deserialize<'de> for Language {
 }
 
 /// `targetLanguage` codes for `direct` (machine) translation, in the spec's order.
-pub static DIRECT_TARGET_LANGUAGES: [&str; 13] =
-    ["da", "en", "es", "fi", "fr", "it", "nl", "no", "pt", "ro", "ru", "sv", "uk"];
+pub static DIRECT_TARGET_LANGUAGES: [&str; 13] = [
+    "da", "en", "es", "fi", "fr", "it", "nl", "no", "pt", "ro", "ru", "sv", "uk",
+];
 
 /// `targetLanguage` codes for `perfect` (human) translation, in the spec's order. This is also the
 /// list of `POST /jobs/translatedSubtitles`.
 pub static PERFECT_TARGET_LANGUAGES: [&str; 30] = [
-    "pl", "en", "ru", "fr-ca", "ca", "zh", "ga", "hu", "pt", "da", "de-at", "fr", "nl", "en-au", "ko",
-    "it", "de", "fi", "cmn", "ja", "de-ch", "en-us", "ro", "pt-br", "nl-be", "cs", "no", "sv", "en-uk",
-    "es",
+    "pl", "en", "ru", "fr-ca", "ca", "zh", "ga", "hu", "pt", "da", "de-at", "fr", "nl", "en-au",
+    "ko", "it", "de", "fi", "cmn", "ja", "de-ch", "en-us", "ro", "pt-br", "nl-be", "cs", "no",
+    "sv", "en-uk", "es",
 ];
 
 /// The `targetLanguage` codes allowed for a job type.
@@ -363,16 +371,35 @@ mod tests {
     fn regional_codes_map_to_the_whisper_code_of_the_language() {
         let w = |c: &str| Language::parse(c).unwrap().whisper_code();
         for (code, whisper) in [
-            ("en-us", "en"), ("en-uk", "en"), ("en-au", "en"), ("nl-be", "nl"), ("cmn", "zh"),
-            ("yue", "yue"), ("iw-il", "he"), ("de-gsw", "de"), ("de-ot", "de"), ("fil-ph", "tl"),
-            ("pa-guru-in", "pa"), ("no", "no"), ("jv-id", "jw"), ("uk-ua", "uk"), ("es-la", "es"),
-            ("id-id", "id"), ("fa-ir", "fa"), ("ba", "ba"), ("su-id", "su"),
+            ("en-us", "en"),
+            ("en-uk", "en"),
+            ("en-au", "en"),
+            ("nl-be", "nl"),
+            ("cmn", "zh"),
+            ("yue", "yue"),
+            ("iw-il", "he"),
+            ("de-gsw", "de"),
+            ("de-ot", "de"),
+            ("fil-ph", "tl"),
+            ("pa-guru-in", "pa"),
+            ("no", "no"),
+            ("jv-id", "jw"),
+            ("uk-ua", "uk"),
+            ("es-la", "es"),
+            ("id-id", "id"),
+            ("fa-ir", "fa"),
+            ("ba", "ba"),
+            ("su-id", "su"),
         ] {
             assert_eq!(w(code), Some(whisper), "{code}");
         }
         for unsupported in ["eo", "ug", "zu-za"] {
             assert_eq!(w(unsupported), None);
-            assert!(!Language::parse(unsupported).unwrap().is_supported_by_whisper());
+            assert!(
+                !Language::parse(unsupported)
+                    .unwrap()
+                    .is_supported_by_whisper()
+            );
         }
         assert_eq!(w("auto"), None);
         assert!(Language::AUTO.is_supported_by_whisper());
@@ -407,7 +434,10 @@ mod tests {
         assert!(TargetLanguage::parse_for(JobType::Perfect, "ga").is_ok());
         let err = TargetLanguage::parse_for(JobType::Direct, "de").unwrap_err();
         assert_eq!(err.field, "targetLanguage");
-        assert!(err.message.contains("da, en, es, fi, fr, it, nl, no, pt, ro, ru, sv, uk"));
+        assert!(
+            err.message
+                .contains("da, en, es, fi, fr, it, nl, no, pt, ro, ru, sv, uk")
+        );
     }
 
     #[test]
@@ -417,6 +447,9 @@ mod tests {
             assert_eq!(serde_json::from_str::<Language>(&json).unwrap(), lang);
         }
         let t = TargetLanguage::parse_for(JobType::Direct, "uk").unwrap();
-        assert_eq!(serde_json::from_str::<TargetLanguage>(&serde_json::to_string(&t).unwrap()).unwrap(), t);
+        assert_eq!(
+            serde_json::from_str::<TargetLanguage>(&serde_json::to_string(&t).unwrap()).unwrap(),
+            t
+        );
     }
 }

@@ -41,17 +41,24 @@ pub enum MediaSource {
     /// `POST /jobs/upload-media`: the file arrived with the request.
     Upload { filename: String },
     /// `POST /jobs/upload-media-from-url`: the service fetches `source_url`.
-    Url { source_url: HttpUrl, filename: String },
+    Url {
+        source_url: HttpUrl,
+        filename: String,
+    },
     /// `POST /jobs/translatedSubtitles`: the media and captions of an existing job.
-    Job { source_job_id: JobId, filename: String, nr_audio_seconds: u64 },
+    Job {
+        source_job_id: JobId,
+        filename: String,
+        nr_audio_seconds: u64,
+    },
 }
 
 impl MediaSource {
     pub fn filename(&self) -> &str {
         match self {
-            MediaSource::Upload { filename } | MediaSource::Url { filename, .. } | MediaSource::Job { filename, .. } => {
-                filename
-            }
+            MediaSource::Upload { filename }
+            | MediaSource::Url { filename, .. }
+            | MediaSource::Job { filename, .. } => filename,
         }
     }
 }
@@ -96,25 +103,52 @@ pub enum JobEvent {
     /// (Boxed: it is ten times larger than every other event.)
     JobSubmitted(Box<Submission>),
     /// The media file is on disk, at `path` relative to the data directory, fsynced.
-    MediaStored { path: String, bytes: u64, at_ms: u64 },
+    MediaStored {
+        path: String,
+        bytes: u64,
+        at_ms: u64,
+    },
     /// The media was decoded far enough to know its length.
-    MediaProbed { duration_ms: u64, nr_audio_seconds: u64, at_ms: u64 },
+    MediaProbed {
+        duration_ms: u64,
+        nr_audio_seconds: u64,
+        at_ms: u64,
+    },
     /// Speech recognition began (attempt 1, 2, ... when restarted after a crash).
     TranscriptionStarted { attempt: u32, at_ms: u64 },
     /// A transcript document is on disk at `path` (relative to the data directory).
     /// `draft` is true for manual jobs: the machine transcript people start from.
-    TranscriptProduced { path: String, language: Language, words: u64, draft: bool, at_ms: u64 },
+    TranscriptProduced {
+        path: String,
+        language: Language,
+        words: u64,
+        draft: bool,
+        at_ms: u64,
+    },
     /// Translated subtitles are on disk at `path`.
-    TranslationProduced { path: String, target_language: TargetLanguage, at_ms: u64 },
+    TranslationProduced {
+        path: String,
+        target_language: TargetLanguage,
+        at_ms: u64,
+    },
     /// → `DONE`.
     JobCompleted { at_ms: u64 },
     /// → `ERROR`; `error_msg` is shown to the client.
     JobFailed { error_msg: String, at_ms: u64 },
     /// A callback delivery failed; `next_attempt_at_ms` is when the next one is due (none when
     /// this was the last, followed by `CallbackAbandoned`).
-    CallbackAttempted { attempt: u32, outcome: CallbackOutcome, at_ms: u64, next_attempt_at_ms: Option<u64> },
+    CallbackAttempted {
+        attempt: u32,
+        outcome: CallbackOutcome,
+        at_ms: u64,
+        next_attempt_at_ms: Option<u64>,
+    },
     /// The receiver acknowledged the callback with a 2xx.
-    CallbackDelivered { attempt: u32, status_code: u16, at_ms: u64 },
+    CallbackDelivered {
+        attempt: u32,
+        status_code: u16,
+        at_ms: u64,
+    },
     /// No more attempts will be made.
     CallbackAbandoned { reason: String, at_ms: u64 },
     /// The owner deleted the job; its files are to be removed. Kept for audit.

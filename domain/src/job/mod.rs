@@ -42,7 +42,9 @@ mod view;
 mod tests;
 
 pub use events::{CallbackOutcome, JobEvent, MediaSource, Submission};
-pub use state::{CallbackProgress, JobState, SourceJobFacts, Stage, StoredMedia, Transcript, Translation};
+pub use state::{
+    CallbackProgress, JobState, SourceJobFacts, Stage, StoredMedia, Transcript, Translation,
+};
 pub use view::{CallbackPayload, Job, JobStatusResponse, callback_message_id};
 
 use crate::aggregate::Aggregate;
@@ -66,26 +68,67 @@ pub enum NewMedia {
 pub enum JobCommand {
     /// Accept a new job from an upload or a URL. `media` is given when the upload was already
     /// streamed to disk, so that the job and its file are recorded in one append.
-    Submit { job_id: JobId, owner: UserName, at_ms: u64, request: JobRequest, source: NewMedia, media: Option<StoredMedia> },
+    Submit {
+        job_id: JobId,
+        owner: UserName,
+        at_ms: u64,
+        request: JobRequest,
+        source: NewMedia,
+        media: Option<StoredMedia>,
+    },
     /// Accept a request for translated subtitles of an existing manual captions job, whose
     /// facts the caller looked up.
-    RequestTranslation { job_id: JobId, owner: UserName, at_ms: u64, request: TranslationRequest, source: SourceJobFacts },
-    RecordMediaStored { media: StoredMedia, at_ms: u64 },
+    RequestTranslation {
+        job_id: JobId,
+        owner: UserName,
+        at_ms: u64,
+        request: TranslationRequest,
+        source: SourceJobFacts,
+    },
+    RecordMediaStored {
+        media: StoredMedia,
+        at_ms: u64,
+    },
     /// The probed length of the media, in milliseconds.
-    RecordMediaProbed { duration_ms: u64, at_ms: u64 },
-    StartTranscription { at_ms: u64 },
+    RecordMediaProbed {
+        duration_ms: u64,
+        at_ms: u64,
+    },
+    StartTranscription {
+        at_ms: u64,
+    },
     /// `detected_language` is the engine's answer for `auto` jobs (a Whisper code that is also a
     /// spec code: see `Language::from_whisper`).
-    RecordTranscript { path: String, detected_language: Option<Language>, words: u64, at_ms: u64 },
-    RecordTranslation { path: String, at_ms: u64 },
-    Complete { at_ms: u64 },
+    RecordTranscript {
+        path: String,
+        detected_language: Option<Language>,
+        words: u64,
+        at_ms: u64,
+    },
+    RecordTranslation {
+        path: String,
+        at_ms: u64,
+    },
+    Complete {
+        at_ms: u64,
+    },
     /// A blank `error_msg` is replaced by a generic sentence: a failure must never be refused.
-    Fail { error_msg: String, at_ms: u64 },
+    Fail {
+        error_msg: String,
+        at_ms: u64,
+    },
     /// The result of one callback delivery. `next_attempt_at_ms` is when the caller's retry
     /// schedule would try again, or `None` when the schedule is exhausted.
-    RecordCallbackAttempt { outcome: CallbackOutcome, at_ms: u64, next_attempt_at_ms: Option<u64> },
+    RecordCallbackAttempt {
+        outcome: CallbackOutcome,
+        at_ms: u64,
+        next_attempt_at_ms: Option<u64>,
+    },
     /// The owner `by` deletes the job.
-    Delete { by: UserName, at_ms: u64 },
+    Delete {
+        by: UserName,
+        at_ms: u64,
+    },
 }
 
 /// Why a command was refused. The API maps `NotFound` → 404, `Forbidden` → 403, `Deleted` →
@@ -142,12 +185,21 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
 
     let Some(submission) = &state.submission else {
         return match command {
-            C::Submit { job_id, owner, at_ms, request, source, media } => {
-                Ok(submit(job_id, owner, at_ms, request, source, media))
-            }
-            C::RequestTranslation { job_id, owner, at_ms, request, source } => {
-                request_translation(job_id, owner, at_ms, request, source)
-            }
+            C::Submit {
+                job_id,
+                owner,
+                at_ms,
+                request,
+                source,
+                media,
+            } => Ok(submit(job_id, owner, at_ms, request, source, media)),
+            C::RequestTranslation {
+                job_id,
+                owner,
+                at_ms,
+                request,
+                source,
+            } => request_translation(job_id, owner, at_ms, request, source),
             _ => Err(JobRefusal::NotFound),
         };
     };
@@ -174,37 +226,63 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
     let from_job = matches!(submission.source, MediaSource::Job { .. });
 
     match command {
-        C::Submit { .. } | C::RequestTranslation { .. } | C::Delete { .. } => unreachable!("handled above"),
+        C::Submit { .. } | C::RequestTranslation { .. } | C::Delete { .. } => {
+            unreachable!("handled above")
+        }
         C::RecordMediaStored { media, at_ms } => {
             if from_job {
-                return Err(JobRefusal::OutOfOrder("a translation of an existing job has no media of its own"));
+                return Err(JobRefusal::OutOfOrder(
+                    "a translation of an existing job has no media of its own",
+                ));
             }
             if state.media.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the media file"));
             }
-            Ok(vec![E::MediaStored { path: media.path, bytes: media.bytes, at_ms }])
+            Ok(vec![E::MediaStored {
+                path: media.path,
+                bytes: media.bytes,
+                at_ms,
+            }])
         }
         C::RecordMediaProbed { duration_ms, at_ms } => {
             if state.media.is_none() {
-                return Err(JobRefusal::OutOfOrder("media must be stored before it is probed"));
+                return Err(JobRefusal::OutOfOrder(
+                    "media must be stored before it is probed",
+                ));
             }
             if state.duration_ms.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the media duration"));
             }
-            Ok(vec![E::MediaProbed { duration_ms, nr_audio_seconds: nr_audio_seconds(duration_ms), at_ms }])
+            Ok(vec![E::MediaProbed {
+                duration_ms,
+                nr_audio_seconds: nr_audio_seconds(duration_ms),
+                at_ms,
+            }])
         }
         C::StartTranscription { at_ms } => {
             if state.duration_ms.is_none() {
-                return Err(JobRefusal::OutOfOrder("media must be probed before transcription starts"));
+                return Err(JobRefusal::OutOfOrder(
+                    "media must be probed before transcription starts",
+                ));
             }
             if state.transcript.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the transcript"));
             }
-            Ok(vec![E::TranscriptionStarted { attempt: state.transcription_attempts + 1, at_ms }])
+            Ok(vec![E::TranscriptionStarted {
+                attempt: state.transcription_attempts + 1,
+                at_ms,
+            }])
         }
-        C::RecordTranscript { path, detected_language, words, at_ms } => {
+        C::RecordTranscript {
+            path,
+            detected_language,
+            words,
+            at_ms,
+        } => {
             if state.transcription_attempts == 0 {
-                return Err(JobRefusal::OutOfOrder("transcription must start before a transcript is recorded"));
+                return Err(JobRefusal::OutOfOrder(
+                    "transcription must start before a transcript is recorded",
+                ));
             }
             if state.transcript.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the transcript"));
@@ -214,28 +292,53 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
                 _ => submission.language,
             };
             let draft = submission.job_type == JobType::Perfect;
-            Ok(vec![E::TranscriptProduced { path, language, words, draft, at_ms }])
+            Ok(vec![E::TranscriptProduced {
+                path,
+                language,
+                words,
+                draft,
+                at_ms,
+            }])
         }
         C::RecordTranslation { path, at_ms } => {
             let target_language = match submission.target_language {
-                Some(t) if submission.transcription_type == TranscriptionType::TranslatedSubtitles => t,
-                _ => return Err(JobRefusal::OutOfOrder("only translatedSubtitles jobs are translated")),
+                Some(t)
+                    if submission.transcription_type == TranscriptionType::TranslatedSubtitles =>
+                {
+                    t
+                }
+                _ => {
+                    return Err(JobRefusal::OutOfOrder(
+                        "only translatedSubtitles jobs are translated",
+                    ));
+                }
             };
             if !from_job && state.transcript.is_none() {
-                return Err(JobRefusal::OutOfOrder("a transcript must exist before it is translated"));
+                return Err(JobRefusal::OutOfOrder(
+                    "a transcript must exist before it is translated",
+                ));
             }
             if state.translation.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the translation"));
             }
-            Ok(vec![E::TranslationProduced { path, target_language, at_ms }])
+            Ok(vec![E::TranslationProduced {
+                path,
+                target_language,
+                at_ms,
+            }])
         }
         C::Complete { at_ms } => {
-            let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
+            let translated =
+                submission.transcription_type == TranscriptionType::TranslatedSubtitles;
             if translated && state.translation.is_none() {
-                return Err(JobRefusal::OutOfOrder("translated subtitles must exist before the job is done"));
+                return Err(JobRefusal::OutOfOrder(
+                    "translated subtitles must exist before the job is done",
+                ));
             }
             if !from_job && state.transcript.as_ref().is_none_or(|t| t.draft) {
-                return Err(JobRefusal::OutOfOrder("a final transcript must exist before the job is done"));
+                return Err(JobRefusal::OutOfOrder(
+                    "a final transcript must exist before the job is done",
+                ));
             }
             Ok(vec![E::JobCompleted { at_ms }])
         }
@@ -246,7 +349,11 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             };
             Ok(vec![E::JobFailed { error_msg, at_ms }])
         }
-        C::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms } => {
+        C::RecordCallbackAttempt {
+            outcome,
+            at_ms,
+            next_attempt_at_ms,
+        } => {
             if submission.callback_url.is_none() {
                 return Err(JobRefusal::NoCallback);
             }
@@ -258,17 +365,32 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             }
             let attempt = state.callback.attempts + 1;
             if let CallbackOutcome::Status(code @ 200..=299) = outcome {
-                return Ok(vec![E::CallbackDelivered { attempt, status_code: code, at_ms }]);
+                return Ok(vec![E::CallbackDelivered {
+                    attempt,
+                    status_code: code,
+                    at_ms,
+                }]);
             }
             let give_up = if outcome.is_gone() {
                 Some("the receiver answered 410 Gone".to_owned())
             } else if next_attempt_at_ms.is_none() {
-                Some(format!("gave up after {attempt} attempts; the last one got: {outcome}"))
+                Some(format!(
+                    "gave up after {attempt} attempts; the last one got: {outcome}"
+                ))
             } else {
                 None
             };
-            let next_attempt_at_ms = if give_up.is_some() { None } else { next_attempt_at_ms };
-            let mut events = vec![E::CallbackAttempted { attempt, outcome, at_ms, next_attempt_at_ms }];
+            let next_attempt_at_ms = if give_up.is_some() {
+                None
+            } else {
+                next_attempt_at_ms
+            };
+            let mut events = vec![E::CallbackAttempted {
+                attempt,
+                outcome,
+                at_ms,
+                next_attempt_at_ms,
+            }];
             if let Some(reason) = give_up {
                 events.push(E::CallbackAbandoned { reason, at_ms });
             }
@@ -286,8 +408,13 @@ fn submit(
     media: Option<StoredMedia>,
 ) -> Vec<JobEvent> {
     let source = match source {
-        NewMedia::Upload { filename } => MediaSource::Upload { filename: crate::http_url::sanitize_filename(&filename) },
-        NewMedia::Url { source_url } => MediaSource::Url { filename: source_url.file_name(), source_url },
+        NewMedia::Upload { filename } => MediaSource::Upload {
+            filename: crate::http_url::sanitize_filename(&filename),
+        },
+        NewMedia::Url { source_url } => MediaSource::Url {
+            filename: source_url.file_name(),
+            source_url,
+        },
     };
     let mut events = vec![JobEvent::JobSubmitted(Box::new(Submission {
         job_id,
@@ -306,7 +433,11 @@ fn submit(
         source,
     }))];
     if let Some(media) = media {
-        events.push(JobEvent::MediaStored { path: media.path, bytes: media.bytes, at_ms });
+        events.push(JobEvent::MediaStored {
+            path: media.path,
+            bytes: media.bytes,
+            at_ms,
+        });
     }
     events
 }
@@ -324,7 +455,8 @@ fn request_translation(
     if source.deleted {
         return Err(JobRefusal::Deleted);
     }
-    let not_eligible = |why: &str| Err(JobRefusal::SourceNotEligible(format!("sourceJobId: {why}")));
+    let not_eligible =
+        |why: &str| Err(JobRefusal::SourceNotEligible(format!("sourceJobId: {why}")));
     if source.job_type != JobType::Perfect {
         return not_eligible(
             "translated subtitles of automatic (direct) jobs must be requested at submission \
@@ -370,22 +502,52 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
     use JobEvent as E;
     match event {
         E::JobSubmitted(submission) => {
-            if let MediaSource::Job { nr_audio_seconds, .. } = submission.source {
+            if let MediaSource::Job {
+                nr_audio_seconds, ..
+            } = submission.source
+            {
                 state.nr_audio_seconds = nr_audio_seconds;
             }
             state.submission = Some(Submission::clone(submission));
         }
-        E::MediaStored { path, bytes, .. } => state.media = Some(StoredMedia { path: path.clone(), bytes: *bytes }),
-        E::MediaProbed { duration_ms, nr_audio_seconds, .. } => {
+        E::MediaStored { path, bytes, .. } => {
+            state.media = Some(StoredMedia {
+                path: path.clone(),
+                bytes: *bytes,
+            })
+        }
+        E::MediaProbed {
+            duration_ms,
+            nr_audio_seconds,
+            ..
+        } => {
             state.duration_ms = Some(*duration_ms);
             state.nr_audio_seconds = *nr_audio_seconds;
         }
         E::TranscriptionStarted { attempt, .. } => state.transcription_attempts = *attempt,
-        E::TranscriptProduced { path, language, words, draft, .. } => {
-            state.transcript = Some(Transcript { path: path.clone(), language: *language, words: *words, draft: *draft });
+        E::TranscriptProduced {
+            path,
+            language,
+            words,
+            draft,
+            ..
+        } => {
+            state.transcript = Some(Transcript {
+                path: path.clone(),
+                language: *language,
+                words: *words,
+                draft: *draft,
+            });
         }
-        E::TranslationProduced { path, target_language, .. } => {
-            state.translation = Some(Translation { path: path.clone(), target_language: *target_language });
+        E::TranslationProduced {
+            path,
+            target_language,
+            ..
+        } => {
+            state.translation = Some(Translation {
+                path: path.clone(),
+                target_language: *target_language,
+            });
         }
         E::JobCompleted { at_ms } => {
             state.finished = Some((JobStatus::Done, *at_ms));
@@ -394,12 +556,21 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
             state.error_msg = Some(error_msg.clone());
             state.finished = Some((JobStatus::Error, *at_ms));
         }
-        E::CallbackAttempted { attempt, outcome, next_attempt_at_ms, .. } => {
+        E::CallbackAttempted {
+            attempt,
+            outcome,
+            next_attempt_at_ms,
+            ..
+        } => {
             state.callback.attempts = *attempt;
             state.callback.last_outcome = Some(outcome.clone());
             state.callback.next_attempt_at_ms = *next_attempt_at_ms;
         }
-        E::CallbackDelivered { attempt, status_code, .. } => {
+        E::CallbackDelivered {
+            attempt,
+            status_code,
+            ..
+        } => {
             state.callback.attempts = *attempt;
             state.callback.last_outcome = Some(CallbackOutcome::Status(*status_code));
             state.callback.next_attempt_at_ms = None;

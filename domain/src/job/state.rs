@@ -146,7 +146,9 @@ impl JobState {
 
     /// What happens next for this job (see [`Stage`]).
     pub fn stage(&self) -> Stage {
-        let Some(submission) = &self.submission else { return Stage::New };
+        let Some(submission) = &self.submission else {
+            return Stage::New;
+        };
         if self.deleted {
             return Stage::Deleted;
         }
@@ -161,7 +163,12 @@ impl JobState {
             return Stage::HumanWork;
         }
         let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
-        match (&self.media, self.duration_ms, &self.transcript, &self.translation) {
+        match (
+            &self.media,
+            self.duration_ms,
+            &self.transcript,
+            &self.translation,
+        ) {
             (None, _, _, _) => Stage::StoreMedia,
             (Some(_), None, _, _) => Stage::ProbeMedia,
             (Some(_), Some(_), None, _) => Stage::Transcribe,

@@ -114,7 +114,11 @@ impl JobState {
             job_options: job.job_options,
             source_job_id: job.source_job_id,
             target_language: job.target_language,
-            error_msg: if job.status == JobStatus::Error { self.error_msg.clone() } else { None },
+            error_msg: if job.status == JobStatus::Error {
+                self.error_msg.clone()
+            } else {
+                None
+            },
         })
     }
 }

@@ -19,6 +19,8 @@ const CUE_COST: f64 = 1.0;
 const SENTENCE_INSIDE_COST: f64 = 4.0;
 const SENTENCE_AT_ROW_BREAK_COST: f64 = 0.5;
 const IMBALANCE_COST: f64 = 2.0;
+/// Extra cost of a row less than a third as long as the other (a lone word over a full row).
+const ORPHAN_ROW_COST: f64 = 2.0;
 const CPS_COST: f64 = 0.5;
 const SHORT_COST: f64 = 4.0;
 
@@ -126,7 +128,8 @@ fn best_row_break(
         .filter(|&m| row_len(i, m) <= max_chars && row_len(m, j) <= max_chars)
         .map(|m| {
             let (top, bottom) = (row_len(i, m) as f64, row_len(m, j) as f64);
-            (m, gap_cost[m] + IMBALANCE_COST * (top - bottom).abs() / max_chars as f64)
+            let orphan = if 3.0 * top.min(bottom) < top.max(bottom) { ORPHAN_ROW_COST } else { 0.0 };
+            (m, gap_cost[m] + IMBALANCE_COST * (top - bottom).abs() / max_chars as f64 + orphan)
         })
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }

@@ -158,3 +158,13 @@ fn times_beyond_24_hours_are_refused() {
     let err = cues_to_stl(&[cue(90_000.0, 90_001.0, &["late"])], &p, &info("en")).unwrap_err();
     assert!(matches!(err, StlError::TooLate(_)), "{err}");
 }
+
+#[test]
+fn an_empty_transcript_is_a_gsi_block_alone() {
+    let p = SubtitleParams::stl(None, None).unwrap();
+    let stl = cues_to_stl(&[], &p, &info("en-uk")).unwrap();
+    assert_eq!(stl.len(), 1024);
+    assert_eq!(field(&stl, 238, 13), "0000000000001");
+    assert_eq!(field(&stl, 264, 8), "00000000");
+    assert_eq!(field(&stl, 274, 3), "GBR");
+}

@@ -120,7 +120,7 @@ fn gsi_block(info: &StlInfo, params: &SubtitleParams, tnb: usize, tns: usize, fi
     put(238, 5, format!("{tnb:05}").as_bytes()); // TNB
     put(243, 5, format!("{:05}", tns.min(99_999)).as_bytes()); // TNS
     put(248, 3, b"001"); // TNG
-    put(251, 2, format!("{:02}", params.max_chars_per_row().max(40).min(99)).as_bytes()); // MNC
+    put(251, 2, format!("{:02}", params.max_chars_per_row().clamp(40, 99)).as_bytes()); // MNC
     put(253, 2, b"23"); // MNR: teletext rows
     put(255, 1, b"1"); // TCS: timecodes are for use
     put(256, 8, b"00000000"); // TCP

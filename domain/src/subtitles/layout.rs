@@ -22,7 +22,7 @@ const IMBALANCE_COST: f64 = 2.0;
 /// Extra cost of a row less than a third as long as the other (a lone word over a full row).
 const ORPHAN_ROW_COST: f64 = 2.0;
 const CPS_COST: f64 = 0.5;
-const SHORT_COST: f64 = 4.0;
+const SHORT_COST: f64 = 8.0;
 
 pub(crate) fn layout(words: &[Word], params: &SubtitleParams) -> Vec<Draft> {
     let mut drafts = Vec::new();

@@ -168,3 +168,61 @@ fn an_empty_transcript_is_a_gsi_block_alone() {
     assert_eq!(field(&stl, 264, 8), "00000000");
     assert_eq!(field(&stl, 274, 3), "GBR");
 }
+
+mod generated {
+    use super::*;
+    use proptest::prelude::*;
+    use scribe_domain::subtitles::segment;
+    use scribe_domain::transcript::TimedWord;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Any word stream gives a well-formed file: length 1024 + 128 × TNB, TNS subtitles, TTI
+        /// blocks numbered in order with extension blocks before their last block, timecodes in
+        /// order and apart, text free of 0x8F and padded with it.
+        #[test]
+        fn any_stream_gives_a_well_formed_file(
+            items in prop::collection::vec(("[a-zA-Zéèàçüößøœ’♪€日 ]{1,14}[,.]?", 0.05f64..2.0, 0.0f64..1.5, 0u8..2), 0..120),
+            rows in 1i64..=2,
+            secs in 1.0f64..=10.0,
+        ) {
+            let mut t = 0.0;
+            let words: Vec<TimedWord> = items.iter().map(|(text, d, pause, s)| {
+                t += pause;
+                let w = TimedWord { start: t, end: t + d, text: text.clone(), speaker: format!("S{s}") };
+                t += d;
+                w
+            }).collect();
+            let p = SubtitleParams::stl(Some(rows), Some(secs)).unwrap();
+            let cues = segment(&words, &p);
+            let stl = cues_to_stl(&cues, &p, &info("fr")).unwrap();
+            let tnb: usize = field(&stl, 238, 5).parse().unwrap();
+            let tns: usize = field(&stl, 243, 5).parse().unwrap();
+            prop_assert_eq!(stl.len(), 1024 + 128 * tnb);
+            prop_assert_eq!(tns, cues.len());
+            let frames = |b: &[u8]| ((b[0] as u32 * 60 + b[1] as u32) * 60 + b[2] as u32) * 25 + b[3] as u32;
+            let (mut subtitle, mut next_ebn, mut prev_out) = (0u16, 0u8, None::<u32>);
+            for n in 0..tnb {
+                let b = tti(&stl, n);
+                prop_assert_eq!(u16::from_le_bytes([b[1], b[2]]), subtitle + 1, "SN of block {}", n);
+                let (tci, tco) = (frames(&b[5..9]), frames(&b[9..13]));
+                prop_assert!(tco > tci);
+                prop_assert!(tco - tci <= (cues[subtitle as usize].lines.len() as f64 * secs * 25.0) as u32);
+                let text = &b[16..];
+                let used = text.iter().position(|&x| x == 0x8F).unwrap_or(text.len());
+                prop_assert!(text[used..].iter().all(|&x| x == 0x8F), "padding of block {}", n);
+                if b[3] == 0xFF {
+                    if let Some(prev) = prev_out { prop_assert!(tci >= prev + 2, "gap before block {}", n); }
+                    prev_out = Some(tco);
+                    subtitle += 1;
+                    next_ebn = 0;
+                } else {
+                    prop_assert_eq!(b[3], next_ebn, "EBN of block {}", n);
+                    next_ebn += 1;
+                }
+            }
+            prop_assert_eq!(subtitle as usize, cues.len());
+        }
+    }
+}

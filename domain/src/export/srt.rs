@@ -18,7 +18,12 @@ pub fn cues_to_srt(cues: &[Cue]) -> String {
         if n > 0 {
             out.push('\n');
         }
-        out.push_str(&format!("{}\n{} --> {}\n", n + 1, clock(cue.start, ','), clock(cue.end, ',')));
+        out.push_str(&format!(
+            "{}\n{} --> {}\n",
+            n + 1,
+            clock(cue.start, ','),
+            clock(cue.end, ',')
+        ));
         for line in &cue.lines {
             out.push_str(line);
             out.push('\n');
@@ -34,8 +39,18 @@ mod tests {
     #[test]
     fn writes_numbered_cues_separated_by_blank_lines() {
         let cues = vec![
-            Cue { start: 0.0, end: 1.5, lines: vec!["And so my fellow".into(), "Americans,".into()], speaker: "S1".into() },
-            Cue { start: 2.0, end: 3.25, lines: vec!["ask not".into()], speaker: "S1".into() },
+            Cue {
+                start: 0.0,
+                end: 1.5,
+                lines: vec!["And so my fellow".into(), "Americans,".into()],
+                speaker: "S1".into(),
+            },
+            Cue {
+                start: 2.0,
+                end: 3.25,
+                lines: vec!["ask not".into()],
+                speaker: "S1".into(),
+            },
         ];
         assert_eq!(
             cues_to_srt(&cues),

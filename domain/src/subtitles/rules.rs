@@ -24,12 +24,16 @@ pub(crate) fn break_cost(a: &str, b: &str, pause: f64) -> f64 {
 /// brackets, and not a title such as `Mr.` or an initial such as `J.`.
 pub(crate) fn ends_sentence(word: &str) -> bool {
     let core = word.trim_end_matches(CLOSERS);
-    let Some(last) = core.chars().last() else { return false };
+    let Some(last) = core.chars().last() else {
+        return false;
+    };
     match last {
         '!' | '?' | '…' => true,
         '.' => {
             let stem = bare(core);
-            !(TITLES.contains(&stem.as_str()) || (stem.chars().count() == 1 && core.chars().next().is_some_and(char::is_uppercase)))
+            !(TITLES.contains(&stem.as_str())
+                || (stem.chars().count() == 1
+                    && core.chars().next().is_some_and(char::is_uppercase)))
         }
         _ => false,
     }
@@ -37,7 +41,10 @@ pub(crate) fn ends_sentence(word: &str) -> bool {
 
 /// Whether the word ends with clause punctuation (comma, semicolon, colon, dash).
 pub(crate) fn ends_clause(word: &str) -> bool {
-    matches!(word.trim_end_matches(CLOSERS).chars().last(), Some(',' | ';' | ':' | '–' | '—' | '-'))
+    matches!(
+        word.trim_end_matches(CLOSERS).chars().last(),
+        Some(',' | ';' | ':' | '–' | '—' | '-')
+    )
 }
 
 /// Whether breaking between `a` and `b` splits a unit the style guides keep together.
@@ -49,7 +56,10 @@ pub(crate) fn forbidden_split(a: &str, b: &str) -> bool {
         return false; // punctuation ends the unit ("for you, ask")
     }
     let w = bare(a);
-    if ARTICLES.contains(&w.as_str()) || PREPOSITIONS.contains(&w.as_str()) || TITLES.contains(&w.as_str()) {
+    if ARTICLES.contains(&w.as_str())
+        || PREPOSITIONS.contains(&w.as_str())
+        || TITLES.contains(&w.as_str())
+    {
         return true;
     }
     if a.ends_with('.') {
@@ -59,33 +69,42 @@ pub(crate) fn forbidden_split(a: &str, b: &str) -> bool {
         return true;
     }
     // First|last name and other multi-word names: two capitalised words in a row ("New York").
-    let capital = |s: &str| s.chars().find(|c| c.is_alphabetic()).is_some_and(char::is_uppercase);
+    let capital = |s: &str| {
+        s.chars()
+            .find(|c| c.is_alphabetic())
+            .is_some_and(char::is_uppercase)
+    };
     w != "i" && capital(a) && capital(b)
 }
 
 /// The word in lower case without surrounding punctuation (apostrophes inside are kept).
 fn bare(word: &str) -> String {
-    word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()
+    word.trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase()
 }
 
 const CLOSERS: &[char] = &['"', '\'', '”', '’', ')', ']', '»'];
 
 const ARTICLES: &[&str] = &[
-    "a", "an", "the", "this", "these", "those", "my", "your", "his", "her", "its", "our", "their", "every", "each",
-    "some", "no", "any",
+    "a", "an", "the", "this", "these", "those", "my", "your", "his", "her", "its", "our", "their",
+    "every", "each", "some", "no", "any",
 ];
 const PREPOSITIONS: &[&str] = &[
-    "of", "in", "on", "at", "to", "for", "with", "from", "by", "about", "into", "onto", "over", "under", "through",
-    "between", "after", "before", "without", "during", "upon", "within", "across", "against", "among", "toward",
-    "towards",
+    "of", "in", "on", "at", "to", "for", "with", "from", "by", "about", "into", "onto", "over",
+    "under", "through", "between", "after", "before", "without", "during", "upon", "within",
+    "across", "against", "among", "toward", "towards",
 ];
-const PRONOUNS: &[&str] = &["i", "you", "he", "she", "we", "they", "i'm", "you're", "we're", "they're", "i've", "i'll"];
+const PRONOUNS: &[&str] = &[
+    "i", "you", "he", "she", "we", "they", "i'm", "you're", "we're", "they're", "i've", "i'll",
+];
 const AUXILIARIES: &[&str] = &[
-    "am", "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "will", "would", "shall",
-    "should", "can", "could", "may", "might", "must", "don't", "doesn't", "didn't", "can't", "won't", "isn't",
-    "aren't", "wasn't", "weren't",
+    "am", "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did",
+    "will", "would", "shall", "should", "can", "could", "may", "might", "must", "don't", "doesn't",
+    "didn't", "can't", "won't", "isn't", "aren't", "wasn't", "weren't",
 ];
-const CONJUNCTIONS: &[&str] = &["and", "but", "or", "nor", "so", "because", "which", "who", "when", "while", "if", "that"];
+const CONJUNCTIONS: &[&str] = &[
+    "and", "but", "or", "nor", "so", "because", "which", "who", "when", "while", "if", "that",
+];
 const TITLES: &[&str] = &["mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "mt"];
 
 #[cfg(test)]
@@ -122,6 +141,9 @@ mod tests {
         let p = break_cost("country", "can", 0.0);
         let f = break_cost("the", "nation", 0.0);
         assert!(s < c && c < p && p < f);
-        assert!(break_cost("country", "can", 0.8) < p, "a pause makes a break better");
+        assert!(
+            break_cost("country", "can", 0.8) < p,
+            "a pause makes a break better"
+        );
     }
 }

@@ -7,8 +7,12 @@
 //! - cues are in time order, never overlap, and are at least [`MIN_GAP`] apart;
 //! - a cue never spans a speaker change;
 //! - words are never split, except a word longer than a whole row: it is cut into row-sized pieces
-//!   (each on its own row, its time shared in proportion), because a row wider than the limit or a
-//!   dropped word would both be worse.
+//!   (its time shared among them in proportion to their length), because a row wider than the
+//!   limit or a dropped word would both be worse.
+//!
+//! "Rows × maxScreenTimePerRowSeconds" counts the rows a cue actually has: a one-row cue stays at
+//! most one row's time. A cue whose words need longer may therefore be laid out on two rows even
+//! when its text would fit on one.
 //!
 //! Quality rules, met where the timing allows (measured by [`report`]): breaks at sentence ends
 //! first, then at clause punctuation and pauses; balanced two-row cues; no article|noun,

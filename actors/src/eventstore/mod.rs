@@ -1,0 +1,159 @@
+//! The event store port: the one place where Scribe's history is written and read.
+//!
+//! Every fact about a job, glossary or account is an event in a named stream (`job-<jobId>`, ...).
+//! Writers append with an [`ExpectedVersion`], so two writers racing on one stream can never fork
+//! its history: one wins, the other gets [`StoreError::WrongExpectedVersion`] and decides again.
+//! Readers either load one stream (to rebuild an actor) or follow the whole log in global order
+//! (projections), from a checkpoint, with [`EventStore::subscribe_all`].
+//!
+//! Adapters: [`sqlite::SqliteEventStore`] (embedded default). Every adapter must pass the suite in
+//! [`contract`], which is written against this trait only.
+//!
+//! The trait is object safe (`Arc<dyn EventStore>`); its methods return boxed futures so that no
+//! macro crate is needed.
+
+pub mod contract;
+pub mod sqlite;
+
+use std::fmt;
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use serde_json::Value;
+
+pub use sqlite::SqliteEventStore;
+
+/// What the writer believes the stream looks like before its append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpectedVersion {
+    /// Append whatever the stream holds (no concurrency check).
+    Any,
+    /// The stream must not exist yet (creating a job, an account, ...).
+    NoStream,
+    /// The stream's last event must have this version (0-based).
+    Exact(u64),
+}
+
+impl ExpectedVersion {
+    /// The expectation that matches a stream whose last version is `current`
+    /// (`None`: the stream does not exist).
+    pub fn after(current: Option<u64>) -> Self {
+        current.map_or(ExpectedVersion::NoStream, ExpectedVersion::Exact)
+    }
+
+    /// Whether a stream whose last version is `current` meets this expectation.
+    pub fn is_met_by(self, current: Option<u64>) -> bool {
+        match self {
+            ExpectedVersion::Any => true,
+            ExpectedVersion::NoStream => current.is_none(),
+            ExpectedVersion::Exact(v) => current == Some(v),
+        }
+    }
+}
+
+impl fmt::Display for ExpectedVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExpectedVersion::Any => f.write_str("any version"),
+            ExpectedVersion::NoStream => f.write_str("no stream"),
+            ExpectedVersion::Exact(v) => write!(f, "version {v}"),
+        }
+    }
+}
+
+/// An event to append: its type name and its JSON body (`{"type": ..., "v": 1, ...}` by convention).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    pub event_type: String,
+    pub data: Value,
+}
+
+impl NewEvent {
+    pub fn new(event_type: impl Into<String>, data: Value) -> Self {
+        NewEvent { event_type: event_type.into(), data }
+    }
+}
+
+/// Where a successful append left the stream and the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// Version of the last event written (0-based); pass it as `ExpectedVersion::Exact` next time.
+    pub last_version: u64,
+    /// Global position of the last event written. A reader that has passed this position has
+    /// seen the append (read-your-writes).
+    pub position: u64,
+}
+
+/// An event as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedEvent {
+    pub stream: String,
+    /// Position in its stream, 0-based, no gaps.
+    pub version: u64,
+    /// Position in the whole log, 1-based, increasing in commit order with no gaps.
+    pub position: u64,
+    pub event_type: String,
+    pub data: Value,
+    /// Milliseconds since the Unix epoch, set by the store when the event was appended.
+    pub recorded_at_ms: i64,
+}
+
+/// Why the store could not do what was asked. A domain refusal is never a `StoreError`.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Another writer appended first (or the stream exists / does not exist, against the
+    /// expectation). Reload the stream and decide again.
+    #[error("stream {stream} was expected at {expected} but is at {}", describe_version(.actual))]
+    WrongExpectedVersion { stream: String, expected: ExpectedVersion, actual: Option<u64> },
+    /// The request itself is malformed (empty append, empty stream name).
+    #[error("invalid append to stream {stream:?}: {reason}")]
+    InvalidAppend { stream: String, reason: &'static str },
+    /// A stored event could not be read back.
+    #[error("stored event at position {position} is unreadable: {reason}")]
+    Corrupt { position: u64, reason: String },
+    /// The storage backend failed (disk full, file unreadable, connection lost, ...).
+    #[error("event store failure while {action}: {source}")]
+    Backend {
+        action: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+fn describe_version(v: &Option<u64>) -> String {
+    match *v {
+        None => "no stream".to_owned(),
+        Some(v) => format!("version {v}"),
+    }
+}
+
+/// The event store port. See the module documentation.
+pub trait EventStore: Send + Sync + 'static {
+    /// Appends `events` atomically to `stream` if its current version meets `expected`.
+    /// When this returns `Ok`, the events are durable.
+    fn append<'a>(
+        &'a self,
+        stream: &'a str,
+        expected: ExpectedVersion,
+        events: Vec<NewEvent>,
+    ) -> BoxFuture<'a, Result<Appended, StoreError>>;
+
+    /// The events of `stream` with version `>= from_version`, in order (empty if none).
+    fn read_stream<'a>(
+        &'a self,
+        stream: &'a str,
+        from_version: u64,
+    ) -> BoxFuture<'a, Result<Vec<RecordedEvent>, StoreError>>;
+
+    /// Up to `max` events of the whole log with position `> after_position`, in position order.
+    /// `after_position = 0` starts at the beginning.
+    fn read_all(&self, after_position: u64, max: usize) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>>;
+
+    /// The position of the last event in the log (0 when empty).
+    fn head_position(&self) -> BoxFuture<'_, Result<u64, StoreError>>;
+
+    /// Every event with position `> after_position`: first those already stored, then new ones as
+    /// they are appended, strictly in position order, each exactly once. The stream ends only
+    /// after yielding an error (or when the store shuts down).
+    fn subscribe_all(&self, after_position: u64) -> BoxStream<'static, Result<RecordedEvent, StoreError>>;
+}

@@ -210,6 +210,19 @@ fn transcript() -> Transcript {
                 speaker: "S2".into(),
                 words: fr,
             },
+            // Dense accents: two rows of these need more than one TTI block's 112 bytes.
+            Segment {
+                speaker: "S1".into(),
+                words: (0..12)
+                    .map(|k| {
+                        word(
+                            t + 1.0 + 0.5 * k as f64,
+                            t + 1.45 + 0.5 * k as f64,
+                            "dégénéré",
+                        )
+                    })
+                    .collect(),
+            },
         ],
         highlights: vec![Highlight {
             start: 3.3,
@@ -304,7 +317,15 @@ fn stl_reads_back_through_ttconv() {
         let cues = segment(&t.timed_words(), &p);
         let stl = dir.path().join("x.stl");
         let srt = dir.path().join("x.srt");
-        std::fs::write(&stl, render_stl(&t, &p, &info).unwrap()).unwrap();
+        let bytes = render_stl(&t, &p, &info).unwrap();
+        if rows != Some(1) {
+            let ebns = bytes[1024..].chunks(128).map(|b| b[3]);
+            assert!(
+                ebns.clone().any(|e| e == 0x00),
+                "no extension block to read back"
+            );
+        }
+        std::fs::write(&stl, bytes).unwrap();
         run(Command::new(venv_bin("tt"))
             .args(["convert", "-i"])
             .arg(&stl)

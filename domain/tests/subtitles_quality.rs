@@ -149,3 +149,58 @@ fn long_stream_meets_hard_limits_and_goals_for_every_profile() {
         }
     }
 }
+
+/// JFK's sentence from corpus/audio/en_jfk.wav with plausible word times: cues break at the
+/// pauses and the commas, rows split before "can" and "for", never after "you" or "do".
+#[test]
+fn jfk_breaks_where_a_subtitler_would() {
+    let jfk = [
+        (0.30, 0.52, "And"),
+        (0.52, 0.80, "so"),
+        (0.80, 1.10, "my"),
+        (1.10, 1.50, "fellow"),
+        (1.50, 2.30, "Americans,"),
+        (3.30, 3.70, "ask"),
+        (3.70, 4.30, "not"),
+        (5.40, 5.70, "what"),
+        (5.70, 5.95, "your"),
+        (5.95, 6.45, "country"),
+        (6.45, 6.75, "can"),
+        (6.75, 7.05, "do"),
+        (7.05, 7.30, "for"),
+        (7.30, 7.80, "you,"),
+        (8.20, 8.50, "ask"),
+        (8.50, 8.75, "what"),
+        (8.75, 8.95, "you"),
+        (8.95, 9.20, "can"),
+        (9.20, 9.45, "do"),
+        (9.45, 9.70, "for"),
+        (9.70, 9.95, "your"),
+        (9.95, 10.55, "country."),
+    ];
+    let words: Vec<TimedWord> = jfk
+        .iter()
+        .map(|&(start, end, text)| TimedWord {
+            start,
+            end,
+            text: text.into(),
+            speaker: "S1".into(),
+        })
+        .collect();
+    let (cues, r) = measured("JFK", &words, &SubtitleParams::default());
+    let rows: Vec<Vec<&str>> = cues
+        .iter()
+        .map(|c| c.lines.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            vec!["And so my fellow Americans,"],
+            vec!["ask not"],
+            vec!["what your country", "can do for you,"],
+            vec!["ask what you can do", "for your country."],
+        ]
+    );
+    assert_eq!(r.hard_violations(), 0);
+    assert_eq!(r.within_reading_speed, 1.0);
+}

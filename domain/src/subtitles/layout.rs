@@ -3,7 +3,7 @@
 //! breaks (see `rules`), how unbalanced its rows are and how fast it must be read.
 
 use super::normalize::Word;
-use super::rules::{break_cost, ends_sentence};
+use super::rules::{break_cost, ends_clause, ends_sentence};
 use super::{FORCED_BREAK_PAUSE, MAX_CPS, MAX_HANG, MIN_DURATION, MIN_GAP};
 use crate::export::params::SubtitleParams;
 
@@ -18,6 +18,8 @@ pub(crate) struct Draft {
 const CUE_COST: f64 = 1.0;
 const SENTENCE_INSIDE_COST: f64 = 4.0;
 const SENTENCE_AT_ROW_BREAK_COST: f64 = 0.5;
+/// Clause punctuation inside a row ("for you, ask what") rather than at a row or cue break.
+const CLAUSE_INSIDE_COST: f64 = 1.0;
 const IMBALANCE_COST: f64 = 2.0;
 /// Extra cost of a row less than a third as long as the other (a lone word over a full row).
 const ORPHAN_ROW_COST: f64 = 2.0;
@@ -99,12 +101,13 @@ fn layout_run(
                     continue;
                 };
             let inside: f64 = (i + 1..j)
-                .filter(|&k| ends_sentence(&w[k - 1].text))
                 .map(|k| {
-                    if Some(k) == row_break {
-                        SENTENCE_AT_ROW_BREAK_COST
-                    } else {
-                        SENTENCE_INSIDE_COST
+                    let before = &w[k - 1].text;
+                    match (ends_sentence(before), Some(k) == row_break) {
+                        (true, true) => SENTENCE_AT_ROW_BREAK_COST,
+                        (true, false) => SENTENCE_INSIDE_COST,
+                        (false, false) if ends_clause(before) => CLAUSE_INSIDE_COST,
+                        _ => 0.0,
                     }
                 })
                 .sum();

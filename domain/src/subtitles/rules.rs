@@ -65,7 +65,12 @@ pub(crate) fn forbidden_split(a: &str, b: &str) -> bool {
     if a.ends_with('.') {
         return false;
     }
-    if PRONOUNS.contains(&w.as_str()) || AUXILIARIES.contains(&w.as_str()) {
+    // Pronoun|verb and auxiliary|verb, unless what follows is plainly not a verb ("do | for").
+    let next = bare(b);
+    let not_a_verb = [ARTICLES, PREPOSITIONS, CONJUNCTIONS]
+        .iter()
+        .any(|l| l.contains(&next.as_str()));
+    if (PRONOUNS.contains(&w.as_str()) || AUXILIARIES.contains(&w.as_str())) && !not_a_verb {
         return true;
     }
     // First|last name and other multi-word names: two capitalised words in a row ("New York").
@@ -132,6 +137,10 @@ mod tests {
         assert!(!forbidden_split("you,", "ask"));
         assert!(!forbidden_split("country", "can"));
         assert!(!forbidden_split("this.", "But"));
+        assert!(
+            !forbidden_split("do", "for"),
+            "a main verb before a preposition"
+        );
     }
 
     #[test]

@@ -148,6 +148,7 @@ pub async fn read_all_is_ordered_gapless_and_pages(store: Arc<dyn EventStore>) {
             let page = store.read_all(after, page_size).await.unwrap();
             assert!(page.len() <= page_size, "a page holds at most max events");
             let Some(last) = page.last() else { break };
+            assert!(page[0].position > after, "read_all({after}, ..) starts after position {after}");
             after = last.position;
             paged.extend(page);
         }

@@ -62,6 +62,11 @@ fn stalled_body() -> Body {
 }
 
 #[handler]
+fn web_page() -> poem::web::Html<&'static str> {
+    poem::web::Html("<html><body>Sign in to download</body></html>")
+}
+
+#[handler]
 fn gone() -> StatusCode {
     StatusCode::GONE
 }
@@ -75,7 +80,8 @@ async fn serve() -> String {
         .at("/hop/:n", get(hop))
         .at("/slow", get(slow_headers))
         .at("/stalled.wav", get(stalled_body))
-        .at("/gone", get(gone));
+        .at("/gone", get(gone))
+        .at("/share/talk.wav", get(web_page));
     let acceptor = TcpListener::bind("127.0.0.1:0").into_acceptor().await.unwrap();
     let addr = *acceptor.local_addr()[0].as_socket_addr().unwrap();
     tokio::spawn(Server::new_with_acceptor(acceptor).run(app));
@@ -166,6 +172,15 @@ async fn http_errors_name_the_status() {
     assert_eq!(missing.to_string(), "The server answered 404 Not Found");
     let gone_error = fetcher.download(&format!("{base}/gone"), &store).await.unwrap_err();
     assert!(matches!(gone_error, FetchError::HttpStatus { status: 410, .. }), "{gone_error:?}");
+    assert_media_dir_empty(&store);
+}
+
+#[tokio::test]
+async fn a_web_page_is_not_taken_for_media() {
+    let base = serve().await;
+    let (_dir, store) = media_store().await;
+    let error = fetcher(FetchConfig::default()).download(&format!("{base}/share/talk.wav"), &store).await.unwrap_err();
+    assert_eq!(error.to_string(), "The URL returned a web page (text/html), not a media file");
     assert_media_dir_empty(&store);
 }
 

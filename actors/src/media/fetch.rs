@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use reqwest::header::{CONTENT_DISPOSITION, LOCATION};
+use reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE, LOCATION};
 use url::Url;
 
 use super::address_guard::{AddressGuard, GuardError};
@@ -62,6 +62,8 @@ pub enum FetchError {
     Timeout { host: String, after: Duration },
     #[error("The download from {host} was interrupted: {reason}")]
     Interrupted { host: String, reason: String },
+    #[error("The URL returned a web page ({content_type}), not a media file")]
+    NotMedia { content_type: String },
     #[error("The download could not be stored: {0}")]
     Storage(MediaError),
 }
@@ -133,6 +135,13 @@ impl Fetcher {
                     status: status.as_u16(),
                     reason: status.canonical_reason().unwrap_or("").to_owned(),
                 });
+            }
+            // A share link that answers with an HTML page is the most common wrong URL; say so
+            // before downloading it. Everything else is judged by its content later (probing).
+            let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+            let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            if mime == "text/html" || mime == "application/xhtml+xml" {
+                return Err(FetchError::NotMedia { content_type: mime });
             }
             if response.content_length().is_some_and(|len| len > self.config.max_bytes) {
                 return Err(FetchError::TooLarge { limit: self.config.max_bytes });

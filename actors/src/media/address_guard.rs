@@ -34,6 +34,19 @@ pub struct VettedUrl {
     pub resolved: Option<Vec<SocketAddr>>,
 }
 
+impl VettedUrl {
+    /// A reqwest client builder that can only reach this URL's vetted addresses: DNS answers are
+    /// pinned, redirects are not followed (each hop must be checked again) and no proxy is used
+    /// (a proxy would connect wherever it likes). Add timeouts and build.
+    pub fn pinned_client(&self) -> reqwest::ClientBuilder {
+        let builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy();
+        match &self.resolved {
+            Some(addrs) => builder.resolve_to_addrs(&self.host, addrs),
+            None => builder,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AddressGuard {
     allow_private: bool,

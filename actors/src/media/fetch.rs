@@ -164,15 +164,11 @@ impl Fetcher {
             GuardError::Unresolvable { host, reason } => FetchError::Unreachable { host, reason },
             refused => FetchError::Refused(refused),
         })?;
-        let mut client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
+        let client = vetted
+            .pinned_client()
             .connect_timeout(self.config.connect_timeout)
             .read_timeout(self.config.read_timeout)
-            .no_proxy() // a proxy would connect wherever it likes, bypassing the guard
             .user_agent(concat!("Scribe/", env!("CARGO_PKG_VERSION")));
-        if let Some(addrs) = &vetted.resolved {
-            client = client.resolve_to_addrs(&vetted.host, addrs);
-        }
         let client = client.build().map_err(|e| FetchError::Interrupted {
             host: vetted.host.clone(),
             reason: format!("the HTTP client could not start: {}", root_cause(&e)),

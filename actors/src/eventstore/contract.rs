@@ -35,16 +35,31 @@ where
 }
 
 fn event(n: u64) -> NewEvent {
-    NewEvent::new("Counted", json!({"type": "Counted", "v": 1, "n": n, "text": "naïve ✓ \"quoted\""}))
+    NewEvent::new(
+        "Counted",
+        json!({"type": "Counted", "v": 1, "n": n, "text": "naïve ✓ \"quoted\""}),
+    )
 }
 
 /// Appended events come back from `read_stream` exactly, with versions 0.. and increasing positions.
 pub async fn append_then_read_round_trip(store: Arc<dyn EventStore>) {
-    let first = store.append("job-a", ExpectedVersion::NoStream, vec![event(0), event(1)]).await.unwrap();
-    assert_eq!(first.last_version, 1, "two events into a new stream end at version 1");
-    let second = store.append("job-a", ExpectedVersion::Exact(1), vec![event(2)]).await.unwrap();
+    let first = store
+        .append("job-a", ExpectedVersion::NoStream, vec![event(0), event(1)])
+        .await
+        .unwrap();
+    assert_eq!(
+        first.last_version, 1,
+        "two events into a new stream end at version 1"
+    );
+    let second = store
+        .append("job-a", ExpectedVersion::Exact(1), vec![event(2)])
+        .await
+        .unwrap();
     assert_eq!(second.last_version, 2);
-    assert!(second.position > first.position, "positions grow with each append");
+    assert!(
+        second.position > first.position,
+        "positions grow with each append"
+    );
 
     let events = store.read_stream("job-a", 0).await.unwrap();
     assert_eq!(events.len(), 3);
@@ -52,22 +67,42 @@ pub async fn append_then_read_round_trip(store: Arc<dyn EventStore>) {
         assert_eq!(e.stream, "job-a");
         assert_eq!(e.version, i as u64);
         assert_eq!(e.event_type, "Counted");
-        assert_eq!(e.data, event(i as u64).data, "the JSON body round-trips unchanged");
-        assert!(e.recorded_at_ms > 1_600_000_000_000, "recorded_at_ms is a Unix time in ms");
+        assert_eq!(
+            e.data,
+            event(i as u64).data,
+            "the JSON body round-trips unchanged"
+        );
+        assert!(
+            e.recorded_at_ms > 1_600_000_000_000,
+            "recorded_at_ms is a Unix time in ms"
+        );
     }
-    assert_eq!(events[2].position, second.position, "Appended.position is the last event's position");
+    assert_eq!(
+        events[2].position, second.position,
+        "Appended.position is the last event's position"
+    );
 
     let tail = store.read_stream("job-a", 2).await.unwrap();
     assert_eq!(tail.len(), 1, "read_stream starts at from_version");
     assert_eq!(tail[0].version, 2);
-    assert!(store.read_stream("job-missing", 0).await.unwrap().is_empty(), "an unknown stream reads empty");
+    assert!(
+        store
+            .read_stream("job-missing", 0)
+            .await
+            .unwrap()
+            .is_empty(),
+        "an unknown stream reads empty"
+    );
     assert_eq!(store.head_position().await.unwrap(), second.position);
 }
 
 /// NoStream on an existing stream, a stale Exact, and Exact on a missing stream are conflicts
 /// that write nothing; Any always appends.
 pub async fn expected_version_is_enforced(store: Arc<dyn EventStore>) {
-    store.append("account-x", ExpectedVersion::NoStream, vec![event(0)]).await.unwrap();
+    store
+        .append("account-x", ExpectedVersion::NoStream, vec![event(0)])
+        .await
+        .unwrap();
 
     let conflicts = [
         ("account-x", ExpectedVersion::NoStream, Some(0)),
@@ -76,30 +111,53 @@ pub async fn expected_version_is_enforced(store: Arc<dyn EventStore>) {
     ];
     for (stream, expected, want_actual) in conflicts {
         match store.append(stream, expected, vec![event(9)]).await {
-            Err(StoreError::WrongExpectedVersion { stream: s, expected: e, actual }) => {
+            Err(StoreError::WrongExpectedVersion {
+                stream: s,
+                expected: e,
+                actual,
+            }) => {
                 assert_eq!((s.as_str(), e, actual), (stream, expected, want_actual));
             }
             other => panic!("append to {stream} expecting {expected} must conflict, got {other:?}"),
         }
     }
-    assert_eq!(store.read_stream("account-x", 0).await.unwrap().len(), 1, "a refused append writes nothing");
+    assert_eq!(
+        store.read_stream("account-x", 0).await.unwrap().len(),
+        1,
+        "a refused append writes nothing"
+    );
     assert!(store.read_stream("account-y", 0).await.unwrap().is_empty());
 
-    let any = store.append("account-x", ExpectedVersion::Any, vec![event(1)]).await.unwrap();
+    let any = store
+        .append("account-x", ExpectedVersion::Any, vec![event(1)])
+        .await
+        .unwrap();
     assert_eq!(any.last_version, 1);
-    let any_new = store.append("account-z", ExpectedVersion::Any, vec![event(0)]).await.unwrap();
+    let any_new = store
+        .append("account-z", ExpectedVersion::Any, vec![event(0)])
+        .await
+        .unwrap();
     assert_eq!(any_new.last_version, 0, "Any creates a missing stream");
 }
 
 /// Many writers holding the same expected version race; exactly one wins, the history never forks.
 pub async fn concurrent_writers_with_same_expectation_exactly_one_wins(store: Arc<dyn EventStore>) {
-    store.append("job-race", ExpectedVersion::NoStream, vec![event(0)]).await.unwrap();
+    store
+        .append("job-race", ExpectedVersion::NoStream, vec![event(0)])
+        .await
+        .unwrap();
     for round in 0..5u64 {
         let writers: Vec<_> = (0..8u64)
             .map(|w| {
                 let store = store.clone();
                 tokio::spawn(async move {
-                    store.append("job-race", ExpectedVersion::Exact(round), vec![event(100 * round + w)]).await
+                    store
+                        .append(
+                            "job-race",
+                            ExpectedVersion::Exact(round),
+                            vec![event(100 * round + w)],
+                        )
+                        .await
                 })
             })
             .collect();
@@ -110,31 +168,55 @@ pub async fn concurrent_writers_with_same_expectation_exactly_one_wins(store: Ar
                     wins += 1;
                     assert_eq!(appended.last_version, round + 1);
                 }
-                Err(StoreError::WrongExpectedVersion { actual, .. }) => assert_eq!(actual, Some(round + 1)),
+                Err(StoreError::WrongExpectedVersion { actual, .. }) => {
+                    assert_eq!(actual, Some(round + 1))
+                }
                 Err(other) => panic!("a losing writer must see WrongExpectedVersion, got {other}"),
             }
         }
-        assert_eq!(wins, 1, "round {round}: exactly one of 8 writers with the same expectation wins");
+        assert_eq!(
+            wins, 1,
+            "round {round}: exactly one of 8 writers with the same expectation wins"
+        );
     }
-    let versions: Vec<u64> = store.read_stream("job-race", 0).await.unwrap().iter().map(|e| e.version).collect();
-    assert_eq!(versions, (0..=5).collect::<Vec<_>>(), "one event per round, no fork");
+    let versions: Vec<u64> = store
+        .read_stream("job-race", 0)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.version)
+        .collect();
+    assert_eq!(
+        versions,
+        (0..=5).collect::<Vec<_>>(),
+        "one event per round, no fork"
+    );
 }
 
 /// `read_all` returns every event once, positions 1..=n with no gap, and pages cleanly.
 pub async fn read_all_is_ordered_gapless_and_pages(store: Arc<dyn EventStore>) {
-    assert_eq!(store.head_position().await.unwrap(), 0, "a new store is empty");
+    assert_eq!(
+        store.head_position().await.unwrap(),
+        0,
+        "a new store is empty"
+    );
     assert!(store.read_all(0, 10).await.unwrap().is_empty());
     let mut expected = Vec::new();
     for i in 0..7u64 {
         for stream in ["job-1", "job-2", "glossary-1"] {
-            let appended = store.append(stream, ExpectedVersion::Any, vec![event(i), event(i + 100)]).await.unwrap();
+            let appended = store
+                .append(stream, ExpectedVersion::Any, vec![event(i), event(i + 100)])
+                .await
+                .unwrap();
             expected.push((stream.to_owned(), appended.last_version - 1));
             expected.push((stream.to_owned(), appended.last_version));
         }
     }
     let all = store.read_all(0, 1000).await.unwrap();
     assert_eq!(
-        all.iter().map(|e| (e.stream.clone(), e.version)).collect::<Vec<_>>(),
+        all.iter()
+            .map(|e| (e.stream.clone(), e.version))
+            .collect::<Vec<_>>(),
         expected,
         "read_all follows commit order"
     );
@@ -148,19 +230,32 @@ pub async fn read_all_is_ordered_gapless_and_pages(store: Arc<dyn EventStore>) {
             let page = store.read_all(after, page_size).await.unwrap();
             assert!(page.len() <= page_size, "a page holds at most max events");
             let Some(last) = page.last() else { break };
-            assert!(page[0].position > after, "read_all({after}, ..) starts after position {after}");
+            assert!(
+                page[0].position > after,
+                "read_all({after}, ..) starts after position {after}"
+            );
             after = last.position;
             paged.extend(page);
         }
         assert_eq!(paged, all, "pages of {page_size} add up to the whole log");
     }
-    assert!(store.read_all(all.len() as u64, 10).await.unwrap().is_empty(), "nothing after the head");
+    assert!(
+        store
+            .read_all(all.len() as u64, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing after the head"
+    );
 }
 
 /// A subscription first delivers what is stored after its start position, then new appends.
 pub async fn subscription_catches_up_then_goes_live(store: Arc<dyn EventStore>) {
     for i in 0..10 {
-        store.append("job-sub", ExpectedVersion::Any, vec![event(i)]).await.unwrap();
+        store
+            .append("job-sub", ExpectedVersion::Any, vec![event(i)])
+            .await
+            .unwrap();
     }
     let mut from_start = store.subscribe_all(0);
     let mut from_middle = store.subscribe_all(4);
@@ -174,7 +269,10 @@ pub async fn subscription_catches_up_then_goes_live(store: Arc<dyn EventStore>) 
         tokio::spawn(async move {
             for i in 10..15 {
                 tokio::time::sleep(Duration::from_millis(20)).await;
-                store.append("job-live", ExpectedVersion::Any, vec![event(i)]).await.unwrap();
+                store
+                    .append("job-live", ExpectedVersion::Any, vec![event(i)])
+                    .await
+                    .unwrap();
             }
         })
     };
@@ -182,7 +280,11 @@ pub async fn subscription_catches_up_then_goes_live(store: Arc<dyn EventStore>) 
     writer.await.unwrap();
     assert_positions_gapless(&live, 10);
     assert!(live.iter().all(|e| e.stream == "job-live"));
-    assert_eq!(take(&mut from_middle, 5).await, live, "every subscriber sees the same live events");
+    assert_eq!(
+        take(&mut from_middle, 5).await,
+        live,
+        "every subscriber sees the same live events"
+    );
 }
 
 /// Subscriptions that start while writers append concurrently see every event exactly once, in
@@ -191,7 +293,14 @@ pub async fn subscription_sees_racing_appends_once_in_order(store: Arc<dyn Event
     const WRITERS: u64 = 6;
     const APPENDS: u64 = 40;
     let total = (WRITERS * APPENDS * 2) as usize;
-    store.append("job-seed", ExpectedVersion::NoStream, vec![event(0), event(1)]).await.unwrap();
+    store
+        .append(
+            "job-seed",
+            ExpectedVersion::NoStream,
+            vec![event(0), event(1)],
+        )
+        .await
+        .unwrap();
 
     let writers: Vec<_> = (0..WRITERS)
         .map(|w| {
@@ -199,7 +308,14 @@ pub async fn subscription_sees_racing_appends_once_in_order(store: Arc<dyn Event
             tokio::spawn(async move {
                 for i in 0..APPENDS {
                     let stream = format!("job-w{w}");
-                    store.append(&stream, ExpectedVersion::Any, vec![event(i), event(i + 1000)]).await.unwrap();
+                    store
+                        .append(
+                            &stream,
+                            ExpectedVersion::Any,
+                            vec![event(i), event(i + 1000)],
+                        )
+                        .await
+                        .unwrap();
                     if i % 7 == 0 {
                         tokio::task::yield_now().await;
                     }
@@ -211,7 +327,9 @@ pub async fn subscription_sees_racing_appends_once_in_order(store: Arc<dyn Event
     let mut subscribers = Vec::new();
     for _ in 0..4 {
         let mut subscription = store.subscribe_all(0);
-        subscribers.push(tokio::spawn(async move { take(&mut subscription, total + 2).await }));
+        subscribers.push(tokio::spawn(async move {
+            take(&mut subscription, total + 2).await
+        }));
         tokio::time::sleep(Duration::from_millis(3)).await;
     }
     for writer in writers {
@@ -222,12 +340,20 @@ pub async fn subscription_sees_racing_appends_once_in_order(store: Arc<dyn Event
     for subscriber in subscribers {
         let seen = subscriber.await.unwrap();
         assert_positions_gapless(&seen, 0);
-        assert_eq!(seen, reference, "a subscriber sees exactly the log, in order");
+        assert_eq!(
+            seen, reference,
+            "a subscriber sees exactly the log, in order"
+        );
     }
     let mut last_version: HashMap<&str, u64> = HashMap::new();
     for e in &reference {
         if let Some(previous) = last_version.insert(&e.stream, e.version) {
-            assert_eq!(e.version, previous + 1, "stream {} is in version order within the log", e.stream);
+            assert_eq!(
+                e.version,
+                previous + 1,
+                "stream {} is in version order within the log",
+                e.stream
+            );
         }
     }
 }
@@ -235,9 +361,15 @@ pub async fn subscription_sees_racing_appends_once_in_order(store: Arc<dyn Event
 /// Empty appends and empty stream names are refused as invalid, not stored.
 pub async fn invalid_appends_are_refused(store: Arc<dyn EventStore>) {
     let empty = store.append("job-e", ExpectedVersion::Any, vec![]).await;
-    assert!(matches!(empty, Err(StoreError::InvalidAppend { .. })), "an empty append is invalid: {empty:?}");
+    assert!(
+        matches!(empty, Err(StoreError::InvalidAppend { .. })),
+        "an empty append is invalid: {empty:?}"
+    );
     let nameless = store.append("", ExpectedVersion::Any, vec![event(0)]).await;
-    assert!(matches!(nameless, Err(StoreError::InvalidAppend { .. })), "an empty stream name is invalid");
+    assert!(
+        matches!(nameless, Err(StoreError::InvalidAppend { .. })),
+        "an empty stream name is invalid"
+    );
     assert_eq!(store.head_position().await.unwrap(), 0);
 }
 
@@ -251,15 +383,32 @@ where
     let before = {
         let store = open(slot).await;
         for i in 0..20 {
-            store.append(&format!("job-{}", i % 3), ExpectedVersion::Any, vec![event(i)]).await.unwrap();
+            store
+                .append(
+                    &format!("job-{}", i % 3),
+                    ExpectedVersion::Any,
+                    vec![event(i)],
+                )
+                .await
+                .unwrap();
         }
         store.read_all(0, 100).await.unwrap()
     };
     let store = open(slot).await;
     let after = store.read_all(0, 100).await.unwrap();
-    assert_eq!(after, before, "a reopened store holds exactly what was written");
-    let next = store.append("job-0", ExpectedVersion::Exact(6), vec![event(99)]).await.unwrap();
-    assert_eq!((next.last_version, next.position), (7, 21), "appends continue after the stored history");
+    assert_eq!(
+        after, before,
+        "a reopened store holds exactly what was written"
+    );
+    let next = store
+        .append("job-0", ExpectedVersion::Exact(6), vec![event(99)])
+        .await
+        .unwrap();
+    assert_eq!(
+        (next.last_version, next.position),
+        (7, 21),
+        "appends continue after the stored history"
+    );
     let streams: BTreeSet<String> = after.into_iter().map(|e| e.stream).collect();
     assert_eq!(streams.len(), 3);
 }
@@ -275,7 +424,10 @@ async fn take(
             Ok(Some(Ok(e))) => events.push(e),
             Ok(Some(Err(e))) => panic!("subscription failed after {} events: {e}", events.len()),
             Ok(None) => panic!("subscription ended after {} of {n} events", events.len()),
-            Err(_) => panic!("subscription delivered {} of {n} events within {WAIT:?}", events.len()),
+            Err(_) => panic!(
+                "subscription delivered {} of {n} events within {WAIT:?}",
+                events.len()
+            ),
         }
     }
     events
@@ -283,6 +435,10 @@ async fn take(
 
 fn assert_positions_gapless(events: &[RecordedEvent], after: u64) {
     for (i, e) in events.iter().enumerate() {
-        assert_eq!(e.position, after + 1 + i as u64, "positions follow {after} without gap or duplicate");
+        assert_eq!(
+            e.position,
+            after + 1 + i as u64,
+            "positions follow {after} without gap or duplicate"
+        );
     }
 }

@@ -70,7 +70,10 @@ pub struct NewEvent {
 
 impl NewEvent {
     pub fn new(event_type: impl Into<String>, data: Value) -> Self {
-        NewEvent { event_type: event_type.into(), data }
+        NewEvent {
+            event_type: event_type.into(),
+            data,
+        }
     }
 }
 
@@ -104,10 +107,17 @@ pub enum StoreError {
     /// Another writer appended first (or the stream exists / does not exist, against the
     /// expectation). Reload the stream and decide again.
     #[error("stream {stream} was expected at {expected} but is at {}", describe_version(.actual))]
-    WrongExpectedVersion { stream: String, expected: ExpectedVersion, actual: Option<u64> },
+    WrongExpectedVersion {
+        stream: String,
+        expected: ExpectedVersion,
+        actual: Option<u64>,
+    },
     /// The request itself is malformed (empty append, empty stream name).
     #[error("invalid append to stream {stream:?}: {reason}")]
-    InvalidAppend { stream: String, reason: &'static str },
+    InvalidAppend {
+        stream: String,
+        reason: &'static str,
+    },
     /// A stored event could not be read back.
     #[error("stored event at position {position} is unreadable: {reason}")]
     Corrupt { position: u64, reason: String },
@@ -147,7 +157,11 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Up to `max` events of the whole log with position `> after_position`, in position order.
     /// `after_position = 0` starts at the beginning.
-    fn read_all(&self, after_position: u64, max: usize) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>>;
+    fn read_all(
+        &self,
+        after_position: u64,
+        max: usize,
+    ) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>>;
 
     /// The position of the last event in the log (0 when empty).
     fn head_position(&self) -> BoxFuture<'_, Result<u64, StoreError>>;
@@ -155,5 +169,8 @@ pub trait EventStore: Send + Sync + 'static {
     /// Every event with position `> after_position`: first those already stored, then new ones as
     /// they are appended, strictly in position order, each exactly once. The stream ends only
     /// after yielding an error (or when the store shuts down).
-    fn subscribe_all(&self, after_position: u64) -> BoxStream<'static, Result<RecordedEvent, StoreError>>;
+    fn subscribe_all(
+        &self,
+        after_position: u64,
+    ) -> BoxStream<'static, Result<RecordedEvent, StoreError>>;
 }

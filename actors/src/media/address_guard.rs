@@ -39,7 +39,9 @@ impl VettedUrl {
     /// pinned, redirects are not followed (each hop must be checked again) and no proxy is used
     /// (a proxy would connect wherever it likes). Add timeouts and build.
     pub fn pinned_client(&self) -> reqwest::ClientBuilder {
-        let builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy();
+        let builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy();
         match &self.resolved {
             Some(addrs) => builder.resolve_to_addrs(&self.host, addrs),
             None => builder,
@@ -70,13 +72,19 @@ impl AddressGuard {
             Host::Ipv4(ip) => (vec![SocketAddr::new(IpAddr::V4(ip), port)], false),
             Host::Ipv6(ip) => (vec![SocketAddr::new(IpAddr::V6(ip), port)], false),
             Host::Domain(domain) => {
-                let found = tokio::net::lookup_host((domain, port))
-                    .await
-                    .map_err(|e| GuardError::Unresolvable { host: host_text.clone(), reason: e.to_string() })?;
+                let found = tokio::net::lookup_host((domain, port)).await.map_err(|e| {
+                    GuardError::Unresolvable {
+                        host: host_text.clone(),
+                        reason: e.to_string(),
+                    }
+                })?;
                 let mut addrs: Vec<SocketAddr> = found.collect();
                 addrs.dedup();
                 if addrs.is_empty() {
-                    return Err(GuardError::Unresolvable { host: host_text, reason: "no addresses".into() });
+                    return Err(GuardError::Unresolvable {
+                        host: host_text,
+                        reason: "no addresses".into(),
+                    });
                 }
                 (addrs, true)
             }
@@ -84,10 +92,17 @@ impl AddressGuard {
         if !self.allow_private {
             // One bad address refuses the host: a name mixing public and private answers is suspect.
             if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
-                return Err(GuardError::PrivateAddress { host: host_text, addr: bad.ip() });
+                return Err(GuardError::PrivateAddress {
+                    host: host_text,
+                    addr: bad.ip(),
+                });
             }
         }
-        Ok(VettedUrl { url: url.clone(), host: host_text, resolved: resolved.then_some(addrs) })
+        Ok(VettedUrl {
+            url: url.clone(),
+            host: host_text,
+            resolved: resolved.then_some(addrs),
+        })
     }
 }
 
@@ -138,12 +153,17 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
     if let Some(v4) = ip.to_ipv4_mapped() {
         Some(v4)
-    } else if s[..6] == [0, 0, 0, 0, 0, 0] && !ip.is_loopback() && !ip.is_unspecified() {
-        Some(low)
-    } else if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+    } else if (s[..6] == [0, 0, 0, 0, 0, 0] && !ip.is_loopback() && !ip.is_unspecified())
+        || s[..6] == [0x64, 0xff9b, 0, 0, 0, 0]
+    {
         Some(low)
     } else if s[0] == 0x2002 {
-        Some(Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8))
+        Some(Ipv4Addr::new(
+            (s[1] >> 8) as u8,
+            s[1] as u8,
+            (s[2] >> 8) as u8,
+            s[2] as u8,
+        ))
     } else {
         None
     }
@@ -156,21 +176,60 @@ mod tests {
     #[test]
     fn non_public_addresses_are_recognised() {
         let refused = [
-            "127.0.0.1", "127.8.9.10", "0.0.0.0", "0.1.2.3", "10.0.0.1", "172.16.0.1", "172.31.255.255",
-            "192.168.1.1", "169.254.169.254", "169.254.0.1", "100.64.0.1", "100.127.255.254", "192.0.0.8",
-            "192.0.2.1", "198.18.0.1", "224.0.0.1", "239.255.255.250", "240.0.0.1", "255.255.255.255",
-            "::", "::1", "fc00::1", "fd12:3456::1", "fe80::1", "febf::1", "fec0::1", "ff02::1", "2001:db8::1",
-            "::ffff:127.0.0.1", "::ffff:10.1.2.3", "::ffff:169.254.169.254", "::127.0.0.1", "64:ff9b::a00:1",
-            "2002:c0a8:101::1", "100::1",
+            "127.0.0.1",
+            "127.8.9.10",
+            "0.0.0.0",
+            "0.1.2.3",
+            "10.0.0.1",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "169.254.0.1",
+            "100.64.0.1",
+            "100.127.255.254",
+            "192.0.0.8",
+            "192.0.2.1",
+            "198.18.0.1",
+            "224.0.0.1",
+            "239.255.255.250",
+            "240.0.0.1",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "fc00::1",
+            "fd12:3456::1",
+            "fe80::1",
+            "febf::1",
+            "fec0::1",
+            "ff02::1",
+            "2001:db8::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.1.2.3",
+            "::ffff:169.254.169.254",
+            "::127.0.0.1",
+            "64:ff9b::a00:1",
+            "2002:c0a8:101::1",
+            "100::1",
         ];
         for text in refused {
             let ip: IpAddr = text.parse().unwrap();
             assert!(!is_public(ip), "{text} must be refused");
         }
         let allowed = [
-            "8.8.8.8", "1.1.1.1", "172.15.255.255", "172.32.0.1", "100.63.255.255", "100.128.0.1",
-            "169.253.1.1", "192.169.0.1", "2606:4700:4700::1111", "2a00:1450:4001::200e", "::ffff:8.8.8.8",
-            "64:ff9b::808:808", "2002:808:808::1",
+            "8.8.8.8",
+            "1.1.1.1",
+            "172.15.255.255",
+            "172.32.0.1",
+            "100.63.255.255",
+            "100.128.0.1",
+            "169.253.1.1",
+            "192.169.0.1",
+            "2606:4700:4700::1111",
+            "2a00:1450:4001::200e",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
         ];
         for text in allowed {
             let ip: IpAddr = text.parse().unwrap();
@@ -179,7 +238,9 @@ mod tests {
     }
 
     async fn check(allow_private: bool, url: &str) -> Result<VettedUrl, GuardError> {
-        AddressGuard::new(allow_private).check(&Url::parse(url).unwrap()).await
+        AddressGuard::new(allow_private)
+            .check(&Url::parse(url).unwrap())
+            .await
     }
 
     #[tokio::test]
@@ -193,7 +254,10 @@ mod tests {
             "http://0x7f000001/", // the URL parser normalises this to 127.0.0.1
         ] {
             let result = check(false, url).await;
-            assert!(matches!(result, Err(GuardError::PrivateAddress { .. })), "{url}: {result:?}");
+            assert!(
+                matches!(result, Err(GuardError::PrivateAddress { .. })),
+                "{url}: {result:?}"
+            );
         }
     }
 
@@ -216,15 +280,25 @@ mod tests {
 
     #[tokio::test]
     async fn only_http_and_https_are_fetched() {
-        for url in ["ftp://example.com/a.wav", "file:///etc/passwd", "gopher://example.com/"] {
+        for url in [
+            "ftp://example.com/a.wav",
+            "file:///etc/passwd",
+            "gopher://example.com/",
+        ] {
             let result = check(true, url).await;
-            assert!(matches!(result, Err(GuardError::UnsupportedScheme(_))), "{url}: {result:?}");
+            assert!(
+                matches!(result, Err(GuardError::UnsupportedScheme(_))),
+                "{url}: {result:?}"
+            );
         }
     }
 
     #[tokio::test]
     async fn unknown_hosts_are_unresolvable() {
         let result = check(false, "http://no-such-host.invalid/a.wav").await;
-        assert!(matches!(result, Err(GuardError::Unresolvable { .. })), "{result:?}");
+        assert!(
+            matches!(result, Err(GuardError::Unresolvable { .. })),
+            "{result:?}"
+        );
     }
 }

@@ -106,9 +106,16 @@ impl Fetcher {
     }
 
     /// Downloads `url` and commits it as the media of `job_id`.
-    pub async fn fetch_to_store(&self, url: &str, store: &MediaStore, job_id: &str) -> Result<StoredMedia, FetchError> {
+    pub async fn fetch_to_store(
+        &self,
+        url: &str,
+        store: &MediaStore,
+        job_id: &str,
+    ) -> Result<StoredMedia, FetchError> {
         let download = self.download(url, store).await?;
-        Ok(store.commit(download.temp, job_id, &download.file_name).await?)
+        Ok(store
+            .commit(download.temp, job_id, &download.file_name)
+            .await?)
     }
 
     /// Downloads `url` into a temp file of `store`, following redirects hop by hop.
@@ -119,16 +126,24 @@ impl Fetcher {
             let host = url.host_str().unwrap_or_default().to_owned();
             let response = self.request(&url).await?;
             let status = response.status();
-            if status.is_redirection() {
-                if let Some(location) = response.headers().get(LOCATION) {
-                    if redirects == self.config.max_redirects {
-                        return Err(FetchError::TooManyRedirects { max: self.config.max_redirects });
-                    }
-                    redirects += 1;
-                    let location = location.to_str().map_err(|_| FetchError::InvalidUrl("the redirect target is not text".into()))?;
-                    url = url.join(location).map_err(|e| FetchError::InvalidUrl(format!("redirect to {location:?}: {e}")))?;
-                    continue;
+            if let Some(location) = response
+                .headers()
+                .get(LOCATION)
+                .filter(|_| status.is_redirection())
+            {
+                if redirects == self.config.max_redirects {
+                    return Err(FetchError::TooManyRedirects {
+                        max: self.config.max_redirects,
+                    });
                 }
+                redirects += 1;
+                let location = location.to_str().map_err(|_| {
+                    FetchError::InvalidUrl("the redirect target is not text".into())
+                })?;
+                url = url.join(location).map_err(|e| {
+                    FetchError::InvalidUrl(format!("redirect to {location:?}: {e}"))
+                })?;
+                continue;
             }
             if !status.is_success() {
                 return Err(FetchError::HttpStatus {
@@ -138,13 +153,27 @@ impl Fetcher {
             }
             // A share link that answers with an HTML page is the most common wrong URL; say so
             // before downloading it. Everything else is judged by its content later (probing).
-            let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-            let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let content_type = response
+                .headers()
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let mime = content_type
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             if mime == "text/html" || mime == "application/xhtml+xml" {
                 return Err(FetchError::NotMedia { content_type: mime });
             }
-            if response.content_length().is_some_and(|len| len > self.config.max_bytes) {
-                return Err(FetchError::TooLarge { limit: self.config.max_bytes });
+            if response
+                .content_length()
+                .is_some_and(|len| len > self.config.max_bytes)
+            {
+                return Err(FetchError::TooLarge {
+                    limit: self.config.max_bytes,
+                });
             }
             let file_name = response
                 .headers()
@@ -154,7 +183,11 @@ impl Fetcher {
                 .or_else(|| file_name_from_url(&url))
                 .unwrap_or_else(|| "media".to_owned());
             let temp = self.receive_body(response, store, &host).await?;
-            return Ok(Download { temp, file_name, final_url: url });
+            return Ok(Download {
+                temp,
+                file_name,
+                final_url: url,
+            });
         }
     }
 
@@ -173,7 +206,11 @@ impl Fetcher {
             host: vetted.host.clone(),
             reason: format!("the HTTP client could not start: {}", root_cause(&e)),
         })?;
-        client.get(url.clone()).send().await.map_err(|e| self.classify(&vetted.host, e))
+        client
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| self.classify(&vetted.host, e))
     }
 
     async fn receive_body(
@@ -192,11 +229,20 @@ impl Fetcher {
     fn classify(&self, host: &str, error: reqwest::Error) -> FetchError {
         let host = host.to_owned();
         if error.is_connect() {
-            FetchError::Unreachable { host, reason: root_cause(&error) }
+            FetchError::Unreachable {
+                host,
+                reason: root_cause(&error),
+            }
         } else if error.is_timeout() {
-            FetchError::Timeout { host, after: self.config.read_timeout }
+            FetchError::Timeout {
+                host,
+                after: self.config.read_timeout,
+            }
         } else {
-            FetchError::Interrupted { host, reason: root_cause(&error) }
+            FetchError::Interrupted {
+                host,
+                reason: root_cause(&error),
+            }
         }
     }
 }
@@ -214,10 +260,15 @@ fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
 fn file_name_from_content_disposition(header: &str) -> Option<String> {
     let mut plain = None;
     for part in header.split(';').map(str::trim) {
-        let Some((key, value)) = part.split_once('=') else { continue };
+        let Some((key, value)) = part.split_once('=') else {
+            continue;
+        };
         match key.trim().to_ascii_lowercase().as_str() {
             "filename*" => {
-                let encoded = value.trim().split_once("''").map_or(value, |(_charset, rest)| rest);
+                let encoded = value
+                    .trim()
+                    .split_once("''")
+                    .map_or(value, |(_charset, rest)| rest);
                 let name = percent_decode(encoded.trim_matches('"'));
                 if !name.is_empty() {
                     return Some(name);
@@ -246,12 +297,13 @@ fn percent_decode(text: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-                continue;
-            }
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
@@ -267,9 +319,9 @@ fn human_bytes(bytes: &u64) -> String {
     let bytes = *bytes;
     const GB: u64 = 1_000_000_000;
     const MB: u64 = 1_000_000;
-    if bytes >= GB && bytes % GB == 0 {
+    if bytes >= GB && bytes.is_multiple_of(GB) {
         format!("{} GB", bytes / GB)
-    } else if bytes >= MB && bytes % MB == 0 {
+    } else if bytes >= MB && bytes.is_multiple_of(MB) {
         format!("{} MB", bytes / MB)
     } else {
         format!("{bytes} bytes")
@@ -285,19 +337,29 @@ mod tests {
         let cases = [
             ("attachment; filename=\"talk.mp3\"", Some("talk.mp3")),
             ("attachment; filename=plain.wav", Some("plain.wav")),
-            ("attachment; filename=\"a.wav\"; filename*=UTF-8''na%C3%AFve%20talk.wav", Some("naïve talk.wav")),
+            (
+                "attachment; filename=\"a.wav\"; filename*=UTF-8''na%C3%AFve%20talk.wav",
+                Some("naïve talk.wav"),
+            ),
             ("inline", None),
             ("attachment; filename=\"\"", None),
         ];
         for (header, want) in cases {
-            assert_eq!(file_name_from_content_disposition(header).as_deref(), want, "{header}");
+            assert_eq!(
+                file_name_from_content_disposition(header).as_deref(),
+                want,
+                "{header}"
+            );
         }
     }
 
     #[test]
     fn file_names_fall_back_to_the_url_path() {
         let name = |u: &str| file_name_from_url(&Url::parse(u).unwrap());
-        assert_eq!(name("https://example.com/media/caf%C3%A9.wav?x=1").as_deref(), Some("café.wav"));
+        assert_eq!(
+            name("https://example.com/media/caf%C3%A9.wav?x=1").as_deref(),
+            Some("café.wav")
+        );
         assert_eq!(name("https://example.com/dir/").as_deref(), Some("dir"));
         assert_eq!(name("https://example.com/"), None);
         assert_eq!(percent_decode("100%"), "100%");
@@ -306,9 +368,19 @@ mod tests {
 
     #[test]
     fn limits_read_well() {
-        assert_eq!(FetchError::TooLarge { limit: MAX_URL_MEDIA_BYTES }.to_string(), "The file is larger than the limit of 16 GB");
         assert_eq!(
-            FetchError::HttpStatus { status: 404, reason: "Not Found".into() }.to_string(),
+            FetchError::TooLarge {
+                limit: MAX_URL_MEDIA_BYTES
+            }
+            .to_string(),
+            "The file is larger than the limit of 16 GB"
+        );
+        assert_eq!(
+            FetchError::HttpStatus {
+                status: 404,
+                reason: "Not Found".into()
+            }
+            .to_string(),
             "The server answered 404 Not Found"
         );
     }

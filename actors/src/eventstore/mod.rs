@@ -9,6 +9,26 @@
 //! Adapters: [`sqlite::SqliteEventStore`] (embedded default). Every adapter must pass the suite in
 //! [`contract`], which is written against this trait only.
 //!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use futures::StreamExt;
+//! # use serde_json::json;
+//! # use scribe_actors::eventstore::*;
+//! # async fn demo(store: Arc<dyn EventStore>) -> Result<(), StoreError> {
+//! let events = vec![NewEvent::new("JobSubmitted", json!({"type": "JobSubmitted", "v": 1}))];
+//! let appended = store.append("job-42", ExpectedVersion::NoStream, events).await?;
+//!
+//! // A projection follows the whole log from its checkpoint, catch-up then live.
+//! let mut log = store.subscribe_all(0);
+//! while let Some(event) = log.next().await {
+//!     let event = event?;
+//!     if event.position >= appended.position {
+//!         break; // the projection has seen our write
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! The trait is object safe (`Arc<dyn EventStore>`); its methods return boxed futures so that no
 //! macro crate is needed.
 

@@ -44,6 +44,29 @@ async fn chunks_are_committed_under_the_job_with_a_safe_name() {
 }
 
 #[tokio::test]
+async fn large_files_in_uneven_chunks_arrive_byte_for_byte() {
+    let (_dir, store) = store().await;
+    // 11 MB crosses several internal write blocks; chunk sizes vary like network reads do.
+    let data: Vec<u8> = (0..11_000_003u32).map(|i| (i % 251) as u8).collect();
+    let mut temp = store.create_temp(data.len() as u64).await.unwrap();
+    let mut offset = 0;
+    for size in [1, 7, 65_536, 4 << 20, 333_333].iter().cycle() {
+        let end = (offset + size).min(data.len());
+        temp.write_chunk(&data[offset..end]).await.unwrap();
+        offset = end;
+        if offset == data.len() {
+            break;
+        }
+    }
+    let stored = store.commit(temp, "job-big", "big.bin").await.unwrap();
+    assert_eq!(stored.size, data.len() as u64);
+    assert!(
+        std::fs::read(&stored.path).unwrap() == data,
+        "the file holds exactly the bytes written, in order"
+    );
+}
+
+#[tokio::test]
 async fn passing_the_cap_fails_and_leaves_nothing() {
     let (_dir, store) = store().await;
     let mut temp = store.create_temp(10).await.unwrap();

@@ -10,12 +10,16 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use std::io::Write;
+
 use tokio::fs::File;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::task::JoinHandle;
 
 /// Temp files start with this prefix; any left at start-up are remains of a crash.
 const TEMP_PREFIX: &str = ".incoming-";
-const WRITE_BUFFER: usize = 1 << 20;
+/// Media is written in blocks of this size, one blocking-pool hop per block (see `BlockWriter`).
+const BLOCK: usize = 4 << 20;
 /// Longest file name kept, in bytes (file systems allow 255).
 const MAX_NAME_BYTES: usize = 180;
 
@@ -105,7 +109,7 @@ impl MediaStore {
             .await
             .map_err(io_error("creating a temp file", &path))?;
         Ok(TempMedia {
-            file: BufWriter::with_capacity(WRITE_BUFFER, file),
+            writer: BlockWriter::new(file.into_std().await),
             path,
             written: 0,
             limit,
@@ -123,15 +127,10 @@ impl MediaStore {
         let job_dir = self.job_dir(job_id)?;
         let file_name = sanitize_file_name(file_name);
         let mut temp = temp;
-        temp.file
-            .flush()
+        temp.writer
+            .finish()
             .await
             .map_err(io_error("writing", &temp.path))?;
-        temp.file
-            .get_ref()
-            .sync_all()
-            .await
-            .map_err(io_error("syncing", &temp.path))?;
         tokio::fs::create_dir_all(&job_dir)
             .await
             .map_err(io_error("creating a job directory", &job_dir))?;
@@ -220,9 +219,10 @@ impl MediaStore {
 }
 
 /// A file being received. Dropping it without [`MediaStore::commit`] deletes it.
+/// Its writes are not cancel safe: after a cancelled `write_chunk`, drop it.
 #[derive(Debug)]
 pub struct TempMedia {
-    file: BufWriter<File>,
+    writer: BlockWriter,
     path: PathBuf,
     written: u64,
     limit: u64,
@@ -237,8 +237,8 @@ impl TempMedia {
         if new_len > self.limit {
             return Err(MediaError::TooLarge { limit: self.limit });
         }
-        self.file
-            .write_all(chunk)
+        self.writer
+            .write(chunk)
             .await
             .map_err(io_error("writing", &self.path))?;
         self.written = new_len;
@@ -286,6 +286,90 @@ impl Drop for TempMedia {
             // A plain unlink: quick, and Drop cannot await.
             let _ = std::fs::remove_file(&self.path);
         }
+    }
+}
+
+/// Writes a file in large blocks on the blocking pool while the next block fills (double
+/// buffering). Measured on a 2 GB file here: `tokio::fs::File` (with or without a `BufWriter`)
+/// reached a quarter to a half of `dd`'s speed, because every chunk cost a thread hop and a copy;
+/// this costs one hop per block and holds at most two blocks in memory.
+#[derive(Debug)]
+struct BlockWriter {
+    /// The file while no write is in flight (`None` after a failed write).
+    file: Option<std::fs::File>,
+    filling: Vec<u8>,
+    in_flight: Option<BlockWrite>,
+}
+
+/// A block being written; gives the file and the block's buffer back.
+type BlockWrite = JoinHandle<io::Result<(std::fs::File, Vec<u8>)>>;
+
+impl BlockWriter {
+    fn new(file: std::fs::File) -> Self {
+        BlockWriter {
+            file: Some(file),
+            filling: Vec::new(),
+            in_flight: None,
+        }
+    }
+
+    async fn write(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            if self.filling.capacity() == 0 {
+                self.filling.reserve_exact(BLOCK);
+            }
+            let take = (BLOCK - self.filling.len()).min(data.len());
+            self.filling.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.filling.len() == BLOCK {
+                self.send_block().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the block in flight, then starts writing the one just filled.
+    async fn send_block(&mut self) -> io::Result<()> {
+        let (mut file, spare) = self.settle().await?;
+        let block = std::mem::replace(&mut self.filling, spare);
+        self.in_flight = Some(tokio::task::spawn_blocking(move || {
+            file.write_all(&block)?;
+            Ok((file, block))
+        }));
+        Ok(())
+    }
+
+    /// Waits for the block in flight; gives back the file and an empty buffer to fill next.
+    async fn settle(&mut self) -> io::Result<(std::fs::File, Vec<u8>)> {
+        match self.in_flight.take() {
+            Some(task) => {
+                let (file, mut block) = task.await.map_err(io::Error::other)??;
+                block.clear();
+                Ok((file, block))
+            }
+            None => {
+                let file = self
+                    .file
+                    .take()
+                    .ok_or_else(|| io::Error::other("an earlier write failed"))?;
+                Ok((file, Vec::new()))
+            }
+        }
+    }
+
+    /// Writes what is buffered and fsyncs the file.
+    async fn finish(&mut self) -> io::Result<()> {
+        let (mut file, _spare) = self.settle().await?;
+        let rest = std::mem::take(&mut self.filling);
+        let file = tokio::task::spawn_blocking(move || {
+            file.write_all(&rest)?;
+            file.sync_all()?;
+            Ok::<_, io::Error>(file)
+        })
+        .await
+        .map_err(io::Error::other)??;
+        self.file = Some(file);
+        Ok(())
     }
 }
 

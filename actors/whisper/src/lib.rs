@@ -6,3 +6,15 @@
 //! (encoder/decoder on burn, weights from `ct2`) → `decode` (beam search, timestamp rules,
 //! temperature fallback) → `align` (word timestamps by DTW over alignment heads). `engine`
 //! ties them together behind one `Engine::transcribe` call.
+pub mod align;
+pub mod audio;
+pub mod ct2;
+pub mod decode;
+pub mod engine;
+pub mod languages;
+pub mod model;
+pub mod tokenizer;
+pub mod mel;
+pub mod vad;
+
+pub use engine::{Engine, EngineConfig, EngineError, ModelInfo, Progress, Segment, Task, TranscribeOptions, Transcript, Word};

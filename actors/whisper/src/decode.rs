@@ -1,0 +1,436 @@
+//! Decoding one 30 s window into tokens, as faster-whisper (CTranslate2) does by default.
+//!
+//! Beam search (5 beams, patience 1, length penalty 1) with the CTranslate2 bookkeeping
+//! (2×beam candidates per step, finished beams replaced by the next live candidate), the
+//! suppression lists from config.json, OpenAI's timestamp rules, the no-speech probability at
+//! `<|startoftranscript|>`, and temperature fallback: when the result is too repetitive
+//! (compression ratio > 2.4) or too unlikely (average log-probability < −1), retry by
+//! sampling `best_of` candidates at temperatures 0.2, 0.4, … 1.0.
+
+use std::io::Write;
+
+use rand::Rng;
+
+use crate::model::{AudioContext, Whisper};
+use crate::tokenizer::Specials;
+
+/// Decoding settings; `Default` is faster-whisper's.
+#[derive(Clone, Debug)]
+pub struct DecodeOptions {
+    pub beam_size: usize,
+    pub best_of: usize,
+    pub patience: f32,
+    pub length_penalty: f32,
+    pub temperatures: Vec<f32>,
+    pub compression_ratio_threshold: f32,
+    pub log_prob_threshold: f32,
+    pub no_speech_threshold: f32,
+    /// Latest allowed first timestamp, seconds.
+    pub max_initial_timestamp: f32,
+    /// Never generated (config.json `suppress_ids` plus task/special tokens).
+    pub suppress: Vec<u32>,
+    /// Not generated as the first token (config.json `suppress_ids_begin`: blank, end of text).
+    pub suppress_begin: Vec<u32>,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            beam_size: 5,
+            best_of: 5,
+            patience: 1.0,
+            length_penalty: 1.0,
+            temperatures: vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+            compression_ratio_threshold: 2.4,
+            log_prob_threshold: -1.0,
+            no_speech_threshold: 0.6,
+            max_initial_timestamp: 1.0,
+            suppress: Vec::new(),
+            suppress_begin: Vec::new(),
+        }
+    }
+}
+
+/// The chosen decoding of one window.
+#[derive(Clone, Debug)]
+pub struct WindowResult {
+    /// Generated tokens, timestamps included, end-of-text excluded.
+    pub tokens: Vec<u32>,
+    pub avg_logprob: f32,
+    pub no_speech_prob: f32,
+    pub temperature: f32,
+    pub compression_ratio: f32,
+}
+
+/// Seconds per timestamp token step.
+pub const TIME_PRECISION: f32 = 0.02;
+
+/// gzip-style compression ratio of the text: high for repetitive loops.
+pub fn compression_ratio(text: &str) -> f32 {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() {
+        return 0.0;
+    }
+    let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).expect("writing to memory");
+    let compressed = enc.finish().expect("writing to memory");
+    bytes.len() as f32 / compressed.len() as f32
+}
+
+/// Everything the decoder needs about one window and one prompt.
+pub struct Decoder<'a> {
+    pub model: &'a Whisper,
+    pub audio: &'a AudioContext,
+    pub specials: &'a Specials,
+    pub opts: &'a DecodeOptions,
+    /// Turns tokens into text (for the compression ratio).
+    pub detokenize: &'a dyn Fn(&[u32]) -> String,
+}
+
+/// One unfinished sequence in the search.
+#[derive(Clone)]
+struct Hyp {
+    tokens: Vec<u32>,
+    score: f32,
+}
+
+struct Finished {
+    tokens: Vec<u32>,
+    score: f32,
+}
+
+impl Decoder<'_> {
+    /// Decodes with temperature fallback, as faster-whisper's `generate_with_fallback`.
+    pub fn decode_with_fallback(&self, prompt: &[u32], rng: &mut impl Rng) -> WindowResult {
+        let o = self.opts;
+        let mut all: Vec<WindowResult> = Vec::new();
+        let mut below_cr: Vec<usize> = Vec::new();
+        let mut last_t = 0.0;
+        for &t in &o.temperatures {
+            last_t = t;
+            let r = self.generate(prompt, t, rng);
+            let too_repetitive = r.compression_ratio > o.compression_ratio_threshold;
+            if !too_repetitive {
+                below_cr.push(all.len());
+            }
+            let too_unlikely = r.avg_logprob < o.log_prob_threshold;
+            let silence = r.no_speech_prob > o.no_speech_threshold && too_unlikely;
+            let done = silence || !(too_repetitive || too_unlikely);
+            all.push(r);
+            if done {
+                return all.pop().expect("just pushed");
+            }
+        }
+        // Every temperature failed: keep the most likely result, preferring non-repetitive ones.
+        let pool: Vec<usize> = if below_cr.is_empty() { (0..all.len()).collect() } else { below_cr };
+        let best = pool
+            .into_iter()
+            .max_by(|&a, &b| all[a].avg_logprob.total_cmp(&all[b].avg_logprob))
+            .expect("at least one temperature");
+        let mut r = all.swap_remove(best);
+        r.temperature = last_t;
+        r
+    }
+
+    /// One decoding at one temperature: beam search at 0, sampling `best_of` candidates above.
+    pub fn generate(&self, prompt: &[u32], temperature: f32, rng: &mut impl Rng) -> WindowResult {
+        let s = self.specials;
+        let sot_index = prompt.iter().position(|&t| t == s.sot).expect("prompt contains <|startoftranscript|>");
+        let mut prompt_len = sot_index;
+        while prompt_len < prompt.len() && prompt[prompt_len] >= s.sot && prompt[prompt_len] <= s.no_timestamps {
+            prompt_len += 1;
+        }
+        let prefix = &prompt[..prompt_len - 1];
+        let start = prompt[prompt_len - 1];
+        let with_timestamps = start != s.no_timestamps;
+        let n_ctx = self.model.dims.n_text_ctx;
+        let max_len = (n_ctx / 2).min(n_ctx - prefix.len());
+
+        let mut cache = self.model.new_cache(1);
+        let mut no_speech_prob = None;
+        if !prefix.is_empty() {
+            let rows: Vec<usize> = if sot_index < prefix.len() { vec![sot_index] } else { Vec::new() };
+            let logits = self.model.decode(self.audio, &mut cache, prefix, &rows);
+            if sot_index < prefix.len() {
+                no_speech_prob = Some(softmax_at(&logits, s.no_speech as usize));
+            }
+        }
+        let rules = Rules {
+            specials: s,
+            with_timestamps,
+            max_initial: s.timestamp_begin + (self.opts.max_initial_timestamp / TIME_PRECISION).round() as u32,
+            opts: self.opts,
+        };
+        let (finished, nsp) = if temperature == 0.0 {
+            self.beam_search(&mut cache, start, max_len, &rules)
+        } else {
+            self.sample(&mut cache, start, max_len, &rules, temperature, rng)
+        };
+        let no_speech_prob = no_speech_prob.or(nsp).unwrap_or(0.0);
+        let lp = self.opts.length_penalty;
+        let best = finished
+            .into_iter()
+            .max_by(|a, b| {
+                let norm = |f: &Finished| f.score / (f.tokens.len().max(1) as f32).powf(lp);
+                norm(a).total_cmp(&norm(b))
+            })
+            .expect("search always finishes at least one hypothesis");
+        let avg_logprob = best.score / (best.tokens.len() + 1) as f32;
+        let text = (self.detokenize)(&best.tokens);
+        WindowResult {
+            compression_ratio: compression_ratio(text.trim()),
+            tokens: best.tokens,
+            avg_logprob,
+            no_speech_prob,
+            temperature,
+        }
+    }
+
+    fn beam_search(&self, cache: &mut crate::model::KvCache, start: u32, max_len: usize, rules: &Rules) -> (Vec<Finished>, Option<f32>) {
+        let beam = self.opts.beam_size.max(1);
+        let n_cand = 2 * beam;
+        let max_finished = ((beam as f32) * self.opts.patience).round().max(1.0) as usize;
+        let eot = self.specials.eot;
+        let mut alive = vec![Hyp { tokens: Vec::new(), score: 0.0 }];
+        let mut inputs = vec![start];
+        let mut finished = Vec::new();
+        let mut no_speech = None;
+        for step in 0..max_len {
+            let mut logits = self.model.decode(self.audio, cache, &inputs, &[0]);
+            let vocab = logits.len() / alive.len();
+            if step == 0 {
+                no_speech = Some(softmax_at(&logits[..vocab], self.specials.no_speech as usize));
+            }
+            // Per-row log-probabilities plus the beam's score, then the best candidates overall.
+            let mut cands: Vec<(f32, usize, u32)> = Vec::with_capacity(alive.len() * n_cand);
+            for (row, hyp) in alive.iter().enumerate() {
+                let lp = &mut logits[row * vocab..(row + 1) * vocab];
+                rules.apply(step, &hyp.tokens, lp);
+                log_softmax(lp);
+                for (tok, score) in top_k(lp, n_cand) {
+                    cands.push((score + hyp.score, row, tok));
+                }
+            }
+            cands.sort_by(|a, b| b.0.total_cmp(&a.0));
+            cands.truncate(n_cand);
+            let last_step = step + 1 == max_len;
+            let mut next: Vec<Hyp> = Vec::with_capacity(beam);
+            let mut origins = Vec::with_capacity(beam);
+            let mut secondary = beam;
+            for k in 0..beam.min(cands.len()) {
+                let (score, row, tok) = cands[k];
+                let mut chosen = k;
+                if tok == eot || last_step {
+                    let mut tokens = alive[row].tokens.clone();
+                    if tok != eot {
+                        tokens.push(tok);
+                    }
+                    finished.push(Finished { tokens, score });
+                    if let Some(j) = (secondary..cands.len()).find(|&j| cands[j].2 != eot) {
+                        chosen = j;
+                        secondary = j + 1;
+                    }
+                }
+                let (score, row, tok) = if chosen == k { (score, row, tok) } else { cands[chosen] };
+                let mut tokens = alive[row].tokens.clone();
+                tokens.push(tok);
+                next.push(Hyp { tokens, score });
+                origins.push(row);
+            }
+            if last_step || finished.len() >= max_finished {
+                break;
+            }
+            inputs = next.iter().map(|h| *h.tokens.last().expect("non-empty")).collect();
+            cache.select(&origins);
+            alive = next;
+        }
+        (finished, no_speech)
+    }
+
+    fn sample(
+        &self,
+        cache: &mut crate::model::KvCache,
+        start: u32,
+        max_len: usize,
+        rules: &Rules,
+        temperature: f32,
+        rng: &mut impl Rng,
+    ) -> (Vec<Finished>, Option<f32>) {
+        let n = self.opts.best_of.max(1);
+        let eot = self.specials.eot;
+        cache.select(&vec![0; n]);
+        let mut alive: Vec<Hyp> = vec![Hyp { tokens: Vec::new(), score: 0.0 }; n];
+        let mut inputs = vec![start; n];
+        let mut finished = Vec::new();
+        let mut no_speech = None;
+        for step in 0..max_len {
+            let mut logits = self.model.decode(self.audio, cache, &inputs, &[0]);
+            let vocab = logits.len() / alive.len();
+            if step == 0 {
+                no_speech = Some(softmax_at(&logits[..vocab], self.specials.no_speech as usize));
+            }
+            let last_step = step + 1 == max_len;
+            let mut keep = Vec::new();
+            let mut next = Vec::new();
+            for (row, mut hyp) in alive.into_iter().enumerate() {
+                let lp = &mut logits[row * vocab..(row + 1) * vocab];
+                rules.apply(step, &hyp.tokens, lp);
+                let tok = sample_token(lp, temperature, rng);
+                log_softmax(lp);
+                hyp.score += lp[tok as usize];
+                if tok == eot || last_step {
+                    if tok != eot {
+                        hyp.tokens.push(tok);
+                    }
+                    finished.push(Finished { tokens: hyp.tokens, score: hyp.score });
+                } else {
+                    hyp.tokens.push(tok);
+                    keep.push(row);
+                    next.push(hyp);
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            if keep.len() != cache.batch() {
+                cache.select(&keep);
+            }
+            inputs = next.iter().map(|h| *h.tokens.last().expect("non-empty")).collect();
+            alive = next;
+        }
+        (finished, no_speech)
+    }
+}
+
+/// Logit filters applied before every step: suppression lists and Whisper's timestamp rules.
+struct Rules<'a> {
+    specials: &'a Specials,
+    with_timestamps: bool,
+    max_initial: u32,
+    opts: &'a DecodeOptions,
+}
+
+impl Rules<'_> {
+    fn apply(&self, step: usize, generated: &[u32], logits: &mut [f32]) {
+        let s = self.specials;
+        let ninf = f32::NEG_INFINITY;
+        for &t in &self.opts.suppress {
+            if let Some(x) = logits.get_mut(t as usize) {
+                *x = ninf;
+            }
+        }
+        if step == 0 {
+            for &t in &self.opts.suppress_begin {
+                if let Some(x) = logits.get_mut(t as usize) {
+                    *x = ninf;
+                }
+            }
+        }
+        if !self.with_timestamps {
+            return;
+        }
+        let ts = s.timestamp_begin as usize;
+        let eot = s.eot as usize;
+        logits[s.no_timestamps as usize] = ninf;
+        let mut check_prob = false;
+        if step == 0 {
+            // The first token is a timestamp, and not later than max_initial_timestamp.
+            logits[..ts].fill(ninf);
+            let from = (self.max_initial as usize + 1).min(logits.len());
+            logits[from..].fill(ninf);
+        } else {
+            let last = generated[step - 1];
+            if last >= s.timestamp_begin {
+                let penultimate = if step >= 2 { generated[step - 2] } else { last };
+                if penultimate >= s.timestamp_begin {
+                    // Two timestamps in a row close a segment: text must follow.
+                    logits[ts..].fill(ninf);
+                } else {
+                    // An opening timestamp must be followed by text... or a closing one / EOT.
+                    logits[..eot].fill(ninf);
+                    check_prob = true;
+                }
+            } else {
+                check_prob = true;
+            }
+            // Timestamps never go backwards.
+            if let Some(&prev) = generated[..step].iter().rev().find(|&&t| t >= s.timestamp_begin) {
+                logits[ts..prev as usize].fill(ninf);
+            }
+        }
+        if check_prob {
+            // If all timestamps together are likelier than any single text token, emit a timestamp.
+            let lse = |xs: &[f32]| {
+                let m = xs.iter().copied().fold(ninf, f32::max);
+                if m == ninf { ninf } else { m + xs.iter().map(|x| (x - m).exp()).sum::<f32>().ln() }
+            };
+            let total = lse(logits);
+            let ts_logprob = lse(&logits[ts..]) - total;
+            let max_text = logits[..ts].iter().copied().fold(ninf, f32::max) - total;
+            if ts_logprob > max_text {
+                logits[..ts].fill(ninf);
+            }
+        }
+    }
+}
+
+fn log_softmax(x: &mut [f32]) {
+    let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let lse = m + x.iter().map(|v| (v - m).exp()).sum::<f32>().ln();
+    for v in x {
+        *v -= lse;
+    }
+}
+
+fn softmax_at(x: &[f32], i: usize) -> f32 {
+    let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let sum: f32 = x.iter().map(|v| (v - m).exp()).sum();
+    (x[i] - m).exp() / sum
+}
+
+/// The `k` largest entries as `(index, value)`, best first.
+fn top_k(x: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut best: Vec<(u32, f32)> = Vec::with_capacity(k + 1);
+    for (i, &v) in x.iter().enumerate() {
+        if best.len() < k || v > best[best.len() - 1].1 {
+            let pos = best.partition_point(|&(_, b)| b >= v);
+            best.insert(pos, (i as u32, v));
+            best.truncate(k);
+        }
+    }
+    best
+}
+
+/// Draws a token from softmax(logits / temperature).
+fn sample_token(logits: &[f32], temperature: f32, rng: &mut impl Rng) -> u32 {
+    let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let weights: Vec<f32> = logits.iter().map(|&v| ((v - m) / temperature).exp()).collect();
+    let total: f32 = weights.iter().sum();
+    let mut r = rng.random::<f32>() * total;
+    for (i, w) in weights.iter().enumerate() {
+        r -= w;
+        if r <= 0.0 && *w > 0.0 {
+            return i as u32;
+        }
+    }
+    weights.iter().rposition(|&w| w > 0.0).unwrap_or(0) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_k_is_sorted_and_complete() {
+        let x = [0.1, 5.0, -1.0, 3.0, 5.0, 2.0];
+        assert_eq!(top_k(&x, 3), vec![(1, 5.0), (4, 5.0), (3, 3.0)]);
+    }
+
+    #[test]
+    fn repetitive_text_compresses_well() {
+        let normal = "And so my fellow Americans, ask not what your country can do for you.";
+        let looped = "ask not ".repeat(40);
+        assert!(compression_ratio(normal) < 2.4);
+        assert!(compression_ratio(&looped) > 2.4);
+    }
+}

@@ -1,0 +1,667 @@
+//! The engine: one call from a media file to a timed transcript.
+//!
+//! `Engine::load` reads the model once (weights, tokenizer, config.json, optional Silero VAD);
+//! the `Engine` is immutable, `Send + Sync`, and shared behind an `Arc`. `transcribe` follows
+//! faster-whisper's `transcribe(vad_filter=True, word_timestamps=True)`: decode the media,
+//! keep the speech the VAD finds (none → [`EngineError::NoSpeech`]), compute log-mel, detect
+//! the language on the first window, then walk 30 s windows, seeking to the last timestamp,
+//! with the previous text (and glossary terms) as prompt, and finally map times back to the
+//! original file's timeline.
+
+use std::path::{Path, PathBuf};
+
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+use crate::align::{self, WordTiming};
+use crate::audio::{self, AudioError, SAMPLE_RATE};
+use crate::ct2::{Ct2File, WhisperDims};
+use crate::decode::{DecodeOptions, Decoder, TIME_PRECISION};
+use crate::languages;
+use crate::mel;
+use crate::model::{AudioContext, Whisper};
+use crate::tokenizer::WhisperTokenizer;
+use crate::vad::{self, SileroVad};
+
+/// Where the model lives and how to run it.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Directory with model.bin, config.json and tokenizer.json.
+    pub model_dir: PathBuf,
+    /// Silero VAD weights (`silero_vad_16k.safetensors`); `None` disables voice detection.
+    pub vad_path: Option<PathBuf>,
+    /// Worker threads for the network (default: all cores).
+    pub threads: Option<usize>,
+}
+
+/// Speech to text in the spoken language, or speech to English.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Task {
+    #[default]
+    Transcribe,
+    Translate,
+}
+
+#[derive(Clone, Debug)]
+pub struct TranscribeOptions {
+    /// Whisper (or service) language code ("en", "fr", "nl-be"…); `None` or "auto" = detect.
+    pub language: Option<String>,
+    /// Restrict detection to these codes (empty = all the model knows).
+    pub detect_among: Vec<String>,
+    pub task: Task,
+    pub beam_size: usize,
+    pub word_timestamps: bool,
+    /// Glossary terms the decoder is nudged towards in every window.
+    pub hotwords: Vec<String>,
+    pub use_vad: bool,
+}
+
+impl Default for TranscribeOptions {
+    fn default() -> Self {
+        TranscribeOptions {
+            language: None,
+            detect_among: Vec::new(),
+            task: Task::Transcribe,
+            beam_size: 5,
+            word_timestamps: true,
+            hotwords: Vec::new(),
+            use_vad: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub done_s: f64,
+    pub total_s: f64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct Transcript {
+    pub language: String,
+    pub language_probability: f32,
+    pub duration_s: f64,
+    pub segments: Vec<Segment>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct Segment {
+    pub start: f64,
+    pub end: f64,
+    pub text: String,
+    pub words: Vec<Word>,
+    pub avg_logprob: f32,
+    pub no_speech_prob: f32,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct Word {
+    pub start: f64,
+    pub end: f64,
+    pub text: String,
+    pub probability: f32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("No speech found in the audio")]
+    NoSpeech,
+    #[error(transparent)]
+    Audio(#[from] AudioError),
+    #[error("Cannot use the speech model at {}: {reason}", path.display())]
+    Model { path: PathBuf, reason: String },
+    #[error("The language {code:?} is not supported by the {model} speech model")]
+    UnsupportedLanguage { code: String, model: String },
+    #[error("The {model} speech model cannot translate; use a multilingual model")]
+    UnsupportedTask { model: String },
+    #[error("Voice detection failed: {0}")]
+    Vad(String),
+}
+
+/// What the loaded model is.
+#[derive(Clone, Debug)]
+pub struct ModelInfo {
+    /// "base", "tiny.en", … (the model directory's name without `whisper-`).
+    pub name: String,
+    pub multilingual: bool,
+    pub n_mels: usize,
+    pub dims: WhisperDims,
+    pub model_dir: PathBuf,
+}
+
+/// The parts of config.json the decoder needs.
+#[derive(Deserialize)]
+struct ModelConfig {
+    alignment_heads: Vec<(usize, usize)>,
+    #[serde(default)]
+    lang_ids: Vec<u32>,
+    suppress_ids: Vec<u32>,
+    suppress_ids_begin: Vec<u32>,
+}
+
+pub struct Engine {
+    model: Whisper,
+    tokenizer: WhisperTokenizer,
+    config: ModelConfig,
+    info: ModelInfo,
+    vad: Option<SileroVad>,
+}
+
+/// Mel frames per second and per window.
+const FRAMES_PER_SECOND: usize = SAMPLE_RATE as usize / mel::HOP;
+const WINDOW_FRAMES: usize = mel::N_FRAMES;
+
+impl Engine {
+    pub fn load(cfg: &EngineConfig) -> Result<Engine, EngineError> {
+        let dir = &cfg.model_dir;
+        let model_err = |path: PathBuf, reason: String| EngineError::Model { path, reason };
+        if !dir.is_dir() {
+            return Err(model_err(dir.clone(), "directory not found (install the models with `bash ops/setup.sh`)".into()));
+        }
+        let config_path = dir.join("config.json");
+        let config: ModelConfig = std::fs::read(&config_path)
+            .map_err(|e| model_err(config_path.clone(), format!("cannot be read: {e}")))
+            .and_then(|b| serde_json::from_slice(&b).map_err(|e| model_err(config_path.clone(), format!("invalid: {e}"))))?;
+        let tokenizer = WhisperTokenizer::load(&dir.join("tokenizer.json"))
+            .map_err(|e| model_err(dir.join("tokenizer.json"), e.reason))?;
+        if let Some(n) = cfg.threads {
+            // burn-flex and gemm run on rayon's global pool; it can be sized only before its
+            // first use, so a later engine (or an earlier user of rayon) keeps the first size.
+            let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+        }
+        let bin_path = dir.join("model.bin");
+        let file = Ct2File::open(&bin_path).map_err(|e| model_err(e.path, e.reason))?;
+        let model = Whisper::load(&file, &burn::tensor::Device::flex()).map_err(|e| model_err(e.path, e.reason))?;
+        drop(file);
+        let dims = model.dims.clone();
+        if dims.n_vocab < tokenizer.specials.timestamp_begin as usize {
+            return Err(model_err(bin_path, "vocabulary is smaller than the tokenizer's".into()));
+        }
+        if let Some(&(l, h)) = config.alignment_heads.iter().find(|&&(l, h)| l >= dims.n_decoder_layers || h >= dims.n_heads) {
+            return Err(model_err(config_path, format!("alignment head ({l}, {h}) does not exist in this model")));
+        }
+        let vad = match &cfg.vad_path {
+            Some(p) => Some(SileroVad::load(p).map_err(|e| model_err(p.clone(), e.to_string()))?),
+            None => None,
+        };
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_start_matches("whisper-").to_string())
+            .unwrap_or_else(|| "whisper".into());
+        let info = ModelInfo {
+            name,
+            multilingual: tokenizer.token_id("<|fr|>").is_some() && dims.n_vocab >= 51865,
+            n_mels: dims.n_mels,
+            dims,
+            model_dir: dir.clone(),
+        };
+        Ok(Engine { model, tokenizer, config, info, vad })
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    pub fn transcribe(
+        &self,
+        media: &Path,
+        opts: &TranscribeOptions,
+        on_progress: &mut dyn FnMut(Progress),
+    ) -> Result<Transcript, EngineError> {
+        let plan = self.plan_languages(opts)?;
+        let samples = audio::decode_all(media)?;
+        if samples.is_empty() {
+            return Err(AudioError::Empty.into());
+        }
+        let duration_s = samples.len() as f64 / SAMPLE_RATE as f64;
+        self.transcribe_samples(&samples, duration_s, opts, plan, on_progress)
+    }
+
+    /// Validates the requested language(s) against the model.
+    fn plan_languages(&self, opts: &TranscribeOptions) -> Result<LanguagePlan, EngineError> {
+        let model = self.info.name.clone();
+        let unsupported = |code: &str| EngineError::UnsupportedLanguage { code: code.to_string(), model: model.clone() };
+        if opts.task == Task::Translate && !self.info.multilingual {
+            return Err(EngineError::UnsupportedTask { model });
+        }
+        let requested = opts.language.as_deref().filter(|l| !l.is_empty() && !l.eq_ignore_ascii_case("auto"));
+        let check = |code: &str| -> Result<&'static str, EngineError> {
+            let w = languages::to_whisper_code(code).ok_or_else(|| unsupported(code))?;
+            if !self.info.multilingual && w != "en" {
+                return Err(unsupported(code));
+            }
+            if self.info.multilingual && self.tokenizer.token_id(&format!("<|{w}|>")).is_none() {
+                return Err(unsupported(code));
+            }
+            Ok(w)
+        };
+        if let Some(code) = requested {
+            return Ok(LanguagePlan::Fixed(check(code)?));
+        }
+        let among: Vec<&'static str> = if opts.detect_among.is_empty() {
+            Vec::new()
+        } else {
+            let ok: Vec<&'static str> = opts.detect_among.iter().filter_map(|c| check(c).ok()).collect();
+            if ok.is_empty() {
+                return Err(unsupported(&opts.detect_among.join(",")));
+            }
+            ok
+        };
+        if !self.info.multilingual {
+            return Ok(LanguagePlan::Fixed("en"));
+        }
+        Ok(LanguagePlan::Detect(among))
+    }
+
+    fn transcribe_samples(
+        &self,
+        samples: &[f32],
+        duration_s: f64,
+        opts: &TranscribeOptions,
+        plan: LanguagePlan,
+        on_progress: &mut dyn FnMut(Progress),
+    ) -> Result<Transcript, EngineError> {
+        // Voice activity: keep only speech, remembering where each piece came from.
+        let (speech, map) = match (&self.vad, opts.use_vad) {
+            (Some(vad), true) => {
+                let probs = vad.speech_probabilities(samples);
+                let spans = vad::speech_spans(&probs, samples.len(), &vad::VadParams::default());
+                if spans.is_empty() {
+                    return Err(EngineError::NoSpeech);
+                }
+                let mut speech = Vec::new();
+                for s in &spans {
+                    speech.extend_from_slice(&samples[s.clone()]);
+                }
+                (speech, TimeMap::new(&spans))
+            }
+            _ => (samples.to_vec(), TimeMap::identity()),
+        };
+        let n_mels = self.info.n_mels;
+        let mel = mel::log_mel(&speech, n_mels);
+        let content_frames = mel.n_frames.min(speech.len() / mel::HOP);
+        if content_frames == 0 {
+            return Err(EngineError::NoSpeech);
+        }
+        let window = |seek: usize| -> (Vec<f32>, usize) {
+            let size = WINDOW_FRAMES.min(content_frames - seek);
+            let mut w = vec![0.0f32; n_mels * WINDOW_FRAMES];
+            for m in 0..n_mels {
+                let row = &mel.data[m * mel.n_frames + seek..m * mel.n_frames + seek + size];
+                w[m * WINDOW_FRAMES..m * WINDOW_FRAMES + size].copy_from_slice(row);
+            }
+            (w, size)
+        };
+
+        let (first_mel, _) = window(0);
+        let mut first_audio = Some(self.model.encode(&first_mel));
+        let (language, language_probability) = match plan {
+            LanguagePlan::Fixed(l) => (l, 1.0),
+            LanguagePlan::Detect(among) => self.detect_language(first_audio.as_ref().expect("encoded"), &among),
+        };
+
+        let s = &self.tokenizer.specials;
+        let mut sot_sequence = vec![s.sot];
+        if self.info.multilingual {
+            sot_sequence.push(self.tokenizer.token_id(&format!("<|{language}|>")).expect("checked language token"));
+            let task = match opts.task {
+                Task::Transcribe => s.transcribe,
+                Task::Translate => s.translate,
+            };
+            sot_sequence.extend(task);
+        }
+        let mut suppress = self.config.suppress_ids.clone();
+        suppress.extend([s.sot, s.sot_prev, s.no_speech].into_iter().chain(s.transcribe).chain(s.translate).chain(s.sot_lm));
+        suppress.sort_unstable();
+        suppress.dedup();
+        let dopts = DecodeOptions {
+            beam_size: opts.beam_size.max(1),
+            suppress,
+            suppress_begin: self.config.suppress_ids_begin.clone(),
+            ..DecodeOptions::default()
+        };
+        let hotwords: Vec<u32> = {
+            let terms: Vec<&str> = opts.hotwords.iter().map(|h| h.trim()).filter(|h| !h.is_empty()).collect();
+            if terms.is_empty() {
+                Vec::new()
+            } else {
+                let mut t = self.tokenizer.encode(&format!(" {}", terms.join(", ")));
+                t.truncate(self.model.dims.n_text_ctx / 2 - 1);
+                t
+            }
+        };
+        let detok = |t: &[u32]| self.tokenizer.decode(t);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
+        let max_prompt = self.model.dims.n_text_ctx / 2 - 1;
+        let speech_s = speech.len() as f64 / SAMPLE_RATE as f64;
+
+        let mut seek = 0usize;
+        let mut all_tokens: Vec<u32> = Vec::new();
+        let mut prompt_reset_since = 0usize;
+        let mut last_speech_timestamp = 0.0f64;
+        let mut segments: Vec<Segment> = Vec::new();
+        while seek < content_frames {
+            let time_offset = seek as f64 / FRAMES_PER_SECOND as f64;
+            let (mel_window, segment_size) = window(seek);
+            let audio = match (seek, first_audio.take()) {
+                (0, Some(a)) => a,
+                _ => self.model.encode(&mel_window),
+            };
+            let previous = &all_tokens[prompt_reset_since..];
+            let mut prompt = Vec::new();
+            if !previous.is_empty() || !hotwords.is_empty() {
+                prompt.push(s.sot_prev);
+                prompt.extend_from_slice(&hotwords);
+                prompt.extend_from_slice(&previous[previous.len().saturating_sub(max_prompt)..]);
+            }
+            prompt.extend_from_slice(&sot_sequence);
+            let decoder = Decoder {
+                model: &self.model,
+                audio: &audio,
+                specials: s,
+                opts: &dopts,
+                detokenize: &detok,
+            };
+            let result = decoder.decode_with_fallback(&prompt, &mut rng);
+            let previous_seek = seek;
+            if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
+                seek += segment_size;
+                on_progress(Progress { done_s: map.to_original(seek as f64 / FRAMES_PER_SECOND as f64, true).min(duration_s), total_s: duration_s });
+                continue;
+            }
+            let (mut pieces, new_seek, single_ending) =
+                self.split_by_timestamps(&result.tokens, time_offset, seek, segment_size);
+            seek = new_seek;
+            if opts.word_timestamps {
+                last_speech_timestamp = self.add_word_timestamps(
+                    &mut pieces,
+                    &audio,
+                    &sot_sequence,
+                    segment_size,
+                    time_offset,
+                    language,
+                    last_speech_timestamp,
+                );
+                if !single_ending {
+                    if let Some(end) = pieces.iter().rev().find_map(|p| p.words.last().map(|w| w.end)) {
+                        if end > time_offset {
+                            seek = (end * FRAMES_PER_SECOND as f64).round() as usize;
+                        }
+                    }
+                }
+            }
+            for p in pieces {
+                let text = self.tokenizer.decode(&p.tokens);
+                if p.start == p.end || text.trim().is_empty() {
+                    continue;
+                }
+                all_tokens.extend_from_slice(&p.tokens);
+                segments.push(Segment {
+                    start: p.start,
+                    end: p.end,
+                    text,
+                    words: p
+                        .words
+                        .into_iter()
+                        .map(|w| Word { start: w.start, end: w.end, text: w.word, probability: w.probability })
+                        .collect(),
+                    avg_logprob: result.avg_logprob,
+                    no_speech_prob: result.no_speech_prob,
+                });
+            }
+            if result.temperature > 0.5 {
+                prompt_reset_since = all_tokens.len();
+            }
+            if seek <= previous_seek {
+                seek = previous_seek + segment_size; // never loop on the same window
+            }
+            let done = map.to_original(seek.min(content_frames) as f64 / FRAMES_PER_SECOND as f64, true);
+            on_progress(Progress { done_s: done.min(duration_s), total_s: duration_s });
+        }
+        let _ = speech_s;
+        if segments.is_empty() {
+            return Err(EngineError::NoSpeech);
+        }
+        for seg in &mut segments {
+            map.restore(seg);
+        }
+        Ok(Transcript { language: language.to_string(), language_probability, duration_s, segments })
+    }
+
+    /// Picks the most likely language token after `<|startoftranscript|>`, among `among`
+    /// (all the model's languages when empty). The probability is over all languages.
+    fn detect_language(&self, audio: &AudioContext, among: &[&'static str]) -> (&'static str, f32) {
+        let s = &self.tokenizer.specials;
+        let mut cache = self.model.new_cache(1);
+        let logits = self.model.decode(audio, &mut cache, &[s.sot], &[0]);
+        let langs: Vec<(&'static str, f32)> = languages::WHISPER_LANGUAGES
+            .iter()
+            .filter_map(|(code, _)| {
+                let id = self.tokenizer.token_id(&format!("<|{code}|>"))?;
+                (self.config.lang_ids.is_empty() || self.config.lang_ids.contains(&id)).then(|| (*code, logits[id as usize]))
+            })
+            .collect();
+        let m = langs.iter().map(|l| l.1).fold(f32::NEG_INFINITY, f32::max);
+        let total: f32 = langs.iter().map(|l| (l.1 - m).exp()).sum();
+        langs
+            .iter()
+            .filter(|(c, _)| among.is_empty() || among.contains(c))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|&(c, x)| (c, (x - m).exp() / total))
+            .unwrap_or(("en", 0.0))
+    }
+
+    /// Cuts a window's tokens into segments at timestamp pairs and decides where the next
+    /// window starts (faster-whisper's `_split_segments_by_timestamps`).
+    fn split_by_timestamps(&self, tokens: &[u32], time_offset: f64, seek: usize, segment_size: usize) -> (Vec<Piece>, usize, bool) {
+        let tb = self.tokenizer.specials.timestamp_begin;
+        let is_ts = |t: u32| t >= tb;
+        let ts_time = |t: u32| (t - tb) as f64 * TIME_PRECISION as f64;
+        let n = tokens.len();
+        let single_ending = n >= 2 && !is_ts(tokens[n - 2]) && is_ts(tokens[n - 1]);
+        let consecutive: Vec<usize> = (1..n).filter(|&i| is_ts(tokens[i]) && is_ts(tokens[i - 1])).collect();
+        let mut pieces = Vec::new();
+        let mut seek = seek;
+        if !consecutive.is_empty() {
+            let mut slices = consecutive;
+            if single_ending {
+                slices.push(n);
+            }
+            let mut last = 0;
+            for &cut in &slices {
+                let part = &tokens[last..cut];
+                pieces.push(Piece {
+                    start: time_offset + ts_time(part[0]),
+                    end: time_offset + ts_time(part[part.len() - 1]),
+                    tokens: part.to_vec(),
+                    words: Vec::new(),
+                });
+                last = cut;
+            }
+            if single_ending {
+                seek += segment_size;
+            } else {
+                seek += (tokens[last - 1] - tb) as usize * 2; // 2 mel frames per timestamp step
+            }
+        } else {
+            let mut duration = segment_size as f64 / FRAMES_PER_SECOND as f64;
+            if let Some(&last_ts) = tokens.iter().rev().find(|&&t| is_ts(t)) {
+                if last_ts != tb {
+                    duration = ts_time(last_ts);
+                }
+            }
+            pieces.push(Piece { start: time_offset, end: time_offset + duration, tokens: tokens.to_vec(), words: Vec::new() });
+            seek += segment_size;
+        }
+        (pieces, seek, single_ending)
+    }
+
+    /// Word timings for every piece of one window (faster-whisper's `add_word_timestamps`),
+    /// in seconds of the speech timeline. Returns the new last-speech time.
+    #[allow(clippy::too_many_arguments)]
+    fn add_word_timestamps(
+        &self,
+        pieces: &mut [Piece],
+        audio: &AudioContext,
+        sot_sequence: &[u32],
+        num_frames: usize,
+        time_offset: f64,
+        language: &str,
+        mut last_speech_timestamp: f64,
+    ) -> f64 {
+        let eot = self.tokenizer.specials.eot;
+        let per_piece: Vec<Vec<u32>> = pieces.iter().map(|p| p.tokens.iter().copied().filter(|&t| t < eot).collect()).collect();
+        let text_tokens: Vec<u32> = per_piece.concat();
+        let mut alignment = align::find_alignment(
+            &self.model,
+            audio,
+            &self.tokenizer,
+            sot_sequence,
+            &text_tokens,
+            num_frames,
+            &self.config.alignment_heads,
+            language,
+        );
+        let mut durations: Vec<f64> = alignment.iter().map(|w| w.end - w.start).filter(|&d| d != 0.0).collect();
+        durations.sort_by(|a, b| a.total_cmp(b));
+        let median = if durations.is_empty() {
+            0.0
+        } else if durations.len() % 2 == 1 {
+            durations[durations.len() / 2]
+        } else {
+            (durations[durations.len() / 2 - 1] + durations[durations.len() / 2]) / 2.0
+        };
+        let median = median.min(0.7);
+        let max_duration = median * 2.0;
+        if !durations.is_empty() {
+            let sentence_end = ".。!！?？";
+            for i in 1..alignment.len() {
+                if alignment[i].end - alignment[i].start > max_duration {
+                    if sentence_end.contains(alignment[i].word.as_str()) && !alignment[i].word.is_empty() {
+                        alignment[i].end = alignment[i].start + max_duration;
+                    } else if sentence_end.contains(alignment[i - 1].word.as_str()) && !alignment[i - 1].word.is_empty() {
+                        alignment[i].start = alignment[i].end - max_duration;
+                    }
+                }
+            }
+        }
+        align::merge_punctuations(&mut alignment);
+
+        let round2 = |x: f64| (x * 100.0).round() / 100.0;
+        let mut word_index = 0;
+        for (piece, toks) in pieces.iter_mut().zip(&per_piece) {
+            let mut saved = 0;
+            let mut words: Vec<WordTiming> = Vec::new();
+            while word_index < alignment.len() && saved < toks.len() {
+                let t = &alignment[word_index];
+                if !t.word.is_empty() {
+                    words.push(WordTiming {
+                        word: t.word.clone(),
+                        tokens: t.tokens.clone(),
+                        start: round2(time_offset + t.start),
+                        end: round2(time_offset + t.end),
+                        probability: t.probability,
+                    });
+                }
+                saved += t.tokens.len();
+                word_index += 1;
+            }
+            if !words.is_empty() {
+                let first_too_long = words[0].end - words[0].start > max_duration
+                    || (words.len() > 1 && words[1].end - words[0].start > max_duration * 2.0);
+                if words[0].end - last_speech_timestamp > median * 4.0 && first_too_long {
+                    if words.len() > 1 && words[1].end - words[1].start > max_duration {
+                        let boundary = (words[1].end / 2.0).max(words[1].end - max_duration);
+                        words[0].end = boundary;
+                        words[1].start = boundary;
+                    }
+                    words[0].start = (words[0].end - max_duration).max(0.0);
+                }
+                if piece.start < words[0].end && piece.start - 0.5 > words[0].start {
+                    words[0].start = (words[0].end - median).min(piece.start).max(0.0);
+                } else {
+                    piece.start = words[0].start;
+                }
+                let last = words.len() - 1;
+                if piece.end > words[last].start && piece.end + 0.5 < words[last].end {
+                    words[last].end = (words[last].start + median).max(piece.end);
+                } else {
+                    piece.end = words[last].end;
+                }
+                last_speech_timestamp = piece.end;
+            }
+            piece.words = words;
+        }
+        last_speech_timestamp
+    }
+}
+
+enum LanguagePlan {
+    Fixed(&'static str),
+    Detect(Vec<&'static str>),
+}
+
+/// A segment of one window before it becomes a [`Segment`].
+struct Piece {
+    start: f64,
+    end: f64,
+    tokens: Vec<u32>,
+    words: Vec<WordTiming>,
+}
+
+/// Maps times in the concatenated speech back to the original file (faster-whisper's
+/// `SpeechTimestampsMap`): each kept span starts at `speech_start` seconds in the speech and
+/// at `original_start` seconds in the file.
+struct TimeMap {
+    chunks: Vec<(f64, f64)>, // (speech_start, original_start)
+}
+
+impl TimeMap {
+    fn identity() -> TimeMap {
+        TimeMap { chunks: vec![(0.0, 0.0)] }
+    }
+
+    fn new(spans: &[std::ops::Range<usize>]) -> TimeMap {
+        let sr = SAMPLE_RATE as f64;
+        let mut speech = 0usize;
+        let chunks = spans
+            .iter()
+            .map(|s| {
+                let c = (speech as f64 / sr, s.start as f64 / sr);
+                speech += s.len();
+                c
+            })
+            .collect();
+        TimeMap { chunks }
+    }
+
+    fn chunk_of(&self, t: f64, is_end: bool) -> usize {
+        // An end exactly on a boundary belongs to the chunk before it.
+        let idx = self.chunks.partition_point(|&(start, _)| if is_end { start < t } else { start <= t });
+        idx.saturating_sub(1)
+    }
+
+    fn to_original_in(&self, t: f64, chunk: usize) -> f64 {
+        let (speech_start, original_start) = self.chunks[chunk];
+        ((original_start + (t - speech_start)) * 100.0).round() / 100.0
+    }
+
+    fn to_original(&self, t: f64, is_end: bool) -> f64 {
+        self.to_original_in(t, self.chunk_of(t, is_end))
+    }
+
+    fn restore(&self, seg: &mut Segment) {
+        if seg.words.is_empty() {
+            seg.start = self.to_original(seg.start, false);
+            seg.end = self.to_original(seg.end, true);
+            return;
+        }
+        for w in &mut seg.words {
+            let chunk = self.chunk_of((w.start + w.end) / 2.0, false);
+            w.start = self.to_original_in(w.start, chunk);
+            w.end = self.to_original_in(w.end, chunk);
+        }
+        seg.start = seg.words[0].start;
+        seg.end = seg.words[seg.words.len() - 1].end;
+    }
+}

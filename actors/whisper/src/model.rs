@@ -1,0 +1,415 @@
+//! The Whisper network on burn (flex backend, f32): audio encoder and text decoder.
+//!
+//! Weights come from a parsed CTranslate2 file ([`crate::ct2`]); every linear weight is
+//! transposed to `[in, out]` once at load time, q/k/v stay fused so each attention block does
+//! one matmul, and the logits projection is the token embedding (tied), stored transposed.
+//! The decoder keeps a self-attention key/value cache per layer; cross-attention keys/values are
+//! computed once per 30 s window ([`AudioContext`]). The struct is immutable after loading, so
+//! one instance is shared between threads.
+
+use burn::tensor::activation::gelu;
+use burn::tensor::module::{attention, conv1d, embedding, layer_norm, linear};
+use burn::tensor::ops::{AttentionModuleOptions, ConvOptions};
+use burn::tensor::{Device, Int, Tensor, TensorData};
+
+use crate::ct2::{Ct2Error, Ct2File, WhisperDims};
+
+const LN_EPS: f64 = 1e-5;
+
+struct Linear {
+    w: Tensor<2>, // [in, out]
+    b: Tensor<1>,
+}
+
+impl Linear {
+    fn forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
+        linear(x, self.w.clone(), Some(self.b.clone()))
+    }
+}
+
+struct Norm {
+    g: Tensor<1>,
+    b: Tensor<1>,
+}
+
+impl Norm {
+    fn forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
+        layer_norm(x, self.g.clone(), Some(self.b.clone()), LN_EPS)
+    }
+}
+
+struct Mlp {
+    norm: Norm,
+    fc1: Linear,
+    fc2: Linear,
+}
+
+impl Mlp {
+    fn forward(&self, x: Tensor<3>) -> Tensor<3> {
+        let h = self.fc2.forward(gelu(self.fc1.forward(self.norm.forward(x.clone()))));
+        x + h
+    }
+}
+
+struct EncoderLayer {
+    norm: Norm,
+    qkv: Linear,
+    out: Linear,
+    mlp: Mlp,
+}
+
+struct DecoderLayer {
+    norm: Norm,
+    qkv: Linear,
+    out: Linear,
+    cross_norm: Norm,
+    cross_q: Linear,
+    cross_kv: Linear,
+    cross_out: Linear,
+    mlp: Mlp,
+}
+
+/// A loaded Whisper model.
+pub struct Whisper {
+    pub dims: WhisperDims,
+    device: Device,
+    conv1: (Tensor<3>, Tensor<1>),
+    conv2: (Tensor<3>, Tensor<1>),
+    enc_pos: Tensor<3>, // [1, n_audio_ctx, d]
+    enc_layers: Vec<EncoderLayer>,
+    enc_norm: Norm,
+    tok_emb: Tensor<2>,  // [vocab, d]
+    logits_w: Tensor<2>, // [d, vocab]
+    dec_pos: Tensor<2>,  // [n_text_ctx, d]
+    dec_layers: Vec<DecoderLayer>,
+    dec_norm: Norm,
+}
+
+/// Cross-attention keys and values of one encoded window, per decoder layer, `[1, H, T, dh]`.
+pub struct AudioContext {
+    kv: Vec<(Tensor<4>, Tensor<4>)>,
+}
+
+/// Self-attention keys and values of the tokens decoded so far, `[batch, H, len, dh]` per layer.
+#[derive(Clone)]
+pub struct KvCache {
+    layers: Vec<(Tensor<4>, Tensor<4>)>,
+    len: usize,
+    batch: usize,
+}
+
+impl KvCache {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Keeps, for each new batch row, the cache of row `rows[i]` (beam reordering, or growing
+    /// a batch of one into several hypotheses).
+    pub fn select(&mut self, rows: &[usize]) {
+        if self.layers.is_empty() {
+            self.batch = rows.len();
+            return;
+        }
+        let device = self.layers[0].0.device();
+        let idx = Tensor::<1, Int>::from_data(
+            TensorData::new(rows.iter().map(|&r| r as i64).collect::<Vec<_>>(), [rows.len()]),
+            &device,
+        );
+        for (k, v) in &mut self.layers {
+            *k = k.clone().select(0, idx.clone());
+            *v = v.clone().select(0, idx.clone());
+        }
+        self.batch = rows.len();
+    }
+}
+
+/// Raw cross-attention scores (before softmax) of the alignment heads, and logits, for a
+/// whole token sequence; input to word-level timing.
+pub struct AlignmentScores {
+    /// `[n_heads, n_tokens, n_audio_ctx]`, row-major.
+    pub qk: Vec<f32>,
+    pub n_heads: usize,
+    /// `[n_tokens, vocab]`, row-major.
+    pub logits: Vec<f32>,
+}
+
+fn from_vec<const D: usize>(data: Vec<f32>, shape: [usize; D], device: &Device) -> Tensor<D> {
+    Tensor::from_data(TensorData::new(data, shape), device)
+}
+
+fn to_vec<const D: usize>(t: Tensor<D>) -> Vec<f32> {
+    t.into_data().try_to_vec::<f32>().expect("f32 tensor")
+}
+
+/// Copies a (possibly strided) tensor into a contiguous one, so later reads are fast.
+fn contiguous<const D: usize>(t: Tensor<D>) -> Tensor<D> {
+    let device = t.device();
+    let shape: [usize; D] = t.dims();
+    from_vec(to_vec(t), shape, &device)
+}
+
+/// Transposes a row-major `[rows, cols]` matrix.
+fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut out = vec![0.0; w.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            out[c * rows + r] = w[r * cols + c];
+        }
+    }
+    out
+}
+
+struct Loader<'a> {
+    f: &'a Ct2File,
+    device: Device,
+}
+
+impl Loader<'_> {
+    fn vec1(&self, name: &str) -> Result<Tensor<1>, Ct2Error> {
+        let v = self.f.f32(name)?;
+        let n = v.len();
+        Ok(from_vec(v, [n], &self.device))
+    }
+    fn linear(&self, name: &str) -> Result<Linear, Ct2Error> {
+        let shape = self.f.shape(&format!("{name}/weight"))?.to_vec();
+        let (out, inp) = (shape[0], shape[1]);
+        let w = transpose(&self.f.f32(&format!("{name}/weight"))?, out, inp);
+        Ok(Linear { w: from_vec(w, [inp, out], &self.device), b: self.vec1(&format!("{name}/bias"))? })
+    }
+    fn norm(&self, name: &str) -> Result<Norm, Ct2Error> {
+        Ok(Norm { g: self.vec1(&format!("{name}/gamma"))?, b: self.vec1(&format!("{name}/beta"))? })
+    }
+    fn mlp(&self, p: &str) -> Result<Mlp, Ct2Error> {
+        Ok(Mlp {
+            norm: self.norm(&format!("{p}/ffn/layer_norm"))?,
+            fc1: self.linear(&format!("{p}/ffn/linear_0"))?,
+            fc2: self.linear(&format!("{p}/ffn/linear_1"))?,
+        })
+    }
+    fn conv(&self, name: &str) -> Result<(Tensor<3>, Tensor<1>), Ct2Error> {
+        let s = self.f.shape(&format!("{name}/weight"))?.to_vec();
+        let w = from_vec(self.f.f32(&format!("{name}/weight"))?, [s[0], s[1], s[2]], &self.device);
+        Ok((w, self.vec1(&format!("{name}/bias"))?))
+    }
+    fn matrix(&self, name: &str) -> Result<(Vec<f32>, usize, usize), Ct2Error> {
+        let s = self.f.shape(name)?.to_vec();
+        Ok((self.f.f32(name)?, s[0], s[1]))
+    }
+}
+
+impl Whisper {
+    /// Builds the network from a parsed, validated CTranslate2 Whisper file.
+    pub fn load(f: &Ct2File, device: &Device) -> Result<Whisper, Ct2Error> {
+        let dims = f.whisper_dims()?;
+        let l = Loader { f, device: device.clone() };
+        let enc_layers = (0..dims.n_encoder_layers)
+            .map(|i| {
+                let p = format!("encoder/layer_{i}");
+                Ok(EncoderLayer {
+                    norm: l.norm(&format!("{p}/self_attention/layer_norm"))?,
+                    qkv: l.linear(&format!("{p}/self_attention/linear_0"))?,
+                    out: l.linear(&format!("{p}/self_attention/linear_1"))?,
+                    mlp: l.mlp(&p)?,
+                })
+            })
+            .collect::<Result<Vec<_>, Ct2Error>>()?;
+        let dec_layers = (0..dims.n_decoder_layers)
+            .map(|i| {
+                let p = format!("decoder/layer_{i}");
+                Ok(DecoderLayer {
+                    norm: l.norm(&format!("{p}/self_attention/layer_norm"))?,
+                    qkv: l.linear(&format!("{p}/self_attention/linear_0"))?,
+                    out: l.linear(&format!("{p}/self_attention/linear_1"))?,
+                    cross_norm: l.norm(&format!("{p}/attention/layer_norm"))?,
+                    cross_q: l.linear(&format!("{p}/attention/linear_0"))?,
+                    cross_kv: l.linear(&format!("{p}/attention/linear_1"))?,
+                    cross_out: l.linear(&format!("{p}/attention/linear_2"))?,
+                    mlp: l.mlp(&p)?,
+                })
+            })
+            .collect::<Result<Vec<_>, Ct2Error>>()?;
+        let (pos, n, d) = l.matrix("encoder/position_encodings/encodings")?;
+        let enc_pos = from_vec(pos, [1, n, d], device);
+        let (emb, vocab, d) = l.matrix("decoder/embeddings/weight")?;
+        let logits_w = from_vec(transpose(&emb, vocab, d), [d, vocab], device);
+        let tok_emb = from_vec(emb, [vocab, d], device);
+        let (pos, n, d) = l.matrix("decoder/position_encodings/encodings")?;
+        let dec_pos = from_vec(pos, [n, d], device);
+        Ok(Whisper {
+            conv1: l.conv("encoder/conv1")?,
+            conv2: l.conv("encoder/conv2")?,
+            enc_pos,
+            enc_layers,
+            enc_norm: l.norm("encoder/layer_norm")?,
+            tok_emb,
+            logits_w,
+            dec_pos,
+            dec_layers,
+            dec_norm: l.norm("decoder/layer_norm")?,
+            device: device.clone(),
+            dims,
+        })
+    }
+
+    fn heads(&self) -> (usize, usize) {
+        (self.dims.n_heads, self.dims.d_model / self.dims.n_heads)
+    }
+
+    /// `[B, T, n*d]` → `[B, n*H, T, dh]`: splits fused projections into heads.
+    fn split_heads(&self, x: Tensor<3>, n: usize) -> Tensor<4> {
+        let [b, t, _] = x.dims();
+        let (h, dh) = self.heads();
+        x.reshape([b, t, n * h, dh]).swap_dims(1, 2)
+    }
+
+    /// `[B, H, T, dh]` → `[B, T, d]`.
+    fn merge_heads(&self, x: Tensor<4>) -> Tensor<3> {
+        let [b, _, t, _] = x.dims();
+        x.swap_dims(1, 2).reshape([b, t, self.dims.d_model])
+    }
+
+    /// Encodes one window of log-mel features, row-major `[n_mels, 2 * n_audio_ctx]`, and
+    /// precomputes every decoder layer's cross-attention keys and values.
+    pub fn encode(&self, mel: &[f32]) -> AudioContext {
+        let n_frames = 2 * self.dims.n_audio_ctx;
+        assert_eq!(mel.len(), self.dims.n_mels * n_frames, "mel window has the wrong size");
+        let x = from_vec(mel.to_vec(), [1, self.dims.n_mels, n_frames], &self.device);
+        let x = gelu(conv1d(x, self.conv1.0.clone(), Some(self.conv1.1.clone()), ConvOptions::new([1], [1], [1], 1)));
+        let x = gelu(conv1d(x, self.conv2.0.clone(), Some(self.conv2.1.clone()), ConvOptions::new([2], [1], [1], 1)));
+        let mut x = x.swap_dims(1, 2) + self.enc_pos.clone();
+        let h = self.dims.n_heads;
+        for layer in &self.enc_layers {
+            let qkv = self.split_heads(layer.qkv.forward(layer.norm.forward(x.clone())), 3);
+            let q = qkv.clone().narrow(1, 0, h);
+            let k = qkv.clone().narrow(1, h, h);
+            let v = qkv.narrow(1, 2 * h, h);
+            let a = attention(q, k, v, None, None, AttentionModuleOptions::default());
+            x = x + layer.out.forward(self.merge_heads(a));
+            x = layer.mlp.forward(x);
+        }
+        let x = self.enc_norm.forward(x);
+        let kv = self
+            .dec_layers
+            .iter()
+            .map(|layer| {
+                let kv = self.split_heads(layer.cross_kv.forward(x.clone()), 2);
+                (contiguous(kv.clone().narrow(1, 0, h)), contiguous(kv.narrow(1, h, h)))
+            })
+            .collect();
+        AudioContext { kv }
+    }
+
+    /// An empty cache for `batch` parallel sequences.
+    pub fn new_cache(&self, batch: usize) -> KvCache {
+        KvCache { layers: Vec::new(), len: 0, batch }
+    }
+
+    /// Embeds `tokens` (`batch` rows of equal length, row-major) at positions after the cache.
+    fn embed(&self, tokens: &[u32], batch: usize, start: usize) -> Tensor<3> {
+        let t = tokens.len() / batch;
+        let ids = Tensor::<2, Int>::from_data(
+            TensorData::new(tokens.iter().map(|&x| x as i64).collect::<Vec<_>>(), [batch, t]),
+            &self.device,
+        );
+        embedding(self.tok_emb.clone(), ids) + self.dec_pos.clone().narrow(0, start, t).unsqueeze::<3>()
+    }
+
+    /// Runs the decoder over new tokens, appending to `cache`. `tokens` holds `cache.batch()`
+    /// rows of equal length. Returns logits `[batch, rows.len(), vocab]` (row-major) for the
+    /// positions `rows` within the new tokens.
+    pub fn decode(&self, audio: &AudioContext, cache: &mut KvCache, tokens: &[u32], rows: &[usize]) -> Vec<f32> {
+        let batch = cache.batch;
+        let t = tokens.len() / batch;
+        assert!(t * batch == tokens.len() && t > 0, "token rows must have equal, non-zero length");
+        assert!(cache.len + t <= self.dims.n_text_ctx, "decoder context exceeded");
+        let (h, _) = self.heads();
+        let mut x = self.embed(tokens, batch, cache.len);
+        let fresh = cache.layers.is_empty();
+        for (i, layer) in self.dec_layers.iter().enumerate() {
+            let qkv = self.split_heads(layer.qkv.forward(layer.norm.forward(x.clone())), 3);
+            let q = qkv.clone().narrow(1, 0, h);
+            let mut k = qkv.clone().narrow(1, h, h);
+            let mut v = qkv.narrow(1, 2 * h, h);
+            if fresh {
+                cache.layers.push((k.clone(), v.clone()));
+            } else {
+                let (ck, cv) = &cache.layers[i];
+                k = Tensor::cat(vec![ck.clone(), k], 2);
+                v = Tensor::cat(vec![cv.clone(), v], 2);
+                cache.layers[i] = (k.clone(), v.clone());
+            }
+            // Only a fresh multi-token prompt needs a causal mask; a single new token may
+            // attend to everything before it.
+            let opts = AttentionModuleOptions { is_causal: fresh && t > 1, ..Default::default() };
+            let a = attention(q, k, v, None, None, opts);
+            x = x + layer.out.forward(self.merge_heads(a));
+            x = x.clone() + self.cross_attention(layer, &audio.kv[i], x);
+            x = layer.mlp.forward(x);
+        }
+        cache.len += t;
+        if rows.is_empty() {
+            return Vec::new();
+        }
+        let x = if rows.len() == t {
+            x
+        } else {
+            let picked = rows.iter().map(|&r| x.clone().narrow(1, r, 1)).collect();
+            Tensor::cat(picked, 1)
+        };
+        let x = self.dec_norm.forward(x);
+        let [b, r, d] = x.dims();
+        to_vec(x.reshape([b * r, d]).matmul(self.logits_w.clone()))
+    }
+
+    /// Cross-attention for `[B, T, d]` queries against one window's keys/values (batch 1):
+    /// all B·T queries are folded into one batch-1 attention call.
+    fn cross_attention(&self, layer: &DecoderLayer, kv: &(Tensor<4>, Tensor<4>), x: Tensor<3>) -> Tensor<3> {
+        let [b, t, d] = x.dims();
+        let (h, dh) = self.heads();
+        let q = layer.cross_q.forward(layer.cross_norm.forward(x));
+        let q = q.reshape([1, b * t, h, dh]).swap_dims(1, 2);
+        let a = attention(q, kv.0.clone(), kv.1.clone(), None, None, AttentionModuleOptions::default());
+        layer.cross_out.forward(a.swap_dims(1, 2).reshape([b, t, d]))
+    }
+
+    /// Decodes a whole token sequence (batch 1, no cache) and returns the logits of every
+    /// position plus the raw cross-attention scores of the given `(layer, head)` pairs.
+    pub fn alignment_scores(&self, audio: &AudioContext, tokens: &[u32], heads: &[(usize, usize)]) -> AlignmentScores {
+        let t = tokens.len();
+        let (h, dh) = self.heads();
+        let scale = 1.0 / (dh as f64).sqrt();
+        let mut x = self.embed(tokens, 1, 0);
+        let mut qk = Vec::new();
+        for (i, layer) in self.dec_layers.iter().enumerate() {
+            let qkv = self.split_heads(layer.qkv.forward(layer.norm.forward(x.clone())), 3);
+            let q = qkv.clone().narrow(1, 0, h);
+            let k = qkv.clone().narrow(1, h, h);
+            let v = qkv.narrow(1, 2 * h, h);
+            let a = attention(q, k, v, None, None, AttentionModuleOptions { is_causal: t > 1, ..Default::default() });
+            x = x + layer.out.forward(self.merge_heads(a));
+            let wanted: Vec<usize> = heads.iter().filter(|(l, _)| *l == i).map(|&(_, hd)| hd).collect();
+            if !wanted.is_empty() {
+                let q = layer.cross_q.forward(layer.cross_norm.forward(x.clone()));
+                let q = q.reshape([1, t, h, dh]).swap_dims(1, 2);
+                for hd in wanted {
+                    let qh = q.clone().narrow(1, hd, 1);
+                    let kh = audio.kv[i].0.clone().narrow(1, hd, 1);
+                    let s = qh.matmul(kh.swap_dims(2, 3)).mul_scalar(scale);
+                    qk.extend(to_vec(s));
+                }
+            }
+            x = x.clone() + self.cross_attention(layer, &audio.kv[i], x);
+            x = layer.mlp.forward(x);
+        }
+        let x = self.dec_norm.forward(x);
+        let [_, _, d] = x.dims();
+        let logits = to_vec(x.reshape([t, d]).matmul(self.logits_w.clone()));
+        AlignmentScores { qk, n_heads: heads.len(), logits }
+    }
+}

@@ -1,1 +1,113 @@
-fn main() {}
+//! `scribe`: the one binary of Scribe. `serve` runs the service; the other subcommands are the
+//! operator's tools (keys, balance, audit replay, projection rebuild, transcription from the
+//! command line, benchmarks).
+
+mod admin;
+mod cli;
+mod config;
+mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "scribe", version, about = "Self-hosted transcription and subtitling service")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP service (with no configuration: 127.0.0.1:8080, data in ./data).
+    Serve(config::ServeArgs),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+    /// Manage account balances.
+    #[command(subcommand)]
+    Balance(BalanceCommand),
+    /// Print a job's whole history, one line per event, for audit.
+    Replay {
+        /// The job id.
+        job_id: String,
+        #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
+        data_dir: PathBuf,
+        /// One JSON object per event instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild the read models from the event log (run while the service is stopped).
+    Rebuild {
+        #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
+        data_dir: PathBuf,
+    },
+    /// Transcribe a media file with the built-in speech engine.
+    Transcribe(cli::transcribe::TranscribeArgs),
+    /// Benchmarks that print measured ratios.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Issue a new API key for USER (opening the account if needed); prints the key on stdout.
+    Create {
+        #[arg(long)]
+        user: String,
+        #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
+        data_dir: PathBuf,
+        /// Balance credited when this opens the account, in cents.
+        #[arg(long, default_value_t = scribe_actors::accounts::DEFAULT_INITIAL_CREDIT_CENTS)]
+        initial_credit_cents: u64,
+    },
+}
+
+#[derive(Subcommand)]
+enum BalanceCommand {
+    /// Add CENTS to USER's balance.
+    Credit {
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        cents: u64,
+        #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
+        data_dir: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// Our engine against faster-whisper on the corpus: wall time, speed ratio, WER.
+    Asr(cli::bench_asr::BenchAsrArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => runtime().block_on(serve::run(args)),
+        Command::Keys(KeysCommand::Create { user, data_dir, initial_credit_cents }) => {
+            runtime().block_on(admin::create_key(&data_dir, &user, initial_credit_cents))
+        }
+        Command::Balance(BalanceCommand::Credit { user, cents, data_dir }) => {
+            runtime().block_on(admin::credit(&data_dir, &user, cents))
+        }
+        Command::Replay { job_id, data_dir, json } => runtime().block_on(admin::replay(&data_dir, &job_id, json)),
+        Command::Rebuild { data_dir } => runtime().block_on(admin::rebuild(&data_dir)),
+        Command::Transcribe(args) => cli::transcribe::run(args),
+        Command::Bench(BenchCommand::Asr(args)) => cli::bench_asr::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("scribe: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime")
+}

@@ -1,0 +1,152 @@
+//! Running a command against an event-sourced aggregate: load its stream, let the pure domain
+//! `decide`, append the events with the version the decision was based on.
+//!
+//! This is the one write path of Scribe. Job actors use [`Aggregate`] state they keep in memory
+//! and call [`append_decision`]; glossaries and accounts, which are written rarely, go through
+//! [`execute`], which loads the stream each time. Either way a concurrent writer cannot fork a
+//! stream: the loser of a race gets `WrongExpectedVersion`, reloads and decides again.
+
+use scribe_domain::{Aggregate, DecodeError, VersionedEvent};
+
+use crate::eventstore::{EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError};
+
+/// How often a command is decided again after losing a race with another writer.
+const MAX_CONFLICT_RETRIES: usize = 5;
+
+/// An aggregate's state as of a stream version.
+#[derive(Debug, Clone)]
+pub struct Loaded<A: Aggregate> {
+    pub state: A::State,
+    /// Version of the last event folded in; `None` when the stream does not exist.
+    pub version: Option<u64>,
+}
+
+impl<A: Aggregate> Default for Loaded<A> {
+    fn default() -> Self {
+        Loaded { state: A::State::default(), version: None }
+    }
+}
+
+/// What a successful command did.
+#[derive(Debug, Clone)]
+pub struct Executed<A: Aggregate> {
+    /// The state after the command.
+    pub state: A::State,
+    /// The events appended (empty when the command changed nothing).
+    pub events: Vec<A::Event>,
+    /// Version of the stream's last event after the command.
+    pub version: Option<u64>,
+    /// Global log position of the last appended event, for read-your-writes; `None` when nothing
+    /// was appended.
+    pub position: Option<u64>,
+}
+
+/// Why a command did not take effect. A refusal is the domain's answer; the others are failures.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError<R: std::error::Error + 'static> {
+    #[error(transparent)]
+    Refused(R),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("stream {stream} holds an unreadable event: {source}")]
+    Decode {
+        stream: String,
+        #[source]
+        source: DecodeError,
+    },
+    /// The actor that owns the aggregate could not be reached (shutting down, or it crashed
+    /// while handling this command).
+    #[error("the {0} is unavailable, try again")]
+    Unavailable(&'static str),
+}
+
+impl<R: std::error::Error + 'static> CommandError<R> {
+    pub fn refusal(&self) -> Option<&R> {
+        match self {
+            CommandError::Refused(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// The stream name of the aggregate `id`.
+pub fn stream_name<A: Aggregate>(id: &str) -> String {
+    format!("{}{}", A::STREAM_PREFIX, id)
+}
+
+/// Folds recorded events into `loaded`.
+pub fn fold<A: Aggregate>(
+    mut loaded: Loaded<A>,
+    events: &[RecordedEvent],
+) -> Result<Loaded<A>, CommandError<A::Refusal>> {
+    for recorded in events {
+        let event = A::Event::decode(&recorded.data)
+            .map_err(|source| CommandError::Decode { stream: recorded.stream.clone(), source })?;
+        loaded.state = A::evolve(loaded.state, &event);
+        loaded.version = Some(recorded.version);
+    }
+    Ok(loaded)
+}
+
+/// Rebuilds an aggregate from its whole stream.
+pub async fn load<A: Aggregate>(
+    store: &dyn EventStore,
+    stream: &str,
+) -> Result<Loaded<A>, CommandError<A::Refusal>> {
+    let events = store.read_stream(stream, 0).await?;
+    fold::<A>(Loaded::default(), &events)
+}
+
+/// Decides `command` on `loaded` and appends the result expecting `loaded.version`.
+/// On success `loaded` is advanced to the new state. A lost race is returned as
+/// `CommandError::Store(StoreError::WrongExpectedVersion)`, with `loaded` untouched.
+pub async fn append_decision<A: Aggregate>(
+    store: &dyn EventStore,
+    stream: &str,
+    loaded: &mut Loaded<A>,
+    command: A::Command,
+) -> Result<Executed<A>, CommandError<A::Refusal>> {
+    let events = A::decide(&loaded.state, command).map_err(CommandError::Refused)?;
+    if events.is_empty() {
+        return Ok(Executed { state: loaded.state.clone(), events, version: loaded.version, position: None });
+    }
+    let new_events = events.iter().map(|e| NewEvent::new(e.event_type(), e.encode())).collect();
+    let appended = store.append(stream, ExpectedVersion::after(loaded.version), new_events).await?;
+    let state = events.iter().fold(loaded.state.clone(), A::evolve);
+    loaded.state = state.clone();
+    loaded.version = Some(appended.last_version);
+    Ok(Executed { state, events, version: loaded.version, position: Some(appended.position) })
+}
+
+/// Loads the aggregate, decides, appends; on a lost race reloads and decides again.
+pub async fn execute<A: Aggregate>(
+    store: &dyn EventStore,
+    stream: &str,
+    command: A::Command,
+) -> Result<Executed<A>, CommandError<A::Refusal>>
+where
+    A::Command: Clone,
+{
+    let mut loaded = load::<A>(store, stream).await?;
+    let mut retries = 0;
+    loop {
+        match append_decision::<A>(store, stream, &mut loaded, command.clone()).await {
+            Err(CommandError::Store(StoreError::WrongExpectedVersion { .. })) if retries < MAX_CONFLICT_RETRIES => {
+                retries += 1;
+                loaded = catch_up::<A>(store, stream, loaded).await?;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Folds in whatever was appended to the stream after `loaded.version`.
+pub async fn catch_up<A: Aggregate>(
+    store: &dyn EventStore,
+    stream: &str,
+    loaded: Loaded<A>,
+) -> Result<Loaded<A>, CommandError<A::Refusal>> {
+    let from = loaded.version.map_or(0, |v| v + 1);
+    let events = store.read_stream(stream, from).await?;
+    fold::<A>(loaded, &events)
+}

@@ -1,0 +1,273 @@
+//! The job pipeline: a process manager that follows the whole event log and starts the next
+//! stage of every unfinished job — fetch the media, probe it, transcribe it, complete it.
+//!
+//! It holds the state of unfinished jobs only (folded from their events with the pure domain
+//! `evolve`), so memory follows the work in flight. On start it reads the log from the
+//! beginning without acting; once it has caught up with the head it dispatches every job that is
+//! still waiting, which is how a crash loses no accepted job: the log says where each job was.
+//! Workers report back through the job actors (commands); the job actor refuses anything already
+//! recorded, so a stage run twice after a crash appends nothing twice.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use scribe_domain::ids::{JobId, job_id_of_stream};
+use scribe_domain::job::{JobAggregate, JobCommand, JobEvent, JobState, MediaSource, Stage};
+use scribe_domain::{Aggregate, VersionedEvent};
+
+use crate::asr::{AsrMsg, AsrTask, TaskKind};
+use crate::callbacks::CallbackMsg;
+use crate::clock::now_ms;
+use crate::eventstore::{EventStore, RecordedEvent};
+use crate::jobs::Jobs;
+use crate::media_worker::MediaMsg;
+
+/// How often a stage is started again when its worker ended without moving the job on.
+const MAX_STAGE_ATTEMPTS: u32 = 3;
+
+pub enum PipelineMsg {
+    /// The next event of the log.
+    Event(RecordedEvent),
+    /// The subscription ended with an error; resubscribe after the last seen position.
+    SubscriptionLost(String),
+    /// A worker finished the stage it was given (whatever the outcome).
+    StageDone(JobId, Stage),
+}
+
+pub struct Pipeline;
+
+pub struct PipelineArgs {
+    pub store: Arc<dyn EventStore>,
+    pub jobs: Jobs,
+    pub media: ActorRef<MediaMsg>,
+    pub asr: ActorRef<AsrMsg>,
+    pub callbacks: ActorRef<CallbackMsg>,
+    pub data_dir: PathBuf,
+}
+
+pub struct PipelineState {
+    args: PipelineArgs,
+    /// Unfinished jobs, as their events say.
+    open: HashMap<JobId, JobState>,
+    /// The stage each job was last sent to a worker for, while the worker runs.
+    in_flight: HashMap<JobId, Stage>,
+    /// Attempts per job at its current stage.
+    attempts: HashMap<(JobId, Stage), u32>,
+    /// Last log position folded in.
+    position: u64,
+    /// Head of the log when the pipeline started; nothing is dispatched before reaching it.
+    start_head: u64,
+    live: bool,
+}
+
+impl Actor for Pipeline {
+    type Msg = PipelineMsg;
+    type State = PipelineState;
+    type Arguments = PipelineArgs;
+
+    async fn pre_start(&self, myself: ActorRef<PipelineMsg>, args: PipelineArgs) -> Result<PipelineState, ActorProcessingErr> {
+        let start_head = args.store.head_position().await?;
+        follow_log(args.store.clone(), 0, myself);
+        Ok(PipelineState {
+            args,
+            open: HashMap::new(),
+            in_flight: HashMap::new(),
+            attempts: HashMap::new(),
+            position: 0,
+            start_head,
+            live: start_head == 0,
+        })
+    }
+
+    async fn handle(&self, myself: ActorRef<PipelineMsg>, msg: PipelineMsg, state: &mut PipelineState) -> Result<(), ActorProcessingErr> {
+        match msg {
+            PipelineMsg::Event(event) => {
+                state.position = event.position;
+                let job = state.fold(&event);
+                if !state.live && state.position >= state.start_head {
+                    state.live = true;
+                    let waiting: Vec<JobId> = state.open.keys().cloned().collect();
+                    tracing::info!(jobs = waiting.len(), "pipeline caught up with the log; resuming unfinished jobs");
+                    for job_id in waiting {
+                        state.dispatch(&myself, &job_id).await;
+                    }
+                } else if state.live {
+                    if let Some(job_id) = job {
+                        state.dispatch(&myself, &job_id).await;
+                    }
+                }
+            }
+            PipelineMsg::StageDone(job_id, stage) => {
+                if state.in_flight.get(&job_id) == Some(&stage) {
+                    state.in_flight.remove(&job_id);
+                }
+                // If the worker could not move the job on (its report failed), try again.
+                if state.open.get(&job_id).map(JobState::stage) == Some(stage) {
+                    state.dispatch(&myself, &job_id).await;
+                }
+            }
+            PipelineMsg::SubscriptionLost(reason) => {
+                tracing::error!(%reason, position = state.position, "log subscription lost; resubscribing");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                follow_log(state.args.store.clone(), state.position, myself);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Forwards the log, from `after`, to the pipeline as messages.
+fn follow_log(store: Arc<dyn EventStore>, after: u64, pipeline: ActorRef<PipelineMsg>) {
+    tokio::spawn(async move {
+        let mut events = store.subscribe_all(after);
+        while let Some(next) = events.next().await {
+            let msg = match next {
+                Ok(event) => PipelineMsg::Event(event),
+                Err(e) => PipelineMsg::SubscriptionLost(e.to_string()),
+            };
+            let lost = matches!(msg, PipelineMsg::SubscriptionLost(_));
+            if pipeline.cast(msg).is_err() || lost {
+                return;
+            }
+        }
+    });
+}
+
+impl PipelineState {
+    /// Folds a job event into the open jobs; returns the job it concerned.
+    fn fold(&mut self, recorded: &RecordedEvent) -> Option<JobId> {
+        let job_id = job_id_of_stream(&recorded.stream)?;
+        let event = match JobEvent::decode(&recorded.data) {
+            Ok(e) => e,
+            Err(e) => {
+                tracing::error!(stream = %recorded.stream, position = recorded.position, error = %e, "skipping unreadable job event");
+                return None;
+            }
+        };
+        let known = self.open.remove(&job_id);
+        // A job we dropped as finished only gets bookkeeping events after that; ignore them.
+        let state = match known {
+            Some(s) => s,
+            None if recorded.version == 0 => JobState::default(),
+            None => return None,
+        };
+        let state = JobAggregate::evolve(state, &event);
+        match state.stage() {
+            Stage::Finished | Stage::Deleted => {
+                self.in_flight.remove(&job_id);
+                self.attempts.retain(|(j, _), _| j != &job_id);
+            }
+            _ => {
+                self.open.insert(job_id.clone(), state);
+            }
+        }
+        Some(job_id)
+    }
+
+    /// Starts the work the job's stage calls for, unless it is already running.
+    async fn dispatch(&mut self, myself: &ActorRef<PipelineMsg>, job_id: &JobId) {
+        let Some(state) = self.open.get(job_id) else { return };
+        let stage = state.stage();
+        if self.in_flight.get(job_id) == Some(&stage) {
+            return;
+        }
+        if !matches!(stage, Stage::StoreMedia | Stage::ProbeMedia | Stage::Transcribe | Stage::Translate | Stage::Complete | Stage::DeliverCallback) {
+            return;
+        }
+        let attempts = self.attempts.entry((job_id.clone(), stage)).or_insert(0);
+        *attempts += 1;
+        if *attempts > MAX_STAGE_ATTEMPTS {
+            tracing::error!(%job_id, ?stage, "stage kept failing without a recorded outcome; failing the job");
+            let jobs = self.args.jobs.clone();
+            let job_id = job_id.clone();
+            tokio::spawn(async move {
+                let msg = format!("Processing failed repeatedly at the {} stage; please resubmit the job", stage_name(stage));
+                let _ = jobs.execute(&job_id, JobCommand::Fail { error_msg: msg, at_ms: now_ms() }).await;
+            });
+            return;
+        }
+        self.in_flight.insert(job_id.clone(), stage);
+        let submission = state.submission.as_ref().expect("an open job was submitted");
+        let done = (myself.clone(), job_id.clone(), stage);
+        match stage {
+            Stage::StoreMedia => match &submission.source {
+                MediaSource::Url { source_url, filename } => {
+                    let _ = self.args.media.cast(MediaMsg::Fetch {
+                        job_id: job_id.clone(),
+                        url: source_url.as_str().to_owned(),
+                        filename: filename.clone(),
+                        done,
+                    });
+                }
+                _ => {
+                    // An upload is recorded together with its file, so this is a log written by a
+                    // process that died between the two; the client never got a jobId.
+                    fail_and_report(&self.args.jobs, done, "The upload did not complete; please upload the file again".into());
+                }
+            },
+            Stage::ProbeMedia => {
+                let path = self.args.data_dir.join(&state.media.as_ref().expect("media before probe").path);
+                let _ = self.args.media.cast(MediaMsg::Probe { job_id: job_id.clone(), path, done });
+            }
+            Stage::Transcribe | Stage::Translate => {
+                let kind = if stage == Stage::Transcribe { TaskKind::Transcribe } else { TaskKind::Translate };
+                let task = AsrTask {
+                    job_id: job_id.clone(),
+                    kind,
+                    media_path: self.args.data_dir.join(&state.media.as_ref().expect("media before ASR").path),
+                    state: state.clone(),
+                    done,
+                };
+                let _ = self.args.asr.cast(AsrMsg::Enqueue(Box::new(task)));
+            }
+            Stage::Complete => {
+                let jobs = self.args.jobs.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = jobs.execute(&done.1, JobCommand::Complete { at_ms: now_ms() }).await {
+                        tracing::warn!(job_id = %done.1, error = %e, "completing job");
+                    }
+                    report(done);
+                });
+            }
+            // Reported done only once delivered or abandoned, so it is dispatched once per run.
+            Stage::DeliverCallback => {
+                let _ = self.args.callbacks.cast(CallbackMsg::Deliver { job_id: job_id.clone(), done });
+            }
+            _ => unreachable!("filtered above"),
+        }
+    }
+}
+
+/// Who to tell when a stage's work ends: the pipeline, the job and the stage.
+pub type StageDone = (ActorRef<PipelineMsg>, JobId, Stage);
+
+/// Tells the pipeline a stage's work ended.
+pub fn report((pipeline, job_id, stage): StageDone) {
+    let _ = pipeline.cast(PipelineMsg::StageDone(job_id, stage));
+}
+
+/// Records the job as failed with `error_msg`, then reports the stage done.
+pub fn fail_and_report(jobs: &Jobs, done: StageDone, error_msg: String) {
+    let jobs = jobs.clone();
+    tokio::spawn(async move {
+        if let Err(e) = jobs.execute(&done.1, JobCommand::Fail { error_msg, at_ms: now_ms() }).await {
+            tracing::warn!(job_id = %done.1, error = %e, "recording job failure");
+        }
+        report(done);
+    });
+}
+
+fn stage_name(stage: Stage) -> &'static str {
+    match stage {
+        Stage::StoreMedia => "media download",
+        Stage::ProbeMedia => "media inspection",
+        Stage::Transcribe => "transcription",
+        Stage::Translate => "translation",
+        Stage::Complete => "completion",
+        _ => "processing",
+    }
+}

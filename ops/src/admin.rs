@@ -1,0 +1,99 @@
+//! The operator's offline tools: issue keys, credit balances, replay a job's history for audit,
+//! rebuild the read models. Each opens the data directory's event store directly (SQLite allows
+//! this beside a running server; a running server picks new keys up from the log).
+
+use std::path::Path;
+use std::time::{Duration, UNIX_EPOCH};
+
+use anyhow::Context;
+use scribe_actors::accounts;
+use scribe_actors::eventstore::{EventStore, RecordedEvent};
+use scribe_actors::runtime::open_event_store;
+use scribe_domain::ids::{JobId, UserName, job_stream};
+use serde_json::Value;
+
+pub async fn create_key(data_dir: &Path, user: &str, initial_credit_cents: u64) -> anyhow::Result<()> {
+    let user = UserName::parse(user).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let store = open_event_store(data_dir)?;
+    let key = accounts::create_key(store.as_ref(), &user, initial_credit_cents).await?;
+    if key.opened {
+        eprintln!("opened account '{}' with {} cents of credit", key.user_name, initial_credit_cents);
+    }
+    eprintln!("key id {} for '{}'; callback signing secret: {}", key.key_id, key.user_name, key.webhook_secret);
+    println!("{}", key.api_key);
+    Ok(())
+}
+
+pub async fn credit(data_dir: &Path, user: &str, cents: u64) -> anyhow::Result<()> {
+    let user = UserName::parse(user).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let store = open_event_store(data_dir)?;
+    let balance = accounts::credit(store.as_ref(), &user, cents, "credited by the operator").await?;
+    println!("balance of '{user}': {balance} cents");
+    Ok(())
+}
+
+pub async fn replay(data_dir: &Path, job_id: &str, json: bool) -> anyhow::Result<()> {
+    let job_id = JobId::parse(job_id).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    if !data_dir.join(scribe_actors::eventstore::sqlite::FILE_NAME).exists() {
+        anyhow::bail!("no event store in {}", data_dir.display());
+    }
+    let store = open_event_store(data_dir)?;
+    let events = store.read_stream(&job_stream(&job_id), 0).await?;
+    if events.is_empty() {
+        anyhow::bail!("no job {job_id} in {}", data_dir.display());
+    }
+    for event in &events {
+        if json {
+            let line = serde_json::json!({
+                "position": event.position,
+                "version": event.version,
+                "recordedAt": event.recorded_at_ms,
+                "type": event.event_type,
+                "data": event.data,
+            });
+            println!("{line}");
+        } else {
+            println!("{}", describe(event));
+        }
+    }
+    Ok(())
+}
+
+/// One audit line: version, UTC time, type, then the event's scalar fields as `key=value`.
+fn describe(event: &RecordedEvent) -> String {
+    let time = humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(event.recorded_at_ms.max(0) as u64));
+    let mut line = format!("#{:<3} {time}  {:<22}", event.version, event.event_type);
+    if let Value::Object(fields) = &event.data {
+        for (key, value) in fields {
+            if key == "type" || key == "v" {
+                continue;
+            }
+            if let Some(text) = scalar(value) {
+                line.push_str(&format!(" {key}={text}"));
+            } else if let Value::Object(inner) = value {
+                for (k, v) in inner {
+                    if let Some(text) = scalar(v) {
+                        line.push_str(&format!(" {key}.{k}={text}"));
+                    }
+                }
+            }
+        }
+    }
+    line
+}
+
+fn scalar(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(if s.contains(' ') { format!("{s:?}") } else { s.clone() }),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+pub async fn rebuild(data_dir: &Path) -> anyhow::Result<()> {
+    let store = open_event_store(data_dir)?;
+    let report = scribe_projections::rebuild(store, data_dir).await.context("rebuilding the read models")?;
+    println!("rebuilt the read models from {} events (checkpoint {})", report.events, report.position);
+    Ok(())
+}

@@ -1,0 +1,110 @@
+//! `scribe serve`: wires the event store, the speech engine, the actors, the projections and the
+//! HTTP edge into one process, and stops them in order on SIGTERM or Ctrl-C.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use poem::listener::{Acceptor, Listener, TcpListener};
+use scribe_actors::accounts;
+use scribe_actors::runtime::{RuntimeSettings, Services, open_event_store};
+use scribe_api::{ApiSettings, ApiState};
+use scribe_projections::{Projection, ReadModels};
+use scribe_whisper::engine::{Engine, EngineConfig};
+
+use crate::config::{Config, ServeArgs};
+
+/// How long in-flight requests get to finish after a stop signal.
+const GRACE: Duration = Duration::from_secs(8);
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_tracing();
+    let config = Config::resolve(&args)?;
+    std::fs::create_dir_all(&config.data_dir)
+        .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
+
+    let engine = load_engine(&config).await?;
+    let store = open_event_store(&config.data_dir)?;
+    if let Some(key) = accounts::first_start(store.as_ref(), accounts::DEFAULT_INITIAL_CREDIT_CENTS).await? {
+        println!("Created account '{}'. Its API key, shown only this once:", key.user_name);
+        println!("{}", key.api_key);
+        println!("Callback signing secret: {}", key.webhook_secret);
+    }
+
+    let read = ReadModels::open(&config.data_dir)?;
+    let projection = Projection::start(store.clone(), read.clone()).await?;
+    let settings = RuntimeSettings {
+        data_dir: config.data_dir.clone(),
+        allow_private_urls: config.allow_private_urls,
+        asr_workers: config.asr_workers,
+        max_downloads: 4,
+        job_idle: scribe_actors::jobs::DEFAULT_IDLE,
+        engine,
+    };
+    let services = Services::start(store, settings).await?;
+    let app = scribe_api::app(ApiState::new(&services, read, ApiSettings::default()));
+
+    let acceptor = TcpListener::bind((config.bind, config.port))
+        .into_acceptor()
+        .await
+        .with_context(|| format!("cannot listen on {}:{}", config.bind, config.port))?;
+    let addr = acceptor.local_addr().into_iter().next().and_then(|a| a.as_socket_addr().copied());
+    match addr {
+        Some(addr) => println!("scribe listening on http://{addr} (API under /api, Swagger UI at /api/docs)"),
+        None => println!("scribe listening"),
+    }
+    tracing::info!(data_dir = %config.data_dir.display(), model = %config.model_dir.display(), "service started");
+
+    poem::Server::new_with_acceptor(acceptor)
+        .run_with_graceful_shutdown(app, stop_signal(), Some(GRACE))
+        .await
+        .context("the HTTP server failed")?;
+
+    tracing::info!("stopping");
+    services.stop();
+    projection.stop().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn load_engine(config: &Config) -> anyhow::Result<Arc<Engine>> {
+    let engine_config = EngineConfig {
+        model_dir: config.model_dir.clone(),
+        vad_path: Some(config.models_dir.join("silero_vad_16k.safetensors")),
+        threads: None,
+    };
+    let engine = tokio::task::spawn_blocking(move || Engine::load(&engine_config))
+        .await
+        .context("loading the speech engine panicked")?
+        .with_context(|| {
+            format!(
+                "cannot load the speech model from {} (install the models with `bash ops/setup.sh`, or point --model-dir/--models-dir at them)",
+                config.model_dir.display()
+            )
+        })?;
+    Ok(Arc::new(engine))
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+async fn stop_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("a SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+    tracing::info!("stop signal received; finishing requests in flight");
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("SCRIBE_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

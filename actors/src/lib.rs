@@ -3,3 +3,12 @@
 
 pub mod eventstore;
 pub mod media;
+pub mod asr;
+pub mod callbacks;
+pub mod clock;
+pub mod command;
+pub mod jobs;
+pub mod media_worker;
+pub mod pipeline;
+pub mod runtime;
+pub mod accounts;

@@ -87,15 +87,15 @@ enum BenchCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => runtime().block_on(serve::run(args)),
+        Command::Serve(args) => block_on(serve::run(args)),
         Command::Keys(KeysCommand::Create { user, data_dir, initial_credit_cents }) => {
-            runtime().block_on(admin::create_key(&data_dir, &user, initial_credit_cents))
+            block_on(admin::create_key(&data_dir, &user, initial_credit_cents))
         }
         Command::Balance(BalanceCommand::Credit { user, cents, data_dir }) => {
-            runtime().block_on(admin::credit(&data_dir, &user, cents))
+            block_on(admin::credit(&data_dir, &user, cents))
         }
-        Command::Replay { job_id, data_dir, json } => runtime().block_on(admin::replay(&data_dir, &job_id, json)),
-        Command::Rebuild { data_dir } => runtime().block_on(admin::rebuild(&data_dir)),
+        Command::Replay { job_id, data_dir, json } => block_on(admin::replay(&data_dir, &job_id, json)),
+        Command::Rebuild { data_dir } => block_on(admin::rebuild(&data_dir)),
         Command::Transcribe(args) => cli::transcribe::run(args),
         Command::Bench(BenchCommand::Asr(args)) => cli::bench_asr::run(args),
     };
@@ -108,6 +108,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime")
+/// Runs `future` on a fresh runtime. Work still running on blocking threads afterwards (a
+/// transcription cut short by a stop signal) is abandoned after a second: its job resumes from the
+/// log on the next start.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
+    let output = runtime.block_on(future);
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    output
 }

@@ -1,0 +1,76 @@
+//! Where the things a black-box test needs live: the `scribe` binary under test, the models,
+//! the shared corpus and the Python tools venv. Each has an environment override and a default
+//! relative to the repository; a missing one fails with the command that provides it.
+
+use std::path::{Path, PathBuf};
+
+/// The repository root (the workspace this crate belongs to).
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lives in the repository").to_path_buf()
+}
+
+/// The `scribe` binary: `$SCRIBE_BIN`, else `<target>/release/scribe` beside the running test
+/// executable (which lives in `<target>/release/deps/`).
+pub fn scribe_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("SCRIBE_BIN") {
+        let bin = PathBuf::from(bin);
+        assert!(bin.is_file(), "SCRIBE_BIN={} does not exist", bin.display());
+        return bin;
+    }
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("the test executable lives in <target>/<profile>/deps");
+    let bin = profile_dir.join(format!("scribe{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "the scribe binary is missing at {}: run `cargo build --release --bin scribe` first \
+         (with the same CARGO_TARGET_DIR), or set SCRIBE_BIN",
+        bin.display()
+    );
+    bin
+}
+
+/// The models directory: `$SCRIBE_MODELS_DIR`, else `<repo>/models`. It must hold the default
+/// Whisper model and the VAD weights.
+pub fn models_dir() -> PathBuf {
+    let dir = std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("models"));
+    for needed in ["whisper-base/model.bin", "silero_vad_16k.safetensors"] {
+        assert!(
+            dir.join(needed).is_file(),
+            "{} is missing: install the models with `bash ops/setup.sh` (or set SCRIBE_MODELS_DIR)",
+            dir.join(needed).display()
+        );
+    }
+    dir
+}
+
+/// The shared speech corpus: `$SCRIBE_CORPUS_DIR`, else `<repo>/../shared/corpus`.
+pub fn corpus_dir() -> PathBuf {
+    let dir = std::env::var_os("SCRIBE_CORPUS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("..").join("shared").join("corpus"));
+    assert!(
+        dir.join("manifest.tsv").is_file(),
+        "the corpus is missing at {} (set SCRIBE_CORPUS_DIR to the directory holding manifest.tsv)",
+        dir.display()
+    );
+    dir
+}
+
+/// A file of the corpus, e.g. `corpus_file("audio/en_jfk.wav")`.
+pub fn corpus_file(relative: &str) -> PathBuf {
+    let path = corpus_dir().join(relative);
+    assert!(path.is_file(), "corpus file {} is missing", path.display());
+    path
+}
+
+/// A program of the Python tools venv: `$SCRIBE_VENV/bin/<tool>`, default `<repo>/.venv`.
+pub fn venv_bin(tool: &str) -> PathBuf {
+    let venv = std::env::var_os("SCRIBE_VENV").map(PathBuf::from).unwrap_or_else(|| repo().join(".venv"));
+    let path = venv.join("bin").join(tool);
+    assert!(
+        path.exists(),
+        "{} is missing: run `bash ops/setup.sh` (or set SCRIBE_VENV to the tools venv)",
+        path.display()
+    );
+    path
+}

@@ -1,0 +1,314 @@
+//! A real `scribe serve` process for one test: its own temporary data directory, a free loopback
+//! port, stdout and stderr captured to files (shown when something fails), the admin key it
+//! prints on first start, and `stop`/`restart` on the same data directory. Other subcommands
+//! (`keys create`, `replay`, `rebuild`) run against the same data directory through [`TestServer::scribe`].
+
+use std::fs::File;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use crate::paths;
+
+/// How long a server may take to load the speech model and listen.
+const START_TIMEOUT: Duration = Duration::from_secs(180);
+/// How long a stopped server may take to exit after SIGTERM (its grace period is 8 s).
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a key issued beside a running server may take to reach its read model.
+const KEY_TIMEOUT: Duration = Duration::from_secs(15);
+/// The line `scribe serve` prints before the first-start key.
+const KEY_BANNER: &str = "Its API key, shown only this once:";
+const LISTENING: &str = "scribe listening on http://";
+
+/// How to start the server.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--allow-private-urls`: tests fetch from and call back to loopback, so on by default.
+    pub allow_private_urls: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { allow_private_urls: true }
+    }
+}
+
+/// A running (or stopped) `scribe serve`. Dropping it kills the process and removes its data.
+pub struct TestServer {
+    home: TempDir,
+    options: Options,
+    child: Option<Child>,
+    addr: Option<SocketAddr>,
+    admin_key: String,
+    starts: u32,
+    http: reqwest::blocking::Client,
+}
+
+impl TestServer {
+    /// Starts a server on a fresh data directory and waits until `/health` answers.
+    pub fn start() -> TestServer {
+        TestServer::start_with(Options::default())
+    }
+
+    pub fn start_with(options: Options) -> TestServer {
+        let home = tempfile::Builder::new().prefix("scribe-test-").tempdir().expect("a temp dir");
+        std::fs::create_dir_all(home.path().join("data")).expect("the data dir");
+        let http = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .build()
+            .expect("an HTTP client");
+        let mut server =
+            TestServer { home, options, child: None, addr: None, admin_key: String::new(), starts: 0, http };
+        server.launch();
+        server
+    }
+
+    /// The admin account's API key, printed on the first start.
+    pub fn key(&self) -> &str {
+        &self.admin_key
+    }
+
+    /// `http://127.0.0.1:PORT` + `path` (e.g. `/api/jobs`).
+    pub fn url(&self, path: &str) -> String {
+        let addr = self.addr.expect("the server is running");
+        format!("http://{addr}{path}")
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr.expect("the server is running")
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.home.path().join("data")
+    }
+
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The blocking HTTP client the helpers use (120 s timeout).
+    pub fn http(&self) -> &reqwest::blocking::Client {
+        &self.http
+    }
+
+    /// Stops the server with SIGTERM and waits for it to exit (killing it if it does not).
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else { return };
+        self.addr = None;
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    assert!(status.success(), "scribe serve exited with {status} after SIGTERM\n{}", self.logs());
+                    return;
+                }
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    panic!("scribe serve did not stop within {STOP_TIMEOUT:?} of SIGTERM\n{}", self.logs());
+                }
+            }
+        }
+    }
+
+    /// Stops the server and starts it again on the same data directory (a new port).
+    pub fn restart(&mut self) {
+        self.stop();
+        self.launch();
+    }
+
+    /// Runs `scribe ARGS --data-dir <this server's data dir>` and returns what it printed.
+    pub fn scribe(&self, args: &[&str]) -> Output {
+        let data_dir = self.data_dir();
+        Command::new(paths::scribe_bin())
+            .args(args)
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .env("SCRIBE_MODELS_DIR", paths::models_dir())
+            .stdin(Stdio::null())
+            .output()
+            .expect("running the scribe binary")
+    }
+
+    /// Like [`TestServer::scribe`], but the command must succeed; returns its stdout.
+    pub fn scribe_ok(&self, args: &[&str]) -> String {
+        let out = self.scribe(args);
+        assert!(
+            out.status.success(),
+            "scribe {args:?} failed with {}\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Issues a key for `user` with `scribe keys create` (opening the account with
+    /// `initial_credit_cents`, or the default credit) and, if the server runs, waits until the
+    /// server accepts it.
+    pub fn create_key(&self, user: &str, initial_credit_cents: Option<u64>) -> String {
+        let credit = initial_credit_cents.map(|c| c.to_string());
+        let mut args = vec!["keys", "create", "--user", user];
+        if let Some(c) = &credit {
+            args.extend(["--initial-credit-cents", c.as_str()]);
+        }
+        let stdout = self.scribe_ok(&args);
+        let key = stdout.trim().to_owned();
+        assert!(!key.is_empty() && !key.contains(char::is_whitespace), "scribe keys create printed {stdout:?}");
+        if self.addr.is_some() {
+            self.wait_for_key(&key);
+        }
+        key
+    }
+
+    /// Waits until `key` is accepted (keys issued beside a running server reach it through the log).
+    pub fn wait_for_key(&self, key: &str) {
+        let deadline = Instant::now() + KEY_TIMEOUT;
+        loop {
+            let status = self
+                .http
+                .get(self.url("/api/glossary"))
+                .query(&[("apiKey", key)])
+                .send()
+                .expect("GET /api/glossary")
+                .status()
+                .as_u16();
+            if status != 401 {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the server still answers 401 for a key issued {KEY_TIMEOUT:?} ago\n{}", self.logs());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Everything the server printed so far (every start), for failure messages.
+    pub fn logs(&self) -> String {
+        let mut text = String::new();
+        for n in 1..=self.starts {
+            for stream in ["out", "err"] {
+                let path = self.log_path(n, stream);
+                let content = std::fs::read_to_string(&path).unwrap_or_default();
+                let tail: String = tail(&content, 60);
+                text.push_str(&format!("--- scribe serve #{n} std{stream} (last lines) ---\n{tail}\n"));
+            }
+        }
+        text
+    }
+
+    fn log_path(&self, start: u32, stream: &str) -> PathBuf {
+        self.home.path().join(format!("serve-{start}.std{stream}"))
+    }
+
+    fn launch(&mut self) {
+        self.starts += 1;
+        let n = self.starts;
+        let stdout = File::create(self.log_path(n, "out")).expect("the stdout log");
+        let stderr = File::create(self.log_path(n, "err")).expect("the stderr log");
+        let child = Command::new(paths::scribe_bin())
+            .arg("serve")
+            .args(["--bind", "127.0.0.1", "--port", "0"])
+            .arg("--data-dir")
+            .arg(self.data_dir())
+            .arg("--models-dir")
+            .arg(paths::models_dir())
+            .args(["--allow-private-urls", if self.options.allow_private_urls { "true" } else { "false" }])
+            .env("SCRIBE_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn()
+            .expect("starting scribe serve");
+        self.child = Some(child);
+
+        let deadline = Instant::now() + START_TIMEOUT;
+        let addr = loop {
+            let out = std::fs::read_to_string(self.log_path(n, "out")).unwrap_or_default();
+            if let Some(addr) = listening_addr(&out) {
+                if n == 1 {
+                    self.admin_key = first_start_key(&out)
+                        .unwrap_or_else(|| panic!("no first-start key on stdout:\n{out}\n{}", self.logs()));
+                }
+                break addr;
+            }
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                self.child = None;
+                panic!("scribe serve exited with {status} before listening\n{}", self.logs());
+            }
+            assert!(Instant::now() < deadline, "scribe serve did not listen within {START_TIMEOUT:?}\n{}", self.logs());
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        self.addr = Some(addr);
+        self.wait_for_health();
+    }
+
+    fn wait_for_health(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(r) = self.http.get(self.url("/health")).send() {
+                if r.status().is_success() {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "/health did not answer 200\n{}", self.logs());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if std::thread::panicking() {
+            eprintln!("{}", self.logs());
+        }
+    }
+}
+
+/// The address of the `scribe listening on http://ADDR ...` line.
+fn listening_addr(stdout: &str) -> Option<SocketAddr> {
+    let rest = stdout.lines().find_map(|l| l.trim().strip_prefix(LISTENING))?;
+    rest.split_whitespace().next()?.trim_end_matches('/').parse().ok()
+}
+
+/// The line after the first-start banner.
+fn first_start_key(stdout: &str) -> Option<String> {
+    let mut lines = stdout.lines();
+    lines.find(|l| l.contains(KEY_BANNER))?;
+    let key = lines.next()?.trim();
+    (!key.is_empty()).then(|| key.to_owned())
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Whether `path` exists and holds at least one entry.
+pub fn dir_has_entries(path: &Path) -> bool {
+    std::fs::read_dir(path).map(|mut d| d.next().is_some()).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_listening_line_and_the_key() {
+        let out = "Created account 'admin'. Its API key, shown only this once:\nsk_abc123\nCallback signing secret: whs\n\
+                   scribe listening on http://127.0.0.1:40123 (API under /api, Swagger UI at /api/docs)\n";
+        assert_eq!(listening_addr(out), Some("127.0.0.1:40123".parse().unwrap()));
+        assert_eq!(first_start_key(out).as_deref(), Some("sk_abc123"));
+        assert_eq!(listening_addr("starting\n"), None);
+        assert_eq!(first_start_key("scribe listening on http://127.0.0.1:1\n"), None);
+    }
+}

@@ -1,0 +1,207 @@
+//! The error statuses of the API that are not about one resource's parameters, each provoked by
+//! a real request and checked for the one JSON error body: 401 (missing and wrong key), 402
+//! (an account with no credit), 404 (unknown endpoint), 405 (wrong method, with `Allow`), 406
+//! (an `Accept` that excludes JSON), 413 (a body over the cap) and 429 (past the burst).
+//! 400/403/404/410 on jobs and glossaries are in `jobs_*.rs` and `glossary.rs`.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use scribe_tests::{Reply, TestServer, clips, paths};
+use serde_json::json;
+
+/// Every endpoint in scope, as (method, path) with a valid-looking query but for the key.
+const ENDPOINTS: &[(&str, &str)] = &[
+    ("GET", "/api/jobs/status?jobId=0b9c6a1e-6a43-4b7e-9d0e-3f3c0c0c0c0c"),
+    ("GET", "/api/jobs"),
+    ("DELETE", "/api/jobs?jobId=0b9c6a1e-6a43-4b7e-9d0e-3f3c0c0c0c0c"),
+    ("POST", "/api/jobs/upload-media"),
+    ("POST", "/api/jobs/upload-media-from-url"),
+    ("GET", "/api/glossary"),
+    ("POST", "/api/glossary"),
+    ("PUT", "/api/glossary/5f0e4a51-7d0c-4c55-9a43-2b1b0f0f0f0f"),
+    ("DELETE", "/api/glossary/5f0e4a51-7d0c-4c55-9a43-2b1b0f0f0f0f"),
+];
+
+fn request(server: &TestServer, method: &str, path_and_query: &str) -> reqwest::blocking::RequestBuilder {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    server.http().request(method, server.url(path_and_query))
+}
+
+#[test]
+fn a_missing_or_wrong_key_is_401_on_every_endpoint() {
+    let server = TestServer::start();
+    for (method, path) in ENDPOINTS {
+        let body = Reply::send(request(&server, method, path).json(&json!({"name": "x", "sourceUrl": "http://a.b/c"})));
+        body.error(401, Some("apiKey"));
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let wrong = format!("{path}{sep}apiKey=sk_not_a_key");
+        Reply::send(request(&server, method, &wrong).json(&json!({"name": "x"}))).error(401, Some("apiKey"));
+        let empty = format!("{path}{sep}apiKey=");
+        Reply::send(request(&server, method, &empty).json(&json!({"name": "x"}))).error(401, Some("apiKey"));
+    }
+    // A key of another data directory's admin is just as unknown.
+    let other = TestServer::start();
+    server.get("/jobs", other.key(), &[]).error(401, Some("apiKey"));
+}
+
+#[test]
+fn an_account_without_credit_gets_402_and_no_job() {
+    let server = TestServer::start();
+    let key = server.create_key("broke", Some(0));
+    let reply = server.upload(&key, &paths::corpus_file(clips::SHORT), &[]);
+    let body = reply.error(402, None);
+    assert!(body["message"].as_str().unwrap().to_lowercase().contains("balance"), "{body}");
+    server
+        .post_json("/jobs/upload-media-from-url", &key, &json!({"sourceUrl": "http://127.0.0.1:9/a.wav"}))
+        .error(402, None);
+    assert!(server.list_jobs(&key, &[]).is_empty());
+
+    // Credit makes the same upload pass.
+    server.scribe_ok(&["balance", "credit", "--user", "broke", "--cents", "100000"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let reply = server.upload(&key, &paths::corpus_file(clips::SHORT), &[]);
+        if reply.status == 200 {
+            break;
+        }
+        reply.error(402, None);
+        assert!(std::time::Instant::now() < deadline, "the credit did not reach the running server");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn unknown_endpoints_are_404_with_the_error_body() {
+    let server = TestServer::start();
+    let key = server.key();
+    server.get("/nothing-here", key, &[]).error(404, None);
+    server.get("/jobs/export-everything", key, &[("jobId", "x")]).error(404, None);
+}
+
+#[test]
+fn a_wrong_method_is_405_with_allow() {
+    let server = TestServer::start();
+    let key = server.key();
+    let cases = [
+        ("PUT", "/api/jobs/status", vec!["GET"]),
+        ("POST", "/api/jobs", vec!["DELETE", "GET"]),
+        ("GET", "/api/jobs/upload-media", vec!["POST"]),
+        ("GET", "/api/jobs/upload-media-from-url", vec!["POST"]),
+        ("DELETE", "/api/glossary", vec!["GET", "POST"]),
+        ("GET", "/api/glossary/5f0e4a51-7d0c-4c55-9a43-2b1b0f0f0f0f", vec!["DELETE", "PUT"]),
+    ];
+    for (method, path, allowed) in cases {
+        let reply = Reply::send(request(&server, method, path).query(&[("apiKey", key)]));
+        reply.error(405, None);
+        let allow = reply.header("allow").unwrap_or_else(|| panic!("{method} {path}: no Allow header"));
+        let mut got: Vec<String> = allow.split(',').map(|m| m.trim().to_uppercase()).collect();
+        got.sort();
+        assert_eq!(got, allowed, "{method} {path}: Allow {allow:?}");
+    }
+}
+
+#[test]
+fn an_accept_header_excluding_json_is_406() {
+    let server = TestServer::start();
+    let key = server.key();
+    for path in ["/api/jobs", "/api/jobs/status?jobId=0b9c6a1e-6a43-4b7e-9d0e-3f3c0c0c0c0c", "/api/glossary"] {
+        let reply = Reply::send(request(&server, "GET", path).query(&[("apiKey", key)]).header("accept", "text/html"));
+        reply.error(406, None);
+        // Browsers' usual header admits JSON through */*.
+        let ok = Reply::send(
+            request(&server, "GET", "/api/jobs")
+                .query(&[("apiKey", key)])
+                .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8"),
+        );
+        assert_eq!(ok.status, 200, "{}", ok.text);
+    }
+    let reply = Reply::send(
+        request(&server, "POST", "/api/glossary")
+            .query(&[("apiKey", key)])
+            .header("accept", "application/xml")
+            .json(&json!({"name": "x"})),
+    );
+    reply.error(406, None);
+    assert!(server.get("/glossary", key, &[]).ok().as_array().unwrap().is_empty(), "a 406 writes nothing");
+}
+
+#[test]
+fn a_json_body_over_the_cap_is_413() {
+    let server = TestServer::start();
+    let key = server.key();
+    let huge = json!({"name": "big", "names": vec!["x".repeat(20); 60_000]});
+    server.post_json("/glossary", key, &huge).error(413, None);
+}
+
+/// The upload cap (6 GB) is enforced from `Content-Length` before the body is read, so a request
+/// that only announces 7 GB is enough to provoke the 413.
+#[test]
+fn an_upload_announced_over_6_gb_is_413_naming_file() {
+    let server = TestServer::start();
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "POST /api/jobs/upload-media?apiKey={} HTTP/1.1\r\nHost: {}\r\nContent-Type: multipart/form-data; boundary=XyZ\r\n\
+         Content-Length: 7000000000\r\nConnection: close\r\n\r\n--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.wav\"\r\n\r\nRIFF",
+        server.key(),
+        server.addr()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    let status_line = answer.lines().next().unwrap_or("");
+    assert!(status_line.contains(" 413 "), "answer: {answer}");
+    let body_start = answer.find("\r\n\r\n").map(|i| i + 4).unwrap_or(0);
+    let body_text = &answer[body_start..];
+    // The body may be chunked; find the JSON object in it.
+    let json_text = &body_text[body_text.find('{').unwrap_or(0)..=body_text.rfind('}').unwrap_or(0)];
+    let body: serde_json::Value = serde_json::from_str(json_text).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    assert_eq!((body["status"].as_u64(), body["field"].as_str()), (Some(413), Some("file")), "{body}");
+    assert!(server.list_jobs(server.key(), &[]).is_empty());
+}
+
+#[test]
+fn hammering_one_key_past_its_burst_is_429_with_retry_after() {
+    let server = TestServer::start();
+    let key = server.key().to_owned();
+    let other = server.create_key("patient", None);
+    let mut limited = None;
+    for _ in 0..2_000 {
+        let reply = server.get("/jobs", &key, &[]);
+        if reply.status == 429 {
+            limited = Some(reply);
+            break;
+        }
+        assert_eq!(reply.status, 200, "{}", reply.text);
+    }
+    let reply = limited.expect("2000 back-to-back requests on one key never got a 429");
+    reply.error(429, None);
+    let retry_after: u64 = reply.header("retry-after").expect("a Retry-After header").parse().expect("seconds");
+    assert!(retry_after >= 1);
+    // Other keys are limited separately.
+    assert_eq!(server.get("/jobs", &other, &[]).status, 200);
+}
+
+#[test]
+fn the_openapi_document_declares_the_error_body() {
+    let server = TestServer::start();
+    let doc = Reply::send(server.http().get(server.url("/api/openapi.json"))).ok();
+    let schemas = &doc["components"]["schemas"];
+    let error = schemas.as_object().unwrap().iter().find(|(_, s)| {
+        let props = &s["properties"];
+        props.get("status").is_some() && props.get("error").is_some() && props.get("message").is_some()
+    });
+    let (name, _) = error.expect("a schema for the error body");
+    let reference = format!("#/components/schemas/{name}");
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for status in ["400", "401", "429"] {
+                let schema = &op["responses"][status]["content"]["application/json; charset=utf-8"]["schema"]["$ref"];
+                assert_eq!(schema, &reference, "{method} {path} declares {status} with the error body");
+            }
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The callback actor: tells a client's `callbackUrl` that its job ended (`DONE` or `ERROR`), and
+//! keeps telling it until the receiver acknowledges or the retry schedule runs out.
+//!
+//! The pipeline hands over every finished job whose callback is not settled (stage
+//! `DeliverCallback`), on every start too. Each such job gets one task here, so two deliveries of
+//! the same job never overlap and a slow receiver never holds up another. The task:
+//!
+//! 1. reads the job (the job actor's state is the truth: a retry due at `next_attempt_at_ms`
+//!    waits until then, one already due goes now, which is how a pending callback resumes after
+//!    a restart);
+//! 2. POSTs the spec's callback payload, signed with the owner's webhook secret
+//!    ([`signing`] documents the scheme), to the vetted URL, without following redirects;
+//! 3. records the attempt on the job (`RecordCallbackAttempt`): a 2xx delivers, `410 Gone`
+//!    abandons, anything else schedules the next try ([`CallbackSettings`]) or, when the
+//!    schedule is over, abandons;
+//!
+//! and repeats until the callback is settled, then reports the stage done to the pipeline.
+//! Delivery is at least once: a crash between the POST and its record sends it again, with the
+//! same `webhook-id`, so receivers can drop the repeat.
+
+mod delivery;
+mod schedule;
+pub mod signing;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use scribe_domain::account::AccountAggregate;
+use scribe_domain::ids::{JobId, account_stream};
+use scribe_domain::job::{CallbackOutcome, JobCommand, JobState, Stage, callback_message_id};
+use tokio::sync::Semaphore;
+use tokio::task::AbortHandle;
+
+pub use schedule::CallbackSettings;
+pub use signing::{SecretError, WebhookSecret};
+
+use crate::clock::now_ms;
+use crate::command::{self, CommandError};
+use crate::eventstore::EventStore;
+use crate::jobs::{JobError, Jobs};
+use crate::media::AddressGuard;
+use crate::pipeline::{StageDone, report};
+
+/// Wait before trying again when the job or its account could not be read or written (the
+/// store or a job actor is briefly unavailable); no attempt is recorded for these.
+const TROUBLE_PAUSE: Duration = Duration::from_secs(2);
+
+pub enum CallbackMsg {
+    /// Deliver the callback of a finished job; `done` is reported once it is settled.
+    Deliver { job_id: JobId, done: StageDone },
+    /// A job's delivery task ended.
+    Ended(JobId),
+    /// How many jobs have a delivery under way (for metrics and tests).
+    Pending(ractor::RpcReplyPort<usize>),
+}
+
+pub struct CallbackActor;
+
+pub struct CallbackArgs {
+    pub jobs: Jobs,
+    pub store: Arc<dyn EventStore>,
+    pub guard: AddressGuard,
+    pub settings: CallbackSettings,
+}
+
+pub struct CallbackState {
+    deliverer: Arc<Deliverer>,
+    /// The delivery task of each job being delivered.
+    running: HashMap<JobId, AbortHandle>,
+}
+
+impl Actor for CallbackActor {
+    type Msg = CallbackMsg;
+    type State = CallbackState;
+    type Arguments = CallbackArgs;
+
+    async fn pre_start(&self, _: ActorRef<CallbackMsg>, args: CallbackArgs) -> Result<CallbackState, ActorProcessingErr> {
+        let sending = Semaphore::new(args.settings.max_concurrent.max(1));
+        let deliverer = Deliverer { jobs: args.jobs, store: args.store, guard: args.guard, settings: args.settings, sending };
+        Ok(CallbackState { deliverer: Arc::new(deliverer), running: HashMap::new() })
+    }
+
+    async fn handle(&self, myself: ActorRef<CallbackMsg>, msg: CallbackMsg, state: &mut CallbackState) -> Result<(), ActorProcessingErr> {
+        match msg {
+            CallbackMsg::Deliver { job_id, done } => {
+                if state.running.contains_key(&job_id) {
+                    return Ok(()); // its task reports when it ends
+                }
+                let deliverer = state.deliverer.clone();
+                let id = job_id.clone();
+                let task = tokio::spawn(async move {
+                    deliverer.deliver_until_settled(&id).await;
+                    let _ = myself.cast(CallbackMsg::Ended(id));
+                    report(done);
+                });
+                state.running.insert(job_id, task.abort_handle());
+            }
+            CallbackMsg::Ended(job_id) => {
+                state.running.remove(&job_id);
+            }
+            CallbackMsg::Pending(reply) => {
+                let _ = reply.send(state.running.len());
+            }
+        }
+        Ok(())
+    }
+
+    async fn post_stop(&self, _: ActorRef<CallbackMsg>, state: &mut CallbackState) -> Result<(), ActorProcessingErr> {
+        // Unsettled callbacks are in the log; the next start resumes them.
+        for task in state.running.values() {
+            task.abort();
+        }
+        Ok(())
+    }
+}
+
+/// Everything a delivery task needs, shared by all of them.
+struct Deliverer {
+    jobs: Jobs,
+    store: Arc<dyn EventStore>,
+    guard: AddressGuard,
+    settings: CallbackSettings,
+    /// Bounds the requests in flight.
+    sending: Semaphore,
+}
+
+/// Why an attempt could not be made or recorded (not the receiver's fault).
+#[derive(Debug, thiserror::Error)]
+enum Trouble {
+    #[error("reading or recording the job: {0}")]
+    Job(#[from] JobError),
+    #[error("reading the owner's account: {0}")]
+    Account(String),
+    #[error("the job has no callback to send")]
+    NoPayload,
+}
+
+impl Deliverer {
+    /// Attempts delivery, waiting between attempts as recorded on the job, until the job's
+    /// callback is delivered or abandoned (or the job is deleted).
+    async fn deliver_until_settled(&self, job_id: &JobId) {
+        let mut job = self.read(job_id).await;
+        while job.stage() == Stage::DeliverCallback {
+            let now = now_ms();
+            if let Some(due) = job.callback.next_attempt_at_ms.filter(|due| *due > now) {
+                tokio::time::sleep(Duration::from_millis(due - now)).await;
+                job = self.read(job_id).await; // it may have been deleted meanwhile
+                continue;
+            }
+            job = match self.attempt(job_id, &job).await {
+                Ok(after) => after,
+                Err(trouble) => {
+                    tracing::warn!(%job_id, error = %trouble, "callback attempt not made; trying again shortly");
+                    tokio::time::sleep(TROUBLE_PAUSE).await;
+                    self.read(job_id).await
+                }
+            };
+        }
+        match (&job.callback.delivered, &job.callback.abandoned) {
+            (true, _) => tracing::info!(%job_id, attempts = job.callback.attempts, "callback delivered"),
+            (_, Some(reason)) => tracing::warn!(%job_id, %reason, "callback abandoned"),
+            _ => tracing::debug!(%job_id, stage = ?job.stage(), "callback no longer due"),
+        }
+    }
+
+    /// The job's current state, waiting out trouble reading it.
+    async fn read(&self, job_id: &JobId) -> JobState {
+        loop {
+            match self.jobs.state(job_id).await {
+                Ok((state, _)) => return state,
+                Err(e) => {
+                    tracing::warn!(%job_id, error = %e, "reading job for its callback; trying again shortly");
+                    tokio::time::sleep(TROUBLE_PAUSE).await;
+                }
+            }
+        }
+    }
+
+    /// Sends the callback once and records the outcome; returns the job after it.
+    async fn attempt(&self, job_id: &JobId, job: &JobState) -> Result<JobState, Trouble> {
+        let (Some(payload), Some(submission), Some((_, finished_ms))) = (job.callback_payload(), &job.submission, job.finished) else {
+            return Err(Trouble::NoPayload);
+        };
+        let url = submission.callback_url.as_ref().ok_or(Trouble::NoPayload)?.url();
+        let account = command::load::<AccountAggregate>(self.store.as_ref(), &account_stream(&submission.owner))
+            .await
+            .map_err(|e| Trouble::Account(e.to_string()))?;
+        let outcome = match WebhookSecret::parse(&account.state.webhook_secret) {
+            Ok(secret) => {
+                let message = delivery::Message {
+                    url,
+                    id: &callback_message_id(job_id, payload.status),
+                    timestamp: now_ms() / 1000,
+                    body: serde_json::to_vec(&payload).expect("a callback payload serializes"),
+                    secret: &secret,
+                };
+                let _permit = self.sending.acquire().await.expect("the semaphore is never closed");
+                delivery::send(&self.guard, self.settings.timeout, message).await
+            }
+            Err(e) => CallbackOutcome::Error(format!("not sent, it cannot be signed: {e}")),
+        };
+        let at_ms = now_ms();
+        let attempt = job.callback.attempts + 1;
+        let next_attempt_at_ms = if outcome.is_acknowledged() || outcome.is_gone() {
+            None
+        } else {
+            self.settings.next_attempt_at(attempt, finished_ms, at_ms, &mut rand::rng())
+        };
+        match &next_attempt_at_ms {
+            _ if outcome.is_acknowledged() => {}
+            Some(next) => tracing::info!(%job_id, attempt, %outcome, retry_in_ms = next - at_ms, "callback not acknowledged"),
+            None => tracing::info!(%job_id, attempt, %outcome, "callback not acknowledged; no more retries"),
+        }
+        let record = JobCommand::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms };
+        match self.jobs.execute(job_id, record).await {
+            Ok(executed) => Ok(executed.state),
+            // Settled or deleted meanwhile: the job's state says so.
+            Err(CommandError::Refused(refusal)) => {
+                tracing::debug!(%job_id, %refusal, "callback attempt not recorded");
+                Ok(self.read(job_id).await)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+}

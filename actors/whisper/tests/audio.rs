@@ -1,0 +1,162 @@
+//! Decoding real media: every format copy of jfk, broken and non-media files, streaming.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use scribe_whisper::audio::{self, AudioError, SAMPLE_RATE};
+
+fn corpus() -> PathBuf {
+    let dir = std::env::var_os("SCRIBE_CORPUS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    assert!(dir.join("manifest.tsv").exists(), "speech corpus not found at {} (set SCRIBE_CORPUS_DIR)", dir.display());
+    dir
+}
+
+fn seconds(samples: usize) -> f64 {
+    samples as f64 / SAMPLE_RATE as f64
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("scribe-audio-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn wav_decodes_to_its_duration() {
+    let path = corpus().join("audio/en_jfk.wav");
+    let info = audio::probe(&path).unwrap();
+    assert_eq!(info.container, "wave");
+    assert!((info.duration_s - 11.0).abs() < 0.01, "{info:?}");
+    let samples = audio::decode_all(&path).unwrap();
+    assert_eq!(samples.len(), 176_000);
+    let peak = samples.iter().fold(0f32, |m, x| m.max(x.abs()));
+    assert!(peak > 0.1 && peak <= 1.0, "peak {peak}");
+}
+
+#[test]
+fn every_format_copy_of_jfk_has_the_same_duration_and_signal() {
+    let reference = audio::decode_all(&corpus().join("audio/en_jfk.wav")).unwrap();
+    let variants = corpus().join("audio/variants");
+    for ext in ["mp3", "m4a", "ogg", "opus", "flac", "mp4"] {
+        let path = variants.join(format!("en_jfk.{ext}"));
+        let info = audio::probe(&path).unwrap_or_else(|e| panic!("{ext}: {e}"));
+        let samples = audio::decode_all(&path).unwrap_or_else(|e| panic!("{ext}: {e}"));
+        let got = seconds(samples.len());
+        assert!((got - 11.0).abs() <= 0.05, "{ext}: decoded {got:.3} s ({info:?})");
+        assert!((info.duration_s - 11.0).abs() <= 0.1, "{ext}: probe says {info:?}");
+        // Same signal, not just the same length: energy within 10% of the wav's (lossy codecs
+        // and resampling change details, not loudness).
+        let energy = |s: &[f32]| s.iter().map(|x| x * x).sum::<f32>() / s.len() as f32;
+        let ratio = energy(&samples) / energy(&reference);
+        assert!((0.9..1.1).contains(&ratio), "{ext}: energy ratio {ratio}");
+    }
+}
+
+#[test]
+fn format_is_chosen_by_content_not_name() {
+    let path = scratch("actually_flac.wav");
+    std::fs::copy(corpus().join("audio/variants/en_jfk.flac"), &path).unwrap();
+    let info = audio::probe(&path).unwrap();
+    assert_eq!(info.codec, "flac", "{info:?}");
+    let got = seconds(audio::decode_all(&path).unwrap().len());
+    assert!((got - 11.0).abs() <= 0.05, "{got}");
+}
+
+#[test]
+fn truncated_mp3_is_a_clear_error() {
+    let path = corpus().join("audio/variants/corrupt_truncated.mp3");
+    let err = audio::decode_all(&path).expect_err("a 1500-byte fragment of an 11 s mp3 decoded as if whole");
+    assert!(matches!(err, AudioError::Truncated { .. }), "{err:?}");
+    assert!(err.to_string().starts_with("The file is cut short"), "{err}");
+    // Looking at the header alone is fine: it announces the full 11 s.
+    assert!(audio::probe(&path).is_ok());
+}
+
+#[test]
+fn random_bytes_are_not_media() {
+    let path = corpus().join("audio/variants/corrupt_random_bytes.mp3");
+    let err = audio::decode_all(&path).expect_err("random bytes decoded");
+    assert!(matches!(err, AudioError::NotMedia | AudioError::Corrupt { .. }), "{err:?}");
+    assert!(audio::probe(&path).is_err() || matches!(err, AudioError::Corrupt { .. }));
+}
+
+#[test]
+fn text_renamed_wav_is_not_media() {
+    let path = scratch("notes.wav");
+    std::fs::write(&path, "Meeting notes\nThis is a text file, not a recording.\n".repeat(50)).unwrap();
+    let err = audio::probe(&path).unwrap_err();
+    assert!(matches!(err, AudioError::NotMedia), "{err:?}");
+    assert_eq!(err.to_string(), "The file is not a recognised audio or video format");
+    assert!(matches!(audio::open(&path).err(), Some(AudioError::NotMedia)));
+}
+
+#[test]
+fn empty_and_missing_files() {
+    let path = scratch("empty.mp3");
+    std::fs::write(&path, b"").unwrap();
+    assert!(matches!(audio::probe(&path), Err(AudioError::Empty)));
+    let missing = scratch("does-not-exist.wav");
+    let err = audio::open(&missing).err().unwrap();
+    assert!(matches!(err, AudioError::Io { .. }), "{err:?}");
+    assert!(err.to_string().contains("does-not-exist.wav"), "{err}");
+}
+
+#[test]
+fn video_without_audio_has_no_audio_track() {
+    for ext in ["mp4", "avi"] {
+        let path = scratch(&format!("silent_video.{ext}"));
+        let status = Command::new("ffmpeg")
+            .args(["-y", "-v", "error", "-f", "lavfi", "-i", "color=c=black:s=64x64:d=1", "-an"])
+            .arg(&path)
+            .status()
+            .expect("ffmpeg is needed (bash ops/setup.sh)");
+        assert!(status.success());
+        let err = audio::probe(&path).unwrap_err();
+        assert!(matches!(err, AudioError::NoAudioTrack), "{ext}: {err:?}");
+        assert_eq!(err.to_string(), "The media contains no audio track");
+        assert!(matches!(audio::open(&path).err(), Some(AudioError::NoAudioTrack)), "{ext}");
+    }
+}
+
+#[test]
+fn ffmpeg_only_formats_decode() {
+    // wma and mpeg-ps (vob/mpg) are not symphonia's: they go through ffmpeg.
+    let src = corpus().join("audio/en_jfk.wav");
+    for (ext, codec_args) in [("wma", vec!["-c:a", "wmav2"]), ("mpg", vec!["-c:a", "mp2"]), ("avi", vec!["-c:a", "mp3"])] {
+        let path = scratch(&format!("jfk.{ext}"));
+        let status = Command::new("ffmpeg")
+            .args(["-y", "-v", "error", "-i"])
+            .arg(&src)
+            .args(&codec_args)
+            .arg(&path)
+            .status()
+            .expect("ffmpeg is needed (bash ops/setup.sh)");
+        assert!(status.success(), "{ext}");
+        let got = seconds(audio::decode_all(&path).unwrap_or_else(|e| panic!("{ext}: {e}")).len());
+        assert!((got - 11.0).abs() <= 0.1, "{ext}: {got}");
+    }
+}
+
+#[test]
+fn long_files_stream_in_bounded_pieces() {
+    // 100 s of speech, at 44.1 kHz stereo mp3 (symphonia + resampler) and as opus (ffmpeg).
+    let src = corpus().join("audio/en_synth_gettysburg_2voices.wav");
+    for (ext, args) in [("mp3", vec!["-ar", "44100", "-ac", "2"]), ("opus", vec!["-ac", "2"])] {
+        let path = scratch(&format!("long.{ext}"));
+        let status = Command::new("ffmpeg").args(["-y", "-v", "error", "-i"]).arg(&src).args(&args).arg(&path).status().unwrap();
+        assert!(status.success());
+        let mut stream = audio::open(&path).unwrap();
+        let max = 16_000;
+        let (mut total, mut pieces) = (0usize, 0usize);
+        while let Some(piece) = stream.read(max).unwrap() {
+            assert!(!piece.is_empty() && piece.len() <= max, "{ext}: piece of {}", piece.len());
+            total += piece.len();
+            pieces += 1;
+        }
+        assert!((seconds(total) - 100.16).abs() < 0.1, "{ext}: {}", seconds(total));
+        assert!(pieces >= 100, "{ext}: {pieces} pieces");
+        assert!(stream.read(max).unwrap().is_none());
+    }
+}

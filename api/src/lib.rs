@@ -1,1 +1,124 @@
-//! placeholder
+//! Scribe's HTTP edge: the endpoints of the API under `/api` (poem-openapi), authentication by
+//! `apiKey`, one JSON error body for every error, rate limits, the OpenAPI document
+//! (`/api/openapi.json`), Swagger UI (`/api/docs`, served offline), `/metrics` and `/health`.
+//!
+//! Handlers stay thin: parse, let the domain validate, send a command or query a read model,
+//! shape the answer. One module per resource:
+//!
+//! | module | endpoints |
+//! |---|---|
+//! | [`jobs`] | `GET /jobs/status`, `GET /jobs`, `DELETE /jobs`, `POST /jobs/upload-media-from-url` |
+//! | [`upload`] | `POST /jobs/upload-media` (streamed multipart) |
+//! | [`glossaries`] | `GET`/`POST /glossary`, `PUT`/`DELETE /glossary/{glossaryId}` |
+//! | [`exports`] | `GET /jobs/export-srt`, `-vtt`, `-txt`, `-json`, `-stl`; `GET /downloads/stl` (signed, no apiKey) |
+//!
+//! A new resource (exports, translated subtitles) is one more `#[OpenApi]` struct added to the
+//! tuple in [`api_service`]; routing, `Allow`, 406 and metrics labels follow from the document.
+//!
+//! ```no_run
+//! # async fn serve(state: scribe_api::ApiState) -> std::io::Result<()> {
+//! use poem::{Server, listener::TcpListener};
+//! Server::new(TcpListener::bind("127.0.0.1:8080")).run(scribe_api::app(state)).await
+//! # }
+//! ```
+
+pub mod auth;
+pub mod edge;
+pub mod error;
+pub mod exports;
+pub mod glossaries;
+pub mod jobs;
+pub mod metrics;
+pub mod model;
+pub mod negotiate;
+pub mod routes;
+pub mod state;
+pub mod submit;
+pub mod upload;
+
+use std::sync::Arc;
+
+use poem::web::Json;
+use poem::{Endpoint, EndpointExt, Route, get, handler};
+use poem_openapi::{OpenApiService, Tags};
+
+pub use auth::{Caller, hash_api_key};
+pub use error::{ApiError, ErrorBody, ErrorCode};
+pub use state::{ApiSettings, ApiState};
+
+use crate::auth::RateLimits;
+use crate::edge::Edge;
+use crate::exports::{Exports, ExportsApi};
+use crate::glossaries::GlossaryApi;
+use crate::jobs::JobsApi;
+use crate::metrics::Metrics;
+use crate::routes::RouteTable;
+use crate::upload::UploadApi;
+
+/// Where the API is served.
+pub const API_PREFIX: &str = "/api";
+
+#[derive(Tags)]
+pub enum ApiTags {
+    /// Submit media, follow and delete jobs.
+    Jobs,
+    /// Lists of names and terms that guide recognition.
+    Glossaries,
+    /// Transcripts and subtitles of finished jobs.
+    Exports,
+}
+
+type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi);
+
+const DESCRIPTION: &str = "Transcription and subtitling. Every endpoint takes the API key in the `apiKey` query \
+parameter. Errors share one body: `{\"status\": 400, \"error\": \"INVALID_PARAMETER\", \"message\": \"...\", \
+\"field\": \"numberOfSpeakers\"}` (`field` only when one parameter is at fault). Successful calls answer 200. \
+Another account's job or glossary answers 403, an unknown one 404, a deleted one 410. A `glossaryId` given \
+at upload follows the same rule (404/403/410, field `glossaryId`). Rate limit: per API key, 20 requests per \
+second sustained with bursts of 50 by default; past it, 429 with `Retry-After`. Billing: uploads are charged at \
+submission for their probed duration; URL jobs need the price of one minute at submission (402 otherwise).";
+
+/// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
+pub fn api_service() -> OpenApiService<Apis, ()> {
+    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi), "Scribe", env!("CARGO_PKG_VERSION"))
+        .description(DESCRIPTION)
+        .server(API_PREFIX)
+}
+
+/// The OpenAPI document (JSON), as served at `/api/openapi.json`.
+pub fn openapi_json() -> String {
+    api_service().spec()
+}
+
+/// The whole HTTP application: `/api/...`, `/api/openapi.json`, `/api/docs`, `/metrics`, `/health`.
+pub fn app(state: ApiState) -> impl Endpoint {
+    let service = api_service();
+    let spec: serde_json::Value = serde_json::from_str(&service.spec()).expect("poem-openapi writes valid JSON");
+    let routes = RouteTable::from_spec(API_PREFIX, &spec);
+    let docs = service.swagger_ui();
+    let spec_endpoint = service.spec_endpoint();
+    let metrics = Arc::new(Metrics::default());
+    let limits = Arc::new(RateLimits::new(&state.settings));
+    let edge = Arc::new(Edge::new(routes, metrics.clone(), state.settings.max_json_body_bytes));
+    let exports = Arc::new(Exports::new(state.data_dir.clone(), &state.settings));
+    Route::new()
+        .nest(API_PREFIX, service)
+        .nest("/api/docs", docs)
+        .at("/api/openapi.json", spec_endpoint)
+        .at("/metrics", get(metrics::metrics))
+        .at("/health", get(health))
+        .data(Arc::new(state))
+        .data(limits)
+        .data(metrics)
+        .data(exports)
+        .around(move |ep, req| {
+            let edge = edge.clone();
+            async move { edge.handle(ep, req).await }
+        })
+}
+
+/// `{"status": "ok"}` once the server answers.
+#[handler]
+fn health() -> Json<serde_json::Value> {
+    Json(serde_json::json!({"status": "ok"}))
+}

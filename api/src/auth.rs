@@ -1,0 +1,101 @@
+//! Who is calling: the `apiKey` query parameter, looked up by its SHA-256 hash in the account
+//! read model (keys are never stored in clear), then the per-key rate limit.
+//!
+//! The same [`hash_api_key`] must be used wherever a key is issued (`scribe keys create`).
+
+use std::sync::Arc;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use poem::Request;
+use poem_openapi::SecurityScheme;
+use poem_openapi::auth::ApiKey;
+use scribe_domain::ids::UserName;
+use sha2::{Digest, Sha256};
+
+use crate::error::ApiError;
+use crate::state::{ApiSettings, ApiState};
+
+/// The authenticated account behind a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub user: UserName,
+    /// Balance in cents when the request arrived (as the read model knows it).
+    pub balance_cents: u64,
+}
+
+/// The API key of the account, in the `apiKey` query parameter.
+#[derive(SecurityScheme)]
+#[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_key")]
+pub struct ApiKeyAuth(pub Caller);
+
+/// Lowercase hex SHA-256 of a key: the form in which keys are stored and looked up.
+pub fn hash_api_key(key: &str) -> String {
+    Sha256::digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Requests allowed per API key (keyed by the key's hash).
+pub struct RateLimits {
+    limiter: DefaultKeyedRateLimiter<String>,
+    clock: DefaultClock,
+}
+
+impl RateLimits {
+    pub fn new(settings: &ApiSettings) -> RateLimits {
+        let quota = Quota::per_second(settings.rate_per_second).allow_burst(settings.rate_burst);
+        RateLimits { limiter: RateLimiter::keyed(quota), clock: DefaultClock::default() }
+    }
+
+    /// `Err(seconds to wait)` when the key has used up its quota.
+    pub fn check(&self, key_hash: &str) -> Result<(), u64> {
+        self.limiter.check_key(&key_hash.to_owned()).map_err(|not_until| {
+            let wait = not_until.wait_time_from(self.clock.now());
+            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+        })
+    }
+}
+
+async fn check_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
+    let state = req.data::<Arc<ApiState>>().expect("ApiState is attached to every request");
+    let limits = req.data::<Arc<RateLimits>>().expect("RateLimits are attached to every request");
+    let key = key.key.trim();
+    if key.is_empty() {
+        return Err(ApiError::unauthorized("apiKey is required: pass your API key in the apiKey query parameter").into());
+    }
+    let hash = hash_api_key(key);
+    let account = state
+        .read
+        .account_by_key_hash(&hash)
+        .map_err(|e| ApiError::unavailable(format!("Checking the apiKey failed ({e}); retry shortly")))?;
+    let Some(account) = account else {
+        return Err(ApiError::unauthorized("The apiKey is not valid (unknown or revoked)").into());
+    };
+    limits.check(&hash).map_err(ApiError::rate_limited)?;
+    Ok(Caller { user: account.user_name, balance_cents: account.balance_cents })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+
+    use super::*;
+
+    #[test]
+    fn keys_are_hashed_as_lowercase_hex_sha256() {
+        assert_eq!(hash_api_key("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+
+    #[test]
+    fn a_key_past_its_burst_is_told_when_to_retry() {
+        let settings = ApiSettings {
+            rate_per_second: NonZeroU32::new(1).unwrap(),
+            rate_burst: NonZeroU32::new(2).unwrap(),
+            ..ApiSettings::default()
+        };
+        let limits = RateLimits::new(&settings);
+        assert!(limits.check("a").is_ok());
+        assert!(limits.check("a").is_ok());
+        assert_eq!(limits.check("a"), Err(1));
+        assert!(limits.check("b").is_ok(), "keys are limited separately");
+    }
+}

@@ -1,0 +1,113 @@
+//! What happens to every request around its handler: the 406 check against the operation's
+//! media types, the body cap of non-upload endpoints (413), the common error body for errors
+//! poem raised itself (with `Allow` on a 405), the access log line, and the latency metric.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use poem::http::{StatusCode, header};
+use poem::{Body, Endpoint, IntoResponse, Request, Response};
+use tokio::io::AsyncReadExt;
+
+use crate::error::{ApiError, render_poem_error};
+use crate::metrics::Metrics;
+use crate::negotiate::acceptable;
+use crate::routes::{RouteEntry, RouteTable};
+
+/// Paths outside the OpenAPI document that get their own metrics label.
+const FIXED_ROUTES: &[&str] = &["/metrics", "/health", "/api/openapi.json"];
+/// The one endpoint whose body is not capped here (it enforces its own, larger cap while streaming).
+const UPLOAD_ROUTE: &str = "/api/jobs/upload-media";
+
+pub struct Edge {
+    routes: RouteTable,
+    metrics: Arc<Metrics>,
+    max_body_bytes: u64,
+}
+
+impl Edge {
+    pub fn new(routes: RouteTable, metrics: Arc<Metrics>, max_body_bytes: u64) -> Edge {
+        Edge { routes, metrics, max_body_bytes }
+    }
+
+    pub async fn handle<E: Endpoint>(&self, ep: Arc<E>, mut req: Request) -> poem::Result<Response> {
+        let started = Instant::now();
+        let method = req.method().clone();
+        let path = req.uri().path().to_owned();
+        let route = self.routes.find(&path);
+        let response = match self.admit(&mut req, route).await {
+            Err(refused) => refused.into_response(),
+            Ok(()) => match ep.call(req).await {
+                Ok(output) => output.into_response(),
+                Err(err) => render_poem_error(err, route.map(RouteEntry::allow).as_deref()),
+            },
+        };
+        let status = response.status();
+        let elapsed = started.elapsed();
+        let label = match route {
+            Some(r) => r.template.as_str(),
+            None if FIXED_ROUTES.contains(&path.as_str()) => path.as_str(),
+            None if path.starts_with("/api/docs") => "/api/docs",
+            None => "other",
+        };
+        self.metrics.observe(method.as_str(), label, status, elapsed);
+        tracing::info!(
+            method = %method,
+            path = %path,
+            status = status.as_u16(),
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            "request"
+        );
+        Ok(response)
+    }
+
+    /// Refuses, before the handler runs, a request whose `Accept` excludes every media type
+    /// the operation answers with (406), or whose body is over the cap (413).
+    async fn admit(&self, req: &mut Request, route: Option<&RouteEntry>) -> Result<(), ApiError> {
+        let Some(route) = route else { return Ok(()) };
+        if let Some(produces) = route.produces(req.method()).filter(|p| !p.is_empty()) {
+            if let Some(accept) = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()) {
+                if !acceptable(accept, produces) {
+                    let offered: Vec<&str> = produces.iter().map(|t| t.split(';').next().unwrap_or(t).trim()).collect();
+                    return Err(ApiError::new(
+                        StatusCode::NOT_ACCEPTABLE,
+                        format!("The Accept header excludes {}, the only format this endpoint answers with", offered.join(", ")),
+                        None,
+                    ));
+                }
+            }
+        }
+        if route.template != UPLOAD_ROUTE {
+            self.cap_body(req).await?;
+        }
+        Ok(())
+    }
+
+    async fn cap_body(&self, req: &mut Request) -> Result<(), ApiError> {
+        let too_large = || {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("The request body is larger than the limit of {} bytes", self.max_body_bytes),
+                None,
+            )
+        };
+        let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        match declared {
+            Some(n) if n > self.max_body_bytes => Err(too_large()),
+            Some(_) => Ok(()), // the server reads no more than Content-Length
+            // Chunked (or in-process) bodies: read up to the cap, then hand the bytes on.
+            None => {
+                let mut bytes = Vec::new();
+                Box::pin(req.take_body().into_async_read().take(self.max_body_bytes + 1))
+                    .read_to_end(&mut bytes)
+                    .await
+                    .map_err(|e| ApiError::invalid_body(format!("The request body could not be read: {e}")))?;
+                if bytes.len() as u64 > self.max_body_bytes {
+                    return Err(too_large());
+                }
+                req.set_body(Body::from(bytes));
+                Ok(())
+            }
+        }
+    }
+}

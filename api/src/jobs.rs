@@ -1,0 +1,153 @@
+//! The job endpoints other than the file upload: `GET /jobs/status`, `GET /jobs`,
+//! `DELETE /jobs` and `POST /jobs/upload-media-from-url`. Each one parses, lets the domain
+//! validate, sends a command or asks a read model, and shapes the answer.
+
+use std::sync::Arc;
+
+use poem::http::StatusCode;
+use poem::web::Data;
+use poem_openapi::OpenApi;
+use poem_openapi::param::Query;
+use poem_openapi::payload::Json;
+use scribe_actors::clock::now_ms;
+use scribe_domain::ids::JobId;
+use scribe_domain::job::{JobCommand, NewMedia};
+use scribe_domain::requests::{ListJobsParams, UrlJobParams};
+
+use crate::ApiTags;
+use crate::auth::ApiKeyAuth;
+use crate::error::{ApiError, job_error};
+use crate::model::{Job, JobStatusResponse, Message, UploadFromUrl};
+use crate::state::ApiState;
+use crate::submit;
+
+pub struct JobsApi;
+
+#[OpenApi(tag = "ApiTags::Jobs")]
+impl JobsApi {
+    /// The status of a job.
+    ///
+    /// `jobOptions` is present only when options were explicitly requested. A job of another
+    /// account answers 403, a deleted one 410.
+    #[oai(path = "/jobs/status", method = "get", operation_id = "getJobStatus")]
+    async fn status(
+        &self,
+        auth: ApiKeyAuth,
+        state: Data<&Arc<ApiState>>,
+        /// The job's id, as returned at submission.
+        #[oai(name = "jobId")]
+        job_id: Query<String>,
+    ) -> Result<Json<JobStatusResponse>, ApiError> {
+        let job_id = JobId::parse(job_id.0.trim())?;
+        let record = state.read.job(&job_id).map_err(|e| ApiError::internal("Looking up the job", &e))?;
+        let field = Some("jobId".to_owned());
+        match record {
+            None => Err(ApiError::new(StatusCode::NOT_FOUND, format!("No job with jobId {job_id}"), field)),
+            Some(r) if r.owner != auth.0.user => {
+                Err(ApiError::new(StatusCode::FORBIDDEN, "This job belongs to another account", field))
+            }
+            Some(r) if r.deleted => Err(ApiError::new(StatusCode::GONE, format!("Job {job_id} was deleted"), field)),
+            Some(r) => Ok(Json(r.job.into())),
+        }
+    }
+
+    /// Lists your jobs, newest first (a bare array of Job objects).
+    #[allow(clippy::too_many_arguments)]
+    #[oai(path = "/jobs", method = "get", operation_id = "listJobs")]
+    async fn list(
+        &self,
+        auth: ApiKeyAuth,
+        state: Data<&Arc<ApiState>>,
+        /// Only the job with this id.
+        #[oai(name = "jobId")]
+        job_id: Query<Option<String>>,
+        /// Only jobs of this type: `perfect` or `direct`.
+        #[oai(name = "jobType")]
+        job_type: Query<Option<String>>,
+        /// Only jobs with this status: `OPEN`, `ERROR` or `DONE`.
+        status: Query<Option<String>>,
+        /// Only jobs of this type: `transcription`, `captions` or `translatedSubtitles`.
+        #[oai(name = "transcriptionType")]
+        transcription_type: Query<Option<String>>,
+        /// Page to retrieve, from 0 (default 0).
+        page: Query<Option<i64>>,
+        /// Jobs per page, 1 to 100 (default 20).
+        #[oai(name = "pageSize")]
+        page_size: Query<Option<i64>>,
+    ) -> Result<Json<Vec<Job>>, ApiError> {
+        let filter = ListJobsParams {
+            job_id: job_id.0,
+            job_type: job_type.0,
+            status: status.0,
+            transcription_type: transcription_type.0,
+            page: page.0,
+            page_size: page_size.0,
+        }
+        .validate()?;
+        let owner = auth.0.user;
+        let jobs = state
+            .read
+            .run(move |read| read.list_jobs(&owner, &filter))
+            .await
+            .map_err(|e| ApiError::internal("Listing jobs", &e))?;
+        Ok(Json(jobs.into_iter().map(Job::from).collect()))
+    }
+
+    /// Deletes a job: its media and transcript files are removed; its history keeps a
+    /// `JobDeleted` event for audit. Afterwards the job answers 410.
+    #[oai(path = "/jobs", method = "delete", operation_id = "deleteJob")]
+    async fn delete(
+        &self,
+        auth: ApiKeyAuth,
+        state: Data<&Arc<ApiState>>,
+        /// The job's id.
+        #[oai(name = "jobId")]
+        job_id: Query<String>,
+    ) -> Result<Json<Message>, ApiError> {
+        let job_id = JobId::parse(job_id.0.trim())?;
+        let cmd = JobCommand::Delete { by: auth.0.user, at_ms: now_ms() };
+        let executed = state.jobs.execute(&job_id, cmd).await.map_err(job_error)?;
+        if let Err(e) = state.media.delete_job(job_id.as_str()).await {
+            // The deletion is recorded; the files are orphans an operator can remove.
+            tracing::error!(%job_id, error = %e, "removing the files of a deleted job");
+        }
+        state.settle(executed.position).await;
+        Ok(Json(Message::new("Job deleted")))
+    }
+
+    /// Creates a job from a media file the service downloads (http or https, at most 16 GB).
+    ///
+    /// The download happens after this call returns; a URL that cannot be fetched, or that
+    /// does not hold media, ends the job in `ERROR` with an `errorMsg` saying why. URLs of
+    /// loopback, private or link-local addresses are refused (400) unless the operator allows
+    /// them. Returns the new job with status `OPEN`.
+    #[oai(path = "/jobs/upload-media-from-url", method = "post", operation_id = "uploadMediaFromUrl")]
+    async fn upload_from_url(
+        &self,
+        auth: ApiKeyAuth,
+        state: Data<&Arc<ApiState>>,
+        body: Json<UploadFromUrl>,
+    ) -> Result<Json<JobStatusResponse>, ApiError> {
+        let caller = auth.0;
+        let (source_url, request) = UrlJobParams::from(body.0).validate()?;
+        submit::check_glossary(&state, &caller, request.glossary_id.as_ref())?;
+        submit::vet_url(&state, "sourceUrl", source_url.url()).await?;
+        if let Some(callback) = &request.callback_url {
+            submit::vet_url(&state, "callbackUrl", callback.url()).await?;
+        }
+        submit::check_minimum_balance(&state, &caller, &request)?;
+        let job_id = submit::new_job_id();
+        let cmd = JobCommand::Submit {
+            job_id: job_id.clone(),
+            owner: caller.user,
+            at_ms: now_ms(),
+            request,
+            source: NewMedia::Url { source_url },
+            media: None,
+        };
+        let executed = state.jobs.execute(&job_id, cmd).await.map_err(job_error)?;
+        state.settle(executed.position).await;
+        let job = executed.state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
+        Ok(Json(job.into()))
+    }
+}

@@ -1,0 +1,87 @@
+//! `GET /metrics` in the Prometheus (OpenMetrics) text format: request latency by route, method
+//! and status; jobs by status (from the read model, at scrape time); ASR tasks waiting.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use poem::http::StatusCode;
+use poem::{IntoResponse, Response, handler, web::Data};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use scribe_domain::kinds::JobStatus;
+
+use crate::state::ApiState;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    /// The route template (`/api/glossary/{glossaryId}`), or `other` for unknown paths.
+    route: String,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StatusLabels {
+    status: String,
+}
+
+/// The service's metrics. Cheap to share (`Arc`).
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Histogram>,
+    jobs: Family<StatusLabels, Gauge>,
+    asr_queue: Gauge,
+}
+
+fn latency_histogram() -> Histogram {
+    // 1 ms to about 33 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("scribe");
+        let requests = Family::<RequestLabels, Histogram>::new_with_constructor(latency_histogram as fn() -> Histogram);
+        let jobs = Family::<StatusLabels, Gauge>::default();
+        let asr_queue = Gauge::default();
+        registry.register("http_request_duration_seconds", "Time to answer an HTTP request", requests.clone());
+        registry.register("jobs", "Jobs by status (deleted jobs excluded)", jobs.clone());
+        registry.register("asr_queue_length", "Recognition tasks waiting for a worker", asr_queue.clone());
+        Metrics { registry, requests, jobs, asr_queue }
+    }
+}
+
+impl Metrics {
+    /// Records one answered request.
+    pub fn observe(&self, method: &str, route: &str, status: StatusCode, elapsed: Duration) {
+        let labels = RequestLabels { method: method.to_owned(), route: route.to_owned(), status: status.as_u16() };
+        self.requests.get_or_create(&labels).observe(elapsed.as_secs_f64());
+    }
+
+    /// The text exposition, after refreshing the gauges from `state`.
+    pub fn render(&self, state: &ApiState) -> Result<String, String> {
+        let counts = state.read.job_counts().map_err(|e| e.to_string())?;
+        for status in JobStatus::ALL {
+            let n = counts.iter().find(|(s, _)| s == status).map_or(0, |(_, n)| *n);
+            self.jobs.get_or_create(&StatusLabels { status: status.as_str().to_owned() }).set(n as i64);
+        }
+        self.asr_queue.set(state.asr_queue.load(Ordering::Relaxed) as i64);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry).map_err(|e| e.to_string())?;
+        Ok(text)
+    }
+}
+
+#[handler]
+pub async fn metrics(metrics: Data<&Arc<Metrics>>, state: Data<&Arc<ApiState>>) -> Response {
+    match metrics.render(&state) {
+        Ok(text) => Response::builder()
+            .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+            .body(text),
+        Err(e) => crate::error::ApiError::internal("Rendering metrics", &e).into_response(),
+    }
+}

@@ -1,0 +1,100 @@
+//! What the HTTP edge needs from the rest of Scribe, in one value the binary builds at start-up:
+//! the write side (event store, job actors, media storage, address guard), the read models, and
+//! the edge's own settings (limits, prices, rate limit).
+
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+use scribe_actors::eventstore::EventStore;
+use scribe_actors::jobs::Jobs;
+use scribe_actors::media::{AddressGuard, MediaStore};
+use scribe_actors::runtime::Services;
+use scribe_domain::account::Prices;
+use scribe_projections::ReadModels;
+
+/// The largest upload of `POST /jobs/upload-media` (the spec's 6 GB).
+pub const MAX_UPLOAD_BYTES: u64 = 6_000_000_000;
+/// The largest JSON (or any non-upload) request body.
+pub const MAX_JSON_BODY_BYTES: u64 = 1 << 20;
+
+/// The edge's settings. `Default` gives the values the service ships with.
+#[derive(Debug, Clone)]
+pub struct ApiSettings {
+    /// Largest upload, in bytes.
+    pub max_upload_bytes: u64,
+    /// Largest request body of every other endpoint, in bytes.
+    pub max_json_body_bytes: u64,
+    /// Requests per second allowed per API key, sustained.
+    pub rate_per_second: NonZeroU32,
+    /// Requests per API key allowed in a burst above the sustained rate.
+    pub rate_burst: NonZeroU32,
+    /// How long a request that wrote something waits for the read models to show it.
+    pub read_your_writes_timeout: Duration,
+    /// What jobs cost (checked at submission: HTTP 402 when the balance does not cover it).
+    pub prices: Prices,
+    /// The address clients reach this server at, without the `/api` prefix (absolute links, such
+    /// as export-stl's `downloadUrl`, start with it).
+    pub public_url: String,
+    /// How long an export-stl download link works.
+    pub download_link_ttl: Duration,
+    /// Bytes of rendered exports kept in memory.
+    pub export_cache_bytes: u64,
+}
+
+impl Default for ApiSettings {
+    fn default() -> Self {
+        ApiSettings {
+            max_upload_bytes: MAX_UPLOAD_BYTES,
+            max_json_body_bytes: MAX_JSON_BODY_BYTES,
+            rate_per_second: NonZeroU32::new(20).expect("non-zero"),
+            rate_burst: NonZeroU32::new(50).expect("non-zero"),
+            read_your_writes_timeout: Duration::from_secs(2),
+            prices: Prices::FREE,
+            public_url: "http://127.0.0.1:8080".to_owned(),
+            download_link_ttl: Duration::from_secs(3600),
+            export_cache_bytes: 128 << 20,
+        }
+    }
+}
+
+/// Handles shared by every request.
+#[derive(Clone)]
+pub struct ApiState {
+    pub data_dir: PathBuf,
+    pub store: Arc<dyn EventStore>,
+    pub jobs: Jobs,
+    pub media: MediaStore,
+    pub guard: AddressGuard,
+    pub read: ReadModels,
+    /// ASR tasks waiting for a worker (shown by `/metrics`).
+    pub asr_queue: Arc<AtomicUsize>,
+    pub settings: ApiSettings,
+}
+
+impl ApiState {
+    /// The edge over a running write side and its read models.
+    pub fn new(services: &Services, read: ReadModels, settings: ApiSettings) -> ApiState {
+        ApiState {
+            data_dir: services.data_dir.clone(),
+            store: services.store.clone(),
+            jobs: services.jobs.clone(),
+            media: services.media.clone(),
+            guard: services.guard,
+            read,
+            asr_queue: services.asr_queue.clone(),
+            settings,
+        }
+    }
+
+    /// Waits (bounded) until the read models show the write at `position`, so that the client's
+    /// next status or list call sees it. A timeout is logged, not an error: the write is durable.
+    pub async fn settle(&self, position: Option<u64>) {
+        let Some(position) = position else { return };
+        if !self.read.wait_for(position, self.settings.read_your_writes_timeout).await {
+            tracing::warn!(position, "read models did not catch up in time; the next read may not show this write yet");
+        }
+    }
+}

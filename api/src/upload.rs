@@ -1,0 +1,274 @@
+//! `POST /jobs/upload-media`: the multipart `file` part is streamed straight into the media store
+//! (one pass, bounded memory, a byte cap), inspected by content, and only then is the job
+//! created, with its file and duration, so the answer already shows `nrAudioSeconds`.
+//!
+//! A client that goes away mid-upload leaves nothing: the partial file is a `TempMedia`, removed
+//! when dropped. Once the whole file has arrived, the rest (commit, probe, charge, submit) runs as
+//! its own task, so it completes, or cleans up after itself, even if the client leaves then.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use poem::http::{StatusCode, header};
+use poem::web::{Data, Multipart};
+use poem::{FromRequest, Request, RequestBody};
+use poem_openapi::param::Query;
+use poem_openapi::payload::Json;
+use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaRef};
+use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions, OpenApi};
+use scribe_actors::clock::now_ms;
+use scribe_actors::command::CommandError;
+use scribe_actors::media::{MediaError, TempMedia};
+use scribe_actors::media_worker::relative;
+use scribe_domain::ids::JobId;
+use scribe_domain::job::{self, JobCommand, JobRefusal, NewMedia, StoredMedia};
+use scribe_domain::requests::{JobParams, JobRequest};
+use scribe_whisper::audio::AudioError;
+use tokio::io::AsyncReadExt;
+
+use crate::ApiTags;
+use crate::auth::{ApiKeyAuth, Caller};
+use crate::error::{ApiError, job_error};
+use crate::model::JobStatusResponse;
+use crate::state::ApiState;
+use crate::submit;
+
+/// Bytes of multipart framing (boundaries, part headers) allowed above the file cap before a
+/// `Content-Length` alone is enough to refuse the upload.
+const MULTIPART_OVERHEAD: u64 = 1 << 20;
+/// Read size of the upload loop.
+const CHUNK: usize = 256 * 1024;
+
+/// The multipart body of an upload, read lazily as a stream. Documented as
+/// `multipart/form-data` with one binary part `file`.
+pub struct MediaUpload(Multipart);
+
+impl<'a> ApiExtractor<'a> for MediaUpload {
+    const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::RequestObject];
+    type ParamType = ();
+    type ParamRawType = ();
+
+    fn request_meta() -> Option<MetaRequest> {
+        let mut schema = MetaSchema::new("object");
+        schema.required = vec!["file"];
+        let mut file = MetaSchema::new_with_format("string", "binary");
+        file.description = Some("The audio or video file (wav, mp3, m4a, aac, wma, mov, m4v, mp4, opus, ogg, flac), at most 6 GB.");
+        schema.properties = vec![("file", MetaSchemaRef::Inline(Box::new(file)))];
+        Some(MetaRequest {
+            description: Some("The media, as a multipart/form-data part named `file`."),
+            content: vec![MetaMediaType {
+                content_type: "multipart/form-data",
+                schema: MetaSchemaRef::Inline(Box::new(schema)),
+            }],
+            required: true,
+        })
+    }
+
+    async fn from_request(req: &'a Request, body: &mut RequestBody, _: ExtractParamOptions<()>) -> poem::Result<Self> {
+        // Fully qualified: `Multipart` is also an `ApiExtractor` through the blanket impl.
+        Ok(MediaUpload(<Multipart as FromRequest>::from_request(req, body).await?))
+    }
+}
+
+pub struct UploadApi;
+
+#[OpenApi(tag = "ApiTags::Jobs")]
+impl UploadApi {
+    /// Creates a job from an uploaded audio or video file (at most 6 GB).
+    ///
+    /// The file is checked by its content: one that is not audio or video is refused (400,
+    /// field `file`). Returns the new job, status `OPEN`, with `nrAudioSeconds` already set.
+    /// Every parameter but the file is in the query.
+    #[allow(clippy::too_many_arguments)]
+    #[oai(path = "/jobs/upload-media", method = "post", operation_id = "uploadMedia")]
+    async fn upload(
+        &self,
+        auth: ApiKeyAuth,
+        state: Data<&Arc<ApiState>>,
+        req: &Request,
+        /// A language code of the spec's table, or `auto`. Default `en`.
+        language: Query<Option<String>>,
+        /// `transcription` (default), `captions` or `translatedSubtitles`.
+        #[oai(name = "transcriptionType")]
+        transcription_type: Query<Option<String>>,
+        /// `direct` (default, automatic) or `perfect` (manual).
+        #[oai(name = "jobType")]
+        job_type: Query<Option<String>>,
+        /// 0 to 5, default 2; 0 means unknown.
+        #[oai(name = "numberOfSpeakers")]
+        number_of_speakers: Query<Option<i64>>,
+        /// http(s) URL that receives a POST with the job when it ends.
+        #[oai(name = "callbackUrl")]
+        callback_url: Query<Option<String>>,
+        /// The id of one of your glossaries.
+        #[oai(name = "glossaryId")]
+        glossary_id: Query<Option<String>>,
+        /// `cleanread` (default) or `verbatim`; transcriptionType `transcription` only.
+        #[oai(name = "transcriptionStyle")]
+        transcription_style: Query<Option<String>>,
+        /// Manual jobs only: ONE_DAY, TWO_DAYS, THREE_DAYS, FOUR_DAYS, FIVE_DAYS (default),
+        /// SEVEN_DAYS (default for translatedSubtitles), TEN_DAYS, FOURTEEN_DAYS.
+        #[oai(name = "turnaroundTime")]
+        turnaround_time: Query<Option<String>>,
+        /// Required for and only for translatedSubtitles. jobType direct: da, en, es, fi, fr,
+        /// it, nl, no, pt, ro, ru, sv, uk; jobType perfect: the spec's longer list.
+        #[oai(name = "targetLanguage")]
+        target_language: Query<Option<String>>,
+        body: MediaUpload,
+    ) -> Result<Json<JobStatusResponse>, ApiError> {
+        let caller = auth.0;
+        let request = JobParams {
+            language: language.0,
+            transcription_type: transcription_type.0,
+            job_type: job_type.0,
+            number_of_speakers: number_of_speakers.0,
+            callback_url: callback_url.0,
+            glossary_id: glossary_id.0,
+            transcription_style: transcription_style.0,
+            turnaround_time: turnaround_time.0,
+            target_language: target_language.0,
+        }
+        .validate()?;
+        // Everything that can be refused without the file is refused before receiving it.
+        submit::check_glossary(&state, &caller, request.glossary_id.as_ref())?;
+        if let Some(callback) = &request.callback_url {
+            submit::vet_url(&state, "callbackUrl", callback.url()).await?;
+        }
+        submit::check_minimum_balance(&state, &caller, &request)?;
+        let limit = state.settings.max_upload_bytes;
+        if content_length(req).is_some_and(|n| n > limit.saturating_add(MULTIPART_OVERHEAD)) {
+            return Err(too_large(limit));
+        }
+
+        let (temp, filename) = receive(body.0, &state, limit).await?;
+        let state = Arc::clone(&state);
+        tokio::spawn(async move { finish(&state, caller, request, temp, filename).await })
+            .await
+            .map_err(|e| ApiError::internal("Creating the job", &e))?
+    }
+}
+
+fn content_length(req: &Request) -> Option<u64> {
+    req.headers().get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
+}
+
+fn too_large(limit: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("The file is larger than the limit of {} bytes (6 GB); use upload-media-from-url for files up to 16 GB", limit),
+        Some("file".to_owned()),
+    )
+}
+
+/// Streams the `file` part into a temp file; returns it and the client's file name.
+async fn receive(mut multipart: Multipart, state: &ApiState, limit: u64) -> Result<(TempMedia, String), ApiError> {
+    let unreadable = |e: &dyn std::fmt::Display| ApiError::invalid_body(format!("The multipart body could not be read: {e}"));
+    while let Some(field) = multipart.next_field().await.map_err(|e| unreadable(&e))? {
+        if field.name() != Some("file") {
+            continue; // dropping a part skips its bytes
+        }
+        let filename = field.file_name().unwrap_or("media").to_owned();
+        let mut temp = state.media.create_temp(limit).await.map_err(|e| ApiError::internal("Storing the upload", &e))?;
+        let reader = field.into_async_read();
+        tokio::pin!(reader);
+        let mut buffer = vec![0u8; CHUNK];
+        loop {
+            let n = reader.read(&mut buffer).await.map_err(|e| {
+                ApiError::invalid_body(format!("The upload was interrupted or malformed: {e}"))
+            })?;
+            if n == 0 {
+                return Ok((temp, filename));
+            }
+            temp.write_chunk(&buffer[..n]).await.map_err(|e| match e {
+                MediaError::TooLarge { limit } => too_large(limit),
+                other => ApiError::internal("Storing the upload", &other),
+            })?;
+        }
+    }
+    Err(ApiError::invalid("file", "file is required: send the media as a multipart/form-data part named file"))
+}
+
+/// Commits, probes, charges and submits; on any failure the files are removed and nothing of
+/// the job remains.
+async fn finish(
+    state: &ApiState,
+    caller: Caller,
+    request: JobRequest,
+    temp: TempMedia,
+    filename: String,
+) -> Result<Json<JobStatusResponse>, ApiError> {
+    let job_id = submit::new_job_id();
+    let stored = state
+        .media
+        .commit(temp, job_id.as_str(), &filename)
+        .await
+        .map_err(|e| ApiError::internal("Storing the upload", &e))?;
+    let result = create(state, &caller, request, &job_id, filename, stored.path.clone(), stored.size).await;
+    if result.is_err() {
+        if let Err(e) = state.media.delete_job(job_id.as_str()).await {
+            tracing::error!(%job_id, error = %e, "removing the files of a refused upload");
+        }
+    }
+    result
+}
+
+async fn create(
+    state: &ApiState,
+    caller: &Caller,
+    request: JobRequest,
+    job_id: &JobId,
+    filename: String,
+    path: PathBuf,
+    bytes: u64,
+) -> Result<Json<JobStatusResponse>, ApiError> {
+    let duration_ms = probe(path.clone()).await?;
+    let price = submit::price_cents(state, &request, job::nr_audio_seconds(duration_ms));
+    submit::charge(state, &caller.user, job_id, price).await?;
+
+    let media = StoredMedia { path: relative(&state.data_dir, &path), bytes };
+    let cmd = JobCommand::Submit {
+        job_id: job_id.clone(),
+        owner: caller.user.clone(),
+        at_ms: now_ms(),
+        request,
+        source: NewMedia::Upload { filename },
+        media: Some(media),
+    };
+    let submitted = match state.jobs.execute(job_id, cmd).await {
+        Ok(executed) => executed,
+        Err(e) => {
+            submit::refund(state, &caller.user, job_id).await;
+            return Err(job_error(e));
+        }
+    };
+    // The pipeline may probe the new job itself before this lands; either way the job ends up
+    // with one duration.
+    let probed = state.jobs.execute(job_id, JobCommand::RecordMediaProbed { duration_ms, at_ms: now_ms() }).await;
+    let (job_state, position) = match probed {
+        Ok(executed) => (executed.state, executed.position),
+        Err(CommandError::Refused(JobRefusal::AlreadyRecorded(_))) => {
+            let (job_state, _) = state.jobs.state(job_id).await.map_err(job_error)?;
+            (job_state, submitted.position)
+        }
+        Err(e) => {
+            tracing::warn!(%job_id, error = %e, "recording the probed duration; the pipeline will probe again");
+            (submitted.state, submitted.position)
+        }
+    };
+    state.settle(position).await;
+    let view = job_state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
+    Ok(Json(view.into()))
+}
+
+/// The media's duration in milliseconds, from its content. A file that is not media is the
+/// client's error (400, field `file`).
+async fn probe(path: PathBuf) -> Result<u64, ApiError> {
+    let probed = tokio::task::spawn_blocking(move || scribe_whisper::audio::probe(&path))
+        .await
+        .map_err(|e| ApiError::internal("Inspecting the media", &e))?;
+    match probed {
+        Ok(info) => Ok((info.duration_s * 1000.0).round().max(0.0) as u64),
+        Err(e @ AudioError::Io { .. }) => Err(ApiError::internal("Inspecting the media", &e)),
+        Err(e) => Err(ApiError::invalid("file", e.to_string())),
+    }
+}

@@ -202,11 +202,12 @@ fn corpus_clips() -> Vec<Clip> {
         .lines()
         .skip(1)
         .filter(|line| !line.trim().is_empty())
-        .map(|line| {
+        .filter_map(|line| {
             let cols: Vec<&str> = line.split('\t').collect();
             let filename = Path::new(cols[0]).file_name().unwrap().to_string_lossy().into_owned();
-            let seconds: f64 = cols[2].parse().unwrap();
-            Clip { filename, language: cols[1].to_owned(), duration_ms: (seconds * 1000.0).round() as u64 }
+            // Corrupt files have no duration: they never get as far as a probe.
+            let seconds: f64 = cols[2].parse().ok()?;
+            Some(Clip { filename, language: cols[1].to_owned(), duration_ms: (seconds * 1000.0).round() as u64 })
         })
         .collect();
     assert!(clips.len() >= 8, "the corpus manifest lists too few clips");

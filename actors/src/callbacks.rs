@@ -158,10 +158,12 @@ impl Deliverer {
                 }
             };
         }
-        match (&job.callback.delivered, &job.callback.abandoned) {
-            (true, _) => tracing::info!(%job_id, attempts = job.callback.attempts, "callback delivered"),
-            (_, Some(reason)) => tracing::warn!(%job_id, %reason, "callback abandoned"),
-            _ => tracing::debug!(%job_id, stage = ?job.stage(), "callback no longer due"),
+        if job.callback.delivered {
+            tracing::info!(%job_id, attempts = job.callback.attempts, "callback delivered");
+        } else if let Some(reason) = &job.callback.abandoned {
+            tracing::warn!(%job_id, %reason, "callback abandoned");
+        } else {
+            tracing::debug!(%job_id, stage = ?job.stage(), "callback no longer due");
         }
     }
 

@@ -1,0 +1,202 @@
+//! Download links for EBU-STL files that work without an `apiKey`: every parameter of the link is
+//! signed with HMAC-SHA256, and the link carries its own expiry time.
+//!
+//! A link is `<public_url>/api/downloads/stl?jobId=..&rows=..&screen=..&expires=..&sig=..` where
+//! `expires` is in Unix seconds and `sig` is the URL-safe base64 (no padding) of
+//! HMAC-SHA256(key, "scribe-stl-v1\n{jobId}\n{rows}\n{screen}\n{expires}"). Numbers are written in
+//! their shortest form (`2`, `1.5`), so a value parsed back from the link signs the same.
+//!
+//! The key is 32 random bytes kept in `<data_dir>/link-secret` (base64, mode 0600), created on
+//! first use, so links stay valid across restarts. Deleting that file invalidates every link
+//! handed out so far; a new key is created on the next export.
+
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use hmac::{Hmac, KeyInit, Mac};
+use rand::RngCore;
+use sha2::Sha256;
+
+/// Name of the key file in the data directory.
+pub const SECRET_FILE: &str = "link-secret";
+/// What is signed starts with this, so that a signature can never be replayed for another use.
+const CONTEXT: &str = "scribe-stl-v1";
+const KEY_BYTES: usize = 32;
+
+/// The parameters of one STL download: what is rendered, and until when the link works.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StlLink {
+    pub job_id: String,
+    pub rows: i64,
+    pub screen: f64,
+    /// Unix seconds after which the link is refused.
+    pub expires: u64,
+}
+
+/// Why a link is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    #[error("This download link is not valid: its signature does not match its parameters. Ask /jobs/export-stl for a new link")]
+    BadSignature,
+    #[error("This download link expired at {expired_at} (Unix seconds). Ask /jobs/export-stl for a new link")]
+    Expired { expired_at: u64 },
+}
+
+/// Why the key could not be loaded or created.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{path} does not hold a base64 key of {KEY_BYTES} bytes; delete it to create a new one (links already handed out stop working)")]
+    Malformed { path: PathBuf },
+}
+
+/// The HMAC key links are signed with.
+#[derive(Clone)]
+pub struct LinkKey([u8; KEY_BYTES]);
+
+impl std::fmt::Debug for LinkKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LinkKey(..)")
+    }
+}
+
+impl LinkKey {
+    /// Reads `<data_dir>/link-secret`, creating it (mode 0600) with a random key if it does not
+    /// exist. Safe against a concurrent creator: the first file to land wins and both use it.
+    pub fn load_or_create(data_dir: &Path) -> Result<LinkKey, SecretError> {
+        let path = data_dir.join(SECRET_FILE);
+        let io_err = |path: &Path| {
+            let path = path.to_owned();
+            move |source| SecretError::Io { path, source }
+        };
+        match std::fs::read_to_string(&path) {
+            Ok(text) => return LinkKey::decode(&text, &path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(&path)(e)),
+        }
+        let mut key = [0u8; KEY_BYTES];
+        rand::rng().fill_bytes(&mut key);
+        // Write a private temporary file completely, then link it into place: readers never see a
+        // half-written key, and an existing key is never replaced.
+        let temp = data_dir.join(format!("{SECRET_FILE}.tmp-{}", std::process::id()));
+        let written = (|| {
+            let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&temp)?;
+            file.write_all(format!("{}\n", STANDARD.encode(key)).as_bytes())?;
+            file.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temp);
+            return Err(io_err(&temp)(e));
+        }
+        let linked = std::fs::hard_link(&temp, &path);
+        let _ = std::fs::remove_file(&temp);
+        match linked {
+            Ok(()) => {
+                std::fs::File::open(data_dir).and_then(|d| d.sync_all()).map_err(io_err(data_dir))?;
+                Ok(LinkKey(key))
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let text = std::fs::read_to_string(&path).map_err(io_err(&path))?;
+                LinkKey::decode(&text, &path)
+            }
+            Err(e) => Err(io_err(&path)(e)),
+        }
+    }
+
+    fn decode(text: &str, path: &Path) -> Result<LinkKey, SecretError> {
+        let malformed = || SecretError::Malformed { path: path.to_owned() };
+        let bytes = STANDARD.decode(text.trim()).map_err(|_| malformed())?;
+        Ok(LinkKey(bytes.try_into().map_err(|_| malformed())?))
+    }
+
+    /// The `sig` of a link.
+    pub fn sign(&self, link: &StlLink) -> String {
+        URL_SAFE_NO_PAD.encode(self.mac(link).finalize().into_bytes())
+    }
+
+    /// Checks `sig` against the link's parameters (in constant time), then its expiry against
+    /// `now` (Unix seconds).
+    pub fn verify(&self, link: &StlLink, sig: &str, now: u64) -> Result<(), LinkError> {
+        let tag = URL_SAFE_NO_PAD.decode(sig.trim()).map_err(|_| LinkError::BadSignature)?;
+        self.mac(link).verify_slice(&tag).map_err(|_| LinkError::BadSignature)?;
+        if now > link.expires {
+            return Err(LinkError::Expired { expired_at: link.expires });
+        }
+        Ok(())
+    }
+
+    fn mac(&self, link: &StlLink) -> Hmac<Sha256> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
+        let signed = format!("{CONTEXT}\n{}\n{}\n{}\n{}", link.job_id, link.rows, link.screen, link.expires);
+        mac.update(signed.as_bytes());
+        mac
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn link() -> StlLink {
+        StlLink { job_id: "job-1".into(), rows: 2, screen: 2.0, expires: 1_000 }
+    }
+
+    #[test]
+    fn a_signed_link_verifies_until_it_expires() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = LinkKey::load_or_create(dir.path()).unwrap();
+        let sig = key.sign(&link());
+        assert_eq!(key.verify(&link(), &sig, 999), Ok(()));
+        assert_eq!(key.verify(&link(), &sig, 1_000), Ok(()));
+        assert_eq!(key.verify(&link(), &sig, 1_001), Err(LinkError::Expired { expired_at: 1_000 }));
+    }
+
+    #[test]
+    fn changing_any_parameter_or_the_signature_breaks_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = LinkKey::load_or_create(dir.path()).unwrap();
+        let sig = key.sign(&link());
+        let tampered = [
+            StlLink { job_id: "job-2".into(), ..link() },
+            StlLink { rows: 1, ..link() },
+            StlLink { screen: 2.5, ..link() },
+            StlLink { expires: 9_999_999_999, ..link() },
+        ];
+        for t in tampered {
+            assert_eq!(key.verify(&t, &sig, 0), Err(LinkError::BadSignature), "{t:?}");
+        }
+        let mut bad = sig.clone().into_bytes();
+        bad[0] = if bad[0] == b'A' { b'B' } else { b'A' };
+        assert_eq!(key.verify(&link(), std::str::from_utf8(&bad).unwrap(), 0), Err(LinkError::BadSignature));
+        assert_eq!(key.verify(&link(), "not base64!", 0), Err(LinkError::BadSignature));
+        assert_eq!(key.verify(&link(), "", 0), Err(LinkError::BadSignature));
+    }
+
+    #[test]
+    fn the_key_survives_a_restart_and_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = LinkKey::load_or_create(dir.path()).unwrap();
+        let again = LinkKey::load_or_create(dir.path()).unwrap();
+        assert_eq!(first.0, again.0);
+        let mode = std::fs::metadata(dir.path().join(SECRET_FILE)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let other = LinkKey::load_or_create(tempfile::tempdir().unwrap().path()).unwrap();
+        assert_ne!(first.0, other.0, "each data directory gets its own random key");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn a_damaged_key_file_is_reported_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SECRET_FILE), "short").unwrap();
+        let err = LinkKey::load_or_create(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("delete it"), "{err}");
+        assert_eq!(std::fs::read_to_string(dir.path().join(SECRET_FILE)).unwrap(), "short");
+    }
+}

@@ -1,0 +1,5 @@
+//! Command-line subcommands other than `serve`: each module exposes its clap `Args` and a `run`.
+
+pub mod bench_asr;
+pub mod subtitle_report;
+pub mod transcribe;

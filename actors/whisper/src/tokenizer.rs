@@ -59,9 +59,10 @@ impl WhisperTokenizer {
             transcribe: id("<|transcribe|>"),
             translate: id("<|translate|>"),
         };
-        match id("<|0.00|>") {
-            Some(t) if t == specials.timestamp_begin => {}
-            _ => return Err(err("<|0.00|> does not follow <|notimestamps|>".into())),
+        // Some tokenizer.json files leave the timestamp tokens out (they are never decoded to
+        // text); when present, they must follow <|notimestamps|>.
+        if id("<|0.00|>").is_some_and(|t| t != specials.timestamp_begin) {
+            return Err(err("<|0.00|> does not follow <|notimestamps|>".into()));
         }
         Ok(WhisperTokenizer { inner, specials })
     }

@@ -1,5 +1,6 @@
 //! Command-line subcommands other than `serve`: each module exposes its clap `Args` and a `run`.
 
 pub mod bench_asr;
+pub mod bench_upload;
 pub mod subtitle_report;
 pub mod transcribe;

@@ -1,0 +1,294 @@
+//! `scribe bench upload`: how the server's memory and speed hold up while a large upload streams
+//! to disk. Starts `scribe serve` (this same binary) on a temporary data directory, writes a WAV
+//! file of N GB of noise (real bytes, not a sparse file: the server checks the content), uploads
+//! it through `POST /api/jobs/upload-media` as a streamed multipart body, samples the server's
+//! resident memory from `/proc/<pid>/status` meanwhile, then has `dd` write the same bytes to the
+//! same disk. Prints the peak resident memory (goal: under 150 MB) and the upload's throughput
+//! against dd's (goal: at least half).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+/// Goals of the design document.
+const RSS_GOAL_MB: f64 = 150.0;
+const THROUGHPUT_GOAL: f64 = 0.5;
+/// Write and read block size, for the file and for dd.
+const BLOCK: usize = 4 << 20;
+/// 16 kHz mono 16-bit PCM.
+const SAMPLE_RATE: u32 = 16_000;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchUploadArgs {
+    /// Size of the uploaded file in GB (10^9 bytes).
+    #[arg(long, default_value_t = 2.0)]
+    pub size_gb: f64,
+    /// Directory for the file, the server's data and dd's output (all on one disk). Default: the
+    /// system temp directory.
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+    /// Directory holding the models the server loads (as for `scribe serve`).
+    #[arg(long, env = "SCRIBE_MODELS_DIR")]
+    pub models_dir: Option<PathBuf>,
+    /// How often the server's memory is sampled, in milliseconds.
+    #[arg(long, default_value_t = 20)]
+    pub sample_ms: u64,
+}
+
+pub fn run(args: BenchUploadArgs) -> anyhow::Result<()> {
+    if !(args.size_gb > 0.0) {
+        bail!("--size-gb must be positive");
+    }
+    let base = args.work_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let work = base.join(format!("scribe-bench-upload-{}", std::process::id()));
+    std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
+    let result = bench(&args, &work);
+    if let Err(e) = std::fs::remove_dir_all(&work) {
+        eprintln!("warning: could not remove {}: {e}", work.display());
+    }
+    result
+}
+
+fn bench(args: &BenchUploadArgs, work: &Path) -> anyhow::Result<()> {
+    let pcm_bytes = ((args.size_gb * 1e9) as u64 / 2) * 2;
+    let media = work.join("bench.wav");
+    eprintln!("writing {} of WAV noise to {} ...", human(pcm_bytes + 44), media.display());
+    write_wav(&media, pcm_bytes)?;
+    let total = std::fs::metadata(&media)?.len();
+
+    let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
+    let mut server = Server::start(&work.join("data"), &models_dir, &work.join("serve.stderr"))?;
+    let baseline = rss_kb(server.pid()).context("reading the server's memory")?;
+    eprintln!("server pid {} listening on {}; resident before the upload: {} MB", server.pid(), server.addr, mb(baseline));
+
+    let peak = Arc::new(AtomicU64::new(baseline));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (peak, stop, pid, every) = (peak.clone(), stop.clone(), server.pid(), Duration::from_millis(args.sample_ms.max(1)));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                if let Some(kb) = rss_kb(pid) {
+                    peak.fetch_max(kb, Ordering::Relaxed);
+                }
+                std::thread::sleep(every);
+            }
+        })
+    };
+    let started = Instant::now();
+    let answer = upload(&server.addr, &server.key, &media);
+    let upload_time = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let _ = sampler.join();
+    let hwm = hwm_kb(server.pid());
+    server.kill();
+    let (status, body) = answer?;
+    if status != 200 {
+        bail!("the upload answered {status}: {body}");
+    }
+    std::fs::remove_dir_all(work.join("data")).ok();
+
+    eprintln!("dd writing the same {} to the same disk ...", human(total));
+    let dd_time = dd(&media, &work.join("dd.out"))?;
+    std::fs::remove_file(work.join("dd.out")).ok();
+
+    let peak_mb = mb(peak.load(Ordering::Relaxed));
+    let upload_mbs = total as f64 / 1e6 / upload_time.as_secs_f64();
+    let dd_mbs = total as f64 / 1e6 / dd_time.as_secs_f64();
+    let ratio = upload_mbs / dd_mbs;
+    println!("upload of {}: {:.1} s, {:.0} MB/s", human(total), upload_time.as_secs_f64(), upload_mbs);
+    println!("dd (bs=4M, conv=fsync):   {:.1} s, {:.0} MB/s", dd_time.as_secs_f64(), dd_mbs);
+    println!(
+        "server resident memory: {:.0} MB before, peak {:.0} MB during the upload (+{:.0} MB){}",
+        mb(baseline),
+        peak_mb,
+        peak_mb - mb(baseline),
+        hwm.map(|h| format!("; VmHWM {:.0} MB", mb(h))).unwrap_or_default()
+    );
+    println!(
+        "peak RSS {:.0} MB (goal < {RSS_GOAL_MB:.0} MB): {}",
+        peak_mb,
+        if peak_mb < RSS_GOAL_MB { "met" } else { "NOT met" }
+    );
+    println!(
+        "throughput vs dd {:.2} (goal >= {THROUGHPUT_GOAL}): {}",
+        ratio,
+        if ratio >= THROUGHPUT_GOAL { "met" } else { "NOT met" }
+    );
+    Ok(())
+}
+
+/// A 16 kHz mono 16-bit WAV with `pcm_bytes` of low-level noise (xorshift), written in blocks.
+fn write_wav(path: &Path, pcm_bytes: u64) -> anyhow::Result<()> {
+    if pcm_bytes > u64::from(u32::MAX) - 36 {
+        // RIFF sizes are 32-bit; past 4 GB the header says "unknown" (0xFFFFFFFF), which
+        // readers treat as "until the end of the file".
+        eprintln!("note: over 4 GB, the WAV header's sizes are set to 0xFFFFFFFF");
+    }
+    let riff_size = u32::try_from(pcm_bytes + 36).unwrap_or(u32::MAX);
+    let data_size = u32::try_from(pcm_bytes).unwrap_or(u32::MAX);
+    let mut file = std::io::BufWriter::with_capacity(BLOCK, File::create(path).with_context(|| format!("cannot create {}", path.display()))?);
+    let mut header = Vec::with_capacity(44);
+    header.extend_from_slice(b"RIFF");
+    header.extend_from_slice(&riff_size.to_le_bytes());
+    header.extend_from_slice(b"WAVEfmt ");
+    header.extend_from_slice(&16u32.to_le_bytes());
+    header.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    header.extend_from_slice(&1u16.to_le_bytes()); // mono
+    header.extend_from_slice(&SAMPLE_RATE.to_le_bytes());
+    header.extend_from_slice(&(SAMPLE_RATE * 2).to_le_bytes());
+    header.extend_from_slice(&2u16.to_le_bytes());
+    header.extend_from_slice(&16u16.to_le_bytes());
+    header.extend_from_slice(b"data");
+    header.extend_from_slice(&data_size.to_le_bytes());
+    file.write_all(&header)?;
+
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut block = vec![0u8; BLOCK];
+    let mut left = pcm_bytes;
+    while left > 0 {
+        let n = left.min(BLOCK as u64) as usize;
+        for sample in block[..n].chunks_exact_mut(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Four quiet samples (about -40 dBFS) per draw: noise, but valid, non-zero audio.
+            let quiet = state & 0x00FF_00FF_00FF_00FF;
+            sample.copy_from_slice(&quiet.to_le_bytes());
+        }
+        file.write_all(&block[..n])?;
+        left -= n as u64;
+    }
+    file.flush()?;
+    file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    Ok(())
+}
+
+/// A `scribe serve` child on a free loopback port.
+struct Server {
+    child: Child,
+    addr: String,
+    key: String,
+}
+
+impl Server {
+    fn start(data_dir: &Path, models_dir: &Path, stderr: &Path) -> anyhow::Result<Server> {
+        let exe = std::env::current_exe().context("locating the scribe binary")?;
+        let mut child = Command::new(exe)
+            .args(["serve", "--bind", "127.0.0.1", "--port", "0"])
+            .arg("--data-dir")
+            .arg(data_dir)
+            .arg("--models-dir")
+            .arg(models_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(File::create(stderr)?)
+            .spawn()
+            .context("starting scribe serve")?;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let mut key = None;
+        let mut addr = None;
+        while let Some(line) = lines.next() {
+            let line = line?;
+            if line.contains("Its API key, shown only this once:") {
+                key = lines.next().transpose()?.map(|k| k.trim().to_owned());
+            } else if let Some(rest) = line.strip_prefix("scribe listening on http://") {
+                addr = rest.split_whitespace().next().map(str::to_owned);
+                break;
+            }
+        }
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        let mut server = Server { child, addr: addr.unwrap_or_default(), key: key.unwrap_or_default() };
+        if server.addr.is_empty() || server.key.is_empty() {
+            server.kill();
+            bail!("scribe serve did not start (see {})", stderr.display());
+        }
+        Ok(server)
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Streams `media` as the multipart part `file`; returns the status and body.
+fn upload(addr: &str, key: &str, media: &Path) -> anyhow::Result<(u16, String)> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(async {
+        let file = tokio::fs::File::open(media).await?;
+        let len = file.metadata().await?.len();
+        let stream = tokio_util::io::ReaderStream::with_capacity(file, 1 << 20);
+        let part = reqwest::multipart::Part::stream_with_length(reqwest::Body::wrap_stream(stream), len)
+            .file_name("bench.wav")
+            .mime_str("audio/wav")?;
+        let form = reqwest::multipart::Form::new().part("file", part);
+        let url = reqwest::Url::parse_with_params(
+            &format!("http://{addr}/api/jobs/upload-media"),
+            [("apiKey", key), ("jobType", "perfect")],
+        )?;
+        let response = reqwest::Client::new()
+            .post(url)
+            .multipart(form)
+            .send()
+            .await
+            .context("uploading")?;
+        let status = response.status().as_u16();
+        Ok((status, response.text().await.unwrap_or_default()))
+    })
+}
+
+/// Runs `dd if=src of=dst bs=4M conv=fsync` and returns its wall time.
+fn dd(src: &Path, dst: &Path) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    let status = Command::new("dd")
+        .arg(format!("if={}", src.display()))
+        .arg(format!("of={}", dst.display()))
+        .args(["bs=4M", "conv=fsync", "status=none"])
+        .status()
+        .context("running dd")?;
+    if !status.success() {
+        bail!("dd failed: {status}");
+    }
+    Ok(started.elapsed())
+}
+
+/// A field of `/proc/<pid>/status`, in kB.
+fn proc_status_kb(pid: u32, field: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    line[field.len()..].trim().trim_end_matches("kB").trim().parse().ok()
+}
+
+fn rss_kb(pid: u32) -> Option<u64> {
+    proc_status_kb(pid, "VmRSS:")
+}
+
+fn hwm_kb(pid: u32) -> Option<u64> {
+    proc_status_kb(pid, "VmHWM:")
+}
+
+fn mb(kb: u64) -> f64 {
+    kb as f64 / 1024.0
+}
+
+fn human(bytes: u64) -> String {
+    format!("{:.2} GB", bytes as f64 / 1e9)
+}

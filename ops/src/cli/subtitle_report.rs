@@ -75,13 +75,26 @@ fn read_transcript(path: &Path) -> anyhow::Result<Transcript> {
             path.display()
         )
     })?;
-    serde_json::from_slice(&bytes)
-        .with_context(|| format!("{} is not a transcript in the export-json shape", path.display()))
+    serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "{} is not a transcript in the export-json shape",
+            path.display()
+        )
+    })
 }
 
 /// `maxCharsPerRow` → `max-chars-per-row`, the flag a user typed.
 fn flag(field: &str) -> String {
-    field.chars().flat_map(|c| if c.is_ascii_uppercase() { vec!['-', c.to_ascii_lowercase()] } else { vec![c] }).collect()
+    field
+        .chars()
+        .flat_map(|c| {
+            if c.is_ascii_uppercase() {
+                vec!['-', c.to_ascii_lowercase()]
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -99,7 +112,10 @@ mod tests {
 
     #[test]
     fn errors_name_the_flag() {
-        assert_eq!(flag("maxScreenTimePerRowSeconds"), "max-screen-time-per-row-seconds");
+        assert_eq!(
+            flag("maxScreenTimePerRowSeconds"),
+            "max-screen-time-per-row-seconds"
+        );
         let args = SubtitleReportArgs {
             job_id: Some("x".into()),
             file: None,
@@ -109,7 +125,10 @@ mod tests {
             max_screen_time_per_row_seconds: 2.0,
         };
         let err = run(args).unwrap_err().to_string();
-        assert!(err.starts_with("--max-chars-per-row: maxCharsPerRow must be between 30 and 45"), "{err}");
+        assert!(
+            err.starts_with("--max-chars-per-row: maxCharsPerRow must be between 30 and 45"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -124,6 +143,9 @@ mod tests {
             max_screen_time_per_row_seconds: 2.0,
         };
         let err = format!("{:#}", run(args).unwrap_err());
-        assert!(err.contains("transcripts/nope.json") && err.contains("DONE"), "{err}");
+        assert!(
+            err.contains("transcripts/nope.json") && err.contains("DONE"),
+            "{err}"
+        );
     }
 }

@@ -14,11 +14,22 @@ use crate::eventstore::{EventStore, ExpectedVersion, NewEvent, RecordedEvent, St
 const MAX_CONFLICT_RETRIES: usize = 5;
 
 /// An aggregate's state as of a stream version.
-#[derive(Debug, Clone)]
 pub struct Loaded<A: Aggregate> {
     pub state: A::State,
     /// Version of the last event folded in; `None` when the stream does not exist.
     pub version: Option<u64>,
+}
+
+impl<A: Aggregate> Clone for Loaded<A> {
+    fn clone(&self) -> Self {
+        Loaded { state: self.state.clone(), version: self.version }
+    }
+}
+
+impl<A: Aggregate> std::fmt::Debug for Loaded<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loaded").field("state", &self.state).field("version", &self.version).finish()
+    }
 }
 
 impl<A: Aggregate> Default for Loaded<A> {
@@ -28,7 +39,6 @@ impl<A: Aggregate> Default for Loaded<A> {
 }
 
 /// What a successful command did.
-#[derive(Debug, Clone)]
 pub struct Executed<A: Aggregate> {
     /// The state after the command.
     pub state: A::State,
@@ -39,6 +49,23 @@ pub struct Executed<A: Aggregate> {
     /// Global log position of the last appended event, for read-your-writes; `None` when nothing
     /// was appended.
     pub position: Option<u64>,
+}
+
+impl<A: Aggregate> Clone for Executed<A> {
+    fn clone(&self) -> Self {
+        Executed { state: self.state.clone(), events: self.events.clone(), version: self.version, position: self.position }
+    }
+}
+
+impl<A: Aggregate> std::fmt::Debug for Executed<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executed")
+            .field("state", &self.state)
+            .field("events", &self.events)
+            .field("version", &self.version)
+            .field("position", &self.position)
+            .finish()
+    }
 }
 
 /// Why a command did not take effect. A refusal is the domain's answer; the others are failures.

@@ -29,6 +29,9 @@ use crate::media_worker::MediaMsg;
 /// How often a stage is started again when its worker ended without moving the job on.
 const MAX_STAGE_ATTEMPTS: u32 = 3;
 
+/// How long after a worker's report the pipeline checks that its outcome was recorded.
+const RECHECK_AFTER: Duration = Duration::from_secs(5);
+
 pub enum PipelineMsg {
     /// The next event of the log.
     Event(RecordedEvent),
@@ -36,6 +39,8 @@ pub enum PipelineMsg {
     SubscriptionLost(String),
     /// A worker finished the stage it was given (whatever the outcome).
     StageDone(JobId, Stage),
+    /// See whether a job whose worker finished has moved on.
+    Recheck(JobId, Stage),
 }
 
 pub struct Pipeline;
@@ -56,7 +61,7 @@ pub struct PipelineState {
     /// The stage each job was last sent to a worker for, while the worker runs.
     in_flight: HashMap<JobId, Stage>,
     /// Attempts per job at its current stage.
-    attempts: HashMap<(JobId, Stage), u32>,
+    attempts: HashMap<JobId, (Stage, u32)>,
     /// Last log position folded in.
     position: u64,
     /// Head of the log when the pipeline started; nothing is dispatched before reaching it.
@@ -104,9 +109,15 @@ impl Actor for Pipeline {
             PipelineMsg::StageDone(job_id, stage) => {
                 if state.in_flight.get(&job_id) == Some(&stage) {
                     state.in_flight.remove(&job_id);
+                    // The worker's outcome reaches us as an event through the log, usually a few
+                    // milliseconds after this report. Look again later: if the job has still not
+                    // moved on, the worker could not record its outcome, and the stage runs again.
+                    let _ = myself.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage));
                 }
-                // If the worker could not move the job on (its report failed), try again.
-                if state.open.get(&job_id).map(JobState::stage) == Some(stage) {
+            }
+            PipelineMsg::Recheck(job_id, stage) => {
+                let stuck = state.open.get(&job_id).map(JobState::stage) == Some(stage);
+                if stuck && !state.in_flight.contains_key(&job_id) {
                     state.dispatch(&myself, &job_id).await;
                 }
             }
@@ -159,7 +170,7 @@ impl PipelineState {
         match state.stage() {
             Stage::Finished | Stage::Deleted => {
                 self.in_flight.remove(&job_id);
-                self.attempts.retain(|(j, _), _| j != &job_id);
+                self.attempts.remove(&job_id);
             }
             _ => {
                 self.open.insert(job_id.clone(), state);
@@ -178,9 +189,12 @@ impl PipelineState {
         if !matches!(stage, Stage::StoreMedia | Stage::ProbeMedia | Stage::Transcribe | Stage::Translate | Stage::Complete | Stage::DeliverCallback) {
             return;
         }
-        let attempts = self.attempts.entry((job_id.clone(), stage)).or_insert(0);
-        *attempts += 1;
-        if *attempts > MAX_STAGE_ATTEMPTS {
+        let attempts = self.attempts.entry(job_id.clone()).or_insert((stage, 0));
+        if attempts.0 != stage {
+            *attempts = (stage, 0);
+        }
+        attempts.1 += 1;
+        if attempts.1 > MAX_STAGE_ATTEMPTS {
             tracing::error!(%job_id, ?stage, "stage kept failing without a recorded outcome; failing the job");
             let jobs = self.args.jobs.clone();
             let job_id = job_id.clone();

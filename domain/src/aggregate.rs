@@ -17,7 +17,7 @@ pub trait Aggregate {
     type Command;
     type Event: VersionedEvent + Clone + PartialEq + std::fmt::Debug;
     /// Why a command was refused (a domain answer, not a failure).
-    type Refusal: std::error::Error + Clone + PartialEq;
+    type Refusal: std::error::Error + Clone + PartialEq + Send + Sync + 'static;
 
     fn decide(
         state: &Self::State,

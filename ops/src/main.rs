@@ -46,6 +46,8 @@ enum Command {
     },
     /// Transcribe a media file with the built-in speech engine.
     Transcribe(cli::transcribe::TranscribeArgs),
+    /// Subtitle quality figures for a job: cues, hard-limit violations, reading speed, durations.
+    SubtitleReport(cli::subtitle_report::SubtitleReportArgs),
     /// Benchmarks that print measured ratios.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -97,6 +99,7 @@ fn main() -> ExitCode {
         Command::Replay { job_id, data_dir, json } => block_on(admin::replay(&data_dir, &job_id, json)),
         Command::Rebuild { data_dir } => block_on(admin::rebuild(&data_dir)),
         Command::Transcribe(args) => cli::transcribe::run(args),
+        Command::SubtitleReport(args) => cli::subtitle_report::run(args),
         Command::Bench(BenchCommand::Asr(args)) => cli::bench_asr::run(args),
     };
     match result {

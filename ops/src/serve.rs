@@ -9,6 +9,7 @@ use poem::listener::{Acceptor, Listener, TcpListener};
 use scribe_actors::accounts;
 use scribe_actors::runtime::{RuntimeSettings, Services, open_event_store};
 use scribe_api::{ApiSettings, ApiState};
+use scribe_domain::account::Prices;
 use scribe_projections::{Projection, ReadModels};
 use scribe_whisper::engine::{Engine, EngineConfig};
 
@@ -39,10 +40,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         asr_workers: config.asr_workers,
         max_downloads: 4,
         job_idle: scribe_actors::jobs::DEFAULT_IDLE,
+        callbacks: scribe_actors::callbacks::CallbackSettings::default(),
         engine,
     };
     let services = Services::start(store, settings).await?;
-    let app = scribe_api::app(ApiState::new(&services, read, ApiSettings::default()));
+    let api_settings = ApiSettings { public_url: config.public_url.clone(), prices: Prices::default(), ..ApiSettings::default() };
+    let app = scribe_api::app(ApiState::new(&services, read, api_settings));
 
     let acceptor = TcpListener::bind((config.bind, config.port))
         .into_acceptor()

@@ -217,10 +217,10 @@ impl PipelineState {
                         done,
                     });
                 }
+                // An upload is recorded in one append with its file (JobSubmitted + MediaStored):
+                // its MediaStored event is the next one in the log, so there is nothing to do.
                 _ => {
-                    // An upload is recorded together with its file, so this is a log written by a
-                    // process that died between the two; the client never got a jobId.
-                    fail_and_report(&self.args.jobs, done, "The upload did not complete; please upload the file again".into());
+                    self.in_flight.remove(job_id);
                 }
             },
             Stage::ProbeMedia => {

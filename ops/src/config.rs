@@ -64,7 +64,8 @@ pub struct Config {
     pub models_dir: PathBuf,
     pub model_dir: PathBuf,
     pub asr_workers: usize,
-    pub public_url: String,
+    /// Base URL clients reach this server at; `None`: the address it listens on.
+    pub public_url: Option<String>,
 }
 
 impl Config {
@@ -89,11 +90,7 @@ impl Config {
             .or(file.model_dir)
             .unwrap_or_else(|| models_dir.join("whisper-base"));
         let asr_workers = args.asr_workers.or(file.asr_workers).unwrap_or(1).max(1);
-        let public_url = args
-            .public_url
-            .clone()
-            .or(file.public_url)
-            .unwrap_or_else(|| format!("http://{}", std::net::SocketAddr::new(bind, port)));
+        let public_url = args.public_url.clone().or(file.public_url);
         Ok(Config {
             bind,
             port,
@@ -102,7 +99,7 @@ impl Config {
             models_dir,
             model_dir,
             asr_workers,
-            public_url: public_url.trim_end_matches('/').to_string(),
+            public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
         })
     }
 }
@@ -128,7 +125,7 @@ mod tests {
         assert_eq!(c.port, 8080);
         assert_eq!(c.data_dir, PathBuf::from("data"));
         assert!(!c.allow_private_urls);
-        assert_eq!(c.public_url, "http://127.0.0.1:8080");
+        assert_eq!(c.public_url, None);
     }
 
     #[test]

@@ -44,18 +44,17 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         engine,
     };
     let services = Services::start(store, settings).await?;
-    let api_settings = ApiSettings { public_url: config.public_url.clone(), prices: Prices::default(), ..ApiSettings::default() };
-    let app = scribe_api::app(ApiState::new(&services, read, api_settings));
-
     let acceptor = TcpListener::bind((config.bind, config.port))
         .into_acceptor()
         .await
         .with_context(|| format!("cannot listen on {}:{}", config.bind, config.port))?;
     let addr = acceptor.local_addr().into_iter().next().and_then(|a| a.as_socket_addr().copied());
-    match addr {
-        Some(addr) => println!("scribe listening on http://{addr} (API under /api, Swagger UI at /api/docs)"),
-        None => println!("scribe listening"),
-    }
+    let listening = addr.map_or_else(|| format!("http://{}:{}", config.bind, config.port), |a| format!("http://{a}"));
+    // Signed download links point at the configured public URL, else at the address we listen on.
+    let public_url = config.public_url.clone().unwrap_or_else(|| listening.clone());
+    let api_settings = ApiSettings { public_url, prices: Prices::default(), ..ApiSettings::default() };
+    let app = scribe_api::app(ApiState::new(&services, read, api_settings));
+    println!("scribe listening on {listening} (API under /api, Swagger UI at /api/docs)");
     tracing::info!(data_dir = %config.data_dir.display(), model = %config.model_dir.display(), "service started");
 
     poem::Server::new_with_acceptor(acceptor)

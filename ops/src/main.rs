@@ -84,6 +84,8 @@ enum BalanceCommand {
 enum BenchCommand {
     /// Our engine against faster-whisper on the corpus: wall time, speed ratio, WER.
     Asr(cli::bench_asr::BenchAsrArgs),
+    /// Peak server memory during a large upload, and its throughput against `dd`.
+    Upload(cli::bench_upload::BenchUploadArgs),
 }
 
 fn main() -> ExitCode {
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
         Command::Transcribe(args) => cli::transcribe::run(args),
         Command::SubtitleReport(args) => cli::subtitle_report::run(args),
         Command::Bench(BenchCommand::Asr(args)) => cli::bench_asr::run(args),
+        Command::Bench(BenchCommand::Upload(args)) => cli::bench_upload::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,7 +11,6 @@ use poem::Request;
 use poem_openapi::SecurityScheme;
 use poem_openapi::auth::ApiKey;
 use scribe_domain::ids::UserName;
-use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
 use crate::state::{ApiSettings, ApiState};
@@ -29,10 +28,8 @@ pub struct Caller {
 #[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_key")]
 pub struct ApiKeyAuth(pub Caller);
 
-/// Lowercase hex SHA-256 of a key: the form in which keys are stored and looked up.
-pub fn hash_api_key(key: &str) -> String {
-    Sha256::digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
-}
+/// Keys are stored and looked up by the hash that `scribe keys create` records.
+pub use scribe_actors::accounts::hash_api_key;
 
 /// Requests allowed per API key (keyed by the key's hash).
 pub struct RateLimits {

@@ -186,7 +186,7 @@ impl World {
     async fn finished_job(&self, owner: &str, callback_url: &str, fail: Option<&str>) -> JobId {
         let job_id = JobId::parse(&uuid::Uuid::now_v7().to_string()).unwrap();
         let request = JobParams { language: Some("en".into()), callback_url: Some(callback_url.into()), ..Default::default() }.validate().unwrap();
-        let now = 1_763_769_600_000;
+        let now = scribe_actors::clock::now_ms();
         let mut commands = vec![JobCommand::Submit {
             job_id: job_id.clone(),
             owner: user(owner),

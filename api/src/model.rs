@@ -128,8 +128,9 @@ pub struct Glossary {
 #[derive(Object, Debug, Clone, PartialEq)]
 #[oai(rename_all = "camelCase", rename = "UserGlossary")]
 pub struct UserGlossary {
-    /// Required; at most 60 characters.
-    pub name: String,
+    /// Required; at most 60 characters. (Optional in the schema so that a missing name is
+    /// answered with a 400 naming `name`, like every other invalid parameter.)
+    pub name: Option<String>,
     /// At most 250 entries, each at most 20 characters.
     pub names: Option<Vec<String>>,
     /// At most 750 entries.
@@ -140,8 +141,8 @@ pub struct UserGlossary {
 #[derive(Object, Debug, Clone, PartialEq)]
 #[oai(rename_all = "camelCase")]
 pub struct UserGlossaryItem {
-    /// Required; at most 60 characters.
-    pub name: String,
+    /// Required; at most 60 characters (checked by the service, which names the entry).
+    pub name: Option<String>,
     /// At most 200 characters.
     pub description: Option<String>,
 }
@@ -151,8 +152,9 @@ pub struct UserGlossaryItem {
 #[derive(Object, Debug, Clone, PartialEq)]
 #[oai(rename_all = "camelCase")]
 pub struct UploadFromUrl {
-    /// http(s) URL of the media file, publicly reachable or presigned; at most 16 GB.
-    pub source_url: String,
+    /// Required: http(s) URL of the media file, publicly reachable or presigned; at most 16 GB.
+    /// (Optional in the schema so that a missing sourceUrl is answered with a 400 naming it.)
+    pub source_url: Option<String>,
     /// A language code (see the spec's table) or `auto`. Default `en`.
     pub language: Option<String>,
     /// `transcription` (default), `captions` or `translatedSubtitles`.
@@ -253,12 +255,12 @@ impl From<glossary::Glossary> for Glossary {
 impl From<UserGlossary> for scribe_domain::requests::GlossaryParams {
     fn from(b: UserGlossary) -> Self {
         scribe_domain::requests::GlossaryParams {
-            name: Some(b.name),
+            name: b.name,
             names: b.names,
             items: b.items.map(|items| {
                 items
                     .into_iter()
-                    .map(|i| scribe_domain::requests::GlossaryItemParams { name: Some(i.name), description: i.description })
+                    .map(|i| scribe_domain::requests::GlossaryItemParams { name: i.name, description: i.description })
                     .collect()
             }),
         }
@@ -268,7 +270,7 @@ impl From<UserGlossary> for scribe_domain::requests::GlossaryParams {
 impl From<UploadFromUrl> for scribe_domain::requests::UrlJobParams {
     fn from(b: UploadFromUrl) -> Self {
         scribe_domain::requests::UrlJobParams {
-            source_url: Some(b.source_url),
+            source_url: b.source_url,
             job: scribe_domain::requests::JobParams {
                 language: b.language,
                 transcription_type: b.transcription_type,

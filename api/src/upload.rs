@@ -117,28 +117,41 @@ impl UploadApi {
         body: MediaUpload,
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;
-        let request = JobParams {
-            language: language.0,
-            transcription_type: transcription_type.0,
-            job_type: job_type.0,
-            number_of_speakers: number_of_speakers.0,
-            callback_url: callback_url.0,
-            glossary_id: glossary_id.0,
-            transcription_style: transcription_style.0,
-            turnaround_time: turnaround_time.0,
-            target_language: target_language.0,
+        let checked: Result<(JobRequest, u64), ApiError> = async {
+            let request = JobParams {
+                language: language.0,
+                transcription_type: transcription_type.0,
+                job_type: job_type.0,
+                number_of_speakers: number_of_speakers.0,
+                callback_url: callback_url.0,
+                glossary_id: glossary_id.0,
+                transcription_style: transcription_style.0,
+                turnaround_time: turnaround_time.0,
+                target_language: target_language.0,
+            }
+            .validate()?;
+            // Everything that can be refused without the file is refused before receiving it.
+            submit::check_glossary(&state, &caller, request.glossary_id.as_ref())?;
+            if let Some(callback) = &request.callback_url {
+                submit::vet_url(&state, "callbackUrl", callback.url()).await?;
+            }
+            submit::check_minimum_balance(&state, &caller, &request)?;
+            let limit = state.settings.max_upload_bytes;
+            if content_length(req).is_some_and(|n| n > limit.saturating_add(MULTIPART_OVERHEAD)) {
+                return Err(too_large(limit));
+            }
+            Ok((request, limit))
         }
-        .validate()?;
-        // Everything that can be refused without the file is refused before receiving it.
-        submit::check_glossary(&state, &caller, request.glossary_id.as_ref())?;
-        if let Some(callback) = &request.callback_url {
-            submit::vet_url(&state, "callbackUrl", callback.url()).await?;
-        }
-        submit::check_minimum_balance(&state, &caller, &request)?;
-        let limit = state.settings.max_upload_bytes;
-        if content_length(req).is_some_and(|n| n > limit.saturating_add(MULTIPART_OVERHEAD)) {
-            return Err(too_large(limit));
-        }
+        .await;
+        // A refusal before the file is read still reads (and discards) a small upload, so that
+        // the client, still sending, receives the answer instead of a reset connection.
+        let (request, limit) = match checked {
+            Ok(ok) => ok,
+            Err(e) => {
+                drain(body.0, DRAIN_LIMIT).await;
+                return Err(e);
+            }
+        };
 
         let (temp, filename) = receive(body.0, &state, limit).await?;
         let state = Arc::clone(&state);
@@ -161,6 +174,22 @@ fn too_large(limit: u64) -> ApiError {
 }
 
 /// Streams the `file` part into a temp file; returns it and the client's file name.
+/// Largest upload read and discarded after an early refusal; past it the connection is closed.
+const DRAIN_LIMIT: u64 = 64 << 20;
+
+/// Reads and discards up to `limit` bytes of the multipart body.
+async fn drain(mut multipart: Multipart, limit: u64) {
+    let mut left = limit;
+    while left > 0 {
+        let Ok(Some(field)) = multipart.next_field().await else { return };
+        let mut reader = tokio::io::AsyncReadExt::take(field.into_async_read(), left);
+        match tokio::io::copy(&mut reader, &mut tokio::io::sink()).await {
+            Ok(n) => left = left.saturating_sub(n),
+            Err(_) => return,
+        }
+    }
+}
+
 async fn receive(mut multipart: Multipart, state: &ApiState, limit: u64) -> Result<(TempMedia, String), ApiError> {
     let unreadable = |e: &dyn std::fmt::Display| ApiError::invalid_body(format!("The multipart body could not be read: {e}"));
     while let Some(field) = multipart.next_field().await.map_err(|e| unreadable(&e))? {

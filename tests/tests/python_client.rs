@@ -110,13 +110,23 @@ fn a_generated_python_client_uploads_lists_creates_a_glossary_and_deletes() {
     server.get("/jobs/status", server.key(), &[("jobId", job_id)]).error(410, Some("jobId"));
 }
 
+/// The generator's only complaints may be the subtitle media types it does not know
+/// (`application/x-subrip`, `text/vtt`): those two exports are served with their real types on
+/// purpose, and a generated client omits their (text) bodies. Anything else is a document bug.
 #[test]
-fn the_openapi_document_generates_without_warnings() {
+fn the_openapi_document_generates_without_other_warnings() {
     let server = TestServer::start();
     let dir = tempfile::tempdir().unwrap();
     let (ok, output) = generate(&server, dir.path());
     assert!(ok, "openapi-python-client failed:\n{output}");
-    let warnings: Vec<&str> =
-        output.lines().filter(|l| l.contains("Warning") || l.contains("WARNING") || l.contains("Unable")).collect();
-    assert!(warnings.is_empty(), "openapi-python-client warned about the document:\n{output}");
+    let unexpected: Vec<&str> = output
+        .lines()
+        .filter(|l| l.starts_with("WARNING parsing") || l.contains("Unable"))
+        .filter(|l| !(l.contains("/jobs/export-srt") || l.contains("/jobs/export-vtt")))
+        .collect();
+    assert!(unexpected.is_empty(), "openapi-python-client warned about the document:\n{output}");
+    let content_types: Vec<&str> = output.lines().filter(|l| l.contains("Unsupported content_type")).collect();
+    for line in &content_types {
+        assert!(line.contains("application/x-subrip") || line.contains("text/vtt"), "unexpected: {line}\n{output}");
+    }
 }

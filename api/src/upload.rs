@@ -148,7 +148,10 @@ impl UploadApi {
         let (request, limit) = match checked {
             Ok(ok) => ok,
             Err(e) => {
-                drain(body.0, DRAIN_LIMIT).await;
+                // A body announced larger than we would read is not waited for.
+                if content_length(req).is_none_or(|n| n <= DRAIN_LIMIT) {
+                    drain(body.0, DRAIN_LIMIT).await;
+                }
                 return Err(e);
             }
         };

@@ -96,7 +96,7 @@ impl UploadApi {
         job_type: Query<Option<String>>,
         /// 0 to 5, default 2; 0 means unknown.
         #[oai(name = "numberOfSpeakers")]
-        number_of_speakers: Query<Option<i64>>,
+        number_of_speakers: Query<Option<String>>,
         /// http(s) URL that receives a POST with the job when it ends.
         #[oai(name = "callbackUrl")]
         callback_url: Query<Option<String>>,
@@ -118,11 +118,19 @@ impl UploadApi {
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;
         let checked: Result<(JobRequest, u64), ApiError> = async {
+            // Parsed here rather than by the framework, so that a malformed value is refused
+            // like every other invalid parameter (and the body is still drained).
+            let number_of_speakers = match number_of_speakers.0.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+                None => None,
+                Some(v) => Some(v.parse::<i64>().map_err(|_| {
+                    ApiError::invalid("numberOfSpeakers", "numberOfSpeakers must be a whole number between 0 and 5")
+                })?),
+            };
             let request = JobParams {
                 language: language.0,
                 transcription_type: transcription_type.0,
                 job_type: job_type.0,
-                number_of_speakers: number_of_speakers.0,
+                number_of_speakers,
                 callback_url: callback_url.0,
                 glossary_id: glossary_id.0,
                 transcription_style: transcription_style.0,

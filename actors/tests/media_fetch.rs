@@ -13,7 +13,7 @@ use scribe_actors::media::{FetchConfig, FetchError, Fetcher, GuardError, MediaSt
 fn corpus_dir() -> PathBuf {
     let dir = std::env::var_os("SCRIBE_CORPUS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"));
+        .unwrap_or_else(|| PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../shared/corpus"));
     assert!(
         dir.join("audio/en_jfk.wav").is_file(),
         "corpus not found at {} (set SCRIBE_CORPUS_DIR)",

@@ -65,7 +65,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
 fn corpus() -> PathBuf {
     match std::env::var_os("SCRIBE_CORPUS_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
+        None => Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../shared/corpus"),
     }
 }
 

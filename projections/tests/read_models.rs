@@ -190,7 +190,7 @@ struct Clip {
 fn corpus_dir() -> PathBuf {
     std::env::var_os("SCRIBE_CORPUS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"))
+        .unwrap_or_else(|| Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../shared/corpus"))
 }
 
 /// The clips of the corpus manifest, in its order.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// The repository root (the workspace this crate belongs to).
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ lives in the repository").to_path_buf()
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).parent().expect("tests/ lives in the repository").to_path_buf()
 }
 
 /// The `scribe` binary: `$SCRIBE_BIN`, else `<target>/release/scribe` beside the running test

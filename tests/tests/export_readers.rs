@@ -41,7 +41,7 @@ elif mode == "json":
 "#;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
         .parent()
         .unwrap()
         .to_path_buf()

@@ -8,7 +8,7 @@ use scribe_whisper::audio::{self, AudioError, SAMPLE_RATE};
 fn corpus() -> PathBuf {
     let dir = std::env::var_os("SCRIBE_CORPUS_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+        .unwrap_or_else(|| Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../../shared/corpus"));
     assert!(dir.join("manifest.tsv").exists(), "speech corpus not found at {} (set SCRIBE_CORPUS_DIR)", dir.display());
     dir
 }

@@ -10,7 +10,7 @@ use scribe_whisper::{Engine, EngineConfig, TranscribeOptions};
 #[test]
 #[ignore = "benchmark; run with --ignored --nocapture"]
 fn rtf() {
-    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let repo = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../..");
     let models = std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo.join("models"));
     let corpus = std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo.join("../shared/corpus"));
     let model_names = std::env::var("SCRIBE_BENCH_MODELS").unwrap_or_else(|_| "tiny.en,base".into());

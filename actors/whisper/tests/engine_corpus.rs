@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use scribe_whisper::{Engine, EngineConfig, EngineError, TranscribeOptions, Transcript};
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../..")
 }
 
 fn models_dir() -> PathBuf {

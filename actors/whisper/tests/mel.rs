@@ -9,7 +9,7 @@ use scribe_whisper::audio;
 use scribe_whisper::mel::{self, N_BINS};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../..")
 }
 
 fn models() -> PathBuf {
@@ -69,7 +69,7 @@ fn compare_with_faster_whisper(samples: &[f32], n_mels: usize, tag: &str) {
     let input = dir.join(format!("{tag}.f32"));
     let output = dir.join(format!("{tag}-{n_mels}.mel.f32"));
     std::fs::write(&input, samples.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mel_reference.py");
+    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("tests/mel_reference.py");
     let out = Command::new(python()).arg(script).arg(&input).arg(n_mels.to_string()).arg(&output).output().unwrap();
     assert!(out.status.success(), "mel_reference.py failed: {}", String::from_utf8_lossy(&out.stderr));
     let dims: Vec<usize> = String::from_utf8(out.stdout).unwrap().split_whitespace().map(|s| s.parse().unwrap()).collect();

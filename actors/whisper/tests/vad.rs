@@ -12,7 +12,7 @@ use scribe_whisper::audio;
 use scribe_whisper::vad::{self, SileroVad, VadError, VadParams};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../..")
 }
 
 fn vad_path() -> PathBuf {
@@ -46,7 +46,7 @@ fn reference(samples: &[f32], tag: &str) -> (Vec<f32>, Vec<Range<usize>>) {
     let input = dir.join(format!("{tag}.f32"));
     let probs_out = dir.join(format!("{tag}.probs.f32"));
     std::fs::write(&input, samples.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vad_reference.py");
+    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("tests/vad_reference.py");
     let out = Command::new(python()).arg(script).arg(vad_path()).arg(&input).arg(&probs_out).output().unwrap();
     assert!(out.status.success(), "vad_reference.py failed: {}", String::from_utf8_lossy(&out.stderr));
     let spans = String::from_utf8(out.stdout)

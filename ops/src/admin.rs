@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::Context;
 use scribe_actors::accounts;
-use scribe_actors::eventstore::{EventStore, RecordedEvent};
+use scribe_actors::eventstore::RecordedEvent;
 use scribe_actors::runtime::open_event_store;
 use scribe_domain::ids::{JobId, UserName, job_stream};
 use serde_json::Value;

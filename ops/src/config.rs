@@ -4,8 +4,10 @@
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context;
+use scribe_actors::callbacks::CallbackSettings;
 use serde::Deserialize;
 
 /// Settings given on the command line or in the environment; `None` means "not given here".
@@ -38,6 +40,13 @@ pub struct ServeArgs {
     /// Public base URL of this server, used in signed download links (default: http://bind:port).
     #[arg(long, env = "SCRIBE_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Longest waits before the callback retries, comma-separated; the last one repeats
+    /// (default: 10s,30s,1m,5m,15m,1h). Each real wait is drawn between zero and that value.
+    #[arg(long, env = "SCRIBE_CALLBACK_RETRIES", value_delimiter = ',', value_parser = humantime::parse_duration)]
+    pub callback_retries: Option<Vec<Duration>>,
+    /// How long after a job ends its callback is still retried (default: 26h).
+    #[arg(long, env = "SCRIBE_CALLBACK_MAX_AGE", value_parser = humantime::parse_duration)]
+    pub callback_max_age: Option<Duration>,
 }
 
 /// The TOML file's shape: the same settings, all optional.
@@ -52,6 +61,10 @@ struct FileConfig {
     model_dir: Option<PathBuf>,
     asr_workers: Option<usize>,
     public_url: Option<String>,
+    #[serde(default, deserialize_with = "durations")]
+    callback_retries: Option<Vec<Duration>>,
+    #[serde(default, deserialize_with = "duration")]
+    callback_max_age: Option<Duration>,
 }
 
 /// Resolved configuration.
@@ -66,6 +79,8 @@ pub struct Config {
     pub asr_workers: usize,
     /// Base URL clients reach this server at; `None`: the address it listens on.
     pub public_url: Option<String>,
+    /// How callbacks are retried.
+    pub callbacks: CallbackSettings,
 }
 
 impl Config {
@@ -91,6 +106,13 @@ impl Config {
             .unwrap_or_else(|| models_dir.join("whisper-base"));
         let asr_workers = args.asr_workers.or(file.asr_workers).unwrap_or(1).max(1);
         let public_url = args.public_url.clone().or(file.public_url);
+        let mut callbacks = CallbackSettings::default();
+        if let Some(schedule) = args.callback_retries.clone().or(file.callback_retries) {
+            callbacks.schedule = schedule;
+        }
+        if let Some(max_age) = args.callback_max_age.or(file.callback_max_age) {
+            callbacks.max_age = max_age;
+        }
         Ok(Config {
             bind,
             port,
@@ -100,6 +122,7 @@ impl Config {
             model_dir,
             asr_workers,
             public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
+            callbacks,
         })
     }
 }
@@ -107,6 +130,18 @@ impl Config {
 /// `./models`, where `ops/setup.sh` installs the models unless told otherwise.
 pub fn default_models_dir() -> PathBuf {
     std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("models"))
+}
+
+/// A TOML duration in humantime's words ("90s", "1h 30m").
+fn duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    let text = String::deserialize(d)?;
+    humantime::parse_duration(&text).map(Some).map_err(serde::de::Error::custom)
+}
+
+/// A TOML list of durations.
+fn durations<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<Duration>>, D::Error> {
+    let texts = Vec::<String>::deserialize(d)?;
+    texts.iter().map(|t| humantime::parse_duration(t).map_err(serde::de::Error::custom)).collect::<Result<_, _>>().map(Some)
 }
 
 fn read_file(path: &Path) -> anyhow::Result<FileConfig> {
@@ -126,6 +161,21 @@ mod tests {
         assert_eq!(c.data_dir, PathBuf::from("data"));
         assert!(!c.allow_private_urls);
         assert_eq!(c.public_url, None);
+        assert_eq!(c.callbacks, CallbackSettings::default());
+    }
+
+    #[test]
+    fn the_callback_schedule_is_configurable() {
+        let dir = std::env::temp_dir().join(format!("scribe-config-cb-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "callback_retries = [\"1s\", \"1m\"]\ncallback_max_age = \"2h\"\n").unwrap();
+        let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
+        assert_eq!(c.callbacks.schedule, vec![Duration::from_secs(1), Duration::from_secs(60)]);
+        assert_eq!(c.callbacks.max_age, Duration::from_secs(7200));
+        let args = ServeArgs { config: Some(file), callback_retries: Some(vec![Duration::from_millis(500)]), ..Default::default() };
+        assert_eq!(Config::resolve(&args).unwrap().callbacks.schedule, vec![Duration::from_millis(500)]);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -86,6 +86,8 @@ enum BenchCommand {
     Asr(cli::bench_asr::BenchAsrArgs),
     /// Peak server memory during a large upload, and its throughput against `dd`.
     Upload(cli::bench_upload::BenchUploadArgs),
+    /// Kill the server at random moments; count lost, doubled and undelivered jobs.
+    Crash(cli::bench_crash::BenchCrashArgs),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +106,7 @@ fn main() -> ExitCode {
         Command::SubtitleReport(args) => cli::subtitle_report::run(args),
         Command::Bench(BenchCommand::Asr(args)) => cli::bench_asr::run(args),
         Command::Bench(BenchCommand::Upload(args)) => cli::bench_upload::run(args),
+        Command::Bench(BenchCommand::Crash(args)) => cli::bench_crash::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

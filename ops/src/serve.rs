@@ -40,7 +40,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         asr_workers: config.asr_workers,
         max_downloads: 4,
         job_idle: scribe_actors::jobs::DEFAULT_IDLE,
-        callbacks: scribe_actors::callbacks::CallbackSettings::default(),
+        callbacks: config.callbacks.clone(),
         engine,
     };
     let services = Services::start(store, settings).await?;

@@ -7,14 +7,16 @@
 //! against dd's (goal: at least half).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+
+use super::server_process::ServerProcess;
 
 /// Goals of the design document.
 const RSS_GOAL_MB: f64 = 150.0;
@@ -63,7 +65,7 @@ fn bench(args: &BenchUploadArgs, work: &Path) -> anyhow::Result<()> {
     let total = std::fs::metadata(&media)?.len();
 
     let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
-    let mut server = Server::start(&work.join("data"), &models_dir, &work.join("serve.stderr"))?;
+    let mut server = ServerProcess::start(&work.join("data"), &models_dir, &[], &work.join("serve.stderr"))?;
     let baseline = rss_kb(server.pid()).context("reading the server's memory")?;
     eprintln!("server pid {} listening on {}; resident before the upload: {} MB", server.pid(), server.addr, mb(baseline));
 
@@ -81,7 +83,7 @@ fn bench(args: &BenchUploadArgs, work: &Path) -> anyhow::Result<()> {
         })
     };
     let started = Instant::now();
-    let answer = upload(&server.addr, &server.key, &media);
+    let answer = upload(&server.addr, &server.first_key, &media);
     let upload_time = started.elapsed();
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();
@@ -167,66 +169,6 @@ fn write_wav(path: &Path, pcm_bytes: u64) -> anyhow::Result<()> {
     file.flush()?;
     file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     Ok(())
-}
-
-/// A `scribe serve` child on a free loopback port.
-struct Server {
-    child: Child,
-    addr: String,
-    key: String,
-}
-
-impl Server {
-    fn start(data_dir: &Path, models_dir: &Path, stderr: &Path) -> anyhow::Result<Server> {
-        let exe = std::env::current_exe().context("locating the scribe binary")?;
-        let mut child = Command::new(exe)
-            .args(["serve", "--bind", "127.0.0.1", "--port", "0"])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .arg("--models-dir")
-            .arg(models_dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(File::create(stderr)?)
-            .spawn()
-            .context("starting scribe serve")?;
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut lines = BufReader::new(stdout).lines();
-        let mut key = None;
-        let mut addr = None;
-        while let Some(line) = lines.next() {
-            let line = line?;
-            if line.contains("Its API key, shown only this once:") {
-                key = lines.next().transpose()?.map(|k| k.trim().to_owned());
-            } else if let Some(rest) = line.strip_prefix("scribe listening on http://") {
-                addr = rest.split_whitespace().next().map(str::to_owned);
-                break;
-            }
-        }
-        // Keep draining stdout so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        let mut server = Server { child, addr: addr.unwrap_or_default(), key: key.unwrap_or_default() };
-        if server.addr.is_empty() || server.key.is_empty() {
-            server.kill();
-            bail!("scribe serve did not start (see {})", stderr.display());
-        }
-        Ok(server)
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// Streams `media` as the multipart part `file`; returns the status and body.

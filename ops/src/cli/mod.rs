@@ -1,6 +1,8 @@
 //! Command-line subcommands other than `serve`: each module exposes its clap `Args` and a `run`.
 
 pub mod bench_asr;
+pub mod bench_crash;
 pub mod bench_upload;
+pub mod server_process;
 pub mod subtitle_report;
 pub mod transcribe;

@@ -26,7 +26,7 @@ use scribe_actors::pipeline::PipelineMsg;
 use scribe_domain::VersionedEvent;
 use scribe_domain::account::{AccountAggregate, AccountCommand};
 use scribe_domain::ids::{JobId, UserName, account_stream, job_stream};
-use scribe_domain::job::{CallbackOutcome, JobCommand, JobEvent, JobState, NewMedia, Stage, StoredMedia};
+use scribe_domain::job::{JobCommand, JobEvent, JobState, NewMedia, Stage, StoredMedia};
 use scribe_domain::requests::JobParams;
 use serde_json::Value;
 use sha2::Sha256;

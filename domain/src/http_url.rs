@@ -56,7 +56,7 @@ impl HttpUrl {
             .path_segments()
             .and_then(|mut s| s.next_back())
             .unwrap_or("");
-        sanitize_filename(&percent_decode(last))
+        sanitize_filename(&percent_encoding::percent_decode_str(last).decode_utf8_lossy())
     }
 }
 
@@ -106,25 +106,6 @@ pub fn sanitize_filename(raw: &str) -> String {
     }
 }
 
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,6 @@ use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use hmac::{Hmac, KeyInit, Mac};
 use scribe_tests::{ASR_TIMEOUT, Reply, TestServer, clips, paths};
-use serde_json::Value;
 
 /// What JFK says in the clip (lowercase, no punctuation), as any decent transcript has it.
 const JFK_WORDS: &str = "ask not what your country can do for you";

@@ -286,30 +286,16 @@ fn file_name_from_content_disposition(header: &str) -> Option<String> {
     plain
 }
 
+/// `%XX` escapes decoded; invalid escapes kept as they are, invalid UTF-8 replaced.
+fn percent_decode(text: &str) -> String {
+    percent_encoding::percent_decode_str(text).decode_utf8_lossy().into_owned()
+}
+
 fn file_name_from_url(url: &Url) -> Option<String> {
     let last = url.path_segments()?.rev().find(|s| !s.is_empty())?;
     Some(percent_decode(last))
 }
 
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
-        {
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
 
 fn seconds(d: &Duration) -> f32 {
     d.as_secs_f32()

@@ -65,6 +65,8 @@ fn bench(args: &BenchUploadArgs, work: &Path) -> anyhow::Result<()> {
     let total = std::fs::metadata(&media)?.len();
 
     let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
+    // A 2 GB WAV is over 17 hours of audio: the account needs the credit to pay for it.
+    let key = bench_key(&work.join("data"))?;
     let mut server = ServerProcess::start(&work.join("data"), &models_dir, &[], &work.join("serve.stderr"))?;
     let baseline = rss_kb(server.pid()).context("reading the server's memory")?;
     eprintln!("server pid {} listening on {}; resident before the upload: {} MB", server.pid(), server.addr, mb(baseline));
@@ -83,7 +85,7 @@ fn bench(args: &BenchUploadArgs, work: &Path) -> anyhow::Result<()> {
         })
     };
     let started = Instant::now();
-    let answer = upload(&server.addr, &server.first_key, &media);
+    let answer = upload(&server.addr, &key, &media);
     let upload_time = started.elapsed();
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();
@@ -169,6 +171,20 @@ fn write_wav(path: &Path, pcm_bytes: u64) -> anyhow::Result<()> {
     file.flush()?;
     file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     Ok(())
+}
+
+/// Opens the account `bench` with ample credit (`scribe keys create`) and returns its key.
+fn bench_key(data_dir: &Path) -> anyhow::Result<String> {
+    std::fs::create_dir_all(data_dir)?;
+    let output = Command::new(std::env::current_exe()?)
+        .args(["keys", "create", "--user", "bench", "--initial-credit-cents", "1000000000", "--data-dir"])
+        .arg(data_dir)
+        .output()
+        .context("running scribe keys create")?;
+    if !output.status.success() {
+        bail!("scribe keys create failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 /// Streams `media` as the multipart part `file`; returns the status and body.

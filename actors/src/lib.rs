@@ -4,6 +4,7 @@
 pub mod eventstore;
 pub mod media;
 pub mod asr;
+pub mod billing;
 pub mod callbacks;
 pub mod clock;
 pub mod command;

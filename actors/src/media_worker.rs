@@ -1,5 +1,6 @@
 //! The media actor: fetches a job's `sourceUrl` into the media store and probes stored media for
-//! its duration, then records the outcome on the job (or fails it with a message that says why).
+//! its duration (charging a URL job for it), then records the outcome on the job (or fails it
+//! with a message that says why).
 //!
 //! Each request runs as its own task, so a slow download never holds up a probe; downloads run
 //! at most `max_downloads` at a time.
@@ -8,11 +9,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
+use scribe_domain::account::Prices;
 use scribe_domain::ids::JobId;
 use scribe_domain::job::{JobCommand, StoredMedia};
 use tokio::sync::Semaphore;
 
+use crate::billing::{ChargeError, charge_url_job};
 use crate::clock::now_ms;
+use crate::eventstore::EventStore;
 use crate::jobs::Jobs;
 use crate::media::{Fetcher, MediaStore};
 use crate::pipeline::{StageDone, fail_and_report, report};
@@ -30,6 +34,9 @@ pub struct MediaArgs {
     pub fetcher: Fetcher,
     pub data_dir: PathBuf,
     pub max_downloads: usize,
+    /// For charging URL jobs once their duration is known.
+    pub event_store: Arc<dyn EventStore>,
+    pub prices: Prices,
 }
 
 pub struct MediaState {
@@ -38,6 +45,8 @@ pub struct MediaState {
     fetcher: Arc<Fetcher>,
     data_dir: PathBuf,
     downloads: Arc<Semaphore>,
+    event_store: Arc<dyn EventStore>,
+    prices: Prices,
 }
 
 impl Actor for MediaActor {
@@ -52,6 +61,8 @@ impl Actor for MediaActor {
             fetcher: Arc::new(args.fetcher),
             data_dir: args.data_dir,
             downloads: Arc::new(Semaphore::new(args.max_downloads.max(1))),
+            event_store: args.event_store,
+            prices: args.prices,
         })
     }
 
@@ -79,12 +90,26 @@ impl Actor for MediaActor {
                 });
             }
             MediaMsg::Probe { job_id, path, done } => {
-                let jobs = state.jobs.clone();
+                let (jobs, event_store, prices) = (state.jobs.clone(), state.event_store.clone(), state.prices);
                 tokio::spawn(async move {
                     let probed = tokio::task::spawn_blocking(move || scribe_whisper::audio::probe(&path)).await;
                     match probed {
                         Ok(Ok(info)) => {
                             let duration_ms = (info.duration_s * 1000.0).round().max(0.0) as u64;
+                            // A URL job is paid for now that its duration is known, before any
+                            // transcription starts.
+                            let charged = match jobs.state(&job_id).await {
+                                Ok((job, _)) => charge_url_job(event_store.as_ref(), &prices, &job_id, &job, duration_ms).await,
+                                Err(e) => Err(ChargeError::Store(e.to_string())),
+                            };
+                            match charged {
+                                Ok(()) => {}
+                                Err(ChargeError::Insufficient(msg)) => return fail_and_report(&jobs, done, msg),
+                                Err(ChargeError::Store(e)) => {
+                                    tracing::warn!(%job_id, error = %e, "charging a URL job; the stage runs again");
+                                    return report(done);
+                                }
+                            }
                             if let Err(e) = jobs.execute(&job_id, JobCommand::RecordMediaProbed { duration_ms, at_ms: now_ms() }).await {
                                 tracing::warn!(%job_id, error = %e, "recording probed media");
                             }

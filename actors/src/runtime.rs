@@ -1,5 +1,5 @@
-//! Starts Scribe's write side in one process: the event store, the job actors, the media, ASR and
-//! callback actors, and the pipeline that drives jobs from one stage to the next. The HTTP edge and the
+//! Starts Scribe's write side in one process: the event store, the job actors, the media, ASR,
+//! callback and refund actors, and the pipeline that drives jobs from one stage to the next. The HTTP edge and the
 //! projections are started beside it by the binary.
 
 use std::path::PathBuf;
@@ -10,7 +10,10 @@ use std::time::Duration;
 use ractor::{Actor, ActorRef};
 use scribe_whisper::engine::Engine;
 
+use scribe_domain::account::Prices;
+
 use crate::asr::{AsrActor, AsrArgs, AsrMsg};
+use crate::billing::{RefundActor, RefundMsg};
 use crate::callbacks::{CallbackActor, CallbackArgs, CallbackMsg, CallbackSettings};
 use crate::eventstore::{EventStore, SqliteEventStore};
 use crate::jobs::Jobs;
@@ -33,6 +36,8 @@ pub struct RuntimeSettings {
     pub engine: Arc<Engine>,
     /// Callback timeout and retry schedule (`CallbackSettings::default()`: retries for 26 h).
     pub callbacks: CallbackSettings,
+    /// What jobs cost (URL jobs are charged once their media is probed).
+    pub prices: Prices,
 }
 
 /// Handles to the running write side.
@@ -54,6 +59,7 @@ struct Actors {
     media: ActorRef<MediaMsg>,
     asr: ActorRef<AsrMsg>,
     callbacks: ActorRef<CallbackMsg>,
+    refunds: ActorRef<RefundMsg>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -90,9 +96,12 @@ impl Services {
                 fetcher: Fetcher::new(fetch),
                 data_dir: settings.data_dir.clone(),
                 max_downloads: settings.max_downloads,
+                event_store: store.clone(),
+                prices: settings.prices,
             },
         )
         .await?;
+        let (refunds, _) = Actor::spawn(None, RefundActor, store.clone()).await?;
         let asr_queue = Arc::new(AtomicUsize::new(0));
         let (asr, _) = Actor::spawn(
             None,
@@ -139,7 +148,7 @@ impl Services {
             media,
             guard: AddressGuard::new(settings.allow_private_urls),
             asr_queue,
-            actors: Actors { pipeline, media: media_actor, asr, callbacks },
+            actors: Actors { pipeline, media: media_actor, asr, callbacks, refunds },
         })
     }
 
@@ -150,6 +159,7 @@ impl Services {
         self.actors.media.stop(None);
         self.actors.asr.stop(None);
         self.actors.callbacks.stop(None);
+        self.actors.refunds.stop(None);
         self.jobs.stop();
     }
 }

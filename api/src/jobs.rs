@@ -121,6 +121,11 @@ impl JobsApi {
     /// does not hold media, ends the job in `ERROR` with an `errorMsg` saying why. URLs of
     /// loopback, private or link-local addresses are refused (400) unless the operator allows
     /// them. Returns the new job with status `OPEN`.
+    ///
+    /// Billing: the balance must cover at least one minute when the job is submitted (else
+    /// 402). The job is charged per started minute once its media is in and its duration known;
+    /// if the balance does not cover that, the job ends in `ERROR` with an `errorMsg` starting
+    /// "Insufficient balance". A job that ends in `ERROR` is refunded.
     #[oai(path = "/jobs/upload-media-from-url", method = "post", operation_id = "uploadMediaFromUrl")]
     async fn upload_from_url(
         &self,

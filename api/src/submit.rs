@@ -93,13 +93,5 @@ pub async fn refund(state: &ApiState, user: &UserName, job_id: &JobId) {
 }
 
 fn insufficient(balance_cents: u64, price_cents: u64) -> ApiError {
-    ApiError::payment_required(format!(
-        "Insufficient balance: this job costs {} and the account has {}",
-        money(price_cents),
-        money(balance_cents)
-    ))
-}
-
-fn money(cents: u64) -> String {
-    format!("{}.{:02}", cents / 100, cents % 100)
+    ApiError::payment_required(scribe_domain::account::insufficient_balance_message(balance_cents, price_cents))
 }

@@ -79,6 +79,10 @@ impl UploadApi {
     /// The file is checked by its content: one that is not audio or video is refused (400,
     /// field `file`). Returns the new job, status `OPEN`, with `nrAudioSeconds` already set.
     /// Every parameter but the file is in the query.
+    ///
+    /// Billing: the job is charged per started minute of its audio when it is created; a
+    /// balance that does not cover it is refused (402) and no job is created. A job that ends
+    /// in `ERROR` is refunded.
     #[allow(clippy::too_many_arguments)]
     #[oai(path = "/jobs/upload-media", method = "post", operation_id = "uploadMedia")]
     async fn upload(

@@ -144,6 +144,21 @@ pub enum AccountRefusal {
     NothingToRefund(JobId),
 }
 
+/// What a client is told when its balance does not cover a job (402 at submission, or the
+/// `errorMsg` of a URL job whose price is known only once its media is in).
+pub fn insufficient_balance_message(balance_cents: u64, price_cents: u64) -> String {
+    format!(
+        "Insufficient balance: this job costs {} and the account has {}",
+        money(price_cents),
+        money(balance_cents)
+    )
+}
+
+/// Cents as `units.cents`, e.g. `12.05`.
+fn money(cents: u64) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
 /// Facts of an account's history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]

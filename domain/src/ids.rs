@@ -143,6 +143,13 @@ pub fn job_id_of_stream(stream: &str) -> Option<JobId> {
         .and_then(|id| JobId::parse(id).ok())
 }
 
+/// The account of an account stream name, or `None` if `stream` is not an account stream.
+pub fn user_of_account_stream(stream: &str) -> Option<UserName> {
+    stream
+        .strip_prefix(ACCOUNT_STREAM_PREFIX)
+        .and_then(|user| UserName::parse(user).ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +164,15 @@ mod tests {
         assert!(JobId::parse(&"x".repeat(65)).is_err());
         assert!(UserName::parse("ann.lee@example.org").is_ok());
         assert!(GlossaryId::parse("g@1").is_err());
+    }
+
+    #[test]
+    fn stream_names_give_back_their_ids() {
+        let user = UserName::parse("ann.lee@example.org").unwrap();
+        assert_eq!(user_of_account_stream(&account_stream(&user)), Some(user));
+        assert_eq!(user_of_account_stream("job-123"), None);
+        let job = JobId::parse("0192f6a4-7c1e-7d2a-9a55-2b3c4d5e6f70").unwrap();
+        assert_eq!(job_id_of_stream(&job_stream(&job)), Some(job));
     }
 
     #[test]

@@ -41,6 +41,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_downloads: 4,
         job_idle: scribe_actors::jobs::DEFAULT_IDLE,
         callbacks: config.callbacks.clone(),
+        prices: Prices::default(),
         engine,
     };
     let services = Services::start(store, settings).await?;

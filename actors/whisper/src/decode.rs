@@ -196,21 +196,24 @@ impl Decoder<'_> {
         let mut finished = Vec::new();
         let mut no_speech = None;
         for step in 0..max_len {
-            let mut logits = self.model.decode(self.audio, cache, &inputs, &[0]);
+            let mut logits = crate::profile::time("decoder step", || self.model.decode(self.audio, cache, &inputs, &[0]));
             let vocab = logits.len() / alive.len();
             if step == 0 {
                 no_speech = Some(softmax_at(&logits[..vocab], self.specials.no_speech as usize));
             }
             // Per-row log-probabilities plus the beam's score, then the best candidates overall.
-            let mut cands: Vec<(f32, usize, u32)> = Vec::with_capacity(alive.len() * n_cand);
-            for (row, hyp) in alive.iter().enumerate() {
-                let lp = &mut logits[row * vocab..(row + 1) * vocab];
-                rules.apply(step, &hyp.tokens, lp);
-                log_softmax(lp);
-                for (tok, score) in top_k(lp, n_cand) {
-                    cands.push((score + hyp.score, row, tok));
+            let mut cands: Vec<(f32, usize, u32)> = crate::profile::time("beam rules+topk", || {
+                let mut cands = Vec::with_capacity(alive.len() * n_cand);
+                for (row, hyp) in alive.iter().enumerate() {
+                    let lp = &mut logits[row * vocab..(row + 1) * vocab];
+                    rules.apply(step, &hyp.tokens, lp);
+                    log_softmax(lp);
+                    for (tok, score) in top_k(lp, n_cand) {
+                        cands.push((score + hyp.score, row, tok));
+                    }
                 }
-            }
+                cands
+            });
             cands.sort_by(|a, b| b.0.total_cmp(&a.0));
             cands.truncate(n_cand);
             let last_step = step + 1 == max_len;
@@ -241,7 +244,7 @@ impl Decoder<'_> {
                 break;
             }
             inputs = next.iter().map(|h| *h.tokens.last().expect("non-empty")).collect();
-            cache.select(&origins);
+            crate::profile::time("kv select", || cache.select(&origins));
             alive = next;
         }
         (finished, no_speech)

@@ -20,6 +20,7 @@ use crate::decode::{DecodeOptions, Decoder, TIME_PRECISION};
 use crate::languages;
 use crate::mel;
 use crate::model::{AudioContext, Whisper};
+use crate::profile;
 use crate::tokenizer::WhisperTokenizer;
 use crate::vad::{self, SileroVad};
 
@@ -209,12 +210,14 @@ impl Engine {
         on_progress: &mut dyn FnMut(Progress),
     ) -> Result<Transcript, EngineError> {
         let plan = self.plan_languages(opts)?;
-        let samples = audio::decode_all(media)?;
+        let samples = profile::time("audio decode", || audio::decode_all(media))?;
         if samples.is_empty() {
             return Err(AudioError::Empty.into());
         }
         let duration_s = samples.len() as f64 / SAMPLE_RATE as f64;
-        self.transcribe_samples(&samples, duration_s, opts, plan, on_progress)
+        let result = self.transcribe_samples(&samples, duration_s, opts, plan, on_progress);
+        profile::report(&format!("{} ({duration_s:.1} s)", media.display()));
+        result
     }
 
     /// Validates the requested language(s) against the model.
@@ -264,7 +267,7 @@ impl Engine {
         // Voice activity: keep only speech, remembering where each piece came from.
         let (speech, map) = match (&self.vad, opts.use_vad) {
             (Some(vad), true) => {
-                let probs = vad.speech_probabilities(samples);
+                let probs = profile::time("vad", || vad.speech_probabilities(samples));
                 let spans = vad::speech_spans(&probs, samples.len(), &vad::VadParams::default());
                 if spans.is_empty() {
                     return Err(EngineError::NoSpeech);
@@ -278,7 +281,7 @@ impl Engine {
             _ => (samples.to_vec(), TimeMap::identity()),
         };
         let n_mels = self.info.n_mels;
-        let mel = mel::log_mel(&speech, n_mels);
+        let mel = profile::time("mel", || mel::log_mel(&speech, n_mels));
         let content_frames = mel.n_frames.min(speech.len() / mel::HOP);
         if content_frames == 0 {
             return Err(EngineError::NoSpeech);
@@ -294,7 +297,7 @@ impl Engine {
         };
 
         let (first_mel, _) = window(0);
-        let mut first_audio = Some(self.model.encode(&first_mel));
+        let mut first_audio = Some(profile::time("encode", || self.model.encode(&first_mel)));
         let (language, language_probability) = match plan {
             LanguagePlan::Fixed(l) => (l, 1.0),
             LanguagePlan::Detect(among) => self.detect_language(first_audio.as_ref().expect("encoded"), &among),
@@ -345,7 +348,7 @@ impl Engine {
             let (mel_window, segment_size) = window(seek);
             let audio = match (seek, first_audio.take()) {
                 (0, Some(a)) => a,
-                _ => self.model.encode(&mel_window),
+                _ => profile::time("encode", || self.model.encode(&mel_window)),
             };
             let previous = &all_tokens[prompt_reset_since..];
             let mut prompt = Vec::new();
@@ -362,7 +365,7 @@ impl Engine {
                 opts: &dopts,
                 detokenize: &detok,
             };
-            let result = decoder.decode_with_fallback(&prompt, &mut rng);
+            let result = profile::time("decode window", || decoder.decode_with_fallback(&prompt, &mut rng));
             let previous_seek = seek;
             if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
                 seek += segment_size;
@@ -373,15 +376,17 @@ impl Engine {
                 self.split_by_timestamps(&result.tokens, time_offset, seek, segment_size);
             seek = new_seek;
             if opts.word_timestamps {
-                last_speech_timestamp = self.add_word_timestamps(
-                    &mut pieces,
-                    &audio,
-                    &sot_sequence,
-                    segment_size,
-                    time_offset,
-                    language,
-                    last_speech_timestamp,
-                );
+                last_speech_timestamp = profile::time("word timestamps", || {
+                    self.add_word_timestamps(
+                        &mut pieces,
+                        &audio,
+                        &sot_sequence,
+                        segment_size,
+                        time_offset,
+                        language,
+                        last_speech_timestamp,
+                    )
+                });
                 if !single_ending {
                     if let Some(end) = pieces.iter().rev().find_map(|p| p.words.last().map(|w| w.end)) {
                         if end > time_offset {

@@ -17,6 +17,7 @@ pub mod tokenizer;
 pub mod kernels;
 pub mod mel;
 pub mod profile;
+pub mod speech;
 pub mod vad;
 
 pub use engine::{Engine, EngineConfig, EngineError, ModelInfo, Progress, Segment, Task, TranscribeOptions, Transcript, Word};

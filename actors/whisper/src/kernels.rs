@@ -298,6 +298,66 @@ pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> 
     merged
 }
 
+/// One window's cross-attention keys `[h, t, dh]` and values, transposed `[h, dh, t]`.
+pub struct CrossKv {
+    pub k: Vec<f32>,
+    pub vt: Vec<f32>,
+    pub t: usize,
+    pub h: usize,
+    pub dh: usize,
+}
+
+impl CrossKv {
+    /// From the fused key/value projection of the encoder output, `[t, 2·h·dh]`.
+    pub fn new(kv: &[f32], t: usize, h: usize, dh: usize) -> CrossKv {
+        let d = h * dh;
+        assert_eq!(kv.len(), t * 2 * d, "kv size");
+        let (mut k, mut vt) = (vec![0.0f32; h * t * dh], vec![0.0f32; h * dh * t]);
+        for i in 0..t {
+            let row = &kv[i * 2 * d..(i + 1) * 2 * d];
+            for head in 0..h {
+                k[(head * t + i) * dh..(head * t + i + 1) * dh].copy_from_slice(&row[head * dh..(head + 1) * dh]);
+                for c in 0..dh {
+                    vt[(head * dh + c) * t + i] = row[d + head * dh + c];
+                }
+            }
+        }
+        CrossKv { k, vt, t, h, dh }
+    }
+
+    /// Scaled scores `q·kᵀ/√dh` of `n` query rows (`[n, h·dh]`) against head `head`: `[n, t]`.
+    pub fn scores(&self, q: &[f32], n: usize, head: usize) -> Vec<f32> {
+        let (t, dh, d) = (self.t, self.dh, self.h * self.dh);
+        let scale = 1.0 / (dh as f32).sqrt();
+        let qh: Vec<f32> = (0..n).flat_map(|i| q[i * d + head * dh..i * d + (head + 1) * dh].iter().map(|x| x * scale)).collect();
+        let mut out = vec![0.0f32; n * t];
+        matmul_transposed(&qh, &self.k[head * t * dh..(head + 1) * t * dh], n, dh, &mut out);
+        out
+    }
+
+    /// Attention of `n` query rows `[n, h·dh]` over the window: `[n, h·dh]`, heads in parallel.
+    pub fn attend(&self, q: &[f32], n: usize) -> Vec<f32> {
+        let (t, dh, d) = (self.t, self.dh, self.h * self.dh);
+        let per_head: Vec<Vec<f32>> = (0..self.h)
+            .into_par_iter()
+            .map(|head| {
+                let mut p = self.scores(q, n, head);
+                p.chunks_exact_mut(t).for_each(softmax);
+                let mut out = vec![0.0f32; n * dh];
+                matmul_transposed(&p, &self.vt[head * dh * t..(head + 1) * dh * t], n, t, &mut out);
+                out
+            })
+            .collect();
+        let mut merged = vec![0.0f32; n * d];
+        for (head, out) in per_head.iter().enumerate() {
+            for i in 0..n {
+                merged[i * d + head * dh..i * d + (head + 1) * dh].copy_from_slice(&out[i * dh..(i + 1) * dh]);
+            }
+        }
+        merged
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,6 +397,20 @@ mod tests {
         // erf values from Python's math.erf.
         for (x, e) in [(0.0f32, 0.0f32), (0.5, 0.520_499_9), (1.0, 0.842_700_8), (-2.0, -0.995_322_3), (3.5, 0.999_999_26), (9.0, 1.0)] {
             assert!((erf(x) - e).abs() < 1e-6, "erf({x}) = {} not {e}", erf(x));
+        }
+    }
+
+    #[test]
+    fn cross_attention_matches_window_attention() {
+        // Attending with the window's own queries must equal the self-attention kernel.
+        let (t, h, dh) = (37, 3, 8);
+        let d = h * dh;
+        let qkv: Vec<f32> = (0..t * 3 * d).map(|i| ((i * 7919) % 29) as f32 / 13.0 - 1.0).collect();
+        let q: Vec<f32> = (0..t).flat_map(|i| qkv[i * 3 * d..i * 3 * d + d].to_vec()).collect();
+        let kv: Vec<f32> = (0..t).flat_map(|i| qkv[i * 3 * d + d..(i + 1) * 3 * d].to_vec()).collect();
+        let got = CrossKv::new(&kv, t, h, dh).attend(&q, t);
+        for (g, e) in got.iter().zip(window_attention(&qkv, t, h, dh)) {
+            assert!((g - e).abs() < 1e-5, "{g} vs {e}");
         }
     }
 

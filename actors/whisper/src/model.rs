@@ -12,7 +12,7 @@ use burn::tensor::ops::{AttentionModuleOptions, ConvOptions};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use crate::ct2::{Ct2Error, Ct2File, WhisperDims};
-use crate::kernels::{self, Matrix};
+use crate::kernels::{self, CrossKv, Matrix};
 use crate::profile::time;
 
 const LN_EPS: f64 = 1e-5;
@@ -95,9 +95,9 @@ pub struct Whisper {
     dec_norm: Norm,
 }
 
-/// Cross-attention keys and values of one encoded window, per decoder layer, `[1, H, T, dh]`.
+/// Cross-attention keys and values of one encoded window, per decoder layer.
 pub struct AudioContext {
-    kv: Vec<(Tensor<4>, Tensor<4>)>,
+    kv: Vec<CrossKv>,
 }
 
 /// Self-attention keys and values of the tokens decoded so far, `[batch, H, len, dh]` per layer.
@@ -164,13 +164,6 @@ fn fast_gelu<const D: usize>(t: Tensor<D>) -> Tensor<D> {
     let mut x = to_vec(t);
     kernels::gelu(&mut x);
     from_vec(x, shape, &device)
-}
-
-/// Copies a (possibly strided) tensor into a contiguous one, so later reads are fast.
-fn contiguous<const D: usize>(t: Tensor<D>) -> Tensor<D> {
-    let device = t.device();
-    let shape: [usize; D] = t.dims();
-    from_vec(to_vec(t), shape, &device)
 }
 
 /// Transposes a row-major `[rows, cols]` matrix.
@@ -335,13 +328,7 @@ impl Whisper {
         }
         let x = self.enc_norm.forward(x);
         let kv = time("enc cross kv", || {
-            self.dec_layers
-                .iter()
-                .map(|layer| {
-                    let kv = self.split_heads(layer.cross_kv.forward(x.clone()), 2);
-                    (contiguous(kv.clone().narrow(1, 0, h)), contiguous(kv.narrow(1, h, h)))
-                })
-                .collect()
+            self.dec_layers.iter().map(|layer| CrossKv::new(&to_vec(layer.cross_kv.forward(x.clone())), n_ctx, h, dh)).collect()
         });
         AudioContext { kv }
     }
@@ -372,16 +359,16 @@ impl Whisper {
     /// Self-attention block, feed-forward excluded, of one decoder layer.
     fn self_attention(&self, layer: &DecoderLayer, x: Tensor<3>, cache: Option<(Tensor<4>, Tensor<4>)>, causal: bool) -> (Tensor<3>, (Tensor<4>, Tensor<4>)) {
         let h = self.dims.n_heads;
-        let qkv = self.split_heads(self.apply(&layer.qkv, layer.norm.forward(x.clone())), 3);
+        let qkv = time("dec qkv", || self.split_heads(self.apply(&layer.qkv, layer.norm.forward(x.clone())), 3));
         let q = qkv.clone().narrow(1, 0, h);
         let mut k = qkv.clone().narrow(1, h, h);
         let mut v = qkv.narrow(1, 2 * h, h);
         if let Some((ck, cv)) = cache {
-            k = Tensor::cat(vec![ck, k], 2);
-            v = Tensor::cat(vec![cv, v], 2);
+            k = time("dec cat", || Tensor::cat(vec![ck, k], 2));
+            v = time("dec cat", || Tensor::cat(vec![cv, v], 2));
         }
         let opts = AttentionModuleOptions { is_causal: causal, ..Default::default() };
-        let a = attention(q, k.clone(), v.clone(), None, None, opts);
+        let a = time("dec sdpa", || attention(q, k.clone(), v.clone(), None, None, opts));
         (x + self.apply(&layer.out, self.merge_heads(a)), (k, v))
     }
 
@@ -407,14 +394,14 @@ impl Whisper {
             // Only a fresh multi-token prompt needs a causal mask; a single new token may
             // attend to everything before it.
             let past = (!fresh).then(|| cache.layers[i].clone());
-            let (y, kv) = self.self_attention(layer, x, past, fresh && t > 1);
+            let (y, kv) = time("dec self attn", || self.self_attention(layer, x, past, fresh && t > 1));
             if fresh {
                 cache.layers.push(kv);
             } else {
                 cache.layers[i] = kv;
             }
-            x = y.clone() + self.cross_attention(layer, &audio.kv[i], y);
-            x = self.mlp(layer, x);
+            x = time("dec cross attn", || self.cross_attention(layer, &audio.kv[i], y));
+            x = time("dec mlp", || self.mlp(layer, x));
         }
         cache.len += t;
         if rows.is_empty() {
@@ -429,23 +416,23 @@ impl Whisper {
         self.logits(self.dec_norm.forward(x))
     }
 
-    /// Cross-attention for `[B, T, d]` queries against one window's keys/values (batch 1):
-    /// all B·T queries are folded into one batch-1 attention call.
-    fn cross_attention(&self, layer: &DecoderLayer, kv: &(Tensor<4>, Tensor<4>), x: Tensor<3>) -> Tensor<3> {
+    /// Cross-attention block: `x` plus attention of its `[B, T, d]` queries over the window.
+    fn cross_attention(&self, layer: &DecoderLayer, kv: &CrossKv, x: Tensor<3>) -> Tensor<3> {
         let [b, t, d] = x.dims();
-        let (h, dh) = self.heads();
-        let q = self.apply(&layer.cross_q, layer.cross_norm.forward(x));
-        let q = q.reshape([1, b * t, h, dh]).swap_dims(1, 2);
-        let a = attention(q, kv.0.clone(), kv.1.clone(), None, None, AttentionModuleOptions::default());
-        self.apply(&layer.cross_out, a.swap_dims(1, 2).reshape([b, t, d]))
+        let attended = kv.attend(&self.cross_queries(layer, x.clone()), b * t);
+        x + from_vec(layer.cross_out.forward(&attended, b * t), [b, t, d], &self.device)
+    }
+
+    /// The cross-attention queries of `[B, T, d]` activations, row-major `[B·T, d]`.
+    fn cross_queries(&self, layer: &DecoderLayer, x: Tensor<3>) -> Vec<f32> {
+        let [b, t, _] = x.dims();
+        layer.cross_q.forward(&to_vec(layer.cross_norm.forward(x)), b * t)
     }
 
     /// Decodes a whole token sequence (batch 1, no cache) and returns the logits of every
     /// position plus the raw cross-attention scores of the given `(layer, head)` pairs.
     pub fn alignment_scores(&self, audio: &AudioContext, tokens: &[u32], heads: &[(usize, usize)]) -> AlignmentScores {
         let t = tokens.len();
-        let (h, dh) = self.heads();
-        let scale = 1.0 / (dh as f64).sqrt();
         let mut x = self.embed(tokens, 1, 0);
         let mut qk = Vec::new();
         for (i, layer) in self.dec_layers.iter().enumerate() {
@@ -453,16 +440,12 @@ impl Whisper {
             x = y;
             let wanted: Vec<usize> = heads.iter().filter(|(l, _)| *l == i).map(|&(_, hd)| hd).collect();
             if !wanted.is_empty() {
-                let q = self.apply(&layer.cross_q, layer.cross_norm.forward(x.clone()));
-                let q = q.reshape([1, t, h, dh]).swap_dims(1, 2);
+                let q = self.cross_queries(layer, x.clone());
                 for hd in wanted {
-                    let qh = q.clone().narrow(1, hd, 1);
-                    let kh = audio.kv[i].0.clone().narrow(1, hd, 1);
-                    let s = qh.matmul(kh.swap_dims(2, 3)).mul_scalar(scale);
-                    qk.extend(to_vec(s));
+                    qk.extend(audio.kv[i].scores(&q, t, hd));
                 }
             }
-            x = x.clone() + self.cross_attention(layer, &audio.kv[i], x);
+            x = self.cross_attention(layer, &audio.kv[i], x);
             x = self.mlp(layer, x);
         }
         let logits = self.logits(self.dec_norm.forward(x));

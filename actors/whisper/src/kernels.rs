@@ -148,6 +148,29 @@ fn dot_rows<W: Weight>(w: &[W], x: &[f32], m: usize, k: usize, out: &mut [f32], 
     }
 }
 
+/// `out = a · b` for `a` `[m, k]` and `b` `[k, n]`, both row-major; `out` is `[m, n]`. One
+/// thread. For short `k` (attention scores over 64-wide heads), where the dot-product form
+/// spends its time on horizontal sums.
+pub fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
+    assert!(a.len() >= m * k && b.len() >= k * n && out.len() >= m * n);
+    #[cfg(target_arch = "x86_64")]
+    if simd_available() {
+        // SAFETY: features detected; the assertion bounds every access.
+        unsafe { avx2::matmul(a, b, m, k, n, out) };
+        return;
+    }
+    for i in 0..m {
+        let row = &mut out[i * n..(i + 1) * n];
+        row.fill(0.0);
+        for c in 0..k {
+            let x = a[i * k + c];
+            for (o, &y) in row.iter_mut().zip(&b[c * n..(c + 1) * n]) {
+                *o += x * y;
+            }
+        }
+    }
+}
+
 /// `out = x · Wᵀ` for f32 `w` `[n, k]` and `x` `[m, k]`; `out` is `[m, n]`. One thread.
 pub fn matmul_transposed(x: &[f32], w: &[f32], m: usize, k: usize, out: &mut [f32]) {
     let n = w.len() / k;
@@ -203,6 +226,60 @@ mod avx2 {
                 let xr = &x[(i0 + i) * k..(i0 + i + 1) * k];
                 let tail: f32 = (c..k).map(|j| wr[j].to_f32() * xr[j]).sum();
                 out[r * stride.0 + (i0 + i) * stride.1] = hsum(*a) + tail;
+            }
+        }
+    }
+
+    /// Rows of `a` per register tile of [`matmul`] (4 rows × 16 columns = 8 accumulators).
+    const TILE_ROWS: usize = 4;
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
+        let mut i0 = 0;
+        while i0 < m {
+            let rows = (m - i0).min(TILE_ROWS);
+            unsafe {
+                match rows {
+                    1 => tile::<1>(a, b, i0, k, n, out),
+                    2 => tile::<2>(a, b, i0, k, n, out),
+                    3 => tile::<3>(a, b, i0, k, n, out),
+                    _ => tile::<4>(a, b, i0, k, n, out),
+                }
+            }
+            i0 += rows;
+        }
+    }
+
+    /// Rows `i0..i0 + R` of `a · b`, 16 columns at a time with broadcast `a` values.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn tile<const R: usize>(a: &[f32], b: &[f32], i0: usize, k: usize, n: usize, out: &mut [f32]) {
+        let (ap, bp) = (a.as_ptr(), b.as_ptr());
+        let mut j = 0;
+        while j + 16 <= n {
+            let mut acc = [[_mm256_setzero_ps(); 2]; R];
+            for c in 0..k {
+                unsafe {
+                    let b0 = _mm256_loadu_ps(bp.add(c * n + j));
+                    let b1 = _mm256_loadu_ps(bp.add(c * n + j + 8));
+                    for (r, acc) in acc.iter_mut().enumerate() {
+                        let x = _mm256_set1_ps(*ap.add((i0 + r) * k + c));
+                        acc[0] = _mm256_fmadd_ps(x, b0, acc[0]);
+                        acc[1] = _mm256_fmadd_ps(x, b1, acc[1]);
+                    }
+                }
+            }
+            for (r, acc) in acc.iter().enumerate() {
+                let o = &mut out[(i0 + r) * n + j..(i0 + r) * n + j + 16];
+                unsafe {
+                    _mm256_storeu_ps(o.as_mut_ptr(), acc[0]);
+                    _mm256_storeu_ps(o.as_mut_ptr().add(8), acc[1]);
+                }
+            }
+            j += 16;
+        }
+        for r in 0..R {
+            for jj in j..n {
+                out[(i0 + r) * n + jj] = (0..k).map(|c| a[(i0 + r) * k + c] * b[c * n + jj]).sum();
             }
         }
     }
@@ -271,12 +348,12 @@ pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> 
     let scale = 1.0 / (dh as f32).sqrt();
     let mut per_head = vec![0.0f32; h * t * dh]; // [h, t, dh]
     per_head.par_chunks_mut(t * dh).enumerate().for_each(|(head, out)| {
-        let (mut q, mut k, mut vt) = (vec![0.0f32; t * dh], vec![0.0f32; t * dh], vec![0.0f32; dh * t]);
+        let (mut q, mut kt, mut vt) = (vec![0.0f32; t * dh], vec![0.0f32; dh * t], vec![0.0f32; dh * t]);
         for i in 0..t {
             let row = &qkv[i * 3 * d..(i + 1) * 3 * d];
             for c in 0..dh {
                 q[i * dh + c] = row[head * dh + c] * scale;
-                k[i * dh + c] = row[d + head * dh + c];
+                kt[c * t + i] = row[d + head * dh + c];
                 vt[c * t + i] = row[2 * d + head * dh + c];
             }
         }
@@ -284,7 +361,7 @@ pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> 
             let rows = o.len() / dh;
             let i0 = b * QUERY_BLOCK;
             let mut scores = vec![0.0f32; rows * t];
-            matmul_transposed(&q[i0 * dh..(i0 + rows) * dh], &k, rows, dh, &mut scores);
+            matmul(&q[i0 * dh..(i0 + rows) * dh], &kt, rows, dh, t, &mut scores);
             scores.chunks_exact_mut(t).for_each(softmax);
             matmul_transposed(&scores, &vt, rows, t, o);
         });
@@ -298,9 +375,9 @@ pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> 
     merged
 }
 
-/// One window's cross-attention keys `[h, t, dh]` and values, transposed `[h, dh, t]`.
+/// One window's cross-attention keys and values, both transposed: `[h, dh, t]`.
 pub struct CrossKv {
-    pub k: Vec<f32>,
+    pub kt: Vec<f32>,
     pub vt: Vec<f32>,
     pub t: usize,
     pub h: usize,
@@ -312,17 +389,15 @@ impl CrossKv {
     pub fn new(kv: &[f32], t: usize, h: usize, dh: usize) -> CrossKv {
         let d = h * dh;
         assert_eq!(kv.len(), t * 2 * d, "kv size");
-        let (mut k, mut vt) = (vec![0.0f32; h * t * dh], vec![0.0f32; h * dh * t]);
+        let (mut kt, mut vt) = (vec![0.0f32; h * dh * t], vec![0.0f32; h * dh * t]);
         for i in 0..t {
             let row = &kv[i * 2 * d..(i + 1) * 2 * d];
-            for head in 0..h {
-                k[(head * t + i) * dh..(head * t + i + 1) * dh].copy_from_slice(&row[head * dh..(head + 1) * dh]);
-                for c in 0..dh {
-                    vt[(head * dh + c) * t + i] = row[d + head * dh + c];
-                }
+            for c in 0..d {
+                kt[c * t + i] = row[c]; // head h, column c' is row h·dh + c' of [h, dh, t]
+                vt[c * t + i] = row[d + c];
             }
         }
-        CrossKv { k, vt, t, h, dh }
+        CrossKv { kt, vt, t, h, dh }
     }
 
     /// Scaled scores `q·kᵀ/√dh` of `n` query rows (`[n, h·dh]`) against head `head`: `[n, t]`.
@@ -331,7 +406,7 @@ impl CrossKv {
         let scale = 1.0 / (dh as f32).sqrt();
         let qh: Vec<f32> = (0..n).flat_map(|i| q[i * d + head * dh..i * d + (head + 1) * dh].iter().map(|x| x * scale)).collect();
         let mut out = vec![0.0f32; n * t];
-        matmul_transposed(&qh, &self.k[head * t * dh..(head + 1) * t * dh], n, dh, &mut out);
+        matmul(&qh, &self.kt[head * dh * t..(head + 1) * dh * t], n, dh, t, &mut out);
         out
     }
 
@@ -387,6 +462,22 @@ mod tests {
             ] {
                 for (g, e) in got.iter().zip(&want) {
                     assert!((g - e).abs() < 1e-4, "m={m}: {g} vs {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn matmul_matches_the_definition() {
+        for (m, k, n) in [(1, 3, 5), (4, 64, 37), (7, 8, 16), (5, 2, 100)] {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 13) % 7) as f32 - 3.0).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 / 4.0).collect();
+            let mut out = vec![0.0; m * n];
+            matmul(&a, &b, m, k, n, &mut out);
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f32 = (0..k).map(|c| a[i * k + c] * b[c * n + j]).sum();
+                    assert!((out[i * n + j] - want).abs() < 1e-4, "({m},{k},{n}) [{i},{j}]");
                 }
             }
         }

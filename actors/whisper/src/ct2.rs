@@ -281,6 +281,16 @@ impl Ct2File {
         })
     }
 
+    /// A float16 variable as stored (`None` when it is stored in another type).
+    pub fn f16(&self, name: &str) -> Result<Option<Vec<half::f16>>, Ct2Error> {
+        let v = self.require(name)?;
+        if v.dtype != DType::F16 {
+            return Ok(None);
+        }
+        let raw = &self.data[v.bytes.clone()];
+        Ok(Some(raw.chunks_exact(2).map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect()))
+    }
+
     /// A scalar integer or boolean attribute.
     pub fn scalar_int(&self, name: &str) -> Result<i64, Ct2Error> {
         let v = self.require(name)?;

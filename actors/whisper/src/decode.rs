@@ -10,6 +10,7 @@
 use std::io::Write;
 
 use rand::Rng;
+use rayon::prelude::*;
 
 use crate::model::{AudioContext, Whisper};
 use crate::tokenizer::Specials;
@@ -196,21 +197,25 @@ impl Decoder<'_> {
         let mut finished = Vec::new();
         let mut no_speech = None;
         for step in 0..max_len {
-            let mut logits = self.model.decode(self.audio, cache, &inputs, &[0]);
+            let mut logits = crate::profile::time("decoder step", || self.model.decode(self.audio, cache, &inputs, &[0]));
             let vocab = logits.len() / alive.len();
             if step == 0 {
                 no_speech = Some(softmax_at(&logits[..vocab], self.specials.no_speech as usize));
             }
             // Per-row log-probabilities plus the beam's score, then the best candidates overall.
-            let mut cands: Vec<(f32, usize, u32)> = Vec::with_capacity(alive.len() * n_cand);
-            for (row, hyp) in alive.iter().enumerate() {
-                let lp = &mut logits[row * vocab..(row + 1) * vocab];
-                rules.apply(step, &hyp.tokens, lp);
-                log_softmax(lp);
-                for (tok, score) in top_k(lp, n_cand) {
-                    cands.push((score + hyp.score, row, tok));
-                }
-            }
+            // Rows are independent: one rayon task each (a few passes over 51865 logits).
+            let mut cands: Vec<(f32, usize, u32)> = crate::profile::time("beam rules+topk", || {
+                logits
+                    .par_chunks_mut(vocab)
+                    .zip(&alive)
+                    .enumerate()
+                    .flat_map_iter(|(row, (lp, hyp))| {
+                        let lse = rules.apply(step, &hyp.tokens, lp);
+                        log_softmax(lp, lse);
+                        top_k(lp, n_cand).into_iter().map(move |(tok, score)| (score + hyp.score, row, tok))
+                    })
+                    .collect()
+            });
             cands.sort_by(|a, b| b.0.total_cmp(&a.0));
             cands.truncate(n_cand);
             let last_step = step + 1 == max_len;
@@ -241,7 +246,7 @@ impl Decoder<'_> {
                 break;
             }
             inputs = next.iter().map(|h| *h.tokens.last().expect("non-empty")).collect();
-            cache.select(&origins);
+            crate::profile::time("kv select", || cache.select(&origins));
             alive = next;
         }
         (finished, no_speech)
@@ -274,9 +279,9 @@ impl Decoder<'_> {
             let mut next = Vec::new();
             for (row, mut hyp) in alive.into_iter().enumerate() {
                 let lp = &mut logits[row * vocab..(row + 1) * vocab];
-                rules.apply(step, &hyp.tokens, lp);
+                let lse = rules.apply(step, &hyp.tokens, lp);
                 let tok = sample_token(lp, temperature, rng);
-                log_softmax(lp);
+                log_softmax(lp, lse);
                 hyp.score += lp[tok as usize];
                 if tok == eot || last_step {
                     if tok != eot {
@@ -311,7 +316,8 @@ struct Rules<'a> {
 }
 
 impl Rules<'_> {
-    fn apply(&self, step: usize, generated: &[u32], logits: &mut [f32]) {
+    /// Masks `logits` in place; returns their log-sum-exp when it was computed on the way.
+    fn apply(&self, step: usize, generated: &[u32], logits: &mut [f32]) -> Option<f32> {
         let s = self.specials;
         let ninf = f32::NEG_INFINITY;
         for &t in &self.opts.suppress {
@@ -327,7 +333,7 @@ impl Rules<'_> {
             }
         }
         if !self.with_timestamps {
-            return;
+            return None;
         }
         let ts = s.timestamp_begin as usize;
         let eot = s.eot as usize;
@@ -365,18 +371,24 @@ impl Rules<'_> {
                 if m == ninf { ninf } else { m + xs.iter().map(|x| (x - m).exp()).sum::<f32>().ln() }
             };
             let total = lse(logits);
-            let ts_logprob = lse(&logits[ts..]) - total;
+            let ts_total = lse(&logits[ts..]);
             let max_text = logits[..ts].iter().copied().fold(ninf, f32::max) - total;
-            if ts_logprob > max_text {
+            if ts_total - total > max_text {
                 logits[..ts].fill(ninf);
+                return Some(ts_total); // the masked entries add exact zeros to the sum
             }
+            return Some(total);
         }
+        None
     }
 }
 
-fn log_softmax(x: &mut [f32]) {
-    let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let lse = m + x.iter().map(|v| (v - m).exp()).sum::<f32>().ln();
+/// `x - logsumexp(x)` in place; `lse` when the caller already has it.
+fn log_softmax(x: &mut [f32], lse: Option<f32>) {
+    let lse = lse.unwrap_or_else(|| {
+        let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        m + x.iter().map(|v| (v - m).exp()).sum::<f32>().ln()
+    });
     for v in x {
         *v -= lse;
     }

@@ -2,11 +2,11 @@
 //!
 //! `Engine::load` reads the model once (weights, tokenizer, config.json, optional Silero VAD);
 //! the `Engine` is immutable, `Send + Sync`, and shared behind an `Arc`. `transcribe` follows
-//! faster-whisper's `transcribe(vad_filter=True, word_timestamps=True)`: decode the media,
-//! keep the speech the VAD finds (none → [`EngineError::NoSpeech`]), compute log-mel, detect
-//! the language on the first window, then walk 30 s windows, seeking to the last timestamp,
-//! with the previous text (and glossary terms) as prompt, and finally map times back to the
-//! original file's timeline.
+//! faster-whisper's `transcribe(vad_filter=True, word_timestamps=True)`: find the speech with
+//! the VAD (none → [`EngineError::NoSpeech`]), compute log-mel, detect the language on the
+//! first window, then walk 30 s windows, seeking to the last timestamp, with the previous text
+//! (and glossary terms) as prompt, and finally map times back to the original file's timeline.
+//! The media is streamed ([`crate::speech`]): memory is bounded by a window, not by the file.
 
 use std::path::{Path, PathBuf};
 
@@ -14,12 +14,14 @@ use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use crate::align::{self, WordTiming};
-use crate::audio::{self, AudioError, SAMPLE_RATE};
+use crate::audio::{AudioError, SAMPLE_RATE};
 use crate::ct2::{Ct2File, WhisperDims};
 use crate::decode::{DecodeOptions, Decoder, TIME_PRECISION};
 use crate::languages;
 use crate::mel;
 use crate::model::{AudioContext, Whisper};
+use crate::profile;
+use crate::speech::{self, Windows};
 use crate::tokenizer::WhisperTokenizer;
 use crate::vad::{self, SileroVad};
 
@@ -147,9 +149,8 @@ pub struct Engine {
     vad: Option<SileroVad>,
 }
 
-/// Mel frames per second and per window.
+/// Mel frames per second.
 const FRAMES_PER_SECOND: usize = SAMPLE_RATE as usize / mel::HOP;
-const WINDOW_FRAMES: usize = mel::N_FRAMES;
 
 impl Engine {
     pub fn load(cfg: &EngineConfig) -> Result<Engine, EngineError> {
@@ -209,12 +210,28 @@ impl Engine {
         on_progress: &mut dyn FnMut(Progress),
     ) -> Result<Transcript, EngineError> {
         let plan = self.plan_languages(opts)?;
-        let samples = audio::decode_all(media)?;
-        if samples.is_empty() {
-            return Err(AudioError::Empty.into());
-        }
-        let duration_s = samples.len() as f64 / SAMPLE_RATE as f64;
-        self.transcribe_samples(&samples, duration_s, opts, plan, on_progress)
+        // Pass 1: decode once for the duration and the VAD's probabilities (a few KB).
+        let vad = self.vad.as_ref().filter(|_| opts.use_vad);
+        let scan = profile::time("scan (decode+vad)", || speech::scan(media, vad))?;
+        let duration_s = scan.n_samples as f64 / SAMPLE_RATE as f64;
+        // Voice activity: keep only speech, remembering where each piece came from.
+        let (spans, map) = match vad {
+            Some(_) => {
+                let spans = vad::speech_spans(&scan.probabilities, scan.n_samples, &vad::VadParams::default());
+                if spans.is_empty() {
+                    return Err(EngineError::NoSpeech);
+                }
+                let map = TimeMap::new(&spans);
+                (spans, map)
+            }
+            None => (vec![0..scan.n_samples], TimeMap::identity()),
+        };
+        let speech_samples = spans.iter().map(|s| s.len()).sum();
+        // Passes 2 and 3 stream the speech again (see `speech`): the features' level, then windows.
+        let mut windows = profile::time("mel level pass", || Windows::open(media, &spans, speech_samples, self.info.n_mels))?;
+        let result = self.transcribe_windows(&mut windows, duration_s, &map, opts, plan, on_progress);
+        profile::report(&format!("{} ({duration_s:.1} s)", media.display()));
+        result
     }
 
     /// Validates the requested language(s) against the model.
@@ -253,48 +270,24 @@ impl Engine {
         Ok(LanguagePlan::Detect(among))
     }
 
-    fn transcribe_samples(
+    /// Walks the 30 s windows of the speech, seeking to the last timestamp of each.
+    fn transcribe_windows(
         &self,
-        samples: &[f32],
+        windows: &mut Windows,
         duration_s: f64,
+        map: &TimeMap,
         opts: &TranscribeOptions,
         plan: LanguagePlan,
         on_progress: &mut dyn FnMut(Progress),
     ) -> Result<Transcript, EngineError> {
-        // Voice activity: keep only speech, remembering where each piece came from.
-        let (speech, map) = match (&self.vad, opts.use_vad) {
-            (Some(vad), true) => {
-                let probs = vad.speech_probabilities(samples);
-                let spans = vad::speech_spans(&probs, samples.len(), &vad::VadParams::default());
-                if spans.is_empty() {
-                    return Err(EngineError::NoSpeech);
-                }
-                let mut speech = Vec::new();
-                for s in &spans {
-                    speech.extend_from_slice(&samples[s.clone()]);
-                }
-                (speech, TimeMap::new(&spans))
-            }
-            _ => (samples.to_vec(), TimeMap::identity()),
-        };
-        let n_mels = self.info.n_mels;
-        let mel = mel::log_mel(&speech, n_mels);
-        let content_frames = mel.n_frames.min(speech.len() / mel::HOP);
+        let content_frames = windows.content_frames();
         if content_frames == 0 {
             return Err(EngineError::NoSpeech);
         }
-        let window = |seek: usize| -> (Vec<f32>, usize) {
-            let size = WINDOW_FRAMES.min(content_frames - seek);
-            let mut w = vec![0.0f32; n_mels * WINDOW_FRAMES];
-            for m in 0..n_mels {
-                let row = &mel.data[m * mel.n_frames + seek..m * mel.n_frames + seek + size];
-                w[m * WINDOW_FRAMES..m * WINDOW_FRAMES + size].copy_from_slice(row);
-            }
-            (w, size)
-        };
+        let mut window = |seek: usize| profile::time("mel", || windows.window(seek));
 
-        let (first_mel, _) = window(0);
-        let mut first_audio = Some(self.model.encode(&first_mel));
+        let (first_mel, _) = window(0)?;
+        let mut first_audio = Some(profile::time("encode", || self.model.encode(&first_mel)));
         let (language, language_probability) = match plan {
             LanguagePlan::Fixed(l) => (l, 1.0),
             LanguagePlan::Detect(among) => self.detect_language(first_audio.as_ref().expect("encoded"), &among),
@@ -333,7 +326,6 @@ impl Engine {
         let detok = |t: &[u32]| self.tokenizer.decode(t);
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
         let max_prompt = self.model.dims.n_text_ctx / 2 - 1;
-        let speech_s = speech.len() as f64 / SAMPLE_RATE as f64;
 
         let mut seek = 0usize;
         let mut all_tokens: Vec<u32> = Vec::new();
@@ -342,10 +334,10 @@ impl Engine {
         let mut segments: Vec<Segment> = Vec::new();
         while seek < content_frames {
             let time_offset = seek as f64 / FRAMES_PER_SECOND as f64;
-            let (mel_window, segment_size) = window(seek);
+            let (mel_window, segment_size) = window(seek)?;
             let audio = match (seek, first_audio.take()) {
                 (0, Some(a)) => a,
-                _ => self.model.encode(&mel_window),
+                _ => profile::time("encode", || self.model.encode(&mel_window)),
             };
             let previous = &all_tokens[prompt_reset_since..];
             let mut prompt = Vec::new();
@@ -362,7 +354,7 @@ impl Engine {
                 opts: &dopts,
                 detokenize: &detok,
             };
-            let result = decoder.decode_with_fallback(&prompt, &mut rng);
+            let result = profile::time("decode window", || decoder.decode_with_fallback(&prompt, &mut rng));
             let previous_seek = seek;
             if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
                 seek += segment_size;
@@ -373,15 +365,17 @@ impl Engine {
                 self.split_by_timestamps(&result.tokens, time_offset, seek, segment_size);
             seek = new_seek;
             if opts.word_timestamps {
-                last_speech_timestamp = self.add_word_timestamps(
-                    &mut pieces,
-                    &audio,
-                    &sot_sequence,
-                    segment_size,
-                    time_offset,
-                    language,
-                    last_speech_timestamp,
-                );
+                last_speech_timestamp = profile::time("word timestamps", || {
+                    self.add_word_timestamps(
+                        &mut pieces,
+                        &audio,
+                        &sot_sequence,
+                        segment_size,
+                        time_offset,
+                        language,
+                        last_speech_timestamp,
+                    )
+                });
                 if !single_ending {
                     if let Some(end) = pieces.iter().rev().find_map(|p| p.words.last().map(|w| w.end)) {
                         if end > time_offset {
@@ -418,7 +412,7 @@ impl Engine {
             let done = map.to_original(seek.min(content_frames) as f64 / FRAMES_PER_SECOND as f64, true);
             on_progress(Progress { done_s: done.min(duration_s), total_s: duration_s });
         }
-        let _ = speech_s;
+        on_progress(Progress { done_s: duration_s, total_s: duration_s });
         if segments.is_empty() {
             return Err(EngineError::NoSpeech);
         }

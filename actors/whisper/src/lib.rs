@@ -14,7 +14,10 @@ pub mod engine;
 pub mod languages;
 pub mod model;
 pub mod tokenizer;
+pub mod kernels;
 pub mod mel;
+pub mod profile;
+pub mod speech;
 pub mod vad;
 
 pub use engine::{Engine, EngineConfig, EngineError, ModelInfo, Progress, Segment, Task, TranscribeOptions, Transcript, Word};

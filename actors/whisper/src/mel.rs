@@ -64,30 +64,63 @@ pub fn mel_filters(n_mels: usize) -> Vec<f32> {
 /// The max − 8 floor is global over the input, as in faster-whisper (which computes the
 /// features of a whole file at once).
 pub fn log_mel(samples: &[f32], n_mels: usize) -> LogMel {
-    let mut mel = mel_power(samples, n_mels);
-    let mut max = f32::NEG_INFINITY;
-    for x in &mut mel.data {
-        *x = x.max(1e-10).log10();
-        max = max.max(*x);
-    }
-    let floor = max - 8.0;
-    for x in &mut mel.data {
-        *x = (x.max(floor) + 4.0) / 4.0;
-    }
+    let total = samples.len();
+    let mut mel = mel_power_frames(samples, 0, total, 0, n_frames(total), n_mels);
+    let max = max_log10(&mel);
+    normalize(&mut mel, max);
     mel
 }
 
-/// Mel power spectrogram (before the log), `[n_mels × frames]`.
-fn mel_power(samples: &[f32], n_mels: usize) -> LogMel {
-    // faster-whisper appends 160 zeros, then pads 200 on each side by reflection.
-    let padded_len = samples.len() + HOP;
-    let at = |i: usize| if i < samples.len() { samples[i] } else { 0.0 };
-    let half = N_FFT / 2;
-    let signal: Vec<f32> = (0..padded_len + 2 * half)
-        .map(|j| at(reflect(j as isize - half as isize, padded_len)))
+/// Frames in the spectrogram of a signal of `total` samples (the last one covers the padding).
+pub fn n_frames(total: usize) -> usize {
+    total / HOP + 1
+}
+
+/// The largest `log10` mel power of a spectrogram (before [`normalize`]): the reference of the
+/// max − 8 floor. Over a whole signal it is the max of the maxima of its pieces.
+pub fn max_log10(power: &LogMel) -> f32 {
+    power.data.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x.max(1e-10).log10()))
+}
+
+/// Turns mel power into Whisper's features: log10, floor at `max_log10 − 8`, then (x + 4) / 4.
+pub fn normalize(power: &mut LogMel, max_log10: f32) {
+    let floor = max_log10 - 8.0;
+    for x in &mut power.data {
+        *x = (x.max(1e-10).log10().max(floor) + 4.0) / 4.0;
+    }
+}
+
+/// Position `j` of the STFT input is sample `source(j)` of the signal (or one of the zeros
+/// appended after it when `source(j) >= total`): faster-whisper appends 160 zeros, then pads
+/// 200 on each side by reflection.
+fn source(j: usize, total: usize) -> usize {
+    reflect(j as isize - (N_FFT / 2) as isize, total + HOP)
+}
+
+/// The samples (`lo..hi`, within the signal) that frames `first..first + n` read.
+pub fn frame_support(first: usize, n: usize, total: usize) -> std::ops::Range<usize> {
+    let (mut lo, mut hi) = (usize::MAX, 0);
+    for j in first * HOP..(first + n.max(1) - 1) * HOP + N_FFT {
+        let i = source(j, total);
+        if i < total {
+            lo = lo.min(i);
+            hi = hi.max(i + 1);
+        }
+    }
+    if lo > hi { 0..0 } else { lo..hi }
+}
+
+/// Mel power (before the log) of frames `first..first + n` of the spectrogram of a signal of
+/// `total` samples, `[n_mels × n]`. `part` holds the signal's samples from `offset` on and
+/// must cover [`frame_support`]; each frame is computed exactly as in a whole-signal pass.
+pub fn mel_power_frames(part: &[f32], offset: usize, total: usize, first: usize, n: usize, n_mels: usize) -> LogMel {
+    let start = first * HOP;
+    let signal: Vec<f32> = (start..start + n.saturating_sub(1) * HOP + N_FFT)
+        .map(|j| {
+            let i = source(j, total);
+            if i < total { part[i - offset] } else { 0.0 }
+        })
         .collect();
-    // 1 + (len - n_fft) / hop frames from the STFT, minus the dropped last one.
-    let n_frames = (signal.len() - N_FFT) / HOP;
 
     let built;
     let filters = match SparseFilters::cached(n_mels) {
@@ -103,8 +136,8 @@ fn mel_power(samples: &[f32], n_mels: usize) -> LogMel {
     let mut spectrum = fft.make_output_vec();
     let mut scratch = fft.make_scratch_vec();
     let mut power = [0f32; N_BINS];
-    let mut data = vec![0f32; n_mels * n_frames];
-    for t in 0..n_frames {
+    let mut data = vec![0f32; n_mels * n];
+    for t in 0..n {
         let start = t * HOP;
         for ((dst, &x), &w) in frame.iter_mut().zip(&signal[start..start + N_FFT]).zip(window) {
             *dst = x * w;
@@ -116,10 +149,10 @@ fn mel_power(samples: &[f32], n_mels: usize) -> LogMel {
         }
         for (m, row) in filters.rows.iter().enumerate() {
             let sum: f32 = row.weights.iter().zip(&power[row.first..]).map(|(w, p)| w * p).sum();
-            data[m * n_frames + t] = sum;
+            data[m * n + t] = sum;
         }
     }
-    LogMel { n_mels, n_frames, data }
+    LogMel { n_mels, n_frames: n, data }
 }
 
 /// numpy's "reflect" padding index for position `i` of a signal of length `n` (mirrors

@@ -7,12 +7,13 @@
 //! computed once per 30 s window ([`AudioContext`]). The struct is immutable after loading, so
 //! one instance is shared between threads.
 
-use burn::tensor::activation::gelu;
-use burn::tensor::module::{attention, conv1d, embedding, layer_norm, linear};
+use burn::tensor::module::{attention, conv1d, layer_norm, linear};
 use burn::tensor::ops::{AttentionModuleOptions, ConvOptions};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use crate::ct2::{Ct2Error, Ct2File, WhisperDims};
+use crate::kernels::{self, CrossKv, Matrix};
+use crate::profile::time;
 
 const LN_EPS: f64 = 1e-5;
 
@@ -46,9 +47,16 @@ struct Mlp {
 
 impl Mlp {
     fn forward(&self, x: Tensor<3>) -> Tensor<3> {
-        let h = self.fc2.forward(gelu(self.fc1.forward(self.norm.forward(x.clone()))));
+        let h = self.fc2.forward(fast_gelu(self.fc1.forward(self.norm.forward(x.clone()))));
         x + h
     }
+}
+
+/// The decoder's feed-forward block, on [`Matrix`] kernels.
+struct DecMlp {
+    norm: Norm,
+    fc1: Matrix,
+    fc2: Matrix,
 }
 
 struct EncoderLayer {
@@ -58,15 +66,17 @@ struct EncoderLayer {
     mlp: Mlp,
 }
 
+/// Decoder weights live in [`Matrix`] form (f16 as stored, few rows per call); only the
+/// cross-attention key/value projection, applied to all 1500 encoder frames, stays on burn.
 struct DecoderLayer {
     norm: Norm,
-    qkv: Linear,
-    out: Linear,
+    qkv: Matrix,
+    out: Matrix,
     cross_norm: Norm,
-    cross_q: Linear,
+    cross_q: Matrix,
     cross_kv: Linear,
-    cross_out: Linear,
-    mlp: Mlp,
+    cross_out: Matrix,
+    mlp: DecMlp,
 }
 
 /// A loaded Whisper model.
@@ -78,16 +88,16 @@ pub struct Whisper {
     enc_pos: Tensor<3>, // [1, n_audio_ctx, d]
     enc_layers: Vec<EncoderLayer>,
     enc_norm: Norm,
-    tok_emb: Tensor<2>,  // [vocab, d]
-    logits_w: Tensor<2>, // [d, vocab]
-    dec_pos: Tensor<2>,  // [n_text_ctx, d]
+    /// Token embedding `[vocab, d]`, also the (tied) logits projection.
+    tok_emb: Matrix,
+    dec_pos: Vec<f32>, // [n_text_ctx, d]
     dec_layers: Vec<DecoderLayer>,
     dec_norm: Norm,
 }
 
-/// Cross-attention keys and values of one encoded window, per decoder layer, `[1, H, T, dh]`.
+/// Cross-attention keys and values of one encoded window, per decoder layer.
 pub struct AudioContext {
-    kv: Vec<(Tensor<4>, Tensor<4>)>,
+    kv: Vec<CrossKv>,
 }
 
 /// Self-attention keys and values of the tokens decoded so far, `[batch, H, len, dh]` per layer.
@@ -144,14 +154,16 @@ fn from_vec<const D: usize>(data: Vec<f32>, shape: [usize; D], device: &Device) 
 }
 
 fn to_vec<const D: usize>(t: Tensor<D>) -> Vec<f32> {
-    t.into_data().try_to_vec::<f32>().expect("f32 tensor")
+    t.into_data().try_into_vec::<f32>().expect("f32 tensor")
 }
 
-/// Copies a (possibly strided) tensor into a contiguous one, so later reads are fast.
-fn contiguous<const D: usize>(t: Tensor<D>) -> Tensor<D> {
+/// GELU on [`kernels::gelu`] (burn-flex's is a scalar libm loop on one thread).
+fn fast_gelu<const D: usize>(t: Tensor<D>) -> Tensor<D> {
     let device = t.device();
     let shape: [usize; D] = t.dims();
-    from_vec(to_vec(t), shape, &device)
+    let mut x = to_vec(t);
+    kernels::gelu(&mut x);
+    from_vec(x, shape, &device)
 }
 
 /// Transposes a row-major `[rows, cols]` matrix.
@@ -201,6 +213,17 @@ impl Loader<'_> {
         let s = self.f.shape(name)?.to_vec();
         Ok((self.f.f32(name)?, s[0], s[1]))
     }
+    /// A `[out, in]` weight for the [`Matrix`] kernels, kept in f16 when stored so.
+    fn kernel_matrix(&self, name: &str, bias: Option<Vec<f32>>) -> Result<Matrix, Ct2Error> {
+        let s = self.f.shape(name)?.to_vec();
+        Ok(match self.f.f16(name)? {
+            Some(w) => Matrix::f16(w, s[0], s[1], bias),
+            None => Matrix::f32(self.f.f32(name)?, s[0], s[1], bias),
+        })
+    }
+    fn kernel_linear(&self, name: &str) -> Result<Matrix, Ct2Error> {
+        self.kernel_matrix(&format!("{name}/weight"), Some(self.f.f32(&format!("{name}/bias"))?))
+    }
 }
 
 impl Whisper {
@@ -224,23 +247,24 @@ impl Whisper {
                 let p = format!("decoder/layer_{i}");
                 Ok(DecoderLayer {
                     norm: l.norm(&format!("{p}/self_attention/layer_norm"))?,
-                    qkv: l.linear(&format!("{p}/self_attention/linear_0"))?,
-                    out: l.linear(&format!("{p}/self_attention/linear_1"))?,
+                    qkv: l.kernel_linear(&format!("{p}/self_attention/linear_0"))?,
+                    out: l.kernel_linear(&format!("{p}/self_attention/linear_1"))?,
                     cross_norm: l.norm(&format!("{p}/attention/layer_norm"))?,
-                    cross_q: l.linear(&format!("{p}/attention/linear_0"))?,
+                    cross_q: l.kernel_linear(&format!("{p}/attention/linear_0"))?,
                     cross_kv: l.linear(&format!("{p}/attention/linear_1"))?,
-                    cross_out: l.linear(&format!("{p}/attention/linear_2"))?,
-                    mlp: l.mlp(&p)?,
+                    cross_out: l.kernel_linear(&format!("{p}/attention/linear_2"))?,
+                    mlp: DecMlp {
+                        norm: l.norm(&format!("{p}/ffn/layer_norm"))?,
+                        fc1: l.kernel_linear(&format!("{p}/ffn/linear_0"))?,
+                        fc2: l.kernel_linear(&format!("{p}/ffn/linear_1"))?,
+                    },
                 })
             })
             .collect::<Result<Vec<_>, Ct2Error>>()?;
         let (pos, n, d) = l.matrix("encoder/position_encodings/encodings")?;
         let enc_pos = from_vec(pos, [1, n, d], device);
-        let (emb, vocab, d) = l.matrix("decoder/embeddings/weight")?;
-        let logits_w = from_vec(transpose(&emb, vocab, d), [d, vocab], device);
-        let tok_emb = from_vec(emb, [vocab, d], device);
-        let (pos, n, d) = l.matrix("decoder/position_encodings/encodings")?;
-        let dec_pos = from_vec(pos, [n, d], device);
+        let tok_emb = l.kernel_matrix("decoder/embeddings/weight", None)?;
+        let (dec_pos, _, _) = l.matrix("decoder/position_encodings/encodings")?;
         Ok(Whisper {
             conv1: l.conv("encoder/conv1")?,
             conv2: l.conv("encoder/conv2")?,
@@ -248,7 +272,6 @@ impl Whisper {
             enc_layers,
             enc_norm: l.norm("encoder/layer_norm")?,
             tok_emb,
-            logits_w,
             dec_pos,
             dec_layers,
             dec_norm: l.norm("decoder/layer_norm")?,
@@ -274,34 +297,39 @@ impl Whisper {
         x.swap_dims(1, 2).reshape([b, t, self.dims.d_model])
     }
 
+    /// `x·Wᵀ + b` on the [`Matrix`] kernels, for `[B, T, in]` activations.
+    fn apply(&self, m: &Matrix, x: Tensor<3>) -> Tensor<3> {
+        let [b, t, _] = x.dims();
+        let y = m.forward(&to_vec(x), b * t);
+        from_vec(y, [b, t, m.out], &self.device)
+    }
+
     /// Encodes one window of log-mel features, row-major `[n_mels, 2 * n_audio_ctx]`, and
     /// precomputes every decoder layer's cross-attention keys and values.
     pub fn encode(&self, mel: &[f32]) -> AudioContext {
         let n_frames = 2 * self.dims.n_audio_ctx;
         assert_eq!(mel.len(), self.dims.n_mels * n_frames, "mel window has the wrong size");
         let x = from_vec(mel.to_vec(), [1, self.dims.n_mels, n_frames], &self.device);
-        let x = gelu(conv1d(x, self.conv1.0.clone(), Some(self.conv1.1.clone()), ConvOptions::new([1], [1], [1], 1)));
-        let x = gelu(conv1d(x, self.conv2.0.clone(), Some(self.conv2.1.clone()), ConvOptions::new([2], [1], [1], 1)));
+        let x = time("enc conv", || {
+            let x = conv1d(x, self.conv1.0.clone(), Some(self.conv1.1.clone()), ConvOptions::new([1], [1], [1], 1));
+            let x = fast_gelu(x);
+            let x = conv1d(x, self.conv2.0.clone(), Some(self.conv2.1.clone()), ConvOptions::new([2], [1], [1], 1));
+            fast_gelu(x)
+        });
         let mut x = x.swap_dims(1, 2) + self.enc_pos.clone();
-        let h = self.dims.n_heads;
+        let (h, dh) = self.heads();
+        let n_ctx = self.dims.n_audio_ctx;
         for layer in &self.enc_layers {
-            let qkv = self.split_heads(layer.qkv.forward(layer.norm.forward(x.clone())), 3);
-            let q = qkv.clone().narrow(1, 0, h);
-            let k = qkv.clone().narrow(1, h, h);
-            let v = qkv.narrow(1, 2 * h, h);
-            let a = attention(q, k, v, None, None, AttentionModuleOptions::default());
-            x = x + layer.out.forward(self.merge_heads(a));
-            x = layer.mlp.forward(x);
+            let qkv = time("enc qkv", || to_vec(layer.qkv.forward(layer.norm.forward(x.clone()))));
+            let a = time("enc attention", || kernels::window_attention(&qkv, n_ctx, h, dh));
+            let a = from_vec(a, [1, n_ctx, self.dims.d_model], &self.device);
+            x = x + time("enc out", || layer.out.forward(a));
+            x = time("enc mlp", || layer.mlp.forward(x));
         }
         let x = self.enc_norm.forward(x);
-        let kv = self
-            .dec_layers
-            .iter()
-            .map(|layer| {
-                let kv = self.split_heads(layer.cross_kv.forward(x.clone()), 2);
-                (contiguous(kv.clone().narrow(1, 0, h)), contiguous(kv.narrow(1, h, h)))
-            })
-            .collect();
+        let kv = time("enc cross kv", || {
+            self.dec_layers.iter().map(|layer| CrossKv::new(&to_vec(layer.cross_kv.forward(x.clone())), n_ctx, h, dh)).collect()
+        });
         AudioContext { kv }
     }
 
@@ -313,11 +341,43 @@ impl Whisper {
     /// Embeds `tokens` (`batch` rows of equal length, row-major) at positions after the cache.
     fn embed(&self, tokens: &[u32], batch: usize, start: usize) -> Tensor<3> {
         let t = tokens.len() / batch;
-        let ids = Tensor::<2, Int>::from_data(
-            TensorData::new(tokens.iter().map(|&x| x as i64).collect::<Vec<_>>(), [batch, t]),
-            &self.device,
-        );
-        embedding(self.tok_emb.clone(), ids) + self.dec_pos.clone().narrow(0, start, t).unsqueeze::<3>()
+        let d = self.dims.d_model;
+        let mut x = Vec::with_capacity(tokens.len() * d);
+        for (i, &tok) in tokens.iter().enumerate() {
+            let pos = &self.dec_pos[(start + i % t) * d..(start + i % t + 1) * d];
+            x.extend(self.tok_emb.row(tok as usize).iter().zip(pos).map(|(e, p)| e + p));
+        }
+        from_vec(x, [batch, t, d], &self.device)
+    }
+
+    /// The logits of `[B, T, d]` decoder outputs (after the final norm), row-major `[B·T, vocab]`.
+    fn logits(&self, x: Tensor<3>) -> Vec<f32> {
+        let [b, t, _] = x.dims();
+        time("logits", || self.tok_emb.forward(&to_vec(x), b * t))
+    }
+
+    /// Self-attention block, feed-forward excluded, of one decoder layer.
+    fn self_attention(&self, layer: &DecoderLayer, x: Tensor<3>, cache: Option<(Tensor<4>, Tensor<4>)>, causal: bool) -> (Tensor<3>, (Tensor<4>, Tensor<4>)) {
+        let h = self.dims.n_heads;
+        let qkv = time("dec qkv", || self.split_heads(self.apply(&layer.qkv, layer.norm.forward(x.clone())), 3));
+        let q = qkv.clone().narrow(1, 0, h);
+        let mut k = qkv.clone().narrow(1, h, h);
+        let mut v = qkv.narrow(1, 2 * h, h);
+        if let Some((ck, cv)) = cache {
+            k = time("dec cat", || Tensor::cat(vec![ck, k], 2));
+            v = time("dec cat", || Tensor::cat(vec![cv, v], 2));
+        }
+        let opts = AttentionModuleOptions { is_causal: causal, ..Default::default() };
+        let a = time("dec sdpa", || attention(q, k.clone(), v.clone(), None, None, opts));
+        (x + self.apply(&layer.out, self.merge_heads(a)), (k, v))
+    }
+
+    fn mlp(&self, layer: &DecoderLayer, x: Tensor<3>) -> Tensor<3> {
+        let [b, t, d] = x.dims();
+        let mlp = &layer.mlp;
+        let mut hidden = mlp.fc1.forward(&to_vec(mlp.norm.forward(x.clone())), b * t);
+        kernels::gelu(&mut hidden);
+        x + from_vec(mlp.fc2.forward(&hidden, b * t), [b, t, d], &self.device)
     }
 
     /// Runs the decoder over new tokens, appending to `cache`. `tokens` holds `cache.batch()`
@@ -328,29 +388,20 @@ impl Whisper {
         let t = tokens.len() / batch;
         assert!(t * batch == tokens.len() && t > 0, "token rows must have equal, non-zero length");
         assert!(cache.len + t <= self.dims.n_text_ctx, "decoder context exceeded");
-        let (h, _) = self.heads();
         let mut x = self.embed(tokens, batch, cache.len);
         let fresh = cache.layers.is_empty();
         for (i, layer) in self.dec_layers.iter().enumerate() {
-            let qkv = self.split_heads(layer.qkv.forward(layer.norm.forward(x.clone())), 3);
-            let q = qkv.clone().narrow(1, 0, h);
-            let mut k = qkv.clone().narrow(1, h, h);
-            let mut v = qkv.narrow(1, 2 * h, h);
-            if fresh {
-                cache.layers.push((k.clone(), v.clone()));
-            } else {
-                let (ck, cv) = &cache.layers[i];
-                k = Tensor::cat(vec![ck.clone(), k], 2);
-                v = Tensor::cat(vec![cv.clone(), v], 2);
-                cache.layers[i] = (k.clone(), v.clone());
-            }
             // Only a fresh multi-token prompt needs a causal mask; a single new token may
             // attend to everything before it.
-            let opts = AttentionModuleOptions { is_causal: fresh && t > 1, ..Default::default() };
-            let a = attention(q, k, v, None, None, opts);
-            x = x + layer.out.forward(self.merge_heads(a));
-            x = x.clone() + self.cross_attention(layer, &audio.kv[i], x);
-            x = layer.mlp.forward(x);
+            let past = (!fresh).then(|| cache.layers[i].clone());
+            let (y, kv) = time("dec self attn", || self.self_attention(layer, x, past, fresh && t > 1));
+            if fresh {
+                cache.layers.push(kv);
+            } else {
+                cache.layers[i] = kv;
+            }
+            x = time("dec cross attn", || self.cross_attention(layer, &audio.kv[i], y));
+            x = time("dec mlp", || self.mlp(layer, x));
         }
         cache.len += t;
         if rows.is_empty() {
@@ -362,54 +413,42 @@ impl Whisper {
             let picked = rows.iter().map(|&r| x.clone().narrow(1, r, 1)).collect();
             Tensor::cat(picked, 1)
         };
-        let x = self.dec_norm.forward(x);
-        let [b, r, d] = x.dims();
-        to_vec(x.reshape([b * r, d]).matmul(self.logits_w.clone()))
+        self.logits(self.dec_norm.forward(x))
     }
 
-    /// Cross-attention for `[B, T, d]` queries against one window's keys/values (batch 1):
-    /// all B·T queries are folded into one batch-1 attention call.
-    fn cross_attention(&self, layer: &DecoderLayer, kv: &(Tensor<4>, Tensor<4>), x: Tensor<3>) -> Tensor<3> {
+    /// Cross-attention block: `x` plus attention of its `[B, T, d]` queries over the window.
+    fn cross_attention(&self, layer: &DecoderLayer, kv: &CrossKv, x: Tensor<3>) -> Tensor<3> {
         let [b, t, d] = x.dims();
-        let (h, dh) = self.heads();
-        let q = layer.cross_q.forward(layer.cross_norm.forward(x));
-        let q = q.reshape([1, b * t, h, dh]).swap_dims(1, 2);
-        let a = attention(q, kv.0.clone(), kv.1.clone(), None, None, AttentionModuleOptions::default());
-        layer.cross_out.forward(a.swap_dims(1, 2).reshape([b, t, d]))
+        let attended = kv.attend(&self.cross_queries(layer, x.clone()), b * t);
+        x + from_vec(layer.cross_out.forward(&attended, b * t), [b, t, d], &self.device)
+    }
+
+    /// The cross-attention queries of `[B, T, d]` activations, row-major `[B·T, d]`.
+    fn cross_queries(&self, layer: &DecoderLayer, x: Tensor<3>) -> Vec<f32> {
+        let [b, t, _] = x.dims();
+        layer.cross_q.forward(&to_vec(layer.cross_norm.forward(x)), b * t)
     }
 
     /// Decodes a whole token sequence (batch 1, no cache) and returns the logits of every
     /// position plus the raw cross-attention scores of the given `(layer, head)` pairs.
     pub fn alignment_scores(&self, audio: &AudioContext, tokens: &[u32], heads: &[(usize, usize)]) -> AlignmentScores {
         let t = tokens.len();
-        let (h, dh) = self.heads();
-        let scale = 1.0 / (dh as f64).sqrt();
         let mut x = self.embed(tokens, 1, 0);
         let mut qk = Vec::new();
         for (i, layer) in self.dec_layers.iter().enumerate() {
-            let qkv = self.split_heads(layer.qkv.forward(layer.norm.forward(x.clone())), 3);
-            let q = qkv.clone().narrow(1, 0, h);
-            let k = qkv.clone().narrow(1, h, h);
-            let v = qkv.narrow(1, 2 * h, h);
-            let a = attention(q, k, v, None, None, AttentionModuleOptions { is_causal: t > 1, ..Default::default() });
-            x = x + layer.out.forward(self.merge_heads(a));
+            let (y, _) = self.self_attention(layer, x, None, t > 1);
+            x = y;
             let wanted: Vec<usize> = heads.iter().filter(|(l, _)| *l == i).map(|&(_, hd)| hd).collect();
             if !wanted.is_empty() {
-                let q = layer.cross_q.forward(layer.cross_norm.forward(x.clone()));
-                let q = q.reshape([1, t, h, dh]).swap_dims(1, 2);
+                let q = self.cross_queries(layer, x.clone());
                 for hd in wanted {
-                    let qh = q.clone().narrow(1, hd, 1);
-                    let kh = audio.kv[i].0.clone().narrow(1, hd, 1);
-                    let s = qh.matmul(kh.swap_dims(2, 3)).mul_scalar(scale);
-                    qk.extend(to_vec(s));
+                    qk.extend(audio.kv[i].scores(&q, t, hd));
                 }
             }
-            x = x.clone() + self.cross_attention(layer, &audio.kv[i], x);
-            x = layer.mlp.forward(x);
+            x = self.cross_attention(layer, &audio.kv[i], x);
+            x = self.mlp(layer, x);
         }
-        let x = self.dec_norm.forward(x);
-        let [_, _, d] = x.dims();
-        let logits = to_vec(x.reshape([t, d]).matmul(self.logits_w.clone()));
+        let logits = self.logits(self.dec_norm.forward(x));
         AlignmentScores { qk, n_heads: heads.len(), logits }
     }
 }

@@ -110,7 +110,7 @@ struct Clip {
     line: String, // the manifest row, for the scoring manifest
 }
 
-/// The English speech clips of the corpus (not the format variants of jfk).
+/// The English speech clips of the corpus, long-form ones included (not the format variants of jfk).
 fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
     let manifest = corpus.join("manifest.tsv");
     let text = std::fs::read_to_string(&manifest)
@@ -123,7 +123,9 @@ fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
     let mut clips = Vec::new();
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
-        if f.len() <= task || f[lang] != "en" || f[task] != "asr" || f[file].starts_with("audio/variants/") {
+        // "asr", "asr+longform+...": speech to transcribe; the variants repeat jfk in other formats.
+        let is_asr = f.get(task).is_some_and(|t| t.split('+').any(|t| t == "asr"));
+        if !is_asr || f[lang] != "en" || f[file].starts_with("audio/variants/") {
             continue;
         }
         clips.push(Clip { file: f[file].to_string(), duration_s: f[dur].parse().unwrap_or(0.0), line: line.to_string() });

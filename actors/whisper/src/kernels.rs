@@ -1,0 +1,527 @@
+//! Hand-written CPU kernels for the shapes where burn's general-purpose ops are slow.
+//!
+//! Whisper's decoder runs one token per beam per step: its linear layers and the 51865-token
+//! logits projection are matrix × few-vectors products whose cost is reading the weights.
+//! [`Matrix`] keeps them as the model file stores them (float16, `[out, in]` row-major, half
+//! the bytes of f32; widening f16 to f32 is exact, so results equal an f32 matmul up to
+//! summation order) and multiplies with AVX2/FMA/F16C when the CPU has them (detected at
+//! run time, so the binary still runs on any x86-64), on rayon's pool. The encoder's
+//! self-attention ([`window_attention`]) and [`gelu`] replace burn-flex ops that are slow for
+//! these shapes (flash attention; a scalar, single-threaded libm erf).
+
+use half::f16;
+use rayon::prelude::*;
+
+/// A linear layer `y = x·Wᵀ + b` with `W` stored `[out, in]`.
+pub struct Matrix {
+    w: Weights,
+    bias: Option<Vec<f32>>,
+    /// Output features (rows of `W`).
+    pub out: usize,
+    /// Input features (columns of `W`).
+    pub inp: usize,
+}
+
+enum Weights {
+    F16(Vec<f16>),
+    F32(Vec<f32>),
+}
+
+/// Weight rows per rayon task: enough work to pay for the task, enough tasks for every thread.
+fn rows_per_task(out: usize, inp: usize, m: usize) -> usize {
+    let threads = rayon::current_num_threads().max(1);
+    let min_rows = (64 * 1024 / (inp * m).max(1)).max(8);
+    out.div_ceil(4 * threads).max(min_rows)
+}
+
+impl Matrix {
+    pub fn f16(w: Vec<f16>, out: usize, inp: usize, bias: Option<Vec<f32>>) -> Matrix {
+        assert_eq!(w.len(), out * inp, "weight size");
+        Matrix { w: Weights::F16(w), bias, out, inp }
+    }
+
+    pub fn f32(w: Vec<f32>, out: usize, inp: usize, bias: Option<Vec<f32>>) -> Matrix {
+        assert_eq!(w.len(), out * inp, "weight size");
+        Matrix { w: Weights::F32(w), bias, out, inp }
+    }
+
+    /// Row `r` of `W` as f32 (an embedding lookup when `W` is the token embedding).
+    pub fn row(&self, r: usize) -> Vec<f32> {
+        let range = r * self.inp..(r + 1) * self.inp;
+        match &self.w {
+            Weights::F16(w) => w[range].iter().map(|v| v.to_f32()).collect(),
+            Weights::F32(w) => w[range].to_vec(),
+        }
+    }
+
+    /// `x` holds `m` rows of `inp` values; returns `m` rows of `out` values.
+    pub fn forward(&self, x: &[f32], m: usize) -> Vec<f32> {
+        let (n, k) = (self.out, self.inp);
+        assert_eq!(x.len(), m * k, "input size");
+        // Computed transposed, `[out, m]`, so each task writes one contiguous piece.
+        let mut yt = vec![0.0f32; n * m];
+        let rows = rows_per_task(n, k, m);
+        yt.par_chunks_mut(rows * m).enumerate().for_each(|(i, out)| {
+            let r0 = i * rows;
+            let r1 = r0 + out.len() / m;
+            match &self.w {
+                Weights::F16(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, out, (m, 1)),
+                Weights::F32(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, out, (m, 1)),
+            }
+        });
+        let mut y = vec![0.0f32; m * n];
+        for (r, col) in yt.chunks_exact(m).enumerate() {
+            let b = self.bias.as_ref().map_or(0.0, |b| b[r]);
+            for (i, v) in col.iter().enumerate() {
+                y[i * n + r] = v + b;
+            }
+        }
+        y
+    }
+}
+
+/// A weight element the kernels can widen to f32.
+trait Weight: Copy + Send + Sync {
+    fn to_f32(self) -> f32;
+    #[cfg(target_arch = "x86_64")]
+    /// Eight consecutive weights as f32 lanes.
+    ///
+    /// # Safety
+    /// `p` points at 8 readable elements; the CPU has AVX2, FMA and F16C.
+    unsafe fn load8(p: *const Self) -> std::arch::x86_64::__m256;
+}
+
+impl Weight for f16 {
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load8(p: *const Self) -> std::arch::x86_64::__m256 {
+        use std::arch::x86_64::*;
+        unsafe { _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i)) }
+    }
+}
+
+impl Weight for f32 {
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load8(p: *const Self) -> std::arch::x86_64::__m256 {
+        unsafe { std::arch::x86_64::_mm256_loadu_ps(p) }
+    }
+}
+
+fn simd_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::sync::OnceLock;
+        static OK: OnceLock<bool> = OnceLock::new();
+        *OK.get_or_init(|| {
+            std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+                && std::arch::is_x86_feature_detected!("f16c")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// `out[r * stride.0 + i * stride.1] = w_row_r · x_row_i` for every row `r` of `w` and every
+/// one of the `m` rows `i` of `x`, rows `k` long.
+fn dot_rows<W: Weight>(w: &[W], x: &[f32], m: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
+    let n = w.len() / k;
+    assert!(x.len() >= m * k && (n == 0 || m == 0 || out.len() > (n - 1) * stride.0 + (m - 1) * stride.1));
+    #[cfg(target_arch = "x86_64")]
+    if simd_available() {
+        // SAFETY: the CPU features were detected above; the assertion above keeps every
+        // access inside its slice.
+        unsafe { avx2::dot_rows(w, x, m, k, out, stride) };
+        return;
+    }
+    for (r, wr) in w.chunks_exact(k).enumerate() {
+        for (i, xr) in x.chunks_exact(k).take(m).enumerate() {
+            out[r * stride.0 + i * stride.1] = wr.iter().zip(xr).map(|(a, b)| a.to_f32() * b).sum();
+        }
+    }
+}
+
+/// `out = a · b` for `a` `[m, k]` and `b` `[k, n]`, both row-major; `out` is `[m, n]`. One
+/// thread. For short `k` (attention scores over 64-wide heads), where the dot-product form
+/// spends its time on horizontal sums.
+pub fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
+    assert!(a.len() >= m * k && b.len() >= k * n && out.len() >= m * n);
+    #[cfg(target_arch = "x86_64")]
+    if simd_available() {
+        // SAFETY: features detected; the assertion bounds every access.
+        unsafe { avx2::matmul(a, b, m, k, n, out) };
+        return;
+    }
+    for i in 0..m {
+        let row = &mut out[i * n..(i + 1) * n];
+        row.fill(0.0);
+        for c in 0..k {
+            let x = a[i * k + c];
+            for (o, &y) in row.iter_mut().zip(&b[c * n..(c + 1) * n]) {
+                *o += x * y;
+            }
+        }
+    }
+}
+
+/// `out = x · Wᵀ` for f32 `w` `[n, k]` and `x` `[m, k]`; `out` is `[m, n]`. One thread.
+pub fn matmul_transposed(x: &[f32], w: &[f32], m: usize, k: usize, out: &mut [f32]) {
+    let n = w.len() / k;
+    dot_rows(w, x, m, k, out, (1, n));
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::Weight;
+
+    /// Input rows handled per pass over the weights (accumulators live in registers).
+    const BLOCK: usize = 6;
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn dot_rows<W: Weight>(w: &[W], x: &[f32], m: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
+        let mut i0 = 0;
+        while i0 < m {
+            let mb = (m - i0).min(BLOCK);
+            unsafe {
+                match mb {
+                    1 => block::<W, 1>(w, x, i0, k, out, stride),
+                    2 => block::<W, 2>(w, x, i0, k, out, stride),
+                    3 => block::<W, 3>(w, x, i0, k, out, stride),
+                    4 => block::<W, 4>(w, x, i0, k, out, stride),
+                    5 => block::<W, 5>(w, x, i0, k, out, stride),
+                    _ => block::<W, 6>(w, x, i0, k, out, stride),
+                }
+            }
+            i0 += mb;
+        }
+    }
+
+    /// Input rows `i0..i0 + B` against every weight row.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn block<W: Weight, const B: usize>(w: &[W], x: &[f32], i0: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
+        let xp = unsafe { x.as_ptr().add(i0 * k) };
+        for (r, wr) in w.chunks_exact(k).enumerate() {
+            let mut acc = [_mm256_setzero_ps(); B];
+            let wp = wr.as_ptr();
+            let mut c = 0;
+            while c + 8 <= k {
+                unsafe {
+                    let wv = W::load8(wp.add(c));
+                    for (i, a) in acc.iter_mut().enumerate() {
+                        *a = _mm256_fmadd_ps(_mm256_loadu_ps(xp.add(i * k + c)), wv, *a);
+                    }
+                }
+                c += 8;
+            }
+            for (i, a) in acc.iter().enumerate() {
+                let xr = &x[(i0 + i) * k..(i0 + i + 1) * k];
+                let tail: f32 = (c..k).map(|j| wr[j].to_f32() * xr[j]).sum();
+                out[r * stride.0 + (i0 + i) * stride.1] = hsum(*a) + tail;
+            }
+        }
+    }
+
+    /// Rows of `a` per register tile of [`matmul`] (4 rows × 16 columns = 8 accumulators).
+    const TILE_ROWS: usize = 4;
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
+        let mut i0 = 0;
+        while i0 < m {
+            let rows = (m - i0).min(TILE_ROWS);
+            unsafe {
+                match rows {
+                    1 => tile::<1>(a, b, i0, k, n, out),
+                    2 => tile::<2>(a, b, i0, k, n, out),
+                    3 => tile::<3>(a, b, i0, k, n, out),
+                    _ => tile::<4>(a, b, i0, k, n, out),
+                }
+            }
+            i0 += rows;
+        }
+    }
+
+    /// Rows `i0..i0 + R` of `a · b`, 16 columns at a time with broadcast `a` values.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn tile<const R: usize>(a: &[f32], b: &[f32], i0: usize, k: usize, n: usize, out: &mut [f32]) {
+        let (ap, bp) = (a.as_ptr(), b.as_ptr());
+        let mut j = 0;
+        while j + 16 <= n {
+            let mut acc = [[_mm256_setzero_ps(); 2]; R];
+            for c in 0..k {
+                unsafe {
+                    let b0 = _mm256_loadu_ps(bp.add(c * n + j));
+                    let b1 = _mm256_loadu_ps(bp.add(c * n + j + 8));
+                    for (r, acc) in acc.iter_mut().enumerate() {
+                        let x = _mm256_set1_ps(*ap.add((i0 + r) * k + c));
+                        acc[0] = _mm256_fmadd_ps(x, b0, acc[0]);
+                        acc[1] = _mm256_fmadd_ps(x, b1, acc[1]);
+                    }
+                }
+            }
+            for (r, acc) in acc.iter().enumerate() {
+                let o = &mut out[(i0 + r) * n + j..(i0 + r) * n + j + 16];
+                unsafe {
+                    _mm256_storeu_ps(o.as_mut_ptr(), acc[0]);
+                    _mm256_storeu_ps(o.as_mut_ptr().add(8), acc[1]);
+                }
+            }
+            j += 16;
+        }
+        for r in 0..R {
+            for jj in j..n {
+                out[(i0 + r) * n + jj] = (0..k).map(|c| a[(i0 + r) * k + c] * b[c * n + jj]).sum();
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn hsum(v: __m256) -> f32 {
+        unsafe {
+            let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+            let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+            let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+            _mm_cvtss_f32(s)
+        }
+    }
+}
+
+/// Exact-form GELU, `x·(1 + erf(x/√2))/2`, in place and in parallel.
+pub fn gelu(x: &mut [f32]) {
+    x.par_chunks_mut(16 * 1024).for_each(|chunk| {
+        for v in chunk {
+            *v = 0.5 * *v * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
+        }
+    });
+}
+
+/// erf as a rational function on [−4, 4] (Eigen's `generic_fast_erf_float`; outside, erf is
+/// ±1 in f32); absolute error below 5e-7. Branch-free, so the loop vectorises.
+fn erf(x: f32) -> f32 {
+    let x = x.clamp(-4.0, 4.0);
+    let x2 = x * x;
+    let mut p = x2 * -2.726_142_3e-10 + 2.770_681_4e-8;
+    p = x2 * p + -2.101_024e-6;
+    p = x2 * p + -5.692_506_4e-5;
+    p = x2 * p + -7.349_906_3e-4;
+    p = x2 * p + -2.954_600_1e-3;
+    p = x2 * p + -1.609_603_3e-2;
+    let mut q = x2 * -1.456_607_2e-5 + -2.133_740_6e-4;
+    q = x2 * q + -1.682_827e-3;
+    q = x2 * q + -7.373_329e-3;
+    q = x2 * q + -1.426_474e-2;
+    x * p / q
+}
+
+/// Softmax of one row, in place.
+fn softmax(row: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in row.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    let inv = 1.0 / sum;
+    row.iter_mut().for_each(|v| *v *= inv);
+}
+
+/// Query rows per attention task: their score rows (× 1500 frames) stay in L2.
+const QUERY_BLOCK: usize = 32;
+
+/// Non-causal multi-head self-attention over one window, as the encoder needs it.
+/// `qkv` is `[t, 3·h·dh]` (the fused q, k, v projections, heads side by side); returns
+/// `[t, h·dh]`, heads merged. Each (head, block of queries) is one rayon task whose score
+/// rows never leave the cache (burn-flex's flash attention, or materialising all
+/// `h·t·t` scores, is several times slower at t = 1500).
+pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> {
+    let d = h * dh;
+    assert_eq!(qkv.len(), t * 3 * d, "qkv size");
+    let scale = 1.0 / (dh as f32).sqrt();
+    let mut per_head = vec![0.0f32; h * t * dh]; // [h, t, dh]
+    per_head.par_chunks_mut(t * dh).enumerate().for_each(|(head, out)| {
+        let (mut q, mut kt, mut vt) = (vec![0.0f32; t * dh], vec![0.0f32; dh * t], vec![0.0f32; dh * t]);
+        for i in 0..t {
+            let row = &qkv[i * 3 * d..(i + 1) * 3 * d];
+            for c in 0..dh {
+                q[i * dh + c] = row[head * dh + c] * scale;
+                kt[c * t + i] = row[d + head * dh + c];
+                vt[c * t + i] = row[2 * d + head * dh + c];
+            }
+        }
+        out.par_chunks_mut(QUERY_BLOCK * dh).enumerate().for_each(|(b, o)| {
+            let rows = o.len() / dh;
+            let i0 = b * QUERY_BLOCK;
+            let mut scores = vec![0.0f32; rows * t];
+            matmul(&q[i0 * dh..(i0 + rows) * dh], &kt, rows, dh, t, &mut scores);
+            scores.chunks_exact_mut(t).for_each(softmax);
+            matmul_transposed(&scores, &vt, rows, t, o);
+        });
+    });
+    let mut merged = vec![0.0f32; t * d];
+    for head in 0..h {
+        for i in 0..t {
+            merged[i * d + head * dh..i * d + (head + 1) * dh].copy_from_slice(&per_head[(head * t + i) * dh..(head * t + i + 1) * dh]);
+        }
+    }
+    merged
+}
+
+/// One window's cross-attention keys and values, both transposed: `[h, dh, t]`.
+pub struct CrossKv {
+    pub kt: Vec<f32>,
+    pub vt: Vec<f32>,
+    pub t: usize,
+    pub h: usize,
+    pub dh: usize,
+}
+
+impl CrossKv {
+    /// From the fused key/value projection of the encoder output, `[t, 2·h·dh]`.
+    pub fn new(kv: &[f32], t: usize, h: usize, dh: usize) -> CrossKv {
+        let d = h * dh;
+        assert_eq!(kv.len(), t * 2 * d, "kv size");
+        let (mut kt, mut vt) = (vec![0.0f32; h * dh * t], vec![0.0f32; h * dh * t]);
+        for i in 0..t {
+            let row = &kv[i * 2 * d..(i + 1) * 2 * d];
+            for c in 0..d {
+                kt[c * t + i] = row[c]; // head h, column c' is row h·dh + c' of [h, dh, t]
+                vt[c * t + i] = row[d + c];
+            }
+        }
+        CrossKv { kt, vt, t, h, dh }
+    }
+
+    /// Scaled scores `q·kᵀ/√dh` of `n` query rows (`[n, h·dh]`) against head `head`: `[n, t]`.
+    pub fn scores(&self, q: &[f32], n: usize, head: usize) -> Vec<f32> {
+        let (t, dh, d) = (self.t, self.dh, self.h * self.dh);
+        let scale = 1.0 / (dh as f32).sqrt();
+        let qh: Vec<f32> = (0..n).flat_map(|i| q[i * d + head * dh..i * d + (head + 1) * dh].iter().map(|x| x * scale)).collect();
+        let mut out = vec![0.0f32; n * t];
+        matmul(&qh, &self.kt[head * dh * t..(head + 1) * dh * t], n, dh, t, &mut out);
+        out
+    }
+
+    /// Attention of `n` query rows `[n, h·dh]` over the window: `[n, h·dh]`, heads in parallel.
+    pub fn attend(&self, q: &[f32], n: usize) -> Vec<f32> {
+        let (t, dh, d) = (self.t, self.dh, self.h * self.dh);
+        let per_head: Vec<Vec<f32>> = (0..self.h)
+            .into_par_iter()
+            .map(|head| {
+                let mut p = self.scores(q, n, head);
+                p.chunks_exact_mut(t).for_each(softmax);
+                let mut out = vec![0.0f32; n * dh];
+                matmul_transposed(&p, &self.vt[head * dh * t..(head + 1) * dh * t], n, t, &mut out);
+                out
+            })
+            .collect();
+        let mut merged = vec![0.0f32; n * d];
+        for (head, out) in per_head.iter().enumerate() {
+            for i in 0..n {
+                merged[i * d + head * dh..i * d + (head + 1) * dh].copy_from_slice(&out[i * dh..(i + 1) * dh]);
+            }
+        }
+        merged
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(w: &[f32], b: &[f32], x: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+        let mut y = vec![0.0; m * n];
+        for i in 0..m {
+            for r in 0..n {
+                y[i * n + r] = b[r] + (0..k).map(|c| w[r * k + c] * x[i * k + c]).sum::<f32>();
+            }
+        }
+        y
+    }
+
+    #[test]
+    fn matrix_matches_a_plain_matmul_for_every_row_count() {
+        let (n, k) = (37, 64);
+        let w: Vec<f32> = (0..n * k).map(|i| f16::from_f32(((i * 7919) % 101) as f32 / 50.0 - 1.0).to_f32()).collect();
+        let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
+        let w16: Vec<f16> = w.iter().map(|&v| f16::from_f32(v)).collect();
+        for m in [1, 2, 5, 6, 7, 13] {
+            let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
+            let want = reference(&w, &b, &x, m, n, k);
+            for got in [
+                Matrix::f16(w16.clone(), n, k, Some(b.clone())).forward(&x, m),
+                Matrix::f32(w.clone(), n, k, Some(b.clone())).forward(&x, m),
+            ] {
+                for (g, e) in got.iter().zip(&want) {
+                    assert!((g - e).abs() < 1e-4, "m={m}: {g} vs {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn matmul_matches_the_definition() {
+        for (m, k, n) in [(1, 3, 5), (4, 64, 37), (7, 8, 16), (5, 2, 100)] {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 13) % 7) as f32 - 3.0).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 / 4.0).collect();
+            let mut out = vec![0.0; m * n];
+            matmul(&a, &b, m, k, n, &mut out);
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f32 = (0..k).map(|c| a[i * k + c] * b[c * n + j]).sum();
+                    assert!((out[i * n + j] - want).abs() < 1e-4, "({m},{k},{n}) [{i},{j}]");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn erf_is_accurate() {
+        // erf values from Python's math.erf.
+        for (x, e) in [(0.0f32, 0.0f32), (0.5, 0.520_499_9), (1.0, 0.842_700_8), (-2.0, -0.995_322_3), (3.5, 0.999_999_26), (9.0, 1.0)] {
+            assert!((erf(x) - e).abs() < 1e-6, "erf({x}) = {} not {e}", erf(x));
+        }
+    }
+
+    #[test]
+    fn cross_attention_matches_window_attention() {
+        // Attending with the window's own queries must equal the self-attention kernel.
+        let (t, h, dh) = (37, 3, 8);
+        let d = h * dh;
+        let qkv: Vec<f32> = (0..t * 3 * d).map(|i| ((i * 7919) % 29) as f32 / 13.0 - 1.0).collect();
+        let q: Vec<f32> = (0..t).flat_map(|i| qkv[i * 3 * d..i * 3 * d + d].to_vec()).collect();
+        let kv: Vec<f32> = (0..t).flat_map(|i| qkv[i * 3 * d + d..(i + 1) * 3 * d].to_vec()).collect();
+        let got = CrossKv::new(&kv, t, h, dh).attend(&q, t);
+        for (g, e) in got.iter().zip(window_attention(&qkv, t, h, dh)) {
+            assert!((g - e).abs() < 1e-5, "{g} vs {e}");
+        }
+    }
+
+    #[test]
+    fn window_attention_matches_the_definition() {
+        let (t, h, dh) = (45, 2, 8);
+        let d = h * dh;
+        let qkv: Vec<f32> = (0..t * 3 * d).map(|i| ((i * 7919) % 23) as f32 / 11.0 - 1.0).collect();
+        let got = window_attention(&qkv, t, h, dh);
+        let at = |i: usize, part: usize, head: usize, c: usize| qkv[i * 3 * d + part * d + head * dh + c];
+        for head in 0..h {
+            for i in 0..t {
+                let mut s: Vec<f32> = (0..t).map(|j| (0..dh).map(|c| at(i, 0, head, c) * at(j, 1, head, c)).sum::<f32>() / (dh as f32).sqrt()).collect();
+                softmax(&mut s);
+                for c in 0..dh {
+                    let want: f32 = (0..t).map(|j| s[j] * at(j, 2, head, c)).sum();
+                    let g = got[i * d + head * dh + c];
+                    assert!((g - want).abs() < 1e-5, "head {head} row {i} col {c}: {g} vs {want}");
+                }
+            }
+        }
+    }
+}

@@ -16,7 +16,7 @@ use scribe_domain::ids::{JobId, glossary_stream};
 use scribe_domain::job::{JobCommand, JobState};
 use scribe_domain::languages::Language;
 use scribe_domain::transcript as doc;
-use scribe_whisper::engine::{Engine, EngineError, Task, TranscribeOptions, Transcript};
+use scribe_whisper::engine::{EngineError, Task, TranscribeOptions, Transcript};
 
 use crate::clock::now_ms;
 use crate::command;
@@ -25,6 +25,7 @@ use crate::jobs::Jobs;
 use crate::media::MediaStore;
 use crate::media_worker::relative;
 use crate::pipeline::{StageDone, fail_and_report, report};
+use crate::speech_model::SpeechModel;
 
 /// Languages `auto` may detect (the spec's automatic language identification set).
 pub const AUTO_DETECT: [&str; 5] = ["en", "nl", "de", "fr", "it"];
@@ -52,7 +53,7 @@ pub enum AsrMsg {
 pub struct AsrActor;
 
 pub struct AsrArgs {
-    pub engine: Arc<Engine>,
+    pub model: Arc<SpeechModel>,
     pub jobs: Jobs,
     pub store: Arc<dyn EventStore>,
     pub media: MediaStore,
@@ -89,7 +90,7 @@ impl Actor for AsrActor {
             let Some(task) = state.queue.pop_front() else { break };
             state.busy += 1;
             let ctx = WorkerContext {
-                engine: state.args.engine.clone(),
+                model: state.args.model.clone(),
                 jobs: state.args.jobs.clone(),
                 store: state.args.store.clone(),
                 media: state.args.media.clone(),
@@ -107,7 +108,7 @@ impl Actor for AsrActor {
 }
 
 struct WorkerContext {
-    engine: Arc<Engine>,
+    model: Arc<SpeechModel>,
     jobs: Jobs,
     store: Arc<dyn EventStore>,
     media: MediaStore,
@@ -130,12 +131,13 @@ impl WorkerContext {
             Ok(o) => o,
             Err(msg) => return fail_and_report(&self.jobs, done, msg),
         };
-        let engine = self.engine.clone();
+        let model = self.model.clone();
         let path = media_path.clone();
         let log_id = job_id.clone();
         tracing::info!(%job_id, "transcribing");
         let result = tokio::task::spawn_blocking(move || {
             let mut last_logged = -1i64;
+            let engine = model.lease()?;
             engine.transcribe(&path, &options, &mut |p| {
                 let pct = if p.total_s > 0.0 { (100.0 * p.done_s / p.total_s) as i64 } else { 0 };
                 if pct / 10 != last_logged / 10 {

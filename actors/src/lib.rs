@@ -12,4 +12,5 @@ pub mod jobs;
 pub mod media_worker;
 pub mod pipeline;
 pub mod runtime;
+pub mod speech_model;
 pub mod accounts;

@@ -8,7 +8,6 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use ractor::{Actor, ActorRef};
-use scribe_whisper::engine::Engine;
 
 use scribe_domain::account::Prices;
 
@@ -20,6 +19,7 @@ use crate::jobs::Jobs;
 use crate::media::{AddressGuard, FetchConfig, Fetcher, MediaStore};
 use crate::media_worker::{MediaActor, MediaArgs, MediaMsg};
 use crate::pipeline::{Pipeline, PipelineArgs, PipelineMsg};
+use crate::speech_model::SpeechModel;
 
 /// What the write side needs to start.
 pub struct RuntimeSettings {
@@ -32,8 +32,8 @@ pub struct RuntimeSettings {
     pub max_downloads: usize,
     /// How long an idle job actor lives.
     pub job_idle: Duration,
-    /// The loaded speech engine (shared by every ASR worker).
-    pub engine: Arc<Engine>,
+    /// The speech model (shared by every ASR worker, loaded while there is work).
+    pub model: Arc<SpeechModel>,
     /// Callback timeout and retry schedule (`CallbackSettings::default()`: retries for 26 h).
     pub callbacks: CallbackSettings,
     /// What jobs cost (URL jobs are charged once their media is probed).
@@ -107,7 +107,7 @@ impl Services {
             None,
             AsrActor,
             AsrArgs {
-                engine: settings.engine,
+                model: settings.model,
                 jobs: jobs.clone(),
                 store: store.clone(),
                 media: media.clone(),

@@ -10,6 +10,9 @@ use anyhow::Context;
 use scribe_actors::callbacks::CallbackSettings;
 use serde::Deserialize;
 
+/// How long an idle server keeps the speech model in memory.
+pub const DEFAULT_MODEL_KEEP_ALIVE: Duration = Duration::from_secs(300);
+
 /// Settings given on the command line or in the environment; `None` means "not given here".
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ServeArgs {
@@ -44,6 +47,10 @@ pub struct ServeArgs {
     /// (default: 10s,30s,1m,5m,15m,1h). Each real wait is drawn between zero and that value.
     #[arg(long, env = "SCRIBE_CALLBACK_RETRIES", value_delimiter = ',', value_parser = humantime::parse_duration)]
     pub callback_retries: Option<Vec<Duration>>,
+    /// How long the speech model stays in memory with no transcription to do (default: 5m;
+    /// `0s` releases it after every job).
+    #[arg(long, env = "SCRIBE_MODEL_KEEP_ALIVE", value_parser = humantime::parse_duration)]
+    pub model_keep_alive: Option<Duration>,
     /// How long after a job ends its callback is still retried (default: 26h).
     #[arg(long, env = "SCRIBE_CALLBACK_MAX_AGE", value_parser = humantime::parse_duration)]
     pub callback_max_age: Option<Duration>,
@@ -65,6 +72,8 @@ struct FileConfig {
     callback_retries: Option<Vec<Duration>>,
     #[serde(default, deserialize_with = "duration")]
     callback_max_age: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    model_keep_alive: Option<Duration>,
 }
 
 /// Resolved configuration.
@@ -81,6 +90,8 @@ pub struct Config {
     pub public_url: Option<String>,
     /// How callbacks are retried.
     pub callbacks: CallbackSettings,
+    /// How long the speech model stays loaded while idle.
+    pub model_keep_alive: Duration,
 }
 
 impl Config {
@@ -123,6 +134,7 @@ impl Config {
             asr_workers,
             public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
             callbacks,
+            model_keep_alive: args.model_keep_alive.or(file.model_keep_alive).unwrap_or(DEFAULT_MODEL_KEEP_ALIVE),
         })
     }
 }

@@ -8,6 +8,7 @@ use anyhow::Context;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use scribe_actors::accounts;
 use scribe_actors::runtime::{RuntimeSettings, Services, open_event_store};
+use scribe_actors::speech_model::SpeechModel;
 use scribe_api::{ApiSettings, ApiState};
 use scribe_domain::account::Prices;
 use scribe_projections::{Projection, ReadModels};
@@ -24,7 +25,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
 
-    let engine = load_engine(&config).await?;
+    let model = load_model(&config).await?;
     let store = open_event_store(&config.data_dir)?;
     if let Some(key) = accounts::first_start(store.as_ref(), accounts::DEFAULT_INITIAL_CREDIT_CENTS).await? {
         println!("Created account '{}'. Its API key, shown only this once:", key.user_name);
@@ -42,7 +43,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         job_idle: scribe_actors::jobs::DEFAULT_IDLE,
         callbacks: config.callbacks.clone(),
         prices: Prices::default(),
-        engine,
+        model,
     };
     let services = Services::start(store, settings).await?;
     let acceptor = TcpListener::bind((config.bind, config.port))
@@ -70,13 +71,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn load_engine(config: &Config) -> anyhow::Result<Arc<Engine>> {
+/// Loads the speech model once, so a missing or broken model stops the server now; it stays
+/// loaded while there is work (see `--model-keep-alive`).
+async fn load_model(config: &Config) -> anyhow::Result<Arc<SpeechModel>> {
     let engine_config = EngineConfig {
         model_dir: config.model_dir.clone(),
         vad_path: Some(config.models_dir.join("silero_vad_16k.safetensors")),
         threads: None,
     };
-    let engine = tokio::task::spawn_blocking(move || Engine::load(&engine_config))
+    let to_load = engine_config.clone();
+    let engine = tokio::task::spawn_blocking(move || Engine::load(&to_load))
         .await
         .context("loading the speech engine panicked")?
         .with_context(|| {
@@ -85,7 +89,7 @@ async fn load_engine(config: &Config) -> anyhow::Result<Arc<Engine>> {
                 config.model_dir.display()
             )
         })?;
-    Ok(Arc::new(engine))
+    Ok(SpeechModel::new(engine_config, config.model_keep_alive, Some(Arc::new(engine))))
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

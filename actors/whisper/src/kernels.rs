@@ -80,6 +80,84 @@ impl Matrix {
     }
 }
 
+/// Output columns per packed panel of [`Packed`] (two AVX2 registers).
+const PANEL: usize = 16;
+/// Rows of `x` per rayon task of [`Packed::forward`].
+const GEMM_ROWS: usize = 48;
+/// Depth (input features) per pass of [`Packed::forward`]: a panel's slice (`GEMM_DEPTH` × 16
+/// f32, 16 KiB) stays in L1, the task's rows of `x` for it in L2.
+const GEMM_DEPTH: usize = 256;
+
+/// A linear layer `y = x·Wᵀ + b` for many rows (the encoder's 1500 frames): `W` (`[out, in]`)
+/// packed at load time into panels of 16 output columns, `[out/16][in][16]` f32 (widening
+/// f16 is exact, so results equal an f32 matmul up to summation order), multiplied with a
+/// blocked 6×16 register-tile GEMM on rayon's pool.
+pub struct Packed {
+    panels: Vec<f32>,
+    bias: Vec<f32>,
+    /// Output features.
+    pub out: usize,
+    /// Input features.
+    pub inp: usize,
+}
+
+impl Packed {
+    /// From a row-major `[out, in]` weight and its bias (zero when absent).
+    pub fn new(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Packed {
+        assert_eq!(w.len(), out * inp, "weight size");
+        let np = out.div_ceil(PANEL);
+        let mut panels = vec![0.0f32; np * inp * PANEL];
+        for r in 0..out {
+            let (p, j) = (r / PANEL, r % PANEL);
+            for c in 0..inp {
+                panels[(p * inp + c) * PANEL + j] = w[r * inp + c];
+            }
+        }
+        let bias = bias.unwrap_or_else(|| vec![0.0; out]);
+        assert_eq!(bias.len(), out, "bias size");
+        Packed { panels, bias, out, inp }
+    }
+
+    /// `x` holds `m` rows of `inp` values; returns `m` rows of `out` values, through
+    /// [`gelu`] when `with_gelu`.
+    pub fn forward(&self, x: &[f32], m: usize, with_gelu: bool) -> Vec<f32> {
+        let (n, k) = (self.out, self.inp);
+        assert_eq!(x.len(), m * k, "input size");
+        let mut y = vec![0.0f32; m * n];
+        y.par_chunks_mut(GEMM_ROWS * n).enumerate().for_each(|(b, out)| {
+            let rows = out.len() / n;
+            let xs = &x[b * GEMM_ROWS * k..(b * GEMM_ROWS + rows) * k];
+            #[cfg(target_arch = "x86_64")]
+            if simd_available() && n % PANEL == 0 {
+                // SAFETY: features detected; `xs` is `rows × k`, `out` is `rows × n`, the
+                // panels hold `n/16 × k × 16` values.
+                unsafe { avx2::gemm(xs, &self.panels, &self.bias, rows, k, n, out) };
+                if with_gelu {
+                    gelu_serial(out);
+                }
+                return;
+            }
+            self.forward_scalar(xs, rows, out);
+            if with_gelu {
+                gelu_serial(out);
+            }
+        });
+        y
+    }
+
+    /// The plain loop over the packed weights (no SIMD, or `out` not a multiple of 16).
+    fn forward_scalar(&self, x: &[f32], m: usize, out: &mut [f32]) {
+        let (n, k) = (self.out, self.inp);
+        for i in 0..m {
+            for r in 0..n {
+                let (p, j) = (r / PANEL, r % PANEL);
+                let dot: f32 = (0..k).map(|c| self.panels[(p * k + c) * PANEL + j] * x[i * k + c]).sum();
+                out[i * n + r] = dot + self.bias[r];
+            }
+        }
+    }
+}
+
 /// A weight element the kernels can widen to f32.
 trait Weight: Copy + Send + Sync {
     fn to_f32(self) -> f32;
@@ -288,6 +366,68 @@ mod avx2 {
         }
     }
 
+    /// `out = x · W + bias` for `m` rows of `x` (`[m, k]`) and `W` packed in 16-column panels
+    /// (see [`super::Packed`]); `n` is a multiple of 16. Depth blocks outermost (the partial
+    /// sums are reloaded from `out`), then panels, then 6-row tiles.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn gemm(x: &[f32], panels: &[f32], bias: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
+        assert!(x.len() >= m * k && out.len() >= m * n && panels.len() >= n * k && bias.len() >= n && n % 16 == 0);
+        let mut k0 = 0;
+        while k0 < k {
+            let kc = (k - k0).min(super::GEMM_DEPTH);
+            for p in 0..n / 16 {
+                let w = unsafe { panels.as_ptr().add((p * k + k0) * 16) };
+                let mut i0 = 0;
+                while i0 < m {
+                    let rows = (m - i0).min(6);
+                    let first = k0 == 0;
+                    unsafe {
+                        let xp = x.as_ptr().add(i0 * k + k0);
+                        let op = out.as_mut_ptr().add(i0 * n + p * 16);
+                        let bp = bias.as_ptr().add(p * 16);
+                        match rows {
+                            1 => gemm_tile::<1>(xp, w, bp, op, kc, k, n, first),
+                            2 => gemm_tile::<2>(xp, w, bp, op, kc, k, n, first),
+                            3 => gemm_tile::<3>(xp, w, bp, op, kc, k, n, first),
+                            4 => gemm_tile::<4>(xp, w, bp, op, kc, k, n, first),
+                            5 => gemm_tile::<5>(xp, w, bp, op, kc, k, n, first),
+                            _ => gemm_tile::<6>(xp, w, bp, op, kc, k, n, first),
+                        }
+                    }
+                    i0 += rows;
+                }
+            }
+            k0 += kc;
+        }
+    }
+
+    /// `R` rows × 16 columns over `kc` depth: starts from the bias when `first`, else from `out`.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_tile<const R: usize>(x: *const f32, w: *const f32, bias: *const f32, out: *mut f32, kc: usize, k: usize, n: usize, first: bool) {
+        unsafe {
+            let mut acc = [[_mm256_setzero_ps(); 2]; R];
+            for (r, a) in acc.iter_mut().enumerate() {
+                let src = if first { bias } else { out.add(r * n) as *const f32 };
+                a[0] = _mm256_loadu_ps(src);
+                a[1] = _mm256_loadu_ps(src.add(8));
+            }
+            for c in 0..kc {
+                let w0 = _mm256_loadu_ps(w.add(c * 16));
+                let w1 = _mm256_loadu_ps(w.add(c * 16 + 8));
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let xv = _mm256_set1_ps(*x.add(r * k + c));
+                    a[0] = _mm256_fmadd_ps(xv, w0, a[0]);
+                    a[1] = _mm256_fmadd_ps(xv, w1, a[1]);
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                _mm256_storeu_ps(out.add(r * n), a[0]);
+                _mm256_storeu_ps(out.add(r * n + 8), a[1]);
+            }
+        }
+    }
+
     /// `exp` of eight lanes: Cephes `expf` (range reduction `x = n·ln2 + r`, |r| ≤ ln2/2,
     /// degree-7 polynomial, scaled by 2ⁿ through the exponent bits); within 2 ulp of the
     /// true value for x in [−87.3, 88]. Inputs are clamped to that range (below it the
@@ -363,11 +503,14 @@ mod avx2 {
 
 /// Exact-form GELU, `x·(1 + erf(x/√2))/2`, in place and in parallel.
 pub fn gelu(x: &mut [f32]) {
-    x.par_chunks_mut(16 * 1024).for_each(|chunk| {
-        for v in chunk {
-            *v = 0.5 * *v * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
-        }
-    });
+    x.par_chunks_mut(16 * 1024).for_each(gelu_serial);
+}
+
+/// [`gelu`] on the calling thread.
+fn gelu_serial(x: &mut [f32]) {
+    for v in x {
+        *v = 0.5 * *v * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
+    }
 }
 
 /// erf as a rational function on [−4, 4] (Eigen's `generic_fast_erf_float`; outside, erf is
@@ -663,6 +806,29 @@ mod tests {
                     let want: f32 = (0..k).map(|c| a[i * k + c] * b[c * n + j]).sum();
                     assert!((out[i * n + j] - want).abs() < 1e-3, "({m},{k},{n}) [{i},{j}]");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn packed_matches_a_plain_matmul() {
+        // k above GEMM_DEPTH (several depth passes), m across task and tile boundaries.
+        for (m, n, k) in [(1, 16, 8), (7, 32, 300), (53, 48, 600), (100, 20, 33)] {
+            let w: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
+            let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
+            let want = reference(&w, &b, &x, m, n, k);
+            let packed = Packed::new(&w, n, k, Some(b.clone()));
+            let got = packed.forward(&x, m, false);
+            let mut scalar = vec![0.0; m * n];
+            packed.forward_scalar(&x, m, &mut scalar);
+            for (g, e) in got.iter().chain(&scalar).zip(want.iter().chain(&want)) {
+                assert!((g - e).abs() < 1e-3 * e.abs().max(1.0), "({m},{n},{k}): {g} vs {e}");
+            }
+            let mut gelu_want = want.clone();
+            gelu(&mut gelu_want);
+            for (g, e) in packed.forward(&x, m, true).iter().zip(&gelu_want) {
+                assert!((g - e).abs() < 1e-3 * e.abs().max(1.0), "gelu ({m},{n},{k}): {g} vs {e}");
             }
         }
     }

@@ -1,32 +1,23 @@
 //! The Whisper network on burn (flex backend, f32): audio encoder and text decoder.
 //!
-//! Weights come from a parsed CTranslate2 file ([`crate::ct2`]); every linear weight is
-//! transposed to `[in, out]` once at load time, q/k/v stay fused so each attention block does
-//! one matmul, and the logits projection is the token embedding (tied), stored transposed.
+//! Weights come from a parsed CTranslate2 file ([`crate::ct2`]); the encoder's linear layers
+//! (and the decoder's cross-attention key/value projection, applied to all 1500 frames) are
+//! packed once at load time for a blocked GEMM ([`Packed`]), the decoder's stay f16
+//! ([`Matrix`]); q/k/v stay fused so each attention block does one matmul, and the logits
+//! projection is the token embedding (tied).
 //! The decoder keeps a self-attention key/value cache per layer; cross-attention keys/values are
 //! computed once per 30 s window ([`AudioContext`]). The struct is immutable after loading, so
 //! one instance is shared between threads.
 
-use burn::tensor::module::{attention, conv1d, layer_norm, linear};
+use burn::tensor::module::{attention, conv1d, layer_norm};
 use burn::tensor::ops::{AttentionModuleOptions, ConvOptions};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use crate::ct2::{Ct2Error, Ct2File, WhisperDims};
-use crate::kernels::{self, CrossKv, Matrix};
+use crate::kernels::{self, CrossKv, Matrix, Packed};
 use crate::profile::time;
 
 const LN_EPS: f64 = 1e-5;
-
-struct Linear {
-    w: Tensor<2>, // [in, out]
-    b: Tensor<1>,
-}
-
-impl Linear {
-    fn forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
-        linear(x, self.w.clone(), Some(self.b.clone()))
-    }
-}
 
 struct Norm {
     g: Tensor<1>,
@@ -39,16 +30,19 @@ impl Norm {
     }
 }
 
+/// The encoder's feed-forward block, on [`Packed`] kernels (GELU fused into the first).
 struct Mlp {
     norm: Norm,
-    fc1: Linear,
-    fc2: Linear,
+    fc1: Packed,
+    fc2: Packed,
 }
 
 impl Mlp {
     fn forward(&self, x: Tensor<3>) -> Tensor<3> {
-        let h = self.fc2.forward(fast_gelu(self.fc1.forward(self.norm.forward(x.clone()))));
-        x + h
+        let [b, t, d] = x.dims();
+        let hidden = self.fc1.forward(&to_vec(self.norm.forward(x.clone())), b * t, true);
+        let device = x.device();
+        x + from_vec(self.fc2.forward(&hidden, b * t, false), [b, t, d], &device)
     }
 }
 
@@ -61,8 +55,8 @@ struct DecMlp {
 
 struct EncoderLayer {
     norm: Norm,
-    qkv: Linear,
-    out: Linear,
+    qkv: Packed,
+    out: Packed,
     mlp: Mlp,
 }
 
@@ -74,7 +68,7 @@ struct DecoderLayer {
     out: Matrix,
     cross_norm: Norm,
     cross_q: Matrix,
-    cross_kv: Linear,
+    cross_kv: Packed,
     cross_out: Matrix,
     mlp: DecMlp,
 }
@@ -166,17 +160,6 @@ fn fast_gelu<const D: usize>(t: Tensor<D>) -> Tensor<D> {
     from_vec(x, shape, &device)
 }
 
-/// Transposes a row-major `[rows, cols]` matrix.
-fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut out = vec![0.0; w.len()];
-    for r in 0..rows {
-        for c in 0..cols {
-            out[c * rows + r] = w[r * cols + c];
-        }
-    }
-    out
-}
-
 struct Loader<'a> {
     f: &'a Ct2File,
     device: Device,
@@ -188,11 +171,10 @@ impl Loader<'_> {
         let n = v.len();
         Ok(from_vec(v, [n], &self.device))
     }
-    fn linear(&self, name: &str) -> Result<Linear, Ct2Error> {
-        let shape = self.f.shape(&format!("{name}/weight"))?.to_vec();
-        let (out, inp) = (shape[0], shape[1]);
-        let w = transpose(&self.f.f32(&format!("{name}/weight"))?, out, inp);
-        Ok(Linear { w: from_vec(w, [inp, out], &self.device), b: self.vec1(&format!("{name}/bias"))? })
+    /// A `[out, in]` linear layer for the 1500-row encoder products.
+    fn packed(&self, name: &str) -> Result<Packed, Ct2Error> {
+        let s = self.f.shape(&format!("{name}/weight"))?.to_vec();
+        Ok(Packed::new(&self.f.f32(&format!("{name}/weight"))?, s[0], s[1], Some(self.f.f32(&format!("{name}/bias"))?)))
     }
     fn norm(&self, name: &str) -> Result<Norm, Ct2Error> {
         Ok(Norm { g: self.vec1(&format!("{name}/gamma"))?, b: self.vec1(&format!("{name}/beta"))? })
@@ -200,8 +182,8 @@ impl Loader<'_> {
     fn mlp(&self, p: &str) -> Result<Mlp, Ct2Error> {
         Ok(Mlp {
             norm: self.norm(&format!("{p}/ffn/layer_norm"))?,
-            fc1: self.linear(&format!("{p}/ffn/linear_0"))?,
-            fc2: self.linear(&format!("{p}/ffn/linear_1"))?,
+            fc1: self.packed(&format!("{p}/ffn/linear_0"))?,
+            fc2: self.packed(&format!("{p}/ffn/linear_1"))?,
         })
     }
     fn conv(&self, name: &str) -> Result<(Tensor<3>, Tensor<1>), Ct2Error> {
@@ -236,8 +218,8 @@ impl Whisper {
                 let p = format!("encoder/layer_{i}");
                 Ok(EncoderLayer {
                     norm: l.norm(&format!("{p}/self_attention/layer_norm"))?,
-                    qkv: l.linear(&format!("{p}/self_attention/linear_0"))?,
-                    out: l.linear(&format!("{p}/self_attention/linear_1"))?,
+                    qkv: l.packed(&format!("{p}/self_attention/linear_0"))?,
+                    out: l.packed(&format!("{p}/self_attention/linear_1"))?,
                     mlp: l.mlp(&p)?,
                 })
             })
@@ -251,7 +233,7 @@ impl Whisper {
                     out: l.kernel_linear(&format!("{p}/self_attention/linear_1"))?,
                     cross_norm: l.norm(&format!("{p}/attention/layer_norm"))?,
                     cross_q: l.kernel_linear(&format!("{p}/attention/linear_0"))?,
-                    cross_kv: l.linear(&format!("{p}/attention/linear_1"))?,
+                    cross_kv: l.packed(&format!("{p}/attention/linear_1"))?,
                     cross_out: l.kernel_linear(&format!("{p}/attention/linear_2"))?,
                     mlp: DecMlp {
                         norm: l.norm(&format!("{p}/ffn/layer_norm"))?,
@@ -320,15 +302,15 @@ impl Whisper {
         let (h, dh) = self.heads();
         let n_ctx = self.dims.n_audio_ctx;
         for layer in &self.enc_layers {
-            let qkv = time("enc qkv", || to_vec(layer.qkv.forward(layer.norm.forward(x.clone()))));
+            let qkv = time("enc qkv", || layer.qkv.forward(&to_vec(layer.norm.forward(x.clone())), n_ctx, false));
             let a = time("enc attention", || kernels::window_attention(&qkv, n_ctx, h, dh));
-            let a = from_vec(a, [1, n_ctx, self.dims.d_model], &self.device);
-            x = x + time("enc out", || layer.out.forward(a));
+            x = x + time("enc out", || from_vec(layer.out.forward(&a, n_ctx, false), [1, n_ctx, self.dims.d_model], &self.device));
             x = time("enc mlp", || layer.mlp.forward(x));
         }
         let x = self.enc_norm.forward(x);
         let kv = time("enc cross kv", || {
-            self.dec_layers.iter().map(|layer| CrossKv::new(&to_vec(layer.cross_kv.forward(x.clone())), n_ctx, h, dh)).collect()
+            let x = to_vec(x);
+            self.dec_layers.iter().map(|layer| CrossKv::new(&layer.cross_kv.forward(&x, n_ctx, false), n_ctx, h, dh)).collect()
         });
         AudioContext { kv }
     }

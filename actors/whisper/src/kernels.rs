@@ -533,7 +533,7 @@ fn erf(x: f32) -> f32 {
 
 /// Softmax of one row, in place: vectorised (AVX2 `exp`, see [`avx2::exp8`]) when the CPU
 /// allows, else [`softmax_scalar`].
-fn softmax(row: &mut [f32]) {
+pub fn softmax(row: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if simd_available() {
         // SAFETY: features detected.
@@ -541,6 +541,19 @@ fn softmax(row: &mut [f32]) {
         return;
     }
     softmax_scalar(row)
+}
+
+/// `a · b` with eight independent partial sums (so it vectorises on any x86-64).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
 }
 
 /// Softmax of one row, in place, with libm `exp`.

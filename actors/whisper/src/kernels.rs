@@ -80,6 +80,84 @@ impl Matrix {
     }
 }
 
+/// Output columns per packed panel of [`Packed`] (two AVX2 registers).
+const PANEL: usize = 16;
+/// Rows of `x` per rayon task of [`Packed::forward`].
+const GEMM_ROWS: usize = 48;
+/// Depth (input features) per pass of [`Packed::forward`]: a panel's slice (`GEMM_DEPTH` × 16
+/// f32, 16 KiB) stays in L1, the task's rows of `x` for it in L2.
+const GEMM_DEPTH: usize = 256;
+
+/// A linear layer `y = x·Wᵀ + b` for many rows (the encoder's 1500 frames): `W` (`[out, in]`)
+/// packed at load time into panels of 16 output columns, `[out/16][in][16]` f32 (widening
+/// f16 is exact, so results equal an f32 matmul up to summation order), multiplied with a
+/// blocked 6×16 register-tile GEMM on rayon's pool.
+pub struct Packed {
+    panels: Vec<f32>,
+    bias: Vec<f32>,
+    /// Output features.
+    pub out: usize,
+    /// Input features.
+    pub inp: usize,
+}
+
+impl Packed {
+    /// From a row-major `[out, in]` weight and its bias (zero when absent).
+    pub fn new(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Packed {
+        assert_eq!(w.len(), out * inp, "weight size");
+        let np = out.div_ceil(PANEL);
+        let mut panels = vec![0.0f32; np * inp * PANEL];
+        for r in 0..out {
+            let (p, j) = (r / PANEL, r % PANEL);
+            for c in 0..inp {
+                panels[(p * inp + c) * PANEL + j] = w[r * inp + c];
+            }
+        }
+        let bias = bias.unwrap_or_else(|| vec![0.0; out]);
+        assert_eq!(bias.len(), out, "bias size");
+        Packed { panels, bias, out, inp }
+    }
+
+    /// `x` holds `m` rows of `inp` values; returns `m` rows of `out` values, through
+    /// [`gelu`] when `with_gelu`.
+    pub fn forward(&self, x: &[f32], m: usize, with_gelu: bool) -> Vec<f32> {
+        let (n, k) = (self.out, self.inp);
+        assert_eq!(x.len(), m * k, "input size");
+        let mut y = vec![0.0f32; m * n];
+        y.par_chunks_mut(GEMM_ROWS * n).enumerate().for_each(|(b, out)| {
+            let rows = out.len() / n;
+            let xs = &x[b * GEMM_ROWS * k..(b * GEMM_ROWS + rows) * k];
+            #[cfg(target_arch = "x86_64")]
+            if simd_available() && n % PANEL == 0 {
+                // SAFETY: features detected; `xs` is `rows × k`, `out` is `rows × n`, the
+                // panels hold `n/16 × k × 16` values.
+                unsafe { avx2::gemm(xs, &self.panels, &self.bias, rows, k, n, out) };
+                if with_gelu {
+                    gelu_serial(out);
+                }
+                return;
+            }
+            self.forward_scalar(xs, rows, out);
+            if with_gelu {
+                gelu_serial(out);
+            }
+        });
+        y
+    }
+
+    /// The plain loop over the packed weights (no SIMD, or `out` not a multiple of 16).
+    fn forward_scalar(&self, x: &[f32], m: usize, out: &mut [f32]) {
+        let (n, k) = (self.out, self.inp);
+        for i in 0..m {
+            for r in 0..n {
+                let (p, j) = (r / PANEL, r % PANEL);
+                let dot: f32 = (0..k).map(|c| self.panels[(p * k + c) * PANEL + j] * x[i * k + c]).sum();
+                out[i * n + r] = dot + self.bias[r];
+            }
+        }
+    }
+}
+
 /// A weight element the kernels can widen to f32.
 trait Weight: Copy + Send + Sync {
     fn to_f32(self) -> f32;
@@ -230,58 +308,186 @@ mod avx2 {
         }
     }
 
-    /// Rows of `a` per register tile of [`matmul`] (4 rows × 16 columns = 8 accumulators).
-    const TILE_ROWS: usize = 4;
+    /// Rows of `a` per register tile of [`matmul`] (6 rows × 16 columns = 12 accumulators).
+    const TILE_ROWS: usize = 6;
 
+    /// Column panels (16 wide) outermost, so one panel of `b` (`k` × 16) stays in L1 while
+    /// every row tile of `a` passes over it.
     #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
-        let mut i0 = 0;
-        while i0 < m {
-            let rows = (m - i0).min(TILE_ROWS);
-            unsafe {
-                match rows {
-                    1 => tile::<1>(a, b, i0, k, n, out),
-                    2 => tile::<2>(a, b, i0, k, n, out),
-                    3 => tile::<3>(a, b, i0, k, n, out),
-                    _ => tile::<4>(a, b, i0, k, n, out),
-                }
-            }
-            i0 += rows;
-        }
-    }
-
-    /// Rows `i0..i0 + R` of `a · b`, 16 columns at a time with broadcast `a` values.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn tile<const R: usize>(a: &[f32], b: &[f32], i0: usize, k: usize, n: usize, out: &mut [f32]) {
-        let (ap, bp) = (a.as_ptr(), b.as_ptr());
         let mut j = 0;
         while j + 16 <= n {
-            let mut acc = [[_mm256_setzero_ps(); 2]; R];
-            for c in 0..k {
+            let mut i0 = 0;
+            while i0 < m {
+                let rows = (m - i0).min(TILE_ROWS);
                 unsafe {
-                    let b0 = _mm256_loadu_ps(bp.add(c * n + j));
-                    let b1 = _mm256_loadu_ps(bp.add(c * n + j + 8));
-                    for (r, acc) in acc.iter_mut().enumerate() {
-                        let x = _mm256_set1_ps(*ap.add((i0 + r) * k + c));
-                        acc[0] = _mm256_fmadd_ps(x, b0, acc[0]);
-                        acc[1] = _mm256_fmadd_ps(x, b1, acc[1]);
+                    match rows {
+                        1 => tile::<1>(a, b, i0, j, k, n, out),
+                        2 => tile::<2>(a, b, i0, j, k, n, out),
+                        3 => tile::<3>(a, b, i0, j, k, n, out),
+                        4 => tile::<4>(a, b, i0, j, k, n, out),
+                        5 => tile::<5>(a, b, i0, j, k, n, out),
+                        _ => tile::<6>(a, b, i0, j, k, n, out),
                     }
                 }
-            }
-            for (r, acc) in acc.iter().enumerate() {
-                let o = &mut out[(i0 + r) * n + j..(i0 + r) * n + j + 16];
-                unsafe {
-                    _mm256_storeu_ps(o.as_mut_ptr(), acc[0]);
-                    _mm256_storeu_ps(o.as_mut_ptr().add(8), acc[1]);
-                }
+                i0 += rows;
             }
             j += 16;
         }
-        for r in 0..R {
+        for i in 0..m {
             for jj in j..n {
-                out[(i0 + r) * n + jj] = (0..k).map(|c| a[(i0 + r) * k + c] * b[c * n + jj]).sum();
+                out[i * n + jj] = (0..k).map(|c| a[i * k + c] * b[c * n + jj]).sum();
             }
         }
+    }
+
+    /// Rows `i0..i0 + R`, columns `j..j + 16` of `a · b`, with broadcast `a` values.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn tile<const R: usize>(a: &[f32], b: &[f32], i0: usize, j: usize, k: usize, n: usize, out: &mut [f32]) {
+        let (ap, bp) = (a.as_ptr(), b.as_ptr());
+        let mut acc = [[_mm256_setzero_ps(); 2]; R];
+        for c in 0..k {
+            unsafe {
+                let b0 = _mm256_loadu_ps(bp.add(c * n + j));
+                let b1 = _mm256_loadu_ps(bp.add(c * n + j + 8));
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let x = _mm256_set1_ps(*ap.add((i0 + r) * k + c));
+                    acc[0] = _mm256_fmadd_ps(x, b0, acc[0]);
+                    acc[1] = _mm256_fmadd_ps(x, b1, acc[1]);
+                }
+            }
+        }
+        for (r, acc) in acc.iter().enumerate() {
+            let o = &mut out[(i0 + r) * n + j..(i0 + r) * n + j + 16];
+            unsafe {
+                _mm256_storeu_ps(o.as_mut_ptr(), acc[0]);
+                _mm256_storeu_ps(o.as_mut_ptr().add(8), acc[1]);
+            }
+        }
+    }
+
+    /// `out = x · W + bias` for `m` rows of `x` (`[m, k]`) and `W` packed in 16-column panels
+    /// (see [`super::Packed`]); `n` is a multiple of 16. Depth blocks outermost (the partial
+    /// sums are reloaded from `out`), then panels, then 6-row tiles.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn gemm(x: &[f32], panels: &[f32], bias: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
+        assert!(x.len() >= m * k && out.len() >= m * n && panels.len() >= n * k && bias.len() >= n && n % 16 == 0);
+        let mut k0 = 0;
+        while k0 < k {
+            let kc = (k - k0).min(super::GEMM_DEPTH);
+            for p in 0..n / 16 {
+                let w = unsafe { panels.as_ptr().add((p * k + k0) * 16) };
+                let mut i0 = 0;
+                while i0 < m {
+                    let rows = (m - i0).min(6);
+                    let first = k0 == 0;
+                    unsafe {
+                        let xp = x.as_ptr().add(i0 * k + k0);
+                        let op = out.as_mut_ptr().add(i0 * n + p * 16);
+                        let bp = bias.as_ptr().add(p * 16);
+                        match rows {
+                            1 => gemm_tile::<1>(xp, w, bp, op, kc, k, n, first),
+                            2 => gemm_tile::<2>(xp, w, bp, op, kc, k, n, first),
+                            3 => gemm_tile::<3>(xp, w, bp, op, kc, k, n, first),
+                            4 => gemm_tile::<4>(xp, w, bp, op, kc, k, n, first),
+                            5 => gemm_tile::<5>(xp, w, bp, op, kc, k, n, first),
+                            _ => gemm_tile::<6>(xp, w, bp, op, kc, k, n, first),
+                        }
+                    }
+                    i0 += rows;
+                }
+            }
+            k0 += kc;
+        }
+    }
+
+    /// `R` rows × 16 columns over `kc` depth: starts from the bias when `first`, else from `out`.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_tile<const R: usize>(x: *const f32, w: *const f32, bias: *const f32, out: *mut f32, kc: usize, k: usize, n: usize, first: bool) {
+        unsafe {
+            let mut acc = [[_mm256_setzero_ps(); 2]; R];
+            for (r, a) in acc.iter_mut().enumerate() {
+                let src = if first { bias } else { out.add(r * n) as *const f32 };
+                a[0] = _mm256_loadu_ps(src);
+                a[1] = _mm256_loadu_ps(src.add(8));
+            }
+            for c in 0..kc {
+                let w0 = _mm256_loadu_ps(w.add(c * 16));
+                let w1 = _mm256_loadu_ps(w.add(c * 16 + 8));
+                for (r, a) in acc.iter_mut().enumerate() {
+                    let xv = _mm256_set1_ps(*x.add(r * k + c));
+                    a[0] = _mm256_fmadd_ps(xv, w0, a[0]);
+                    a[1] = _mm256_fmadd_ps(xv, w1, a[1]);
+                }
+            }
+            for (r, a) in acc.iter().enumerate() {
+                _mm256_storeu_ps(out.add(r * n), a[0]);
+                _mm256_storeu_ps(out.add(r * n + 8), a[1]);
+            }
+        }
+    }
+
+    /// `exp` of eight lanes: Cephes `expf` (range reduction `x = n·ln2 + r`, |r| ≤ ln2/2,
+    /// degree-7 polynomial, scaled by 2ⁿ through the exponent bits); within 2 ulp of the
+    /// true value for x in [−87.3, 88]. Inputs are clamped to that range (below it the
+    /// result is ~1e−38 instead of a denormal or 0, which no softmax sum can notice).
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    pub fn exp8(x: __m256) -> __m256 {
+        let x = _mm256_min_ps(x, _mm256_set1_ps(88.0));
+        let x = _mm256_max_ps(x, _mm256_set1_ps(-87.336_55));
+        let n = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(x, _mm256_set1_ps(std::f32::consts::LOG2_E)));
+        let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693_359_4), x);
+        let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.121_944_4e-4), r);
+        let mut y = _mm256_set1_ps(1.987_569_1e-4);
+        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.398_199_9e-3));
+        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.333_452e-3));
+        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.166_579_6e-2));
+        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.666_666_5e-1));
+        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.000_000_1e-1));
+        y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0)));
+        let e = _mm256_slli_epi32::<23>(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)));
+        _mm256_mul_ps(y, _mm256_castsi256_ps(e))
+    }
+
+    /// [`super::softmax`] with [`exp8`]: max, exp and sum, scale; the tail (< 8 values)
+    /// goes through a padded register.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn softmax(row: &mut [f32]) {
+        let len = row.len();
+        let full = len / 8 * 8;
+        let p = row.as_mut_ptr();
+        let mut mv = _mm256_set1_ps(f32::NEG_INFINITY);
+        for i in (0..full).step_by(8) {
+            mv = _mm256_max_ps(mv, unsafe { _mm256_loadu_ps(p.add(i)) });
+        }
+        let mut lanes = [0.0f32; 8];
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), mv) };
+        let max = lanes.iter().chain(&row[full..]).copied().fold(f32::NEG_INFINITY, f32::max);
+        let mx = _mm256_set1_ps(max);
+        let mut sv = _mm256_setzero_ps();
+        for i in (0..full).step_by(8) {
+            unsafe {
+                let e = exp8(_mm256_sub_ps(_mm256_loadu_ps(p.add(i)), mx));
+                _mm256_storeu_ps(p.add(i), e);
+                sv = _mm256_add_ps(sv, e);
+            }
+        }
+        let mut sum = hsum(sv);
+        if full < len {
+            let mut tail = [max; 8];
+            tail[..len - full].copy_from_slice(&row[full..]);
+            unsafe { _mm256_storeu_ps(tail.as_mut_ptr(), exp8(_mm256_sub_ps(_mm256_loadu_ps(tail.as_ptr()), mx))) };
+            row[full..].copy_from_slice(&tail[..len - full]);
+            sum += tail[..len - full].iter().sum::<f32>();
+        }
+        let inv = _mm256_set1_ps(1.0 / sum);
+        for i in (0..full).step_by(8) {
+            unsafe { _mm256_storeu_ps(p.add(i), _mm256_mul_ps(_mm256_loadu_ps(p.add(i)), inv)) };
+        }
+        let inv = 1.0 / sum;
+        row[full..].iter_mut().for_each(|v| *v *= inv);
     }
 
     #[inline(always)]
@@ -297,11 +503,14 @@ mod avx2 {
 
 /// Exact-form GELU, `x·(1 + erf(x/√2))/2`, in place and in parallel.
 pub fn gelu(x: &mut [f32]) {
-    x.par_chunks_mut(16 * 1024).for_each(|chunk| {
-        for v in chunk {
-            *v = 0.5 * *v * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
-        }
-    });
+    x.par_chunks_mut(16 * 1024).for_each(gelu_serial);
+}
+
+/// [`gelu`] on the calling thread.
+fn gelu_serial(x: &mut [f32]) {
+    for v in x {
+        *v = 0.5 * *v * (1.0 + erf(*v * std::f32::consts::FRAC_1_SQRT_2));
+    }
 }
 
 /// erf as a rational function on [−4, 4] (Eigen's `generic_fast_erf_float`; outside, erf is
@@ -322,8 +531,33 @@ fn erf(x: f32) -> f32 {
     x * p / q
 }
 
-/// Softmax of one row, in place.
-fn softmax(row: &mut [f32]) {
+/// Softmax of one row, in place: vectorised (AVX2 `exp`, see [`avx2::exp8`]) when the CPU
+/// allows, else [`softmax_scalar`].
+pub fn softmax(row: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if simd_available() {
+        // SAFETY: features detected.
+        unsafe { avx2::softmax(row) };
+        return;
+    }
+    softmax_scalar(row)
+}
+
+/// `a · b` with eight independent partial sums (so it vectorises on any x86-64).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+/// Softmax of one row, in place, with libm `exp`.
+fn softmax_scalar(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut sum = 0.0;
     for v in row.iter_mut() {
@@ -348,14 +582,14 @@ pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> 
     let scale = 1.0 / (dh as f32).sqrt();
     let mut per_head = vec![0.0f32; h * t * dh]; // [h, t, dh]
     per_head.par_chunks_mut(t * dh).enumerate().for_each(|(head, out)| {
-        let (mut q, mut kt, mut vt) = (vec![0.0f32; t * dh], vec![0.0f32; dh * t], vec![0.0f32; dh * t]);
+        let (mut q, mut kt, mut v) = (vec![0.0f32; t * dh], vec![0.0f32; dh * t], vec![0.0f32; t * dh]);
         for i in 0..t {
             let row = &qkv[i * 3 * d..(i + 1) * 3 * d];
             for c in 0..dh {
                 q[i * dh + c] = row[head * dh + c] * scale;
                 kt[c * t + i] = row[d + head * dh + c];
-                vt[c * t + i] = row[2 * d + head * dh + c];
             }
+            v[i * dh..(i + 1) * dh].copy_from_slice(&row[2 * d + head * dh..2 * d + (head + 1) * dh]);
         }
         out.par_chunks_mut(QUERY_BLOCK * dh).enumerate().for_each(|(b, o)| {
             let rows = o.len() / dh;
@@ -363,7 +597,7 @@ pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> 
             let mut scores = vec![0.0f32; rows * t];
             matmul(&q[i0 * dh..(i0 + rows) * dh], &kt, rows, dh, t, &mut scores);
             scores.chunks_exact_mut(t).for_each(softmax);
-            matmul_transposed(&scores, &vt, rows, t, o);
+            matmul(&scores, &v, rows, t, dh, o);
         });
     });
     let mut merged = vec![0.0f32; t * d];
@@ -515,12 +749,99 @@ mod tests {
         for head in 0..h {
             for i in 0..t {
                 let mut s: Vec<f32> = (0..t).map(|j| (0..dh).map(|c| at(i, 0, head, c) * at(j, 1, head, c)).sum::<f32>() / (dh as f32).sqrt()).collect();
-                softmax(&mut s);
+                softmax_scalar(&mut s);
                 for c in 0..dh {
                     let want: f32 = (0..t).map(|j| s[j] * at(j, 2, head, c)).sum();
                     let g = got[i * d + head * dh + c];
                     assert!((g - want).abs() < 1e-5, "head {head} row {i} col {c}: {g} vs {want}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn vector_exp_is_within_a_few_ulp() {
+        if !simd_available() {
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            let mut worst = 0.0f64;
+            let mut x = -87.0f32;
+            while x < 87.8 {
+                let xs: [f32; 8] = std::array::from_fn(|i| x + i as f32 * 0.0123);
+                let mut got = [0.0f32; 8];
+                // SAFETY: features detected above.
+                unsafe { _mm256_storeu_ps(got.as_mut_ptr(), avx2::exp8(_mm256_loadu_ps(xs.as_ptr()))) };
+                for (g, x) in got.iter().zip(xs) {
+                    let want = (x as f64).exp();
+                    worst = worst.max(((*g as f64) - want).abs() / want);
+                }
+                x += 0.0917;
+            }
+            // f32 ulp is 2^-23 ≈ 1.19e-7 relative at worst.
+            assert!(worst < 3.0e-7, "worst relative error {worst}");
+        }
+    }
+
+    #[test]
+    fn softmax_matches_the_scalar_one() {
+        for len in [1, 7, 8, 9, 37, 1500] {
+            let row: Vec<f32> = (0..len).map(|i| ((i * 7919) % 97) as f32 / 7.0 - 6.0).collect();
+            let (mut got, mut want) = (row.clone(), row.clone());
+            softmax(&mut got);
+            softmax_scalar(&mut want);
+            for (g, w) in got.iter().zip(&want) {
+                // (sums of 1500 terms in another order: a few ulp apart)
+                assert!((g - w).abs() <= 4e-6 * w.max(1e-3), "len {len}: {g} vs {w}");
+            }
+        }
+        // A row far below zero and one with a -inf entry (a masked score).
+        let mut row = vec![-1000.0f32, -1001.0, f32::NEG_INFINITY, -999.0, -1000.5, -1002.0, -998.0, -1000.0, -1003.0];
+        let mut want = row.clone();
+        softmax(&mut row);
+        softmax_scalar(&mut want);
+        for (g, w) in row.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-6, "{g} vs {w}");
+        }
+    }
+
+    #[test]
+    fn matmul_handles_tall_blocks_and_column_tails() {
+        for (m, k, n) in [(32, 64, 1500), (13, 1500, 64), (6, 5, 33)] {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 13) % 7) as f32 / 7.0 - 0.4).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 / 11.0 - 0.5).collect();
+            let mut out = vec![0.0; m * n];
+            matmul(&a, &b, m, k, n, &mut out);
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f32 = (0..k).map(|c| a[i * k + c] * b[c * n + j]).sum();
+                    assert!((out[i * n + j] - want).abs() < 1e-3, "({m},{k},{n}) [{i},{j}]");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn packed_matches_a_plain_matmul() {
+        // k above GEMM_DEPTH (several depth passes), m across task and tile boundaries.
+        for (m, n, k) in [(1, 16, 8), (7, 32, 300), (53, 48, 600), (100, 20, 33)] {
+            let w: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
+            let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
+            let want = reference(&w, &b, &x, m, n, k);
+            let packed = Packed::new(&w, n, k, Some(b.clone()));
+            let got = packed.forward(&x, m, false);
+            let mut scalar = vec![0.0; m * n];
+            packed.forward_scalar(&x, m, &mut scalar);
+            for (g, e) in got.iter().chain(&scalar).zip(want.iter().chain(&want)) {
+                assert!((g - e).abs() < 1e-3 * e.abs().max(1.0), "({m},{n},{k}): {g} vs {e}");
+            }
+            let mut gelu_want = want.clone();
+            gelu(&mut gelu_want);
+            for (g, e) in packed.forward(&x, m, true).iter().zip(&gelu_want) {
+                assert!((g - e).abs() < 1e-3 * e.abs().max(1.0), "gelu ({m},{n},{k}): {g} vs {e}");
             }
         }
     }

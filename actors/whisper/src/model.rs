@@ -1,32 +1,24 @@
 //! The Whisper network on burn (flex backend, f32): audio encoder and text decoder.
 //!
-//! Weights come from a parsed CTranslate2 file ([`crate::ct2`]); every linear weight is
-//! transposed to `[in, out]` once at load time, q/k/v stay fused so each attention block does
-//! one matmul, and the logits projection is the token embedding (tied), stored transposed.
+//! Weights come from a parsed CTranslate2 file ([`crate::ct2`]); the encoder's linear layers
+//! (and the decoder's cross-attention key/value projection, applied to all 1500 frames) are
+//! packed once at load time for a blocked GEMM ([`Packed`]), the decoder's stay f16
+//! ([`Matrix`]); q/k/v stay fused so each attention block does one matmul, and the logits
+//! projection is the token embedding (tied).
 //! The decoder keeps a self-attention key/value cache per layer; cross-attention keys/values are
 //! computed once per 30 s window ([`AudioContext`]). The struct is immutable after loading, so
 //! one instance is shared between threads.
 
-use burn::tensor::module::{attention, conv1d, layer_norm, linear};
-use burn::tensor::ops::{AttentionModuleOptions, ConvOptions};
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::module::{conv1d, layer_norm};
+use rayon::prelude::*;
+use burn::tensor::ops::ConvOptions;
+use burn::tensor::{Device, Tensor, TensorData};
 
 use crate::ct2::{Ct2Error, Ct2File, WhisperDims};
-use crate::kernels::{self, CrossKv, Matrix};
+use crate::kernels::{self, CrossKv, Matrix, Packed};
 use crate::profile::time;
 
 const LN_EPS: f64 = 1e-5;
-
-struct Linear {
-    w: Tensor<2>, // [in, out]
-    b: Tensor<1>,
-}
-
-impl Linear {
-    fn forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
-        linear(x, self.w.clone(), Some(self.b.clone()))
-    }
-}
 
 struct Norm {
     g: Tensor<1>,
@@ -39,16 +31,19 @@ impl Norm {
     }
 }
 
+/// The encoder's feed-forward block, on [`Packed`] kernels (GELU fused into the first).
 struct Mlp {
     norm: Norm,
-    fc1: Linear,
-    fc2: Linear,
+    fc1: Packed,
+    fc2: Packed,
 }
 
 impl Mlp {
     fn forward(&self, x: Tensor<3>) -> Tensor<3> {
-        let h = self.fc2.forward(fast_gelu(self.fc1.forward(self.norm.forward(x.clone()))));
-        x + h
+        let [b, t, d] = x.dims();
+        let hidden = self.fc1.forward(&to_vec(self.norm.forward(x.clone())), b * t, true);
+        let device = x.device();
+        x + from_vec(self.fc2.forward(&hidden, b * t, false), [b, t, d], &device)
     }
 }
 
@@ -61,8 +56,8 @@ struct DecMlp {
 
 struct EncoderLayer {
     norm: Norm,
-    qkv: Linear,
-    out: Linear,
+    qkv: Packed,
+    out: Packed,
     mlp: Mlp,
 }
 
@@ -74,7 +69,7 @@ struct DecoderLayer {
     out: Matrix,
     cross_norm: Norm,
     cross_q: Matrix,
-    cross_kv: Linear,
+    cross_kv: Packed,
     cross_out: Matrix,
     mlp: DecMlp,
 }
@@ -100,10 +95,17 @@ pub struct AudioContext {
     kv: Vec<CrossKv>,
 }
 
-/// Self-attention keys and values of the tokens decoded so far, `[batch, H, len, dh]` per layer.
+/// Self-attention keys and values of one decoder layer: per batch row, `[len, d]` row-major.
+#[derive(Clone, Default)]
+struct LayerKv {
+    k: Vec<Vec<f32>>,
+    v: Vec<Vec<f32>>,
+}
+
+/// Self-attention keys and values of the tokens decoded so far, per layer.
 #[derive(Clone)]
 pub struct KvCache {
-    layers: Vec<(Tensor<4>, Tensor<4>)>,
+    layers: Vec<LayerKv>,
     len: usize,
     batch: usize,
 }
@@ -120,20 +122,23 @@ impl KvCache {
     }
 
     /// Keeps, for each new batch row, the cache of row `rows[i]` (beam reordering, or growing
-    /// a batch of one into several hypotheses).
+    /// a batch of one into several hypotheses). A row's last use moves it instead of copying.
     pub fn select(&mut self, rows: &[usize]) {
-        if self.layers.is_empty() {
-            self.batch = rows.len();
-            return;
-        }
-        let device = self.layers[0].0.device();
-        let idx = Tensor::<1, Int>::from_data(
-            TensorData::new(rows.iter().map(|&r| r as i64).collect::<Vec<_>>(), [rows.len()]),
-            &device,
-        );
-        for (k, v) in &mut self.layers {
-            *k = k.clone().select(0, idx.clone());
-            *v = v.clone().select(0, idx.clone());
+        let mut uses = vec![0usize; self.batch];
+        rows.iter().for_each(|&r| uses[r] += 1);
+        for layer in &mut self.layers {
+            let (mut k, mut v) = (std::mem::take(&mut layer.k), std::mem::take(&mut layer.v));
+            let mut left = uses.clone();
+            for &r in rows {
+                left[r] -= 1;
+                if left[r] == 0 {
+                    layer.k.push(std::mem::take(&mut k[r]));
+                    layer.v.push(std::mem::take(&mut v[r]));
+                } else {
+                    layer.k.push(k[r].clone());
+                    layer.v.push(v[r].clone());
+                }
+            }
         }
         self.batch = rows.len();
     }
@@ -166,17 +171,6 @@ fn fast_gelu<const D: usize>(t: Tensor<D>) -> Tensor<D> {
     from_vec(x, shape, &device)
 }
 
-/// Transposes a row-major `[rows, cols]` matrix.
-fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut out = vec![0.0; w.len()];
-    for r in 0..rows {
-        for c in 0..cols {
-            out[c * rows + r] = w[r * cols + c];
-        }
-    }
-    out
-}
-
 struct Loader<'a> {
     f: &'a Ct2File,
     device: Device,
@@ -188,11 +182,10 @@ impl Loader<'_> {
         let n = v.len();
         Ok(from_vec(v, [n], &self.device))
     }
-    fn linear(&self, name: &str) -> Result<Linear, Ct2Error> {
-        let shape = self.f.shape(&format!("{name}/weight"))?.to_vec();
-        let (out, inp) = (shape[0], shape[1]);
-        let w = transpose(&self.f.f32(&format!("{name}/weight"))?, out, inp);
-        Ok(Linear { w: from_vec(w, [inp, out], &self.device), b: self.vec1(&format!("{name}/bias"))? })
+    /// A `[out, in]` linear layer for the 1500-row encoder products.
+    fn packed(&self, name: &str) -> Result<Packed, Ct2Error> {
+        let s = self.f.shape(&format!("{name}/weight"))?.to_vec();
+        Ok(Packed::new(&self.f.f32(&format!("{name}/weight"))?, s[0], s[1], Some(self.f.f32(&format!("{name}/bias"))?)))
     }
     fn norm(&self, name: &str) -> Result<Norm, Ct2Error> {
         Ok(Norm { g: self.vec1(&format!("{name}/gamma"))?, b: self.vec1(&format!("{name}/beta"))? })
@@ -200,8 +193,8 @@ impl Loader<'_> {
     fn mlp(&self, p: &str) -> Result<Mlp, Ct2Error> {
         Ok(Mlp {
             norm: self.norm(&format!("{p}/ffn/layer_norm"))?,
-            fc1: self.linear(&format!("{p}/ffn/linear_0"))?,
-            fc2: self.linear(&format!("{p}/ffn/linear_1"))?,
+            fc1: self.packed(&format!("{p}/ffn/linear_0"))?,
+            fc2: self.packed(&format!("{p}/ffn/linear_1"))?,
         })
     }
     fn conv(&self, name: &str) -> Result<(Tensor<3>, Tensor<1>), Ct2Error> {
@@ -236,8 +229,8 @@ impl Whisper {
                 let p = format!("encoder/layer_{i}");
                 Ok(EncoderLayer {
                     norm: l.norm(&format!("{p}/self_attention/layer_norm"))?,
-                    qkv: l.linear(&format!("{p}/self_attention/linear_0"))?,
-                    out: l.linear(&format!("{p}/self_attention/linear_1"))?,
+                    qkv: l.packed(&format!("{p}/self_attention/linear_0"))?,
+                    out: l.packed(&format!("{p}/self_attention/linear_1"))?,
                     mlp: l.mlp(&p)?,
                 })
             })
@@ -251,7 +244,7 @@ impl Whisper {
                     out: l.kernel_linear(&format!("{p}/self_attention/linear_1"))?,
                     cross_norm: l.norm(&format!("{p}/attention/layer_norm"))?,
                     cross_q: l.kernel_linear(&format!("{p}/attention/linear_0"))?,
-                    cross_kv: l.linear(&format!("{p}/attention/linear_1"))?,
+                    cross_kv: l.packed(&format!("{p}/attention/linear_1"))?,
                     cross_out: l.kernel_linear(&format!("{p}/attention/linear_2"))?,
                     mlp: DecMlp {
                         norm: l.norm(&format!("{p}/ffn/layer_norm"))?,
@@ -284,24 +277,9 @@ impl Whisper {
         (self.dims.n_heads, self.dims.d_model / self.dims.n_heads)
     }
 
-    /// `[B, T, n*d]` → `[B, n*H, T, dh]`: splits fused projections into heads.
-    fn split_heads(&self, x: Tensor<3>, n: usize) -> Tensor<4> {
-        let [b, t, _] = x.dims();
-        let (h, dh) = self.heads();
-        x.reshape([b, t, n * h, dh]).swap_dims(1, 2)
-    }
-
-    /// `[B, H, T, dh]` → `[B, T, d]`.
-    fn merge_heads(&self, x: Tensor<4>) -> Tensor<3> {
-        let [b, _, t, _] = x.dims();
-        x.swap_dims(1, 2).reshape([b, t, self.dims.d_model])
-    }
-
-    /// `x·Wᵀ + b` on the [`Matrix`] kernels, for `[B, T, in]` activations.
-    fn apply(&self, m: &Matrix, x: Tensor<3>) -> Tensor<3> {
-        let [b, t, _] = x.dims();
-        let y = m.forward(&to_vec(x), b * t);
-        from_vec(y, [b, t, m.out], &self.device)
+    /// `x·Wᵀ + b` on the [`Matrix`] kernels, for `m` rows.
+    fn apply_rows(&self, m: &Matrix, x: &[f32], rows: usize) -> Vec<f32> {
+        m.forward(x, rows)
     }
 
     /// Encodes one window of log-mel features, row-major `[n_mels, 2 * n_audio_ctx]`, and
@@ -320,15 +298,15 @@ impl Whisper {
         let (h, dh) = self.heads();
         let n_ctx = self.dims.n_audio_ctx;
         for layer in &self.enc_layers {
-            let qkv = time("enc qkv", || to_vec(layer.qkv.forward(layer.norm.forward(x.clone()))));
+            let qkv = time("enc qkv", || layer.qkv.forward(&to_vec(layer.norm.forward(x.clone())), n_ctx, false));
             let a = time("enc attention", || kernels::window_attention(&qkv, n_ctx, h, dh));
-            let a = from_vec(a, [1, n_ctx, self.dims.d_model], &self.device);
-            x = x + time("enc out", || layer.out.forward(a));
+            x = x + time("enc out", || from_vec(layer.out.forward(&a, n_ctx, false), [1, n_ctx, self.dims.d_model], &self.device));
             x = time("enc mlp", || layer.mlp.forward(x));
         }
         let x = self.enc_norm.forward(x);
         let kv = time("enc cross kv", || {
-            self.dec_layers.iter().map(|layer| CrossKv::new(&to_vec(layer.cross_kv.forward(x.clone())), n_ctx, h, dh)).collect()
+            let x = to_vec(x);
+            self.dec_layers.iter().map(|layer| CrossKv::new(&layer.cross_kv.forward(&x, n_ctx, false), n_ctx, h, dh)).collect()
         });
         AudioContext { kv }
     }
@@ -356,20 +334,50 @@ impl Whisper {
         time("logits", || self.tok_emb.forward(&to_vec(x), b * t))
     }
 
-    /// Self-attention block, feed-forward excluded, of one decoder layer.
-    fn self_attention(&self, layer: &DecoderLayer, x: Tensor<3>, cache: Option<(Tensor<4>, Tensor<4>)>, causal: bool) -> (Tensor<3>, (Tensor<4>, Tensor<4>)) {
-        let h = self.dims.n_heads;
-        let qkv = time("dec qkv", || self.split_heads(self.apply(&layer.qkv, layer.norm.forward(x.clone())), 3));
-        let q = qkv.clone().narrow(1, 0, h);
-        let mut k = qkv.clone().narrow(1, h, h);
-        let mut v = qkv.narrow(1, 2 * h, h);
-        if let Some((ck, cv)) = cache {
-            k = time("dec cat", || Tensor::cat(vec![ck, k], 2));
-            v = time("dec cat", || Tensor::cat(vec![cv, v], 2));
+    /// Self-attention block, feed-forward excluded, of one decoder layer: appends the new
+    /// tokens' keys and values to `kv` and attends over everything cached (causally among
+    /// the new tokens when `causal`).
+    fn self_attention(&self, layer: &DecoderLayer, x: Tensor<3>, kv: &mut LayerKv, causal: bool) -> Tensor<3> {
+        let [b, t, d] = x.dims();
+        let (h, dh) = self.heads();
+        let scale = 1.0 / (dh as f32).sqrt();
+        let qkv = time("dec qkv", || layer.qkv.forward(&to_vec(layer.norm.forward(x.clone())), b * t));
+        if kv.k.len() != b {
+            *kv = LayerKv { k: vec![Vec::new(); b], v: vec![Vec::new(); b] };
         }
-        let opts = AttentionModuleOptions { is_causal: causal, ..Default::default() };
-        let a = time("dec sdpa", || attention(q, k.clone(), v.clone(), None, None, opts));
-        (x + self.apply(&layer.out, self.merge_heads(a)), (k, v))
+        let start = kv.k[0].len() / d;
+        let mut out = vec![0.0f32; b * t * d];
+        time("dec sdpa", || {
+            for bi in 0..b {
+                for i in 0..t {
+                    let row = &qkv[(bi * t + i) * 3 * d..(bi * t + i + 1) * 3 * d];
+                    kv.k[bi].extend_from_slice(&row[d..2 * d]);
+                    kv.v[bi].extend_from_slice(&row[2 * d..]);
+                }
+            }
+            // One rayon task per batch row (beam hypothesis).
+            out.par_chunks_mut(t * d).enumerate().for_each(|(bi, out)| {
+                let (ks, vs) = (&kv.k[bi], &kv.v[bi]);
+                let mut s = Vec::with_capacity(start + t);
+                for i in 0..t {
+                    let q = &qkv[(bi * t + i) * 3 * d..(bi * t + i) * 3 * d + d];
+                    let n = if causal { start + i + 1 } else { start + t };
+                    for head in 0..h {
+                        let qh = &q[head * dh..(head + 1) * dh];
+                        s.clear();
+                        s.extend((0..n).map(|j| kernels::dot(qh, &ks[j * d + head * dh..j * d + (head + 1) * dh]) * scale));
+                        kernels::softmax(&mut s);
+                        let o = &mut out[i * d + head * dh..i * d + (head + 1) * dh];
+                        for (j, &p) in s.iter().enumerate() {
+                            for (o, &v) in o.iter_mut().zip(&vs[j * d + head * dh..j * d + (head + 1) * dh]) {
+                                *o += p * v;
+                            }
+                        }
+                    }
+                }
+            });
+        });
+        x + from_vec(self.apply_rows(&layer.out, &out, b * t), [b, t, d], &self.device)
     }
 
     fn mlp(&self, layer: &DecoderLayer, x: Tensor<3>) -> Tensor<3> {
@@ -393,13 +401,10 @@ impl Whisper {
         for (i, layer) in self.dec_layers.iter().enumerate() {
             // Only a fresh multi-token prompt needs a causal mask; a single new token may
             // attend to everything before it.
-            let past = (!fresh).then(|| cache.layers[i].clone());
-            let (y, kv) = time("dec self attn", || self.self_attention(layer, x, past, fresh && t > 1));
             if fresh {
-                cache.layers.push(kv);
-            } else {
-                cache.layers[i] = kv;
+                cache.layers.push(LayerKv::default());
             }
+            let y = time("dec self attn", || self.self_attention(layer, x, &mut cache.layers[i], fresh && t > 1));
             x = time("dec cross attn", || self.cross_attention(layer, &audio.kv[i], y));
             x = time("dec mlp", || self.mlp(layer, x));
         }
@@ -436,8 +441,7 @@ impl Whisper {
         let mut x = self.embed(tokens, 1, 0);
         let mut qk = Vec::new();
         for (i, layer) in self.dec_layers.iter().enumerate() {
-            let (y, _) = self.self_attention(layer, x, None, t > 1);
-            x = y;
+            x = self.self_attention(layer, x, &mut LayerKv::default(), t > 1);
             let wanted: Vec<usize> = heads.iter().filter(|(l, _)| *l == i).map(|&(_, hd)| hd).collect();
             if !wanted.is_empty() {
                 let q = self.cross_queries(layer, x.clone());

@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::VersionedEvent;
 use scribe_domain::account::{AccountAggregate, AccountCommand, AccountEvent, AccountRefusal, Prices, insufficient_balance_message};
@@ -24,7 +23,7 @@ use scribe_domain::job::{self, JobState, MediaSource};
 
 use crate::clock::now_ms;
 use crate::command::{self, CommandError};
-use crate::eventstore::{EventStore, RecordedEvent};
+use crate::eventstore::{EventStore, RecordedEvent, follow_log};
 
 /// Charges the owner of a URL job for its `duration_ms` of media. `Err` carries the job's
 /// `errorMsg` when the balance does not cover it; an upload (charged by the edge) and a job
@@ -87,7 +86,7 @@ impl Actor for RefundActor {
 
     async fn pre_start(&self, myself: ActorRef<RefundMsg>, store: Arc<dyn EventStore>) -> Result<RefundState, ActorProcessingErr> {
         let start_head = store.head_position().await?;
-        follow_log(store.clone(), 0, myself);
+        follow_log(store.clone(), 0, myself, RefundMsg::Event, RefundMsg::SubscriptionLost);
         Ok(RefundState { store, charged: HashMap::new(), pending: HashMap::new(), position: 0, start_head })
     }
 
@@ -105,7 +104,7 @@ impl Actor for RefundActor {
             RefundMsg::SubscriptionLost(reason) => {
                 tracing::error!(%reason, position = state.position, "refunds: log subscription lost; resubscribing");
                 tokio::time::sleep(Duration::from_millis(500)).await;
-                follow_log(state.store.clone(), state.position, myself);
+                follow_log(state.store.clone(), state.position, myself, RefundMsg::Event, RefundMsg::SubscriptionLost);
             }
         }
         Ok(())
@@ -153,18 +152,3 @@ fn refund(store: Arc<dyn EventStore>, job_id: JobId, user: UserName) {
     });
 }
 
-/// Forwards the log, from `after`, to the refund actor.
-fn follow_log(store: Arc<dyn EventStore>, after: u64, actor: ActorRef<RefundMsg>) {
-    tokio::spawn(async move {
-        let mut events = store.subscribe_all(after);
-        while let Some(next) = events.next().await {
-            let (msg, lost) = match next {
-                Ok(event) => (RefundMsg::Event(event), false),
-                Err(e) => (RefundMsg::SubscriptionLost(e.to_string()), true),
-            };
-            if actor.cast(msg).is_err() || lost {
-                return;
-            }
-        }
-    });
-}

@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::ids::{JobId, job_id_of_stream};
 use scribe_domain::job::{JobAggregate, JobCommand, JobEvent, JobState, MediaSource, Stage};
@@ -22,7 +21,7 @@ use scribe_domain::{Aggregate, VersionedEvent};
 use crate::asr::{AsrMsg, AsrTask, TaskKind};
 use crate::callbacks::CallbackMsg;
 use crate::clock::now_ms;
-use crate::eventstore::{EventStore, RecordedEvent};
+use crate::eventstore::{EventStore, RecordedEvent, follow_log};
 use crate::jobs::Jobs;
 use crate::media_worker::MediaMsg;
 
@@ -76,7 +75,7 @@ impl Actor for Pipeline {
 
     async fn pre_start(&self, myself: ActorRef<PipelineMsg>, args: PipelineArgs) -> Result<PipelineState, ActorProcessingErr> {
         let start_head = args.store.head_position().await?;
-        follow_log(args.store.clone(), 0, myself);
+        follow_log(args.store.clone(), 0, myself, PipelineMsg::Event, PipelineMsg::SubscriptionLost);
         Ok(PipelineState {
             args,
             open: HashMap::new(),
@@ -124,29 +123,13 @@ impl Actor for Pipeline {
             PipelineMsg::SubscriptionLost(reason) => {
                 tracing::error!(%reason, position = state.position, "log subscription lost; resubscribing");
                 tokio::time::sleep(Duration::from_millis(500)).await;
-                follow_log(state.args.store.clone(), state.position, myself);
+                follow_log(state.args.store.clone(), state.position, myself, PipelineMsg::Event, PipelineMsg::SubscriptionLost);
             }
         }
         Ok(())
     }
 }
 
-/// Forwards the log, from `after`, to the pipeline as messages.
-fn follow_log(store: Arc<dyn EventStore>, after: u64, pipeline: ActorRef<PipelineMsg>) {
-    tokio::spawn(async move {
-        let mut events = store.subscribe_all(after);
-        while let Some(next) = events.next().await {
-            let msg = match next {
-                Ok(event) => PipelineMsg::Event(event),
-                Err(e) => PipelineMsg::SubscriptionLost(e.to_string()),
-            };
-            let lost = matches!(msg, PipelineMsg::SubscriptionLost(_));
-            if pipeline.cast(msg).is_err() || lost {
-                return;
-            }
-        }
-    });
-}
 
 impl PipelineState {
     /// Folds a job event into the open jobs; returns the job it concerned.

@@ -33,6 +33,7 @@
 //! macro crate is needed.
 
 pub mod contract;
+mod follow;
 pub mod sqlite;
 
 use std::fmt;
@@ -41,6 +42,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
+pub use follow::follow_log;
 pub use sqlite::SqliteEventStore;
 
 /// What the writer believes the stream looks like before its append.

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use poem::http::{StatusCode, header};
-use poem::web::{Data, Multipart};
-use poem::{FromRequest, Request, RequestBody};
+use poem::error::ParseMultipartError;
+use poem::web::Data;
+use poem::{Request, RequestBody};
 use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
 use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaRef};
@@ -24,7 +25,6 @@ use scribe_domain::ids::JobId;
 use scribe_domain::job::{self, JobCommand, JobRefusal, NewMedia, StoredMedia};
 use scribe_domain::requests::{JobParams, JobRequest};
 use scribe_whisper::audio::AudioError;
-use tokio::io::AsyncReadExt;
 
 use crate::ApiTags;
 use crate::auth::{ApiKeyAuth, Caller};
@@ -36,12 +36,10 @@ use crate::submit;
 /// Bytes of multipart framing (boundaries, part headers) allowed above the file cap before a
 /// `Content-Length` alone is enough to refuse the upload.
 const MULTIPART_OVERHEAD: u64 = 1 << 20;
-/// Read size of the upload loop.
-const CHUNK: usize = 256 * 1024;
 
 /// The multipart body of an upload, read lazily as a stream. Documented as
 /// `multipart/form-data` with one binary part `file`.
-pub struct MediaUpload(Multipart);
+pub struct MediaUpload(multer::Multipart<'static>);
 
 impl<'a> ApiExtractor<'a> for MediaUpload {
     const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::RequestObject];
@@ -65,8 +63,18 @@ impl<'a> ApiExtractor<'a> for MediaUpload {
     }
 
     async fn from_request(req: &'a Request, body: &mut RequestBody, _: ExtractParamOptions<()>) -> poem::Result<Self> {
-        // Fully qualified: `Multipart` is also an `ApiExtractor` through the blanket impl.
-        Ok(MediaUpload(<Multipart as FromRequest>::from_request(req, body).await?))
+        // multer straight on the body's chunks: poem's own `Multipart` reads the body through an
+        // extra copy in 4 KB pieces, which cost a third of the server's time on a large upload.
+        let content_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .ok_or(ParseMultipartError::ContentTypeRequired)?;
+        let boundary = multer::parse_boundary(content_type).map_err(|e| match e {
+            multer::Error::NoMultipart | multer::Error::DecodeContentType(_) => ParseMultipartError::InvalidContentType(content_type.to_owned()),
+            other => ParseMultipartError::Multipart(other),
+        })?;
+        Ok(MediaUpload(multer::Multipart::new(body.take()?.into_bytes_stream(), boundary)))
     }
 }
 
@@ -188,46 +196,42 @@ fn too_large(limit: u64) -> ApiError {
     )
 }
 
-/// Streams the `file` part into a temp file; returns it and the client's file name.
 /// Largest upload read and discarded after an early refusal; past it the connection is closed.
 const DRAIN_LIMIT: u64 = 64 << 20;
 
 /// Reads and discards up to `limit` bytes of the multipart body.
-async fn drain(mut multipart: Multipart, limit: u64) {
+async fn drain(mut multipart: multer::Multipart<'static>, limit: u64) {
     let mut left = limit;
-    while left > 0 {
-        let Ok(Some(field)) = multipart.next_field().await else { return };
-        let mut reader = tokio::io::AsyncReadExt::take(field.into_async_read(), left);
-        match tokio::io::copy(&mut reader, &mut tokio::io::sink()).await {
-            Ok(n) => left = left.saturating_sub(n),
-            Err(_) => return,
+    while let Ok(Some(mut field)) = multipart.next_field().await {
+        while let Ok(Some(chunk)) = field.chunk().await {
+            left = left.saturating_sub(chunk.len() as u64);
+            if left == 0 {
+                return;
+            }
         }
     }
 }
 
-async fn receive(mut multipart: Multipart, state: &ApiState, limit: u64) -> Result<(TempMedia, String), ApiError> {
-    let unreadable = |e: &dyn std::fmt::Display| ApiError::invalid_body(format!("The multipart body could not be read: {e}"));
-    while let Some(field) = multipart.next_field().await.map_err(|e| unreadable(&e))? {
+/// Streams the `file` part into a temp file; returns it and the client's file name.
+async fn receive(mut multipart: multer::Multipart<'static>, state: &ApiState, limit: u64) -> Result<(TempMedia, String), ApiError> {
+    let unreadable = |e: multer::Error| ApiError::invalid_body(format!("The multipart body could not be read: {e}"));
+    while let Some(mut field) = multipart.next_field().await.map_err(unreadable)? {
         if field.name() != Some("file") {
             continue; // dropping a part skips its bytes
         }
         let filename = field.file_name().unwrap_or("media").to_owned();
         let mut temp = state.media.create_temp(limit).await.map_err(|e| ApiError::internal("Storing the upload", &e))?;
-        let reader = field.into_async_read();
-        tokio::pin!(reader);
-        let mut buffer = vec![0u8; CHUNK];
-        loop {
-            let n = reader.read(&mut buffer).await.map_err(|e| {
-                ApiError::invalid_body(format!("The upload was interrupted or malformed: {e}"))
-            })?;
-            if n == 0 {
-                return Ok((temp, filename));
-            }
-            temp.write_chunk(&buffer[..n]).await.map_err(|e| match e {
+        while let Some(chunk) = field
+            .chunk()
+            .await
+            .map_err(|e| ApiError::invalid_body(format!("The upload was interrupted or malformed: {e}")))?
+        {
+            temp.write_chunk(&chunk).await.map_err(|e| match e {
                 MediaError::TooLarge { limit } => too_large(limit),
                 other => ApiError::internal("Storing the upload", &other),
             })?;
         }
+        return Ok((temp, filename));
     }
     Err(ApiError::invalid("file", "file is required: send the media as a multipart/form-data part named file"))
 }

@@ -2,6 +2,7 @@
 //! and URL downloads.
 
 pub mod address_guard;
+mod block_writer;
 pub mod fetch;
 pub mod storage;
 

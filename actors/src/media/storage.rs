@@ -2,7 +2,7 @@
 //!
 //! Layout: `<data_dir>/media/<jobId>/<fileName>` for a job's media, `<data_dir>/transcripts/<jobId>.json`
 //! for its transcript. Uploads and downloads stream into a temp file in `media/` (same file
-//! system, so the final rename is atomic) with a byte cap. Only [`MediaStore::commit`] gives the
+//! system, so the final rename is atomic) with a byte cap, in large direct writes (see `block_writer`). Only [`MediaStore::commit`] gives the
 //! file its final name, after an fsync of the file and of the directories, so an event naming the
 //! file is written only once the file is durable. An uncommitted temp file is removed when dropped
 //! (a client that disconnects mid-upload leaves nothing behind) and at the next start after a crash.
@@ -10,16 +10,13 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use std::io::Write;
-
 use tokio::fs::File;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::task::JoinHandle;
+use tokio::io::AsyncWriteExt;
+
+use super::block_writer::{self, BlockWriter};
 
 /// Temp files start with this prefix; any left at start-up are remains of a crash.
 const TEMP_PREFIX: &str = ".incoming-";
-/// Media is written in blocks of this size, one blocking-pool hop per block (see `BlockWriter`).
-const BLOCK: usize = 4 << 20;
 /// Longest file name kept, in bytes (file systems allow 255).
 const MAX_NAME_BYTES: usize = 180;
 
@@ -105,11 +102,11 @@ impl MediaStore {
         let path = self
             .media_dir
             .join(format!("{TEMP_PREFIX}{}.part", uuid::Uuid::new_v4()));
-        let file = File::create_new(&path)
+        let writer = block_writer::create(&path)
             .await
             .map_err(io_error("creating a temp file", &path))?;
         Ok(TempMedia {
-            writer: BlockWriter::new(file.into_std().await),
+            writer,
             path,
             written: 0,
             limit,
@@ -245,26 +242,6 @@ impl TempMedia {
         Ok(())
     }
 
-    /// Copies `reader` to the end of the file, chunk by chunk, within the limit. Returns the bytes copied.
-    pub async fn copy_from(
-        &mut self,
-        reader: &mut (impl AsyncRead + Unpin),
-    ) -> Result<u64, MediaError> {
-        let mut buffer = vec![0u8; 256 * 1024];
-        let mut copied = 0;
-        loop {
-            let n = reader
-                .read(&mut buffer)
-                .await
-                .map_err(io_error("receiving", &self.path))?;
-            if n == 0 {
-                return Ok(copied);
-            }
-            self.write_chunk(&buffer[..n]).await?;
-            copied += n as u64;
-        }
-    }
-
     /// Bytes written so far.
     pub fn written(&self) -> u64 {
         self.written
@@ -286,90 +263,6 @@ impl Drop for TempMedia {
             // A plain unlink: quick, and Drop cannot await.
             let _ = std::fs::remove_file(&self.path);
         }
-    }
-}
-
-/// Writes a file in large blocks on the blocking pool while the next block fills (double
-/// buffering). Measured on a 2 GB file here: `tokio::fs::File` (with or without a `BufWriter`)
-/// reached a quarter to a half of `dd`'s speed, because every chunk cost a thread hop and a copy;
-/// this costs one hop per block and holds at most two blocks in memory.
-#[derive(Debug)]
-struct BlockWriter {
-    /// The file while no write is in flight (`None` after a failed write).
-    file: Option<std::fs::File>,
-    filling: Vec<u8>,
-    in_flight: Option<BlockWrite>,
-}
-
-/// A block being written; gives the file and the block's buffer back.
-type BlockWrite = JoinHandle<io::Result<(std::fs::File, Vec<u8>)>>;
-
-impl BlockWriter {
-    fn new(file: std::fs::File) -> Self {
-        BlockWriter {
-            file: Some(file),
-            filling: Vec::new(),
-            in_flight: None,
-        }
-    }
-
-    async fn write(&mut self, mut data: &[u8]) -> io::Result<()> {
-        while !data.is_empty() {
-            if self.filling.capacity() == 0 {
-                self.filling.reserve_exact(BLOCK);
-            }
-            let take = (BLOCK - self.filling.len()).min(data.len());
-            self.filling.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            if self.filling.len() == BLOCK {
-                self.send_block().await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Waits for the block in flight, then starts writing the one just filled.
-    async fn send_block(&mut self) -> io::Result<()> {
-        let (mut file, spare) = self.settle().await?;
-        let block = std::mem::replace(&mut self.filling, spare);
-        self.in_flight = Some(tokio::task::spawn_blocking(move || {
-            file.write_all(&block)?;
-            Ok((file, block))
-        }));
-        Ok(())
-    }
-
-    /// Waits for the block in flight; gives back the file and an empty buffer to fill next.
-    async fn settle(&mut self) -> io::Result<(std::fs::File, Vec<u8>)> {
-        match self.in_flight.take() {
-            Some(task) => {
-                let (file, mut block) = task.await.map_err(io::Error::other)??;
-                block.clear();
-                Ok((file, block))
-            }
-            None => {
-                let file = self
-                    .file
-                    .take()
-                    .ok_or_else(|| io::Error::other("an earlier write failed"))?;
-                Ok((file, Vec::new()))
-            }
-        }
-    }
-
-    /// Writes what is buffered and fsyncs the file.
-    async fn finish(&mut self) -> io::Result<()> {
-        let (mut file, _spare) = self.settle().await?;
-        let rest = std::mem::take(&mut self.filling);
-        let file = tokio::task::spawn_blocking(move || {
-            file.write_all(&rest)?;
-            file.sync_all()?;
-            Ok::<_, io::Error>(file)
-        })
-        .await
-        .map_err(io::Error::other)??;
-        self.file = Some(file);
-        Ok(())
     }
 }
 

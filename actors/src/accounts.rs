@@ -35,17 +35,13 @@ pub type AccountError = CommandError<AccountRefusal>;
 
 /// The hash under which a key is stored and looked up: lowercase hex SHA-256 of the key.
 pub fn hash_api_key(api_key: &str) -> String {
-    hex(&Sha256::digest(api_key.as_bytes()))
+    hex::encode(Sha256::digest(api_key.as_bytes()))
 }
 
 fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     rand::rng().fill_bytes(&mut bytes);
     bytes
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A new webhook secret in the Standard Webhooks format: `whsec_` + base64 of 32 random bytes.
@@ -68,8 +64,8 @@ pub async fn create_key(store: &dyn EventStore, user: &UserName, initial_credit_
             command::execute::<AccountAggregate>(store, &stream, credit).await?;
         }
     }
-    let api_key = format!("sk_{}", hex(&random_bytes::<24>()));
-    let key_id = hex(&random_bytes::<6>());
+    let api_key = format!("sk_{}", hex::encode(random_bytes::<24>()));
+    let key_id = hex::encode(random_bytes::<6>());
     let issue = AccountCommand::IssueKey { key_id: key_id.clone(), key_hash: hash_api_key(&api_key), at_ms: now_ms() };
     let done = command::execute::<AccountAggregate>(store, &stream, issue).await?;
     Ok(IssuedKey {

@@ -1,6 +1,6 @@
 //! What happens to every request around its handler: the 406 check against the operation's
 //! media types, the body cap of non-upload endpoints (413), the common error body for errors
-//! poem raised itself (with `Allow` on a 405), the access log line, and the latency metric.
+//! poem raised itself (with `Allow` on a 405), the access log line (debug; warn for server errors), and the latency metric.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -51,13 +51,15 @@ impl Edge {
             None => "other",
         };
         self.metrics.observe(method.as_str(), label, status, elapsed);
-        tracing::info!(
-            method = %method,
-            path = %path,
-            status = status.as_u16(),
-            latency_ms = elapsed.as_secs_f64() * 1000.0,
-            "request"
-        );
+        // A line per request is a formatted write to stderr on every call, a visible cost on
+        // `scribe bench status`: server errors are warnings, the rest is debug
+        // (`SCRIBE_LOG=scribe_api=debug` shows every request).
+        let latency_ms = elapsed.as_secs_f64() * 1000.0;
+        if status.is_server_error() {
+            tracing::warn!(method = %method, path = %path, status = status.as_u16(), latency_ms, "request");
+        } else {
+            tracing::debug!(method = %method, path = %path, status = status.as_u16(), latency_ms, "request");
+        }
         Ok(response)
     }
 

@@ -3,6 +3,7 @@
 //! at all, `scribe serve` listens on 127.0.0.1:8080 and keeps everything under `./data`.
 
 use std::net::IpAddr;
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -54,6 +55,12 @@ pub struct ServeArgs {
     /// How long after a job ends its callback is still retried (default: 26h).
     #[arg(long, env = "SCRIBE_CALLBACK_MAX_AGE", value_parser = humantime::parse_duration)]
     pub callback_max_age: Option<Duration>,
+    /// Requests per second each API key may make, sustained (default: 20); past it, HTTP 429.
+    #[arg(long, env = "SCRIBE_RATE_PER_SECOND")]
+    pub rate_per_second: Option<NonZeroU32>,
+    /// Requests each API key may make in a burst above that rate (default: 50).
+    #[arg(long, env = "SCRIBE_RATE_BURST")]
+    pub rate_burst: Option<NonZeroU32>,
 }
 
 /// The TOML file's shape: the same settings, all optional.
@@ -74,6 +81,8 @@ struct FileConfig {
     callback_max_age: Option<Duration>,
     #[serde(default, deserialize_with = "duration")]
     model_keep_alive: Option<Duration>,
+    rate_per_second: Option<NonZeroU32>,
+    rate_burst: Option<NonZeroU32>,
 }
 
 /// Resolved configuration.
@@ -92,6 +101,9 @@ pub struct Config {
     pub callbacks: CallbackSettings,
     /// How long the speech model stays loaded while idle.
     pub model_keep_alive: Duration,
+    /// Rate limit per API key: sustained requests per second, and burst.
+    pub rate_per_second: NonZeroU32,
+    pub rate_burst: NonZeroU32,
 }
 
 impl Config {
@@ -117,6 +129,7 @@ impl Config {
             .unwrap_or_else(|| models_dir.join("whisper-base"));
         let asr_workers = args.asr_workers.or(file.asr_workers).unwrap_or(1).max(1);
         let public_url = args.public_url.clone().or(file.public_url);
+        let defaults = scribe_api::ApiSettings::default();
         let mut callbacks = CallbackSettings::default();
         if let Some(schedule) = args.callback_retries.clone().or(file.callback_retries) {
             callbacks.schedule = schedule;
@@ -135,6 +148,8 @@ impl Config {
             public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
             callbacks,
             model_keep_alive: args.model_keep_alive.or(file.model_keep_alive).unwrap_or(DEFAULT_MODEL_KEEP_ALIVE),
+            rate_per_second: args.rate_per_second.or(file.rate_per_second).unwrap_or(defaults.rate_per_second),
+            rate_burst: args.rate_burst.or(file.rate_burst).unwrap_or(defaults.rate_burst),
         })
     }
 }

@@ -88,6 +88,10 @@ enum BenchCommand {
     Upload(cli::bench_upload::BenchUploadArgs),
     /// Kill the server at random moments; count lost, doubled and undelivered jobs.
     Crash(cli::bench_crash::BenchCrashArgs),
+    /// Start a server on the history of 100 000 jobs; time until it serves them.
+    Restart(cli::bench_restart::BenchRestartArgs),
+    /// Requests per second of GET /jobs/status against a bare poem handler.
+    Status(cli::bench_status::BenchStatusArgs),
 }
 
 fn main() -> ExitCode {
@@ -107,6 +111,8 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Asr(args)) => cli::bench_asr::run(args),
         Command::Bench(BenchCommand::Upload(args)) => cli::bench_upload::run(args),
         Command::Bench(BenchCommand::Crash(args)) => cli::bench_crash::run(args),
+        Command::Bench(BenchCommand::Restart(args)) => cli::bench_restart::run(args),
+        Command::Bench(BenchCommand::Status(args)) => cli::bench_status::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -54,7 +54,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let listening = addr.map_or_else(|| format!("http://{}:{}", config.bind, config.port), |a| format!("http://{a}"));
     // Signed download links point at the configured public URL, else at the address we listen on.
     let public_url = config.public_url.clone().unwrap_or_else(|| listening.clone());
-    let api_settings = ApiSettings { public_url, prices: Prices::default(), ..ApiSettings::default() };
+    let api_settings = ApiSettings {
+        public_url,
+        prices: Prices::default(),
+        rate_per_second: config.rate_per_second,
+        rate_burst: config.rate_burst,
+        ..ApiSettings::default()
+    };
     let app = scribe_api::app(ApiState::new(&services, read, api_settings));
     println!("scribe listening on {listening} (API under /api, Swagger UI at /api/docs)");
     tracing::info!(data_dir = %config.data_dir.display(), model = %config.model_dir.display(), "service started");

@@ -30,6 +30,7 @@
 //!
 //! The read models are derived data: [`rebuild`] recreates them from the log at any time.
 
+mod cache;
 mod db;
 mod error;
 mod fold;

@@ -12,6 +12,7 @@ use scribe_domain::account::AccountAggregate;
 use scribe_domain::glossary::GlossaryAggregate;
 use scribe_domain::job::JobAggregate;
 
+use crate::cache::Changes;
 use crate::db;
 use crate::error::{ProjectionError, db};
 use crate::fold::Folder;
@@ -30,6 +31,8 @@ pub(crate) struct Projector {
     jobs: Folder<JobAggregate>,
     glossaries: Folder<GlossaryAggregate>,
     accounts: Folder<AccountAggregate>,
+    /// What committed batches changed, for the read cache (see `take_changes`).
+    changes: Changes,
 }
 
 impl Projector {
@@ -44,7 +47,13 @@ impl Projector {
             jobs: Folder::new(),
             glossaries: Folder::new(),
             accounts: Folder::new(),
+            changes: Changes::default(),
         })
+    }
+
+    /// The jobs and accounts changed by the batches committed since the last call.
+    pub(crate) fn take_changes(&mut self) -> Changes {
+        std::mem::take(&mut self.changes)
     }
 
     /// Global position of the last event applied.
@@ -75,6 +84,7 @@ impl Projector {
         if through <= self.position {
             return Ok(self.position);
         }
+        let changes = rows.changes();
         let conn = self.conn.clone();
         let written = tokio::task::spawn_blocking(move || {
             let mut conn = conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -85,6 +95,8 @@ impl Projector {
         match written {
             Ok(()) => {
                 self.position = through;
+                self.changes.job_ids.extend(changes.job_ids);
+                self.changes.user_names.extend(changes.user_names);
                 Ok(through)
             }
             Err(error) => {

@@ -24,6 +24,7 @@ use scribe_domain::requests::{GlossarySort, JobFilter};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
+use crate::cache::{Changes, ReadCache};
 use crate::db::{self, DirLock, from_sql_int, to_sql_int};
 use crate::error::{ProjectionError, db};
 
@@ -75,6 +76,8 @@ struct Inner {
     readers: Mutex<Vec<Connection>>,
     /// Global position of the last event the projection has applied.
     applied: watch::Sender<u64>,
+    /// Jobs and accounts as last read, until the projection changes them.
+    cache: ReadCache,
     _lock: DirLock,
 }
 
@@ -94,6 +97,7 @@ impl ReadModels {
                 path,
                 readers: Mutex::new(Vec::new()),
                 applied: watch::Sender::new(checkpoint),
+                cache: ReadCache::default(),
                 _lock: lock,
             }),
         })
@@ -148,6 +152,18 @@ impl ReadModels {
 
     /// The job `job_id`, deleted or not; `None` if no such job was ever submitted.
     pub fn job(&self, job_id: &JobId) -> Result<Option<JobRecord>, ProjectionError> {
+        if let Some(record) = self.inner.cache.job(job_id.as_str()) {
+            return Ok(Some(record));
+        }
+        let generation = self.inner.cache.generation();
+        let found = self.job_from_file(job_id)?;
+        if let Some(record) = &found {
+            self.inner.cache.keep_job(generation, job_id.as_str(), record);
+        }
+        Ok(found)
+    }
+
+    fn job_from_file(&self, job_id: &JobId) -> Result<Option<JobRecord>, ProjectionError> {
         self.with_reader(|conn| {
             let row = conn
                 .prepare_cached("SELECT owner, deleted, error_msg, job FROM jobs WHERE job_id = ?1")
@@ -269,10 +285,23 @@ impl ReadModels {
     /// The account whose unrevoked API key has this hash (as computed by the caller when the
     /// key was issued); `None` for an unknown or revoked key.
     pub fn account_by_key_hash(&self, key_hash: &str) -> Result<Option<Account>, ProjectionError> {
-        self.account_where(
+        if let Some(account) = self.inner.cache.account(key_hash) {
+            return Ok(Some(account));
+        }
+        let generation = self.inner.cache.generation();
+        let found = self.account_where(
             "a.user_name = (SELECT user_name FROM api_keys WHERE key_hash = ?1 AND revoked IS NULL)",
             key_hash,
-        )
+        )?;
+        if let Some(account) = &found {
+            self.inner.cache.keep_account(generation, key_hash, account);
+        }
+        Ok(found)
+    }
+
+    /// Called by the projection after committing a batch, before publishing its position.
+    pub(crate) fn invalidate(&self, changes: &Changes) {
+        self.inner.cache.invalidate(changes);
     }
 
     fn account_where(&self, condition: &str, arg: &str) -> Result<Option<Account>, ProjectionError> {

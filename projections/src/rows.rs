@@ -12,6 +12,7 @@ use scribe_domain::account::{AccountEvent, AccountState, ApiKey};
 use scribe_domain::glossary::GlossaryState;
 use scribe_domain::job::JobState;
 
+use crate::cache::Changes;
 use crate::db::to_sql_int;
 use crate::error::{ProjectionError, db};
 
@@ -125,6 +126,19 @@ pub(crate) struct RowBatch {
 }
 
 impl RowBatch {
+    /// The jobs and accounts among the rows.
+    pub(crate) fn changes(&self) -> Changes {
+        let mut changes = Changes::default();
+        for row in &self.rows {
+            match row {
+                Row::Job(r) => changes.job_ids.push(r.job_id.clone()),
+                Row::Account(r) => changes.user_names.push(r.user_name.clone()),
+                Row::Glossary(_) => {}
+            }
+        }
+        changes
+    }
+
     /// Adds the row of a later event; it replaces an earlier row of the same record.
     pub(crate) fn push(&mut self, row: Row) {
         let key = match &row {

@@ -96,7 +96,10 @@ impl Actor for ProjectionActor {
         let ProjectionMsg(Apply { events, through, reply }) = message;
         let result = state.projector.apply(events, through).await;
         match &result {
-            Ok(position) => state.read_models.publish(*position),
+            Ok(position) => {
+                state.read_models.invalidate(&state.projector.take_changes());
+                state.read_models.publish(*position)
+            }
             Err(error) => tracing::error!(%error, checkpoint = state.projector.position(), "applying events to the read models failed"),
         }
         let _ = reply.send(result.map_err(|e| e.to_string()));

@@ -225,7 +225,7 @@ fn write_wav(path: &Path, pcm_bytes: u64) -> anyhow::Result<()> {
 }
 
 /// Opens the account `bench` with ample credit (`scribe keys create`) and returns its key.
-fn bench_key(data_dir: &Path) -> anyhow::Result<String> {
+pub(super) fn bench_key(data_dir: &Path) -> anyhow::Result<String> {
     std::fs::create_dir_all(data_dir)?;
     let output = Command::new(std::env::current_exe()?)
         .args(["keys", "create", "--user", "bench", "--initial-credit-cents", "1000000000", "--data-dir"])

@@ -2,6 +2,8 @@
 
 pub mod bench_asr;
 pub mod bench_crash;
+pub mod bench_restart;
+pub mod bench_status;
 pub mod bench_upload;
 pub mod server_process;
 pub mod subtitle_report;

@@ -31,6 +31,8 @@ impl ServerProcess {
             .arg("--models-dir")
             .arg(models_dir)
             .args(extra)
+            // The benchmarks read some of its log lines.
+            .env("SCRIBE_LOG", "info")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log)

@@ -85,7 +85,7 @@ pub struct Decoder<'a> {
     pub specials: &'a Specials,
     pub opts: &'a DecodeOptions,
     /// Turns tokens into text (for the compression ratio).
-    pub detokenize: &'a dyn Fn(&[u32]) -> String,
+    pub detokenize: &'a (dyn Fn(&[u32]) -> String + Sync),
 }
 
 /// One unfinished sequence in the search.

@@ -457,20 +457,44 @@ mod avx2 {
         _mm256_mul_ps(y, _mm256_castsi256_ps(e))
     }
 
+    /// The largest value of `row` (−∞ when empty).
+    #[target_feature(enable = "avx2,fma")]
+    fn max(row: &[f32]) -> f32 {
+        let full = row.len() / 8 * 8;
+        let mut mv = _mm256_set1_ps(f32::NEG_INFINITY);
+        for i in (0..full).step_by(8) {
+            mv = _mm256_max_ps(mv, unsafe { _mm256_loadu_ps(row.as_ptr().add(i)) });
+        }
+        let mut lanes = [0.0f32; 8];
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), mv) };
+        lanes.iter().chain(&row[full..]).copied().fold(f32::NEG_INFINITY, f32::max)
+    }
+
+    /// [`super::log_sum_exp`] with [`exp8`]: max, then the sum of exponentials.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn log_sum_exp(row: &[f32]) -> f32 {
+        let max = max(row);
+        if max == f32::NEG_INFINITY {
+            return max;
+        }
+        let full = row.len() / 8 * 8;
+        let mx = _mm256_set1_ps(max);
+        let mut sv = _mm256_setzero_ps();
+        for i in (0..full).step_by(8) {
+            sv = _mm256_add_ps(sv, exp8(_mm256_sub_ps(unsafe { _mm256_loadu_ps(row.as_ptr().add(i)) }, mx)));
+        }
+        let tail: f32 = row[full..].iter().map(|v| (v - max).exp()).sum();
+        max + (hsum(sv) + tail).ln()
+    }
+
     /// [`super::softmax`] with [`exp8`]: max, exp and sum, scale; the tail (< 8 values)
     /// goes through a padded register.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn softmax(row: &mut [f32]) {
         let len = row.len();
         let full = len / 8 * 8;
+        let max = max(row);
         let p = row.as_mut_ptr();
-        let mut mv = _mm256_set1_ps(f32::NEG_INFINITY);
-        for i in (0..full).step_by(8) {
-            mv = _mm256_max_ps(mv, unsafe { _mm256_loadu_ps(p.add(i)) });
-        }
-        let mut lanes = [0.0f32; 8];
-        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), mv) };
-        let max = lanes.iter().chain(&row[full..]).copied().fold(f32::NEG_INFINITY, f32::max);
         let mx = _mm256_set1_ps(max);
         let mut sv = _mm256_setzero_ps();
         for i in (0..full).step_by(8) {
@@ -578,6 +602,26 @@ fn attend_cached_scalar(q: &[f32], keys: &[f32], values: &[f32], stride: usize, 
             *o += p * v;
         }
     }
+}
+
+/// `ln Σ exp(xᵢ)`, from the maximum (so it cannot overflow); −∞ when every value is −∞.
+/// Vectorised like [`softmax`] when the CPU allows.
+pub fn log_sum_exp(x: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if simd_available() {
+        // SAFETY: features detected.
+        return unsafe { avx2::log_sum_exp(x) };
+    }
+    log_sum_exp_scalar(x)
+}
+
+/// [`log_sum_exp`] with libm `exp`.
+fn log_sum_exp_scalar(x: &[f32]) -> f32 {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if max == f32::NEG_INFINITY {
+        return max;
+    }
+    max + x.iter().map(|v| (v - max).exp()).sum::<f32>().ln()
 }
 
 /// Softmax of one row, in place, with libm `exp`.
@@ -824,6 +868,16 @@ mod tests {
             // f32 ulp is 2^-23 ≈ 1.19e-7 relative at worst.
             assert!(worst < 3.0e-7, "worst relative error {worst}");
         }
+    }
+
+    #[test]
+    fn log_sum_exp_matches_the_scalar_one() {
+        for len in [0, 1, 7, 8, 9, 37, 51865] {
+            let row: Vec<f32> = (0..len).map(|i| if i % 5 == 1 { f32::NEG_INFINITY } else { ((i * 7919) % 97) as f32 / 7.0 - 6.0 }).collect();
+            let (got, want) = (log_sum_exp(&row), log_sum_exp_scalar(&row));
+            assert!(got == want || (got - want).abs() <= 4e-6 * want.abs().max(1.0), "len {len}: {got} vs {want}");
+        }
+        assert_eq!(log_sum_exp(&[f32::NEG_INFINITY; 9]), f32::NEG_INFINITY);
     }
 
     #[test]

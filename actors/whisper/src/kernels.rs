@@ -638,7 +638,7 @@ fn softmax_scalar(row: &mut [f32]) {
 
 /// Query rows per attention task (a multiple of the GEMM's 6-row tile): their score rows
 /// (× 1500 positions) stay in L2.
-const QUERY_BLOCK: usize = 24;
+const QUERY_BLOCK: usize = 48;
 
 /// Keys and values of `t` positions for `h` heads of width `dh` (a multiple of 16), packed
 /// for [`packed_gemm`] so both products of attention stream contiguous memory: per head,

@@ -12,6 +12,7 @@ use std::io::Write;
 use rand::Rng;
 use rayon::prelude::*;
 
+use crate::kernels::log_sum_exp;
 use crate::model::{AudioContext, Whisper};
 use crate::tokenizer::Specials;
 
@@ -85,7 +86,7 @@ pub struct Decoder<'a> {
     pub specials: &'a Specials,
     pub opts: &'a DecodeOptions,
     /// Turns tokens into text (for the compression ratio).
-    pub detokenize: &'a dyn Fn(&[u32]) -> String,
+    pub detokenize: &'a (dyn Fn(&[u32]) -> String + Sync),
 }
 
 /// One unfinished sequence in the search.
@@ -366,12 +367,8 @@ impl Rules<'_> {
         }
         if check_prob {
             // If all timestamps together are likelier than any single text token, emit a timestamp.
-            let lse = |xs: &[f32]| {
-                let m = xs.iter().copied().fold(ninf, f32::max);
-                if m == ninf { ninf } else { m + xs.iter().map(|x| (x - m).exp()).sum::<f32>().ln() }
-            };
-            let total = lse(logits);
-            let ts_total = lse(&logits[ts..]);
+            let total = log_sum_exp(logits);
+            let ts_total = log_sum_exp(&logits[ts..]);
             let max_text = logits[..ts].iter().copied().fold(ninf, f32::max) - total;
             if ts_total - total > max_text {
                 logits[..ts].fill(ninf);
@@ -385,10 +382,7 @@ impl Rules<'_> {
 
 /// `x - logsumexp(x)` in place; `lse` when the caller already has it.
 fn log_softmax(x: &mut [f32], lse: Option<f32>) {
-    let lse = lse.unwrap_or_else(|| {
-        let m = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        m + x.iter().map(|v| (v - m).exp()).sum::<f32>().ln()
-    });
+    let lse = lse.unwrap_or_else(|| log_sum_exp(x));
     for v in x {
         *v -= lse;
     }

@@ -149,6 +149,13 @@ pub struct Engine {
     vad: Option<SileroVad>,
 }
 
+/// Runs `f` on a thread of rayon's pool, so the many small parallel loops inside it start
+/// and join there (work stealing) instead of waking the pool from outside and sleeping until
+/// each one ends.
+fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    rayon::scope(|_| f())
+}
+
 /// Mel frames per second.
 const FRAMES_PER_SECOND: usize = SAMPLE_RATE as usize / mel::HOP;
 
@@ -287,7 +294,7 @@ impl Engine {
         let mut window = |seek: usize| profile::time("mel", || windows.window(seek));
 
         let (first_mel, _) = window(0)?;
-        let mut first_audio = Some(profile::time("encode", || self.model.encode(&first_mel)));
+        let mut first_audio = Some(profile::time("encode", || on_pool(|| self.model.encode(&first_mel))));
         let (language, language_probability) = match plan {
             LanguagePlan::Fixed(l) => (l, 1.0),
             LanguagePlan::Detect(among) => self.detect_language(first_audio.as_ref().expect("encoded"), &among),
@@ -337,7 +344,7 @@ impl Engine {
             let (mel_window, segment_size) = window(seek)?;
             let audio = match (seek, first_audio.take()) {
                 (0, Some(a)) => a,
-                _ => profile::time("encode", || self.model.encode(&mel_window)),
+                _ => profile::time("encode", || on_pool(|| self.model.encode(&mel_window))),
             };
             let previous = &all_tokens[prompt_reset_since..];
             let mut prompt = Vec::new();
@@ -354,7 +361,7 @@ impl Engine {
                 opts: &dopts,
                 detokenize: &detok,
             };
-            let result = profile::time("decode window", || decoder.decode_with_fallback(&prompt, &mut rng));
+            let result = profile::time("decode window", || on_pool(|| decoder.decode_with_fallback(&prompt, &mut rng)));
             let previous_seek = seek;
             if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
                 seek += segment_size;
@@ -366,7 +373,7 @@ impl Engine {
             seek = new_seek;
             if opts.word_timestamps {
                 last_speech_timestamp = profile::time("word timestamps", || {
-                    self.add_word_timestamps(
+                    on_pool(|| self.add_word_timestamps(
                         &mut pieces,
                         &audio,
                         &sot_sequence,
@@ -374,7 +381,7 @@ impl Engine {
                         time_offset,
                         language,
                         last_speech_timestamp,
-                    )
+                    ))
                 });
                 if !single_ending {
                     if let Some(end) = pieces.iter().rev().find_map(|p| p.words.last().map(|w| w.end)) {

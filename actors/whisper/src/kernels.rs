@@ -5,9 +5,14 @@
 //! [`Matrix`] keeps them as the model file stores them (float16, `[out, in]` row-major, half
 //! the bytes of f32; widening f16 to f32 is exact, so results equal an f32 matmul up to
 //! summation order) and multiplies with AVX2/FMA/F16C when the CPU has them (detected at
-//! run time, so the binary still runs on any x86-64), on rayon's pool. The encoder's
-//! self-attention ([`window_attention`]) and [`gelu`] replace burn-flex ops that are slow for
-//! these shapes (flash attention; a scalar, single-threaded libm erf).
+//! run time, so the binary still runs on any x86-64), on rayon's pool, two weight rows per
+//! pass and prefetching ahead (the hardware prefetcher alone leaves half the memory
+//! bandwidth unused). [`Packed`] is the blocked GEMM for the encoder's 1500-row products;
+//! [`AttentionKv`] packs attention keys and values for the same GEMM (the encoder's
+//! [`window_attention`] and the decoder's cross-attention), and [`attend_cached`] is the
+//! decoder's self-attention over its cache. These and [`gelu`] replace burn-flex ops that are
+//! slow for these shapes (flash attention; a scalar, single-threaded libm erf). Every SIMD
+//! kernel has a plain-loop twin for CPUs without AVX2, and the tests compare the two.
 
 use half::f16;
 use rayon::prelude::*;
@@ -102,11 +107,12 @@ pub struct Packed {
 }
 
 impl Packed {
-    /// From a row-major `[out, in]` weight and its bias (zero when absent).
+    /// From a row-major `[out, in]` weight and its bias (zero when absent); `out` is a
+    /// multiple of 16, as every Whisper width is.
     pub fn new(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Packed {
         assert_eq!(w.len(), out * inp, "weight size");
-        let np = out.div_ceil(PANEL);
-        let mut panels = vec![0.0f32; np * inp * PANEL];
+        assert_eq!(out % PANEL, 0, "output features must be a multiple of {PANEL}");
+        let mut panels = vec![0.0f32; out * inp];
         for r in 0..out {
             let (p, j) = (r / PANEL, r % PANEL);
             for c in 0..inp {
@@ -126,34 +132,38 @@ impl Packed {
         let mut y = vec![0.0f32; m * n];
         y.par_chunks_mut(GEMM_ROWS * n).enumerate().for_each(|(b, out)| {
             let rows = out.len() / n;
-            let xs = &x[b * GEMM_ROWS * k..(b * GEMM_ROWS + rows) * k];
-            #[cfg(target_arch = "x86_64")]
-            if simd_available() && n % PANEL == 0 {
-                // SAFETY: features detected; `xs` is `rows × k`, `out` is `rows × n`, the
-                // panels hold `n/16 × k × 16` values.
-                unsafe { avx2::gemm(xs, &self.panels, &self.bias, rows, k, n, out) };
-                if with_gelu {
-                    gelu_serial(out);
-                }
-                return;
-            }
-            self.forward_scalar(xs, rows, out);
+            packed_gemm(&x[b * GEMM_ROWS * k..], k, &self.panels, Some(&self.bias), rows, k, n, out);
             if with_gelu {
                 gelu_serial(out);
             }
         });
         y
     }
+}
 
-    /// The plain loop over the packed weights (no SIMD, or `out` not a multiple of 16).
-    fn forward_scalar(&self, x: &[f32], m: usize, out: &mut [f32]) {
-        let (n, k) = (self.out, self.inp);
-        for i in 0..m {
-            for r in 0..n {
-                let (p, j) = (r / PANEL, r % PANEL);
-                let dot: f32 = (0..k).map(|c| self.panels[(p * k + c) * PANEL + j] * x[i * k + c]).sum();
-                out[i * n + r] = dot + self.bias[r];
-            }
+/// `out = x · W + bias` on one thread, for `m` rows of `x` (row `i` is `x[i·ldx..][..k]`) and
+/// `W` (`k` × `n`) packed in 16-column panels, `[n/16][k][16]`; `out` is `[m, n]`.
+#[allow(clippy::too_many_arguments)]
+fn packed_gemm(x: &[f32], ldx: usize, panels: &[f32], bias: Option<&[f32]>, m: usize, k: usize, n: usize, out: &mut [f32]) {
+    assert!(n % PANEL == 0 && panels.len() >= n * k && out.len() >= m * n && bias.is_none_or(|b| b.len() >= n));
+    assert!(m == 0 || x.len() >= (m - 1) * ldx + k, "input size");
+    #[cfg(target_arch = "x86_64")]
+    if simd_available() {
+        // SAFETY: features detected; the assertions above bound every access.
+        unsafe { avx2::gemm(x, ldx, panels, bias, m, k, n, out) };
+        return;
+    }
+    packed_gemm_scalar(x, ldx, panels, bias, m, k, n, out);
+}
+
+/// [`packed_gemm`] as a plain loop.
+#[allow(clippy::too_many_arguments)]
+fn packed_gemm_scalar(x: &[f32], ldx: usize, panels: &[f32], bias: Option<&[f32]>, m: usize, k: usize, n: usize, out: &mut [f32]) {
+    for i in 0..m {
+        for r in 0..n {
+            let (p, j) = (r / PANEL, r % PANEL);
+            let dot: f32 = (0..k).map(|c| panels[(p * k + c) * PANEL + j] * x[i * ldx + c]).sum();
+            out[i * n + r] = dot + bias.map_or(0.0, |b| b[r]);
         }
     }
 }
@@ -219,40 +229,16 @@ fn dot_rows<W: Weight>(w: &[W], x: &[f32], m: usize, k: usize, out: &mut [f32], 
         unsafe { avx2::dot_rows(w, x, m, k, out, stride) };
         return;
     }
+    dot_rows_scalar(w, x, m, k, out, stride);
+}
+
+/// [`dot_rows`] as a plain loop.
+fn dot_rows_scalar<W: Weight>(w: &[W], x: &[f32], m: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
     for (r, wr) in w.chunks_exact(k).enumerate() {
         for (i, xr) in x.chunks_exact(k).take(m).enumerate() {
             out[r * stride.0 + i * stride.1] = wr.iter().zip(xr).map(|(a, b)| a.to_f32() * b).sum();
         }
     }
-}
-
-/// `out = a · b` for `a` `[m, k]` and `b` `[k, n]`, both row-major; `out` is `[m, n]`. One
-/// thread. For short `k` (attention scores over 64-wide heads), where the dot-product form
-/// spends its time on horizontal sums.
-pub fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
-    assert!(a.len() >= m * k && b.len() >= k * n && out.len() >= m * n);
-    #[cfg(target_arch = "x86_64")]
-    if simd_available() {
-        // SAFETY: features detected; the assertion bounds every access.
-        unsafe { avx2::matmul(a, b, m, k, n, out) };
-        return;
-    }
-    for i in 0..m {
-        let row = &mut out[i * n..(i + 1) * n];
-        row.fill(0.0);
-        for c in 0..k {
-            let x = a[i * k + c];
-            for (o, &y) in row.iter_mut().zip(&b[c * n..(c + 1) * n]) {
-                *o += x * y;
-            }
-        }
-    }
-}
-
-/// `out = x · Wᵀ` for f32 `w` `[n, k]` and `x` `[m, k]`; `out` is `[m, n]`. One thread.
-pub fn matmul_transposed(x: &[f32], w: &[f32], m: usize, k: usize, out: &mut [f32]) {
-    let n = w.len() / k;
-    dot_rows(w, x, m, k, out, (1, n));
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -263,135 +249,111 @@ mod avx2 {
 
     /// Input rows handled per pass over the weights (accumulators live in registers).
     const BLOCK: usize = 6;
+    /// Bytes of weight rows taken at a time: every input block passes over them while they
+    /// are in L2, so many input rows still read the weights from memory once.
+    const CHUNK_BYTES: usize = 64 * 1024;
 
     #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn dot_rows<W: Weight>(w: &[W], x: &[f32], m: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
-        let mut i0 = 0;
-        while i0 < m {
-            let mb = (m - i0).min(BLOCK);
-            unsafe {
-                match mb {
-                    1 => block::<W, 1>(w, x, i0, k, out, stride),
-                    2 => block::<W, 2>(w, x, i0, k, out, stride),
-                    3 => block::<W, 3>(w, x, i0, k, out, stride),
-                    4 => block::<W, 4>(w, x, i0, k, out, stride),
-                    5 => block::<W, 5>(w, x, i0, k, out, stride),
-                    _ => block::<W, 6>(w, x, i0, k, out, stride),
+        let chunk = (CHUNK_BYTES / (k * size_of::<W>())).max(2) * k;
+        for (c, w) in w.chunks(chunk).enumerate() {
+            let out = &mut out[c * (chunk / k) * stride.0..];
+            let mut i0 = 0;
+            while i0 < m {
+                let mb = (m - i0).min(BLOCK);
+                unsafe {
+                    match mb {
+                        1 => block::<W, 1>(w, x, i0, k, out, stride),
+                        2 => block::<W, 2>(w, x, i0, k, out, stride),
+                        3 => block::<W, 3>(w, x, i0, k, out, stride),
+                        4 => block::<W, 4>(w, x, i0, k, out, stride),
+                        5 => block::<W, 5>(w, x, i0, k, out, stride),
+                        _ => block::<W, 6>(w, x, i0, k, out, stride),
+                    }
                 }
+                i0 += mb;
             }
-            i0 += mb;
         }
     }
 
-    /// Input rows `i0..i0 + B` against every weight row.
+    /// Input rows `i0..i0 + B` against every weight row, two weight rows per pass: 2·B
+    /// independent sums hide the FMA latency and each load of `x` feeds two FMAs.
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn block<W: Weight, const B: usize>(w: &[W], x: &[f32], i0: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
+        let n = w.len() / k;
+        let mut r = 0;
+        while r + 2 <= n {
+            unsafe { rows::<W, B, 2>(w, x, r, i0, k, out, stride) };
+            r += 2;
+        }
+        if r < n {
+            unsafe { rows::<W, B, 1>(w, x, r, i0, k, out, stride) };
+        }
+    }
+
+    /// How far ahead of the rows being read [`rows`] prefetches, in bytes.
+    const PREFETCH_BYTES: usize = 8192;
+
+    /// Weight rows `r0..r0 + R` against input rows `i0..i0 + B`.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn rows<W: Weight, const B: usize, const R: usize>(w: &[W], x: &[f32], r0: usize, i0: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
         let xp = unsafe { x.as_ptr().add(i0 * k) };
-        for (r, wr) in w.chunks_exact(k).enumerate() {
-            let mut acc = [_mm256_setzero_ps(); B];
-            let wp = wr.as_ptr();
-            let mut c = 0;
-            while c + 8 <= k {
-                unsafe {
-                    let wv = W::load8(wp.add(c));
-                    for (i, a) in acc.iter_mut().enumerate() {
-                        *a = _mm256_fmadd_ps(_mm256_loadu_ps(xp.add(i * k + c)), wv, *a);
+        let wp = unsafe { w.as_ptr().add(r0 * k) };
+        let mut acc = [[_mm256_setzero_ps(); B]; R];
+        let mut c = 0;
+        while c + 8 <= k {
+            unsafe {
+                // (a hint: no fault past the end, hence wrapping arithmetic)
+                _mm_prefetch::<_MM_HINT_T0>(wp.wrapping_add(c * R + PREFETCH_BYTES / size_of::<W>()) as *const i8);
+                let mut wv = [_mm256_setzero_ps(); R];
+                for (r, v) in wv.iter_mut().enumerate() {
+                    *v = W::load8(wp.add(r * k + c));
+                }
+                for i in 0..B {
+                    let xv = _mm256_loadu_ps(xp.add(i * k + c));
+                    for r in 0..R {
+                        acc[r][i] = _mm256_fmadd_ps(xv, wv[r], acc[r][i]);
                     }
                 }
-                c += 8;
             }
+            c += 8;
+        }
+        for (r, acc) in acc.iter().enumerate() {
+            let wr = &w[(r0 + r) * k..(r0 + r + 1) * k];
             for (i, a) in acc.iter().enumerate() {
                 let xr = &x[(i0 + i) * k..(i0 + i + 1) * k];
                 let tail: f32 = (c..k).map(|j| wr[j].to_f32() * xr[j]).sum();
-                out[r * stride.0 + (i0 + i) * stride.1] = hsum(*a) + tail;
+                out[(r0 + r) * stride.0 + (i0 + i) * stride.1] = hsum(*a) + tail;
             }
         }
     }
 
-    /// Rows of `a` per register tile of [`matmul`] (6 rows × 16 columns = 12 accumulators).
-    const TILE_ROWS: usize = 6;
-
-    /// Column panels (16 wide) outermost, so one panel of `b` (`k` × 16) stays in L1 while
-    /// every row tile of `a` passes over it.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    pub unsafe fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
-        let mut j = 0;
-        while j + 16 <= n {
-            let mut i0 = 0;
-            while i0 < m {
-                let rows = (m - i0).min(TILE_ROWS);
-                unsafe {
-                    match rows {
-                        1 => tile::<1>(a, b, i0, j, k, n, out),
-                        2 => tile::<2>(a, b, i0, j, k, n, out),
-                        3 => tile::<3>(a, b, i0, j, k, n, out),
-                        4 => tile::<4>(a, b, i0, j, k, n, out),
-                        5 => tile::<5>(a, b, i0, j, k, n, out),
-                        _ => tile::<6>(a, b, i0, j, k, n, out),
-                    }
-                }
-                i0 += rows;
-            }
-            j += 16;
-        }
-        for i in 0..m {
-            for jj in j..n {
-                out[i * n + jj] = (0..k).map(|c| a[i * k + c] * b[c * n + jj]).sum();
-            }
-        }
-    }
-
-    /// Rows `i0..i0 + R`, columns `j..j + 16` of `a · b`, with broadcast `a` values.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn tile<const R: usize>(a: &[f32], b: &[f32], i0: usize, j: usize, k: usize, n: usize, out: &mut [f32]) {
-        let (ap, bp) = (a.as_ptr(), b.as_ptr());
-        let mut acc = [[_mm256_setzero_ps(); 2]; R];
-        for c in 0..k {
-            unsafe {
-                let b0 = _mm256_loadu_ps(bp.add(c * n + j));
-                let b1 = _mm256_loadu_ps(bp.add(c * n + j + 8));
-                for (r, acc) in acc.iter_mut().enumerate() {
-                    let x = _mm256_set1_ps(*ap.add((i0 + r) * k + c));
-                    acc[0] = _mm256_fmadd_ps(x, b0, acc[0]);
-                    acc[1] = _mm256_fmadd_ps(x, b1, acc[1]);
-                }
-            }
-        }
-        for (r, acc) in acc.iter().enumerate() {
-            let o = &mut out[(i0 + r) * n + j..(i0 + r) * n + j + 16];
-            unsafe {
-                _mm256_storeu_ps(o.as_mut_ptr(), acc[0]);
-                _mm256_storeu_ps(o.as_mut_ptr().add(8), acc[1]);
-            }
-        }
-    }
-
-    /// `out = x · W + bias` for `m` rows of `x` (`[m, k]`) and `W` packed in 16-column panels
-    /// (see [`super::Packed`]); `n` is a multiple of 16. Depth blocks outermost (the partial
+    /// [`super::packed_gemm`]; `n` is a multiple of 16. Depth blocks outermost (the partial
     /// sums are reloaded from `out`), then panels, then 6-row tiles.
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub unsafe fn gemm(x: &[f32], panels: &[f32], bias: &[f32], m: usize, k: usize, n: usize, out: &mut [f32]) {
-        assert!(x.len() >= m * k && out.len() >= m * n && panels.len() >= n * k && bias.len() >= n && n % 16 == 0);
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn gemm(x: &[f32], ldx: usize, panels: &[f32], bias: Option<&[f32]>, m: usize, k: usize, n: usize, out: &mut [f32]) {
         let mut k0 = 0;
         while k0 < k {
             let kc = (k - k0).min(super::GEMM_DEPTH);
             for p in 0..n / 16 {
                 let w = unsafe { panels.as_ptr().add((p * k + k0) * 16) };
+                // The first depth block starts from the bias (or zero), later ones from `out`.
+                let start = if k0 > 0 { Start::Out } else { bias.map_or(Start::Zero, |b| Start::Bias(unsafe { b.as_ptr().add(p * 16) })) };
                 let mut i0 = 0;
                 while i0 < m {
                     let rows = (m - i0).min(6);
-                    let first = k0 == 0;
                     unsafe {
-                        let xp = x.as_ptr().add(i0 * k + k0);
+                        let xp = x.as_ptr().add(i0 * ldx + k0);
                         let op = out.as_mut_ptr().add(i0 * n + p * 16);
-                        let bp = bias.as_ptr().add(p * 16);
                         match rows {
-                            1 => gemm_tile::<1>(xp, w, bp, op, kc, k, n, first),
-                            2 => gemm_tile::<2>(xp, w, bp, op, kc, k, n, first),
-                            3 => gemm_tile::<3>(xp, w, bp, op, kc, k, n, first),
-                            4 => gemm_tile::<4>(xp, w, bp, op, kc, k, n, first),
-                            5 => gemm_tile::<5>(xp, w, bp, op, kc, k, n, first),
-                            _ => gemm_tile::<6>(xp, w, bp, op, kc, k, n, first),
+                            1 => gemm_tile::<1>(xp, w, start, op, kc, ldx, n),
+                            2 => gemm_tile::<2>(xp, w, start, op, kc, ldx, n),
+                            3 => gemm_tile::<3>(xp, w, start, op, kc, ldx, n),
+                            4 => gemm_tile::<4>(xp, w, start, op, kc, ldx, n),
+                            5 => gemm_tile::<5>(xp, w, start, op, kc, ldx, n),
+                            _ => gemm_tile::<6>(xp, w, start, op, kc, ldx, n),
                         }
                     }
                     i0 += rows;
@@ -401,14 +363,25 @@ mod avx2 {
         }
     }
 
-    /// `R` rows × 16 columns over `kc` depth: starts from the bias when `first`, else from `out`.
+    /// What a [`gemm_tile`] adds its products to.
+    #[derive(Clone, Copy)]
+    enum Start {
+        Zero,
+        Bias(*const f32),
+        Out,
+    }
+
+    /// `R` rows × 16 columns over `kc` depth, rows of `x` `ldx` apart, of `out` `n` apart.
     #[target_feature(enable = "avx2,fma,f16c")]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm_tile<const R: usize>(x: *const f32, w: *const f32, bias: *const f32, out: *mut f32, kc: usize, k: usize, n: usize, first: bool) {
+    unsafe fn gemm_tile<const R: usize>(x: *const f32, w: *const f32, start: Start, out: *mut f32, kc: usize, ldx: usize, n: usize) {
         unsafe {
             let mut acc = [[_mm256_setzero_ps(); 2]; R];
             for (r, a) in acc.iter_mut().enumerate() {
-                let src = if first { bias } else { out.add(r * n) as *const f32 };
+                let src = match start {
+                    Start::Zero => continue,
+                    Start::Bias(b) => b,
+                    Start::Out => out.add(r * n) as *const f32,
+                };
                 a[0] = _mm256_loadu_ps(src);
                 a[1] = _mm256_loadu_ps(src.add(8));
             }
@@ -416,7 +389,7 @@ mod avx2 {
                 let w0 = _mm256_loadu_ps(w.add(c * 16));
                 let w1 = _mm256_loadu_ps(w.add(c * 16 + 8));
                 for (r, a) in acc.iter_mut().enumerate() {
-                    let xv = _mm256_set1_ps(*x.add(r * k + c));
+                    let xv = _mm256_set1_ps(*x.add(r * ldx + c));
                     a[0] = _mm256_fmadd_ps(xv, w0, a[0]);
                     a[1] = _mm256_fmadd_ps(xv, w1, a[1]);
                 }
@@ -425,6 +398,39 @@ mod avx2 {
                 _mm256_storeu_ps(out.add(r * n), a[0]);
                 _mm256_storeu_ps(out.add(r * n + 8), a[1]);
             }
+        }
+    }
+
+    /// [`super::attend_cached`] for heads 64 wide: one dot product per key (two sums, then
+    /// horizontal), [`softmax`], then the weighted sum of the values in eight registers.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn attend_cached(q: &[f32], keys: &[f32], values: &[f32], stride: usize, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
+        let qp = q.as_ptr();
+        scores.clear();
+        for j in 0..n {
+            let kp = unsafe { keys.as_ptr().add(j * stride) };
+            let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+            for c in (0..64).step_by(16) {
+                unsafe {
+                    a = _mm256_fmadd_ps(_mm256_loadu_ps(qp.add(c)), _mm256_loadu_ps(kp.add(c)), a);
+                    b = _mm256_fmadd_ps(_mm256_loadu_ps(qp.add(c + 8)), _mm256_loadu_ps(kp.add(c + 8)), b);
+                }
+            }
+            scores.push(hsum(_mm256_add_ps(a, b)) * scale);
+        }
+        unsafe { softmax(scores) };
+        let mut acc = [_mm256_setzero_ps(); 8];
+        for (j, &p) in scores.iter().enumerate() {
+            unsafe {
+                let vp = values.as_ptr().add(j * stride);
+                let pv = _mm256_set1_ps(p);
+                for (c, a) in acc.iter_mut().enumerate() {
+                    *a = _mm256_fmadd_ps(pv, _mm256_loadu_ps(vp.add(c * 8)), *a);
+                }
+            }
+        }
+        for (c, a) in acc.iter().enumerate() {
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(c * 8), *a) };
         }
     }
 
@@ -451,20 +457,44 @@ mod avx2 {
         _mm256_mul_ps(y, _mm256_castsi256_ps(e))
     }
 
+    /// The largest value of `row` (−∞ when empty).
+    #[target_feature(enable = "avx2,fma")]
+    fn max(row: &[f32]) -> f32 {
+        let full = row.len() / 8 * 8;
+        let mut mv = _mm256_set1_ps(f32::NEG_INFINITY);
+        for i in (0..full).step_by(8) {
+            mv = _mm256_max_ps(mv, unsafe { _mm256_loadu_ps(row.as_ptr().add(i)) });
+        }
+        let mut lanes = [0.0f32; 8];
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), mv) };
+        lanes.iter().chain(&row[full..]).copied().fold(f32::NEG_INFINITY, f32::max)
+    }
+
+    /// [`super::log_sum_exp`] with [`exp8`]: max, then the sum of exponentials.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn log_sum_exp(row: &[f32]) -> f32 {
+        let max = max(row);
+        if max == f32::NEG_INFINITY {
+            return max;
+        }
+        let full = row.len() / 8 * 8;
+        let mx = _mm256_set1_ps(max);
+        let mut sv = _mm256_setzero_ps();
+        for i in (0..full).step_by(8) {
+            sv = _mm256_add_ps(sv, exp8(_mm256_sub_ps(unsafe { _mm256_loadu_ps(row.as_ptr().add(i)) }, mx)));
+        }
+        let tail: f32 = row[full..].iter().map(|v| (v - max).exp()).sum();
+        max + (hsum(sv) + tail).ln()
+    }
+
     /// [`super::softmax`] with [`exp8`]: max, exp and sum, scale; the tail (< 8 values)
     /// goes through a padded register.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn softmax(row: &mut [f32]) {
         let len = row.len();
         let full = len / 8 * 8;
+        let max = max(row);
         let p = row.as_mut_ptr();
-        let mut mv = _mm256_set1_ps(f32::NEG_INFINITY);
-        for i in (0..full).step_by(8) {
-            mv = _mm256_max_ps(mv, unsafe { _mm256_loadu_ps(p.add(i)) });
-        }
-        let mut lanes = [0.0f32; 8];
-        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), mv) };
-        let max = lanes.iter().chain(&row[full..]).copied().fold(f32::NEG_INFINITY, f32::max);
         let mx = _mm256_set1_ps(max);
         let mut sv = _mm256_setzero_ps();
         for i in (0..full).step_by(8) {
@@ -543,17 +573,55 @@ pub fn softmax(row: &mut [f32]) {
     softmax_scalar(row)
 }
 
-/// `a · b` with eight independent partial sums (so it vectorises on any x86-64).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in ca.zip(cb) {
-        for l in 0..8 {
-            acc[l] += x[l] * y[l];
+/// Attention of one query of one head over `n` cached positions:
+/// `out = softmax(scale · q·kⱼ) · V`, key `j` being `keys[j·stride..][..dh]` and value `j`
+/// `values[j·stride..][..dh]`, `dh = q.len() = out.len()`; `scores` is scratch space.
+#[allow(clippy::too_many_arguments)]
+pub fn attend_cached(q: &[f32], keys: &[f32], values: &[f32], stride: usize, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
+    let dh = q.len();
+    assert!(out.len() == dh && (n == 0 || (keys.len() >= (n - 1) * stride + dh && values.len() >= (n - 1) * stride + dh)));
+    #[cfg(target_arch = "x86_64")]
+    if dh == 64 && simd_available() {
+        // SAFETY: features detected; the assertion bounds every access.
+        unsafe { avx2::attend_cached(q, keys, values, stride, n, scale, scores, out) };
+        return;
+    }
+    attend_cached_scalar(q, keys, values, stride, n, scale, scores, out);
+}
+
+/// [`attend_cached`] as plain loops.
+#[allow(clippy::too_many_arguments)]
+fn attend_cached_scalar(q: &[f32], keys: &[f32], values: &[f32], stride: usize, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
+    let dh = q.len();
+    scores.clear();
+    scores.extend((0..n).map(|j| q.iter().zip(&keys[j * stride..j * stride + dh]).map(|(a, b)| a * b).sum::<f32>() * scale));
+    softmax_scalar(scores);
+    out.fill(0.0);
+    for (j, &p) in scores.iter().enumerate() {
+        for (o, &v) in out.iter_mut().zip(&values[j * stride..j * stride + dh]) {
+            *o += p * v;
         }
     }
-    acc.iter().sum::<f32>() + tail
+}
+
+/// `ln Σ exp(xᵢ)`, from the maximum (so it cannot overflow); −∞ when every value is −∞.
+/// Vectorised like [`softmax`] when the CPU allows.
+pub fn log_sum_exp(x: &[f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if simd_available() {
+        // SAFETY: features detected.
+        return unsafe { avx2::log_sum_exp(x) };
+    }
+    log_sum_exp_scalar(x)
+}
+
+/// [`log_sum_exp`] with libm `exp`.
+fn log_sum_exp_scalar(x: &[f32]) -> f32 {
+    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if max == f32::NEG_INFINITY {
+        return max;
+    }
+    max + x.iter().map(|v| (v - max).exp()).sum::<f32>().ln()
 }
 
 /// Softmax of one row, in place, with libm `exp`.
@@ -568,103 +636,93 @@ fn softmax_scalar(row: &mut [f32]) {
     row.iter_mut().for_each(|v| *v *= inv);
 }
 
-/// Query rows per attention task: their score rows (× 1500 frames) stay in L2.
-const QUERY_BLOCK: usize = 32;
+/// Query rows per attention task (a multiple of the GEMM's 6-row tile): their score rows
+/// (× 1500 positions) stay in L2.
+const QUERY_BLOCK: usize = 48;
 
-/// Non-causal multi-head self-attention over one window, as the encoder needs it.
-/// `qkv` is `[t, 3·h·dh]` (the fused q, k, v projections, heads side by side); returns
-/// `[t, h·dh]`, heads merged. Each (head, block of queries) is one rayon task whose score
-/// rows never leave the cache (burn-flex's flash attention, or materialising all
-/// `h·t·t` scores, is several times slower at t = 1500).
-pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> {
-    let d = h * dh;
-    assert_eq!(qkv.len(), t * 3 * d, "qkv size");
-    let scale = 1.0 / (dh as f32).sqrt();
-    let mut per_head = vec![0.0f32; h * t * dh]; // [h, t, dh]
-    per_head.par_chunks_mut(t * dh).enumerate().for_each(|(head, out)| {
-        let (mut q, mut kt, mut v) = (vec![0.0f32; t * dh], vec![0.0f32; dh * t], vec![0.0f32; t * dh]);
-        for i in 0..t {
-            let row = &qkv[i * 3 * d..(i + 1) * 3 * d];
-            for c in 0..dh {
-                q[i * dh + c] = row[head * dh + c] * scale;
-                kt[c * t + i] = row[d + head * dh + c];
-            }
-            v[i * dh..(i + 1) * dh].copy_from_slice(&row[2 * d + head * dh..2 * d + (head + 1) * dh]);
-        }
-        out.par_chunks_mut(QUERY_BLOCK * dh).enumerate().for_each(|(b, o)| {
-            let rows = o.len() / dh;
-            let i0 = b * QUERY_BLOCK;
-            let mut scores = vec![0.0f32; rows * t];
-            matmul(&q[i0 * dh..(i0 + rows) * dh], &kt, rows, dh, t, &mut scores);
-            scores.chunks_exact_mut(t).for_each(softmax);
-            matmul(&scores, &v, rows, t, dh, o);
-        });
-    });
-    let mut merged = vec![0.0f32; t * d];
-    for head in 0..h {
-        for i in 0..t {
-            merged[i * d + head * dh..i * d + (head + 1) * dh].copy_from_slice(&per_head[(head * t + i) * dh..(head * t + i + 1) * dh]);
-        }
-    }
-    merged
+/// Keys and values of `t` positions for `h` heads of width `dh` (a multiple of 16), packed
+/// for [`packed_gemm`] so both products of attention stream contiguous memory: per head,
+/// the keys as panels of `Kᵀ`, `[tp/16][dh][16]` (positions padded with zeros to `tp`, a
+/// multiple of 16), and the values as panels of `V`, `[dh/16][t][16]`.
+pub struct AttentionKv {
+    k: Vec<f32>,
+    v: Vec<f32>,
+    t: usize,
+    tp: usize,
+    h: usize,
+    dh: usize,
 }
 
-/// One window's cross-attention keys and values, both transposed: `[h, dh, t]`.
-pub struct CrossKv {
-    pub kt: Vec<f32>,
-    pub vt: Vec<f32>,
-    pub t: usize,
-    pub h: usize,
-    pub dh: usize,
-}
-
-impl CrossKv {
-    /// From the fused key/value projection of the encoder output, `[t, 2·h·dh]`.
-    pub fn new(kv: &[f32], t: usize, h: usize, dh: usize) -> CrossKv {
+impl AttentionKv {
+    /// From `t` rows `stride` apart, each holding the keys (`h·dh`, heads side by side)
+    /// followed by the values.
+    pub fn new(rows: &[f32], stride: usize, t: usize, h: usize, dh: usize) -> AttentionKv {
         let d = h * dh;
-        assert_eq!(kv.len(), t * 2 * d, "kv size");
-        let (mut kt, mut vt) = (vec![0.0f32; h * dh * t], vec![0.0f32; h * dh * t]);
-        for i in 0..t {
-            let row = &kv[i * 2 * d..(i + 1) * 2 * d];
-            for c in 0..d {
-                kt[c * t + i] = row[c]; // head h, column c' is row h·dh + c' of [h, dh, t]
-                vt[c * t + i] = row[d + c];
+        assert!(dh % PANEL == 0, "head width must be a multiple of {PANEL}");
+        assert!(t == 0 || rows.len() >= (t - 1) * stride + 2 * d, "kv size");
+        let tp = t.next_multiple_of(PANEL);
+        let (mut k, mut v) = (vec![0.0f32; h * tp * dh], vec![0.0f32; h * t * dh]);
+        k.par_chunks_mut(tp * dh).zip(v.par_chunks_mut(t * dh)).enumerate().for_each(|(head, (k, v))| {
+            for j in 0..t {
+                let row = &rows[j * stride..j * stride + 2 * d];
+                for c in 0..dh {
+                    k[(j / PANEL * dh + c) * PANEL + j % PANEL] = row[head * dh + c];
+                    v[(c / PANEL * t + j) * PANEL + c % PANEL] = row[d + head * dh + c];
+                }
             }
-        }
-        CrossKv { kt, vt, t, h, dh }
+        });
+        AttentionKv { k, v, t, tp, h, dh }
+    }
+
+    /// Into `s` (`rows` × `tp`): scores `q·kᵀ/√dh` of query rows `i0..i0 + rows` of `q`
+    /// (rows `ldq` apart, heads side by side) against head `head`.
+    fn head_scores(&self, q: &[f32], ldq: usize, i0: usize, rows: usize, head: usize, s: &mut [f32]) {
+        let dh = self.dh;
+        let scale = 1.0 / (dh as f32).sqrt();
+        let qh: Vec<f32> = (i0..i0 + rows).flat_map(|i| q[i * ldq + head * dh..i * ldq + (head + 1) * dh].iter().map(|x| x * scale)).collect();
+        packed_gemm(&qh, dh, &self.k[head * self.tp * dh..(head + 1) * self.tp * dh], None, rows, dh, self.tp, s);
     }
 
     /// Scaled scores `q·kᵀ/√dh` of `n` query rows (`[n, h·dh]`) against head `head`: `[n, t]`.
     pub fn scores(&self, q: &[f32], n: usize, head: usize) -> Vec<f32> {
-        let (t, dh, d) = (self.t, self.dh, self.h * self.dh);
-        let scale = 1.0 / (dh as f32).sqrt();
-        let qh: Vec<f32> = (0..n).flat_map(|i| q[i * d + head * dh..i * d + (head + 1) * dh].iter().map(|x| x * scale)).collect();
-        let mut out = vec![0.0f32; n * t];
-        matmul(&qh, &self.kt[head * dh * t..(head + 1) * dh * t], n, dh, t, &mut out);
-        out
+        let mut s = vec![0.0f32; n * self.tp];
+        self.head_scores(q, self.h * self.dh, 0, n, head, &mut s);
+        s.chunks_exact(self.tp).flat_map(|row| row[..self.t].iter().copied()).collect()
     }
 
-    /// Attention of `n` query rows `[n, h·dh]` over the window: `[n, h·dh]`, heads in parallel.
-    pub fn attend(&self, q: &[f32], n: usize) -> Vec<f32> {
-        let (t, dh, d) = (self.t, self.dh, self.h * self.dh);
-        let per_head: Vec<Vec<f32>> = (0..self.h)
-            .into_par_iter()
-            .map(|head| {
-                let mut p = self.scores(q, n, head);
-                p.chunks_exact_mut(t).for_each(softmax);
-                let mut out = vec![0.0f32; n * dh];
-                matmul_transposed(&p, &self.vt[head * dh * t..(head + 1) * dh * t], n, t, &mut out);
-                out
-            })
-            .collect();
+    /// Attention of `n` query rows, `ldq` apart (heads side by side), over all positions:
+    /// `[n, h·dh]`. Each (head, block of queries) is one rayon task.
+    pub fn attend(&self, q: &[f32], ldq: usize, n: usize) -> Vec<f32> {
+        let (t, tp, dh, d) = (self.t, self.tp, self.dh, self.h * self.dh);
+        let mut per_head = vec![0.0f32; self.h * n * dh]; // [h, n, dh]
+        per_head.par_chunks_mut(n * dh).enumerate().for_each(|(head, out)| {
+            out.par_chunks_mut(QUERY_BLOCK * dh).enumerate().for_each(|(b, o)| {
+                let rows = o.len() / dh;
+                let mut s = vec![0.0f32; rows * tp];
+                self.head_scores(q, ldq, b * QUERY_BLOCK, rows, head, &mut s);
+                s.chunks_exact_mut(tp).for_each(|row| softmax(&mut row[..t]));
+                packed_gemm(&s, tp, &self.v[head * t * dh..(head + 1) * t * dh], None, rows, t, dh, o);
+            });
+        });
         let mut merged = vec![0.0f32; n * d];
-        for (head, out) in per_head.iter().enumerate() {
+        for (head, out) in per_head.chunks_exact(n * dh).enumerate() {
             for i in 0..n {
                 merged[i * d + head * dh..i * d + (head + 1) * dh].copy_from_slice(&out[i * dh..(i + 1) * dh]);
             }
         }
         merged
     }
+}
+
+/// Non-causal multi-head self-attention over one window, as the encoder needs it.
+/// `qkv` is `[t, 3·h·dh]` (the fused q, k, v projections, heads side by side); returns
+/// `[t, h·dh]`, heads merged. Score rows are made a block of queries at a time and never
+/// leave the cache (burn-flex's flash attention, or materialising all `h·t·t` scores, is
+/// several times slower at t = 1500).
+pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> {
+    let d = h * dh;
+    assert_eq!(qkv.len(), t * 3 * d, "qkv size");
+    AttentionKv::new(&qkv[d..], 3 * d, t, h, dh).attend(qkv, 3 * d, t)
 }
 
 #[cfg(test)]
@@ -683,35 +741,24 @@ mod tests {
 
     #[test]
     fn matrix_matches_a_plain_matmul_for_every_row_count() {
-        let (n, k) = (37, 64);
+        // An odd row count (a single last row), k with a tail past the 8-wide steps.
+        let (n, k) = (37, 68);
         let w: Vec<f32> = (0..n * k).map(|i| f16::from_f32(((i * 7919) % 101) as f32 / 50.0 - 1.0).to_f32()).collect();
         let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
         let w16: Vec<f16> = w.iter().map(|&v| f16::from_f32(v)).collect();
         for m in [1, 2, 5, 6, 7, 13] {
             let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
             let want = reference(&w, &b, &x, m, n, k);
+            let mut plain = vec![0.0; n * m];
+            dot_rows_scalar(&w16, &x, m, k, &mut plain, (1, n));
+            plain.iter_mut().enumerate().for_each(|(i, v)| *v += b[i % n]);
             for got in [
                 Matrix::f16(w16.clone(), n, k, Some(b.clone())).forward(&x, m),
                 Matrix::f32(w.clone(), n, k, Some(b.clone())).forward(&x, m),
+                plain,
             ] {
                 for (g, e) in got.iter().zip(&want) {
                     assert!((g - e).abs() < 1e-4, "m={m}: {g} vs {e}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn matmul_matches_the_definition() {
-        for (m, k, n) in [(1, 3, 5), (4, 64, 37), (7, 8, 16), (5, 2, 100)] {
-            let a: Vec<f32> = (0..m * k).map(|i| ((i * 13) % 7) as f32 - 3.0).collect();
-            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 / 4.0).collect();
-            let mut out = vec![0.0; m * n];
-            matmul(&a, &b, m, k, n, &mut out);
-            for i in 0..m {
-                for j in 0..n {
-                    let want: f32 = (0..k).map(|c| a[i * k + c] * b[c * n + j]).sum();
-                    assert!((out[i * n + j] - want).abs() < 1e-4, "({m},{k},{n}) [{i},{j}]");
                 }
             }
         }
@@ -725,35 +772,73 @@ mod tests {
         }
     }
 
-    #[test]
-    fn cross_attention_matches_window_attention() {
-        // Attending with the window's own queries must equal the self-attention kernel.
-        let (t, h, dh) = (37, 3, 8);
-        let d = h * dh;
-        let qkv: Vec<f32> = (0..t * 3 * d).map(|i| ((i * 7919) % 29) as f32 / 13.0 - 1.0).collect();
-        let q: Vec<f32> = (0..t).flat_map(|i| qkv[i * 3 * d..i * 3 * d + d].to_vec()).collect();
-        let kv: Vec<f32> = (0..t).flat_map(|i| qkv[i * 3 * d + d..(i + 1) * 3 * d].to_vec()).collect();
-        let got = CrossKv::new(&kv, t, h, dh).attend(&q, t);
-        for (g, e) in got.iter().zip(window_attention(&qkv, t, h, dh)) {
-            assert!((g - e).abs() < 1e-5, "{g} vs {e}");
-        }
+    /// Attention by its definition: query `i` (`q[i·ldq..]`) against `t` positions of
+    /// `kv[j·stride..]` (keys, then values at `d`), head `head`: `dh` outputs.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_reference(q: &[f32], ldq: usize, kv: &[f32], stride: usize, t: usize, d: usize, dh: usize, i: usize, head: usize) -> Vec<f32> {
+        let mut s: Vec<f32> = (0..t)
+            .map(|j| (0..dh).map(|c| q[i * ldq + head * dh + c] * kv[j * stride + head * dh + c]).sum::<f32>() / (dh as f32).sqrt())
+            .collect();
+        softmax_scalar(&mut s);
+        (0..dh).map(|c| (0..t).map(|j| s[j] * kv[j * stride + d + head * dh + c]).sum()).collect()
     }
 
     #[test]
     fn window_attention_matches_the_definition() {
-        let (t, h, dh) = (45, 2, 8);
+        // t not a multiple of 16 (padded keys) and above GEMM_DEPTH (several depth passes).
+        for (t, h, dh) in [(45, 2, 16), (301, 2, 32)] {
+            let d = h * dh;
+            let qkv: Vec<f32> = (0..t * 3 * d).map(|i| ((i * 7919) % 23) as f32 / 11.0 - 1.0).collect();
+            let got = window_attention(&qkv, t, h, dh);
+            for head in 0..h {
+                for i in 0..t {
+                    let want = attention_reference(&qkv, 3 * d, &qkv[d..], 3 * d, t, d, dh, i, head);
+                    for (c, w) in want.iter().enumerate() {
+                        let g = got[i * d + head * dh + c];
+                        assert!((g - w).abs() < 1e-5, "t {t} head {head} row {i} col {c}: {g} vs {w}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn attention_kv_scores_are_scaled_dot_products() {
+        let (t, h, dh, n) = (37, 3, 16, 5);
         let d = h * dh;
-        let qkv: Vec<f32> = (0..t * 3 * d).map(|i| ((i * 7919) % 23) as f32 / 11.0 - 1.0).collect();
-        let got = window_attention(&qkv, t, h, dh);
-        let at = |i: usize, part: usize, head: usize, c: usize| qkv[i * 3 * d + part * d + head * dh + c];
+        let kv: Vec<f32> = (0..t * 2 * d).map(|i| ((i * 7919) % 29) as f32 / 13.0 - 1.0).collect();
+        let q: Vec<f32> = (0..n * d).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
+        let att = AttentionKv::new(&kv, 2 * d, t, h, dh);
         for head in 0..h {
-            for i in 0..t {
-                let mut s: Vec<f32> = (0..t).map(|j| (0..dh).map(|c| at(i, 0, head, c) * at(j, 1, head, c)).sum::<f32>() / (dh as f32).sqrt()).collect();
-                softmax_scalar(&mut s);
-                for c in 0..dh {
-                    let want: f32 = (0..t).map(|j| s[j] * at(j, 2, head, c)).sum();
-                    let g = got[i * d + head * dh + c];
-                    assert!((g - want).abs() < 1e-5, "head {head} row {i} col {c}: {g} vs {want}");
+            let got = att.scores(&q, n, head);
+            assert_eq!(got.len(), n * t);
+            for i in 0..n {
+                for j in 0..t {
+                    let want = (0..dh).map(|c| q[i * d + head * dh + c] * kv[j * 2 * d + head * dh + c]).sum::<f32>() / (dh as f32).sqrt();
+                    assert!((got[i * t + j] - want).abs() < 1e-5, "head {head} [{i},{j}]");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cached_attention_matches_the_definition_on_both_paths() {
+        // dh 64 takes the AVX2 path when the CPU has it, dh 24 the scalar one.
+        for (n, h, dh) in [(1, 2, 64), (37, 3, 64), (9, 2, 24)] {
+            let d = h * dh;
+            let kv: Vec<f32> = (0..n * 2 * d).map(|i| ((i * 7919) % 29) as f32 / 13.0 - 1.0).collect();
+            let q: Vec<f32> = (0..d).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
+            let scale = 1.0 / (dh as f32).sqrt();
+            let mut scores = Vec::new();
+            for head in 0..h {
+                let want = attention_reference(&q, d, &kv, 2 * d, n, d, dh, 0, head);
+                let (keys, values) = (&kv[head * dh..], &kv[d + head * dh..]);
+                let qh = &q[head * dh..(head + 1) * dh];
+                let (mut fast, mut plain) = (vec![0.0; dh], vec![0.0; dh]);
+                attend_cached(qh, keys, values, 2 * d, n, scale, &mut scores, &mut fast);
+                attend_cached_scalar(qh, keys, values, 2 * d, n, scale, &mut scores, &mut plain);
+                for ((f, p), w) in fast.iter().zip(&plain).zip(&want) {
+                    assert!((f - w).abs() < 1e-5 && (p - w).abs() < 1e-5, "n {n} dh {dh} head {head}: {f} / {p} vs {w}");
                 }
             }
         }
@@ -786,6 +871,16 @@ mod tests {
     }
 
     #[test]
+    fn log_sum_exp_matches_the_scalar_one() {
+        for len in [0, 1, 7, 8, 9, 37, 51865] {
+            let row: Vec<f32> = (0..len).map(|i| if i % 5 == 1 { f32::NEG_INFINITY } else { ((i * 7919) % 97) as f32 / 7.0 - 6.0 }).collect();
+            let (got, want) = (log_sum_exp(&row), log_sum_exp_scalar(&row));
+            assert!(got == want || (got - want).abs() <= 4e-6 * want.abs().max(1.0), "len {len}: {got} vs {want}");
+        }
+        assert_eq!(log_sum_exp(&[f32::NEG_INFINITY; 9]), f32::NEG_INFINITY);
+    }
+
+    #[test]
     fn softmax_matches_the_scalar_one() {
         for len in [1, 7, 8, 9, 37, 1500] {
             let row: Vec<f32> = (0..len).map(|i| ((i * 7919) % 97) as f32 / 7.0 - 6.0).collect();
@@ -808,25 +903,9 @@ mod tests {
     }
 
     #[test]
-    fn matmul_handles_tall_blocks_and_column_tails() {
-        for (m, k, n) in [(32, 64, 1500), (13, 1500, 64), (6, 5, 33)] {
-            let a: Vec<f32> = (0..m * k).map(|i| ((i * 13) % 7) as f32 / 7.0 - 0.4).collect();
-            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 11) as f32 / 11.0 - 0.5).collect();
-            let mut out = vec![0.0; m * n];
-            matmul(&a, &b, m, k, n, &mut out);
-            for i in 0..m {
-                for j in 0..n {
-                    let want: f32 = (0..k).map(|c| a[i * k + c] * b[c * n + j]).sum();
-                    assert!((out[i * n + j] - want).abs() < 1e-3, "({m},{k},{n}) [{i},{j}]");
-                }
-            }
-        }
-    }
-
-    #[test]
     fn packed_matches_a_plain_matmul() {
         // k above GEMM_DEPTH (several depth passes), m across task and tile boundaries.
-        for (m, n, k) in [(1, 16, 8), (7, 32, 300), (53, 48, 600), (100, 20, 33)] {
+        for (m, n, k) in [(1, 16, 8), (7, 32, 300), (53, 48, 600), (100, 16, 33)] {
             let w: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0).collect();
             let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
             let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
@@ -834,7 +913,7 @@ mod tests {
             let packed = Packed::new(&w, n, k, Some(b.clone()));
             let got = packed.forward(&x, m, false);
             let mut scalar = vec![0.0; m * n];
-            packed.forward_scalar(&x, m, &mut scalar);
+            packed_gemm_scalar(&x, k, &packed.panels, Some(&packed.bias), m, k, n, &mut scalar);
             for (g, e) in got.iter().chain(&scalar).zip(want.iter().chain(&want)) {
                 assert!((g - e).abs() < 1e-3 * e.abs().max(1.0), "({m},{n},{k}): {g} vs {e}");
             }

@@ -15,7 +15,7 @@ use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Device, Tensor, TensorData};
 
 use crate::ct2::{Ct2Error, Ct2File, WhisperDims};
-use crate::kernels::{self, CrossKv, Matrix, Packed};
+use crate::kernels::{self, AttentionKv, Matrix, Packed};
 use crate::profile::time;
 
 const LN_EPS: f64 = 1e-5;
@@ -92,7 +92,7 @@ pub struct Whisper {
 
 /// Cross-attention keys and values of one encoded window, per decoder layer.
 pub struct AudioContext {
-    kv: Vec<CrossKv>,
+    kv: Vec<AttentionKv>,
 }
 
 /// Self-attention keys and values of one decoder layer: per batch row, `[len, d]` row-major.
@@ -306,7 +306,7 @@ impl Whisper {
         let x = self.enc_norm.forward(x);
         let kv = time("enc cross kv", || {
             let x = to_vec(x);
-            self.dec_layers.iter().map(|layer| CrossKv::new(&layer.cross_kv.forward(&x, n_ctx, false), n_ctx, h, dh)).collect()
+            self.dec_layers.iter().map(|layer| AttentionKv::new(&layer.cross_kv.forward(&x, n_ctx, false), 2 * self.dims.d_model, n_ctx, h, dh)).collect()
         });
         AudioContext { kv }
     }
@@ -355,27 +355,28 @@ impl Whisper {
                     kv.v[bi].extend_from_slice(&row[2 * d..]);
                 }
             }
-            // One rayon task per batch row (beam hypothesis).
-            out.par_chunks_mut(t * d).enumerate().for_each(|(bi, out)| {
-                let (ks, vs) = (&kv.k[bi], &kv.v[bi]);
-                let mut s = Vec::with_capacity(start + t);
-                for i in 0..t {
-                    let q = &qkv[(bi * t + i) * 3 * d..(bi * t + i) * 3 * d + d];
-                    let n = if causal { start + i + 1 } else { start + t };
-                    for head in 0..h {
-                        let qh = &q[head * dh..(head + 1) * dh];
-                        s.clear();
-                        s.extend((0..n).map(|j| kernels::dot(qh, &ks[j * d + head * dh..j * d + (head + 1) * dh]) * scale));
-                        kernels::softmax(&mut s);
-                        let o = &mut out[i * d + head * dh..i * d + (head + 1) * dh];
-                        for (j, &p) in s.iter().enumerate() {
-                            for (o, &v) in o.iter_mut().zip(&vs[j * d + head * dh..j * d + (head + 1) * dh]) {
-                                *o += p * v;
-                            }
-                        }
+            // One rayon task per (hypothesis, head), each `[t, dh]`.
+            let per_head: Vec<Vec<f32>> = (0..b * h)
+                .into_par_iter()
+                .map(|task| {
+                    let (bi, head) = (task / h, task % h);
+                    let (ks, vs) = (&kv.k[bi][head * dh..], &kv.v[bi][head * dh..]);
+                    let mut scores = Vec::with_capacity(start + t);
+                    let mut o = vec![0.0f32; t * dh];
+                    for (i, o) in o.chunks_exact_mut(dh).enumerate() {
+                        let q = &qkv[(bi * t + i) * 3 * d + head * dh..][..dh];
+                        let n = if causal { start + i + 1 } else { start + t };
+                        kernels::attend_cached(q, ks, vs, d, n, scale, &mut scores, o);
                     }
+                    o
+                })
+                .collect();
+            for (task, o) in per_head.iter().enumerate() {
+                let (bi, head) = (task / h, task % h);
+                for i in 0..t {
+                    out[(bi * t + i) * d + head * dh..][..dh].copy_from_slice(&o[i * dh..(i + 1) * dh]);
                 }
-            });
+            }
         });
         x + from_vec(self.apply_rows(&layer.out, &out, b * t), [b, t, d], &self.device)
     }
@@ -422,9 +423,9 @@ impl Whisper {
     }
 
     /// Cross-attention block: `x` plus attention of its `[B, T, d]` queries over the window.
-    fn cross_attention(&self, layer: &DecoderLayer, kv: &CrossKv, x: Tensor<3>) -> Tensor<3> {
+    fn cross_attention(&self, layer: &DecoderLayer, kv: &AttentionKv, x: Tensor<3>) -> Tensor<3> {
         let [b, t, d] = x.dims();
-        let attended = kv.attend(&self.cross_queries(layer, x.clone()), b * t);
+        let attended = kv.attend(&self.cross_queries(layer, x.clone()), d, b * t);
         x + from_vec(layer.cross_out.forward(&attended, b * t), [b, t, d], &self.device)
     }
 

@@ -50,10 +50,7 @@ impl ReadCache {
     }
 
     pub(crate) fn keep_job(&self, generation: u64, job_id: &str, record: &JobRecord) {
-        let mut maps = self.maps();
-        if maps.generation == generation {
-            insert_bounded(&mut maps.jobs, job_id, record.clone());
-        }
+        self.keep(generation, |maps| &mut maps.jobs, job_id, record);
     }
 
     pub(crate) fn account(&self, key_hash: &str) -> Option<Account> {
@@ -61,10 +58,7 @@ impl ReadCache {
     }
 
     pub(crate) fn keep_account(&self, generation: u64, key_hash: &str, account: &Account) {
-        let mut maps = self.maps();
-        if maps.generation == generation {
-            insert_bounded(&mut maps.accounts_by_key_hash, key_hash, account.clone());
-        }
+        self.keep(generation, |maps| &mut maps.accounts_by_key_hash, key_hash, account);
     }
 
     /// Forgets what `changes` touched (an account's entries go under every key of it: a revoked
@@ -81,16 +75,22 @@ impl ReadCache {
         }
     }
 
+    /// Stores `value` in the map `pick` chooses, unless a batch was committed since `generation`.
+    fn keep<V: Clone>(&self, generation: u64, pick: impl FnOnce(&mut Maps) -> &mut HashMap<String, V>, key: &str, value: &V) {
+        let mut maps = self.maps();
+        if maps.generation != generation {
+            return;
+        }
+        let map = pick(&mut maps);
+        if map.len() >= MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(key.to_owned(), value.clone());
+    }
+
     fn maps(&self) -> std::sync::MutexGuard<'_, Maps> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
-}
-
-fn insert_bounded<V>(map: &mut HashMap<String, V>, key: &str, value: V) {
-    if map.len() >= MAX_ENTRIES {
-        map.clear();
-    }
-    map.insert(key.to_owned(), value);
 }
 
 #[cfg(test)]

@@ -97,10 +97,10 @@ impl BlockWriter {
         Ok(())
     }
 
-    /// Writes what is buffered and fsyncs the file.
+    /// Writes what is buffered and fsyncs the file. The last call: nothing is written after it.
     pub async fn finish(&mut self) -> io::Result<()> {
-        let (mut sink, spare) = self.settle().await?;
-        let tail = std::mem::replace(&mut self.filling, spare);
+        let (mut sink, _) = self.settle().await?;
+        let tail = std::mem::replace(&mut self.filling, Block::empty());
         let offset = self.offset;
         self.offset += tail.len as u64;
         let sink = tokio::task::spawn_blocking(move || {
@@ -122,7 +122,7 @@ impl BlockWriter {
     /// Waits for the block in flight, then starts writing the one just filled.
     async fn send_block(&mut self) -> io::Result<()> {
         let (mut sink, spare) = self.settle().await?;
-        let block = std::mem::replace(&mut self.filling, spare);
+        let block = std::mem::replace(&mut self.filling, spare.unwrap_or_else(Block::new));
         let offset = self.offset;
         self.offset += block.len as u64;
         self.in_flight = Some(tokio::task::spawn_blocking(move || {
@@ -132,17 +132,17 @@ impl BlockWriter {
         Ok(())
     }
 
-    /// Waits for the block in flight; gives back the file and an empty block to fill next.
-    async fn settle(&mut self) -> io::Result<(Sink, Block)> {
+    /// Waits for the block in flight; gives back the file and, emptied, the block it wrote.
+    async fn settle(&mut self) -> io::Result<(Sink, Option<Block>)> {
         match self.in_flight.take() {
             Some(task) => {
                 let (sink, mut block) = task.await.map_err(io::Error::other)??;
                 block.len = 0;
-                Ok((sink, block))
+                Ok((sink, Some(block)))
             }
             None => {
                 let sink = self.idle.take().ok_or_else(|| io::Error::other("an earlier write failed"))?;
-                Ok((sink, Block::new()))
+                Ok((sink, None))
             }
         }
     }
@@ -181,6 +181,11 @@ impl Block {
         let storage = vec![0u8; BLOCK + ALIGN].into_boxed_slice();
         let start = storage.as_ptr().align_offset(ALIGN);
         Block { storage, start, len: 0 }
+    }
+
+    /// A block with no storage, to stand in for one moved out.
+    fn empty() -> Self {
+        Block { storage: Box::default(), start: 0, len: 0 }
     }
 
     fn filled(&self) -> &[u8] {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use futures::StreamExt;
 use scribe_actors::eventstore::{EventStore, ExpectedVersion, NewEvent};
 use scribe_actors::runtime::open_event_store;
@@ -22,6 +22,7 @@ use scribe_domain::job::{JobAggregate, JobCommand, NewMedia, StoredMedia};
 use scribe_domain::requests::JobParams;
 use scribe_domain::VersionedEvent;
 
+use super::bench_env::{bench_key, in_scratch_dir};
 use super::server_process::ServerProcess;
 
 /// The design document's "within seconds", read as this many.
@@ -48,19 +49,12 @@ pub fn run(args: BenchRestartArgs) -> anyhow::Result<()> {
     if args.jobs == 0 {
         bail!("--jobs must be at least 1");
     }
-    let base = args.work_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let work = base.join(format!("scribe-bench-restart-{}", std::process::id()));
-    std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
-    let result = bench(&args, &work);
-    if let Err(e) = std::fs::remove_dir_all(&work) {
-        eprintln!("warning: could not remove {}: {e}", work.display());
-    }
-    result
+    in_scratch_dir(args.work_dir.clone(), "restart", |work| bench(&args, work))
 }
 
 fn bench(args: &BenchRestartArgs, work: &Path) -> anyhow::Result<()> {
     let data_dir = work.join("data");
-    let key = super::bench_upload::bench_key(&data_dir)?;
+    let key = bench_key(&data_dir)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
 
     eprintln!("writing the histories of {} finished jobs ...", args.jobs);
@@ -175,10 +169,11 @@ fn history(index: usize, owner: &UserName, request: &scribe_domain::requests::Jo
 async fn wait_for(client: &reqwest::Client, url: &str, ready: impl Fn(&str) -> bool) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(600);
     loop {
-        if let Ok(response) = client.get(url).send().await {
-            if response.status().is_success() && ready(&response.text().await.unwrap_or_default()) {
-                return Ok(());
-            }
+        if let Ok(response) = client.get(url).send().await
+            && response.status().is_success()
+            && ready(&response.text().await.unwrap_or_default())
+        {
+            return Ok(());
         }
         if Instant::now() > deadline {
             bail!("{url} did not answer as expected within 10 minutes");

@@ -17,6 +17,7 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use poem::listener::{Acceptor, Listener, TcpListener};
 
+use super::bench_env::{bench_key, in_scratch_dir};
 use super::server_process::ServerProcess;
 
 const GOAL: f64 = 0.5;
@@ -44,19 +45,12 @@ pub fn run(args: BenchStatusArgs) -> anyhow::Result<()> {
     if !(args.seconds > 0.0) || args.connections == 0 || args.rounds == 0 {
         bail!("--seconds, --rounds and --connections must be positive");
     }
-    let base = args.work_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let work = base.join(format!("scribe-bench-status-{}", std::process::id()));
-    std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
-    let result = bench(&args, &work);
-    if let Err(e) = std::fs::remove_dir_all(&work) {
-        eprintln!("warning: could not remove {}: {e}", work.display());
-    }
-    result
+    in_scratch_dir(args.work_dir.clone(), "status", |work| bench(&args, work))
 }
 
 fn bench(args: &BenchStatusArgs, work: &Path) -> anyhow::Result<()> {
     let data_dir = work.join("data");
-    let key = super::bench_upload::bench_key(&data_dir)?;
+    let key = bench_key(&data_dir)?;
     let client_runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let (_, job_id) = client_runtime.block_on(super::bench_restart::write_history(&data_dir, 1))?;
 

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use super::bench_env::{bench_key, in_scratch_dir};
 use super::server_process::ServerProcess;
 
 /// Goals of the design document.
@@ -62,14 +63,7 @@ pub fn run(args: BenchUploadArgs) -> anyhow::Result<()> {
     if args.rounds == 0 {
         bail!("--rounds must be at least 1");
     }
-    let base = args.work_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let work = base.join(format!("scribe-bench-upload-{}", std::process::id()));
-    std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
-    let result = bench(&args, &work);
-    if let Err(e) = std::fs::remove_dir_all(&work) {
-        eprintln!("warning: could not remove {}: {e}", work.display());
-    }
-    result
+    in_scratch_dir(args.work_dir.clone(), "upload", |work| bench(&args, work))
 }
 
 /// What one round measured.
@@ -222,20 +216,6 @@ fn write_wav(path: &Path, pcm_bytes: u64) -> anyhow::Result<()> {
     file.flush()?;
     file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     Ok(())
-}
-
-/// Opens the account `bench` with ample credit (`scribe keys create`) and returns its key.
-pub(super) fn bench_key(data_dir: &Path) -> anyhow::Result<String> {
-    std::fs::create_dir_all(data_dir)?;
-    let output = Command::new(std::env::current_exe()?)
-        .args(["keys", "create", "--user", "bench", "--initial-credit-cents", "1000000000", "--data-dir"])
-        .arg(data_dir)
-        .output()
-        .context("running scribe keys create")?;
-    if !output.status.success() {
-        bail!("scribe keys create failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 /// Streams `media` as the multipart part `file`; returns the status and body.

@@ -1,6 +1,7 @@
 //! Command-line subcommands other than `serve`: each module exposes its clap `Args` and a `run`.
 
 pub mod bench_asr;
+pub mod bench_env;
 pub mod bench_crash;
 pub mod bench_restart;
 pub mod bench_status;

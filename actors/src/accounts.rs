@@ -57,7 +57,7 @@ pub async fn create_key(store: &dyn EventStore, user: &UserName, initial_credit_
     let existing = command::load::<AccountAggregate>(store, &stream).await?;
     let opened = existing.version.is_none();
     if opened {
-        let open = AccountCommand::Open { user_name: user.clone(), webhook_secret: new_webhook_secret(), at_ms: now_ms() };
+        let open = AccountCommand::Open { user_name: user.clone(), webhook_secret: new_webhook_secret(), role: Default::default(), languages: Vec::new(), at_ms: now_ms() };
         command::execute::<AccountAggregate>(store, &stream, open).await?;
         if initial_credit_cents > 0 {
             let credit = AccountCommand::Credit { cents: initial_credit_cents, reason: "initial credit".into(), at_ms: now_ms() };

@@ -177,7 +177,7 @@ impl World {
     /// Opens an account with a fresh webhook secret, which it returns.
     async fn account(&self, name: &str) -> String {
         let secret = WebhookSecret::generate();
-        let open = AccountCommand::Open { user_name: user(name), webhook_secret: secret.clone(), at_ms: 1_763_769_600_000 };
+        let open = AccountCommand::Open { user_name: user(name), webhook_secret: secret.clone(), role: Default::default(), languages: Vec::new(), at_ms: 1_763_769_600_000 };
         command::execute::<AccountAggregate>(self.store.as_ref(), &account_stream(&user(name)), open).await.unwrap();
         secret
     }
@@ -449,7 +449,7 @@ async fn an_account_without_a_usable_secret_gets_no_unsigned_callback() {
     let settings = CallbackSettings { schedule: vec![], ..quick() };
     let world = World::start(dir.path(), settings, true).await;
     let receiver = receiver_on(0, &[]).await;
-    let open = AccountCommand::Open { user_name: user("gus"), webhook_secret: "hunter2".into(), at_ms: 1 };
+    let open = AccountCommand::Open { user_name: user("gus"), webhook_secret: "hunter2".into(), role: Default::default(), languages: Vec::new(), at_ms: 1 };
     command::execute::<AccountAggregate>(world.store.as_ref(), &account_stream(&user("gus")), open).await.unwrap();
     let job_id = world.finished_job("gus", &receiver.url, None).await;
 

@@ -33,7 +33,7 @@ struct Stack {
 async fn open_account(store: &dyn EventStore, user: &str, key: &str) {
     let user_name = UserName::parse(user).unwrap();
     let stream = account_stream(&user_name);
-    let open = AccountCommand::Open { user_name, webhook_secret: "s".into(), at_ms: 1 };
+    let open = AccountCommand::Open { user_name, webhook_secret: "s".into(), role: Default::default(), languages: Vec::new(), at_ms: 1 };
     command::execute::<AccountAggregate>(store, &stream, open).await.unwrap();
     let issue = AccountCommand::IssueKey { key_id: "k1".into(), key_hash: hash_api_key(key), at_ms: 2 };
     command::execute::<AccountAggregate>(store, &stream, issue).await.unwrap();

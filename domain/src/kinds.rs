@@ -148,6 +148,49 @@ impl TurnaroundTime {
 }
 
 api_enum!(
+    /// What an account does: customers submit jobs; transcribers and translators (staff) work
+    /// on the tasks of manual jobs through the work API. Accounts opened before roles existed
+    /// are customers.
+    Role, field = "role" {
+        Customer = "customer",
+        Transcriber = "transcriber",
+        Translator = "translator",
+    }
+);
+
+impl Default for Role {
+    fn default() -> Self {
+        Role::Customer
+    }
+}
+
+impl Role {
+    /// Transcribers and translators.
+    pub fn is_staff(self) -> bool {
+        self != Role::Customer
+    }
+}
+
+api_enum!(
+    /// The human work a manual job needs: `transcribe` (correct the machine draft) or
+    /// `translate` (subtitles in the target language, on the source's timings).
+    TaskKind, field = "kind" {
+        Transcribe = "transcribe",
+        Translate = "translate",
+    }
+);
+
+impl TaskKind {
+    /// The staff role that does this kind of task.
+    pub fn role(self) -> Role {
+        match self {
+            TaskKind::Transcribe => Role::Transcriber,
+            TaskKind::Translate => Role::Translator,
+        }
+    }
+}
+
+api_enum!(
     /// The Glossary fields `GET /glossary` can sort by (`sortBy`). The list-valued fields
     /// (`names`, `items`) have no order and are refused.
     GlossarySortField, field = "sortBy" {

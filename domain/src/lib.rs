@@ -8,6 +8,7 @@
 pub mod account;
 pub mod aggregate;
 pub mod codec;
+pub mod editing;
 pub mod error;
 pub mod export;
 pub mod glossary;

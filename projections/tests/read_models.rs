@@ -226,7 +226,7 @@ fn spec_language(code: &str) -> String {
 /// both have accounts, keys and glossaries. Returns ann's job ids in submission order.
 async fn populate(world: &mut World) -> Vec<String> {
     for name in ["ann", "bob"] {
-        world.account(name, |at_ms| AccountCommand::Open { user_name: user(name), webhook_secret: format!("whsec-{name}"), at_ms }).await;
+        world.account(name, |at_ms| AccountCommand::Open { user_name: user(name), webhook_secret: format!("whsec-{name}"), role: Default::default(), languages: Vec::new(), at_ms }).await;
         world.account(name, |at_ms| AccountCommand::Credit { cents: 10_000, reason: "welcome".into(), at_ms }).await;
         world
             .account(name, |at_ms| AccountCommand::IssueKey { key_id: format!("{name}-k1"), key_hash: format!("hash-{name}-1"), at_ms })
@@ -443,7 +443,7 @@ async fn keys_find_their_account_until_revoked() {
     let mut world = World::new();
     populate(&mut world).await;
     let opened_at = world.tick();
-    world.account("carol", |_| AccountCommand::Open { user_name: user("carol"), webhook_secret: "whsec-c".into(), at_ms: opened_at }).await;
+    world.account("carol", |_| AccountCommand::Open { user_name: user("carol"), webhook_secret: "whsec-c".into(), role: Default::default(), languages: Vec::new(), at_ms: opened_at }).await;
     world.account("carol", |at_ms| AccountCommand::IssueKey { key_id: "c1".into(), key_hash: "hash-c1".into(), at_ms }).await;
     world.account("carol", |at_ms| AccountCommand::IssueKey { key_id: "c2".into(), key_hash: "hash-c2".into(), at_ms }).await;
     world.account("carol", |at_ms| AccountCommand::RevokeKey { key_id: "c1".into(), at_ms }).await;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::codec::{self, DecodeError, VersionedEvent};
 use crate::http_url::HttpUrl;
 use crate::ids::{GlossaryId, JobId, UserName};
-use crate::kinds::{JobType, TranscriptionType, TurnaroundTime};
+use crate::kinds::{JobType, TaskKind, TranscriptionType, TurnaroundTime};
 use crate::languages::{Language, TargetLanguage};
 use crate::requests::JobOptions;
 
@@ -46,10 +46,16 @@ pub enum MediaSource {
         filename: String,
     },
     /// `POST /jobs/translatedSubtitles`: the media and captions of an existing job.
+    /// `media_path` and `document_path` (relative to the data directory) are the source's
+    /// media and final transcript, which the translator works from.
     Job {
         source_job_id: JobId,
         filename: String,
         nr_audio_seconds: u64,
+        #[serde(default)]
+        media_path: Option<String>,
+        #[serde(default)]
+        document_path: Option<String>,
     },
 }
 
@@ -153,6 +159,48 @@ pub enum JobEvent {
     CallbackAbandoned { reason: String, at_ms: u64 },
     /// The owner deleted the job; its files are to be removed. Kept for audit.
     JobDeleted { by: UserName, at_ms: u64 },
+    /// Human work was opened on a manual job (see `job::task`), due by `deadline_ms`.
+    TaskOpened {
+        task_id: String,
+        kind: TaskKind,
+        deadline_ms: u64,
+        at_ms: u64,
+    },
+    /// A staff member took the task; nobody else may work on it until `lease_until_ms`.
+    TaskClaimed {
+        task_id: String,
+        by: UserName,
+        lease_until_ms: u64,
+        at_ms: u64,
+    },
+    /// A revision of the task's document is on disk at `path`; the save renewed the lease.
+    DraftSaved {
+        task_id: String,
+        by: UserName,
+        revision: u32,
+        path: String,
+        words: u64,
+        lease_until_ms: u64,
+        at_ms: u64,
+    },
+    /// The task went back to the queue, with its saved draft: released by its holder (`by`),
+    /// or because the lease expired (`expired`, no `by`).
+    TaskReleased {
+        task_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<UserName>,
+        expired: bool,
+        at_ms: u64,
+    },
+    /// The holder handed in the task's document at `path` (revision 0: the machine draft as it
+    /// was). The task is closed.
+    TaskSubmitted {
+        task_id: String,
+        by: UserName,
+        revision: u32,
+        path: String,
+        at_ms: u64,
+    },
 }
 
 impl VersionedEvent for JobEvent {
@@ -170,6 +218,11 @@ impl VersionedEvent for JobEvent {
             JobEvent::CallbackDelivered { .. } => "CallbackDelivered",
             JobEvent::CallbackAbandoned { .. } => "CallbackAbandoned",
             JobEvent::JobDeleted { .. } => "JobDeleted",
+            JobEvent::TaskOpened { .. } => "TaskOpened",
+            JobEvent::TaskClaimed { .. } => "TaskClaimed",
+            JobEvent::DraftSaved { .. } => "DraftSaved",
+            JobEvent::TaskReleased { .. } => "TaskReleased",
+            JobEvent::TaskSubmitted { .. } => "TaskSubmitted",
         }
     }
 

@@ -36,6 +36,7 @@
 
 mod events;
 mod state;
+pub mod task;
 mod view;
 
 #[cfg(test)]
@@ -50,7 +51,8 @@ pub use view::{CallbackPayload, Job, JobStatusResponse, callback_message_id};
 use crate::aggregate::Aggregate;
 use crate::http_url::HttpUrl;
 use crate::ids::{JOB_STREAM_PREFIX, JobId, UserName};
-use crate::kinds::{JobStatus, JobType, TranscriptionType};
+use crate::kinds::{JobStatus, JobType, TaskKind, TranscriptionType, TurnaroundTime};
+use task::{DAY_MS, Lease, Revision, TaskState, Worker};
 use crate::languages::Language;
 use crate::requests::{JobRequest, TranslationRequest};
 
@@ -129,10 +131,47 @@ pub enum JobCommand {
         by: UserName,
         at_ms: u64,
     },
+    /// Open the next task of a manual job whose draft exists but whose task was never opened.
+    OpenTask {
+        at_ms: u64,
+    },
+    /// `worker` takes the task for `lease_ms` (or renews a lease they hold).
+    ClaimTask {
+        task_id: String,
+        worker: Worker,
+        lease_ms: u64,
+        at_ms: u64,
+    },
+    /// The holder saved a revision of the document, already written to `path`.
+    SaveDraft {
+        task_id: String,
+        by: UserName,
+        path: String,
+        words: u64,
+        lease_ms: u64,
+        at_ms: u64,
+    },
+    /// The holder gives the task back.
+    ReleaseTask {
+        task_id: String,
+        by: UserName,
+        at_ms: u64,
+    },
+    /// Record that the lease on the task ran out (the sweeper's command).
+    ExpireLease {
+        task_id: String,
+        at_ms: u64,
+    },
+    /// The holder hands in the last saved revision (or the untouched machine draft).
+    SubmitTask {
+        task_id: String,
+        by: UserName,
+        at_ms: u64,
+    },
 }
 
-/// Why a command was refused. The API maps `NotFound` → 404, `Forbidden` → 403, `Deleted` →
-/// 410, `SourceNotEligible` → 400, the rest → 409 (they come from reactors, not clients).
+/// Why a command was refused. The API maps `NotFound` and `NoSuchTask` → 404, `Forbidden` and
+/// `TaskNotForYou` → 403, `Deleted` → 410, `SourceNotEligible` → 400, the rest → 409.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JobRefusal {
     #[error("job not found")]
@@ -157,6 +196,20 @@ pub enum JobRefusal {
     CallbackSettled,
     #[error("{0}")]
     SourceNotEligible(String),
+    #[error("the source job is {0}: translated subtitles can be ordered once it is DONE")]
+    SourceNotDone(JobStatus),
+    #[error("no task {0}")]
+    NoSuchTask(String),
+    #[error("task {0} was already submitted")]
+    TaskClosed(String),
+    #[error("{0}")]
+    TaskNotForYou(String),
+    #[error("task {task_id} is held by someone else until {until_ms} (milliseconds since the epoch)")]
+    TaskHeldByOther { task_id: String, until_ms: u64 },
+    #[error("you do not hold task {0}: claim it first (a lease ends when it is released or expires)")]
+    TaskNotHeld(String),
+    #[error("task {0} has no saved translation to submit: save the target-language document first")]
+    NothingToSubmit(String),
 }
 
 /// Marker type implementing [`Aggregate`] for jobs.
@@ -229,6 +282,84 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
         C::Submit { .. } | C::RequestTranslation { .. } | C::Delete { .. } => {
             unreachable!("handled above")
         }
+        C::OpenTask { at_ms } => {
+            if !state.tasks.is_empty() || state.transcript.as_ref().is_none_or(|t| !t.draft) {
+                return Err(JobRefusal::OutOfOrder("only a manual job's draft waits for its first task"));
+            }
+            Ok(vec![open_task(submission, TaskKind::Transcribe, at_ms)])
+        }
+        C::ClaimTask { task_id, worker, lease_ms, at_ms } => {
+            let task = open_task_named(state, &task_id)?;
+            let language = work_language(submission, state, task.kind);
+            if !worker.can_take(task.kind, &language) {
+                return Err(JobRefusal::TaskNotForYou(format!(
+                    "task {task_id} is {} work in {language}; your account does {} work{}",
+                    task.kind,
+                    worker.role,
+                    if worker.languages.is_empty() { String::new() } else { format!(" in {}", worker.languages.join(", ")) }
+                )));
+            }
+            let mut events = Vec::new();
+            if let Some(lease) = &task.lease {
+                if lease.holder != worker.user && !lease.is_expired(at_ms) {
+                    return Err(JobRefusal::TaskHeldByOther { task_id, until_ms: lease.until_ms });
+                }
+                if lease.holder != worker.user {
+                    events.push(E::TaskReleased { task_id: task_id.clone(), by: None, expired: true, at_ms });
+                }
+            }
+            events.push(E::TaskClaimed { task_id, by: worker.user, lease_until_ms: at_ms.saturating_add(lease_ms), at_ms });
+            Ok(events)
+        }
+        C::SaveDraft { task_id, by, path, words, lease_ms, at_ms } => {
+            let task = held_task(state, &task_id, &by, at_ms)?;
+            let revision = task.revision.as_ref().map_or(1, |r| r.number + 1);
+            Ok(vec![E::DraftSaved { task_id, by, revision, path, words, lease_until_ms: at_ms.saturating_add(lease_ms), at_ms }])
+        }
+        C::ReleaseTask { task_id, by, at_ms } => {
+            let task = open_task_named(state, &task_id)?;
+            match &task.lease {
+                Some(lease) if lease.holder == by => {
+                    Ok(vec![E::TaskReleased { task_id, by: Some(by), expired: false, at_ms }])
+                }
+                _ => Err(JobRefusal::TaskNotHeld(task_id)),
+            }
+        }
+        C::ExpireLease { task_id, at_ms } => {
+            let task = open_task_named(state, &task_id)?;
+            match &task.lease {
+                Some(lease) if lease.is_expired(at_ms) => {
+                    Ok(vec![E::TaskReleased { task_id, by: None, expired: true, at_ms }])
+                }
+                _ => Err(JobRefusal::OutOfOrder("the task has no expired lease")),
+            }
+        }
+        C::SubmitTask { task_id, by, at_ms } => {
+            let task = held_task(state, &task_id, &by, at_ms)?;
+            let (revision, path) = match (&task.revision, task.kind) {
+                (Some(r), _) => (r.number, r.path.clone()),
+                (None, TaskKind::Transcribe) => match &state.transcript {
+                    Some(t) => (0, t.path.clone()),
+                    None => return Err(JobRefusal::OutOfOrder("the machine draft is missing")),
+                },
+                (None, TaskKind::Translate) => return Err(JobRefusal::NothingToSubmit(task_id)),
+            };
+            let kind = task.kind;
+            let mut events = vec![E::TaskSubmitted { task_id, by, revision, path: path.clone(), at_ms }];
+            let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
+            match kind {
+                TaskKind::Transcribe if translated => events.push(open_task(submission, TaskKind::Translate, at_ms)),
+                TaskKind::Transcribe => events.push(E::JobCompleted { at_ms }),
+                TaskKind::Translate => {
+                    let target_language = submission
+                        .target_language
+                        .ok_or(JobRefusal::OutOfOrder("a translation task needs a target language"))?;
+                    events.push(E::TranslationProduced { path, target_language, at_ms });
+                    events.push(E::JobCompleted { at_ms });
+                }
+            }
+            Ok(events)
+        }
         C::RecordMediaStored { media, at_ms } => {
             if from_job {
                 return Err(JobRefusal::OutOfOrder(
@@ -292,13 +423,17 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
                 _ => submission.language,
             };
             let draft = submission.job_type == JobType::Perfect;
-            Ok(vec![E::TranscriptProduced {
+            let mut events = vec![E::TranscriptProduced {
                 path,
                 language,
                 words,
                 draft,
                 at_ms,
-            }])
+            }];
+            if draft {
+                events.push(open_task(submission, TaskKind::Transcribe, at_ms));
+            }
+            Ok(events)
         }
         C::RecordTranslation { path, at_ms } => {
             let target_language = match submission.target_language {
@@ -399,6 +534,46 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
     }
 }
 
+/// `TaskOpened` for the job's task of `kind`, due `turnaroundTime` calendar days after the job
+/// was created.
+fn open_task(submission: &Submission, kind: TaskKind, at_ms: u64) -> JobEvent {
+    let turnaround = submission
+        .turnaround_time
+        .unwrap_or_else(|| TurnaroundTime::default_for(submission.transcription_type));
+    JobEvent::TaskOpened {
+        task_id: task::task_id(&submission.job_id, kind),
+        kind,
+        deadline_ms: submission.created_ms.saturating_add(u64::from(turnaround.days()) * DAY_MS),
+        at_ms,
+    }
+}
+
+/// The language a task's work is in: the target language of a translation, else the job's.
+fn work_language(submission: &Submission, state: &JobState, kind: TaskKind) -> String {
+    match (kind, submission.target_language) {
+        (TaskKind::Translate, Some(t)) => t.code().to_owned(),
+        _ => state.language().map_or_else(|| submission.language.code().to_owned(), |l| l.code().to_owned()),
+    }
+}
+
+/// The open task `task_id`: 404 when there is none, 409 once it was submitted.
+fn open_task_named<'a>(state: &'a JobState, task_id: &str) -> Result<&'a TaskState, JobRefusal> {
+    match state.task(task_id) {
+        None => Err(JobRefusal::NoSuchTask(task_id.to_owned())),
+        Some(t) if !t.is_open() => Err(JobRefusal::TaskClosed(task_id.to_owned())),
+        Some(t) => Ok(t),
+    }
+}
+
+/// The open task `task_id`, if `by` holds its lease at `at_ms`.
+fn held_task<'a>(state: &'a JobState, task_id: &str, by: &UserName, at_ms: u64) -> Result<&'a TaskState, JobRefusal> {
+    let task = open_task_named(state, task_id)?;
+    match &task.lease {
+        Some(lease) if lease.is_held_by(by, at_ms) => Ok(task),
+        _ => Err(JobRefusal::TaskNotHeld(task_id.to_owned())),
+    }
+}
+
 fn submit(
     job_id: JobId,
     owner: UserName,
@@ -466,10 +641,10 @@ fn request_translation(
     if source.transcription_type != TranscriptionType::Captions {
         return not_eligible("translated subtitles can be requested only for captions jobs");
     }
-    if source.status == JobStatus::Error {
-        return not_eligible("the source job ended in ERROR");
+    if source.status != JobStatus::Done {
+        return Err(JobRefusal::SourceNotDone(source.status));
     }
-    Ok(vec![JobEvent::JobSubmitted(Box::new(Submission {
+    let submission = Submission {
         job_id,
         owner,
         created_ms: at_ms,
@@ -487,8 +662,12 @@ fn request_translation(
             source_job_id: source.job_id,
             filename: source.filename,
             nr_audio_seconds: source.nr_audio_seconds,
+            media_path: source.media_path,
+            document_path: source.document_path,
         },
-    }))])
+    };
+    let task = open_task(&submission, TaskKind::Translate, at_ms);
+    Ok(vec![JobEvent::JobSubmitted(Box::new(submission)), task])
 }
 
 /// `nrAudioSeconds` of a media duration: whole seconds, rounded to nearest (an 11.0 s clip whose
@@ -581,6 +760,52 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
             state.callback.abandoned = Some(reason.clone());
         }
         E::JobDeleted { .. } => state.deleted = true,
+        E::TaskOpened { task_id, kind, deadline_ms, at_ms } => state.tasks.push(TaskState {
+            task_id: task_id.clone(),
+            kind: *kind,
+            opened_ms: *at_ms,
+            deadline_ms: *deadline_ms,
+            lease: None,
+            revision: None,
+            ever_claimed: false,
+            submitted: None,
+        }),
+        E::TaskClaimed { task_id, by, lease_until_ms, .. } => {
+            if let Some(t) = task_mut(&mut state, task_id) {
+                t.lease = Some(Lease { holder: by.clone(), until_ms: *lease_until_ms });
+                t.ever_claimed = true;
+            }
+        }
+        E::DraftSaved { task_id, by, revision, path, lease_until_ms, at_ms, .. } => {
+            if let Some(t) = task_mut(&mut state, task_id) {
+                t.revision = Some(Revision { number: *revision, path: path.clone(), by: by.clone(), at_ms: *at_ms });
+                t.lease = Some(Lease { holder: by.clone(), until_ms: *lease_until_ms });
+            }
+        }
+        E::TaskReleased { task_id, .. } => {
+            if let Some(t) = task_mut(&mut state, task_id) {
+                t.lease = None;
+            }
+        }
+        E::TaskSubmitted { task_id, by, path, at_ms, .. } => {
+            let mut kind = None;
+            if let Some(t) = task_mut(&mut state, task_id) {
+                t.submitted = Some((by.clone(), *at_ms));
+                t.lease = None;
+                kind = Some(t.kind);
+            }
+            // The transcriber's document becomes the job's transcript.
+            if kind == Some(TaskKind::Transcribe) {
+                if let Some(transcript) = &mut state.transcript {
+                    transcript.path = path.clone();
+                    transcript.draft = false;
+                }
+            }
+        }
     }
     state
+}
+
+fn task_mut<'a>(state: &'a mut JobState, task_id: &str) -> Option<&'a mut TaskState> {
+    state.tasks.iter_mut().find(|t| t.task_id == task_id)
 }

@@ -6,6 +6,7 @@ use crate::kinds::{JobStatus, JobType, TranscriptionType};
 use crate::languages::{Language, TargetLanguage};
 
 use super::events::{CallbackOutcome, MediaSource, Submission};
+use super::task::TaskState;
 
 /// A media file on disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +76,9 @@ pub enum Stage {
     Complete,
     /// A manual job waiting for people (draft made, or a translation request).
     HumanWork,
+    /// A manual job's draft exists but its task was never opened (jobs recorded before tasks
+    /// existed): open it.
+    OpenTask,
     /// Finished with a callbackUrl whose delivery is not settled.
     DeliverCallback,
     /// Nothing left to do.
@@ -96,6 +100,10 @@ pub struct SourceJobFacts {
     pub number_of_speakers: u8,
     pub filename: String,
     pub nr_audio_seconds: u64,
+    /// The source's media file, relative to the data directory.
+    pub media_path: Option<String>,
+    /// The source's final transcript, relative to the data directory.
+    pub document_path: Option<String>,
 }
 
 /// A job as its history made it. Built only by `evolve`; read through its fields and methods.
@@ -116,6 +124,8 @@ pub struct JobState {
     pub error_msg: Option<String>,
     pub callback: CallbackProgress,
     pub deleted: bool,
+    /// The human tasks of a manual job, in the order they were opened.
+    pub tasks: Vec<TaskState>,
 }
 
 impl JobState {
@@ -162,6 +172,16 @@ impl JobState {
         if matches!(submission.source, MediaSource::Job { .. }) {
             return Stage::HumanWork;
         }
+        // A manual job's draft leads to human work; only jobs recorded before tasks existed
+        // lack the task (the pipeline opens it).
+        if let Some(t) = &self.transcript {
+            if t.draft && self.tasks.is_empty() {
+                return Stage::OpenTask;
+            }
+            if submission.job_type == crate::kinds::JobType::Perfect {
+                return Stage::HumanWork;
+            }
+        }
         let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
         match (
             &self.media,
@@ -192,6 +212,39 @@ impl JobState {
             number_of_speakers: s.number_of_speakers,
             filename: s.source.filename().to_owned(),
             nr_audio_seconds: self.nr_audio_seconds,
+            media_path: self.media_path().map(str::to_owned),
+            document_path: self.transcript.as_ref().filter(|t| !t.draft).map(|t| t.path.clone()),
         })
+    }
+
+    /// The media file people listen to: the job's own, or its source job's for a translation.
+    pub fn media_path(&self) -> Option<&str> {
+        match &self.submission.as_ref()?.source {
+            MediaSource::Job { media_path, .. } => media_path.as_deref(),
+            _ => self.media.as_ref().map(|m| m.path.as_str()),
+        }
+    }
+
+    /// The task with this id.
+    pub fn task(&self, task_id: &str) -> Option<&TaskState> {
+        self.tasks.iter().find(|t| t.task_id == task_id)
+    }
+
+    /// The document a translation works from: the submitted transcription of this job, or the
+    /// source job's final transcript.
+    pub fn translation_source_path(&self) -> Option<&str> {
+        match &self.submission.as_ref()?.source {
+            MediaSource::Job { document_path, .. } => document_path.as_deref(),
+            _ => self.transcript.as_ref().filter(|t| !t.draft).map(|t| t.path.as_str()),
+        }
+    }
+
+    /// Whether deleting this job now gives its money back: a manual job that is not finished
+    /// and that nobody ever claimed (no human work was spent on it).
+    pub fn refunded_on_delete(&self) -> bool {
+        let Some(s) = &self.submission else { return false };
+        s.job_type == crate::kinds::JobType::Perfect
+            && self.finished.is_none()
+            && !self.tasks.iter().any(|t| t.ever_claimed)
     }
 }

@@ -70,14 +70,18 @@ fn transcribed(request: JobRequest) -> Vec<JobEvent> {
         },
     ]);
     let state = JobAggregate::replay(&h);
-    let draft = state.submission.as_ref().unwrap().job_type == JobType::Perfect;
-    h.push(JobEvent::TranscriptProduced {
-        path: "transcripts/j1.json".into(),
-        language: state.language().unwrap(),
-        words: 22,
-        draft,
-        at_ms: 1_004,
-    });
+    // Decided, so that a manual job's draft opens its task as in real life.
+    let produced = decide(
+        &state,
+        JobCommand::RecordTranscript {
+            path: "transcripts/j1.json".into(),
+            detected_language: None,
+            words: 22,
+            at_ms: 1_004,
+        },
+    )
+    .unwrap();
+    h.extend(produced);
     h
 }
 
@@ -430,6 +434,8 @@ fn captions_source(f: impl FnOnce(&mut SourceJobFacts)) -> SourceJobFacts {
         number_of_speakers: 2,
         filename: "talk.mp4".into(),
         nr_audio_seconds: 61,
+        media_path: Some("media/src/talk.mp4".into()),
+        document_path: Some("transcripts/src.json".into()),
     };
     f(&mut facts);
     facts
@@ -530,7 +536,11 @@ fn translations_are_refused_for_ineligible_sources() {
     );
     refused(
         captions_source(|f| f.status = JobStatus::Error),
-        JobRefusal::SourceNotEligible("sourceJobId: the source job ended in ERROR".into()),
+        JobRefusal::SourceNotDone(JobStatus::Error),
+    );
+    refused(
+        captions_source(|f| f.status = JobStatus::Open),
+        JobRefusal::SourceNotDone(JobStatus::Open),
     );
 }
 
@@ -872,3 +882,4 @@ fn an_unknown_version_is_an_error_naming_type_and_version() {
 }
 
 mod properties;
+mod tasks;

@@ -5,6 +5,7 @@
 use rand::RngCore;
 use scribe_domain::account::{AccountAggregate, AccountCommand, AccountRefusal};
 use scribe_domain::ids::{UserName, account_stream};
+use scribe_domain::kinds::Role;
 use sha2::{Digest, Sha256};
 
 use crate::clock::now_ms;
@@ -50,14 +51,26 @@ pub fn new_webhook_secret() -> String {
     format!("whsec_{}", base64::engine::general_purpose::STANDARD.encode(random_bytes::<32>()))
 }
 
-/// Issues a new key for `user`, opening the account (with `initial_credit_cents`) if it does not
-/// exist yet.
-pub async fn create_key(store: &dyn EventStore, user: &UserName, initial_credit_cents: u64) -> Result<IssuedKey, AccountError> {
+/// What kind of account a key is for: a customer, or a staff member with their languages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccountKind {
+    pub role: Role,
+    /// Languages a staff member works in (empty: all).
+    pub languages: Vec<String>,
+}
+
+/// Issues a new key for `user`, opening the account (as `kind`, with `initial_credit_cents`)
+/// if it does not exist yet. An existing account keeps its role: asking for another one is an
+/// error that says which role it has.
+pub async fn create_key(store: &dyn EventStore, user: &UserName, kind: &AccountKind, initial_credit_cents: u64) -> Result<IssuedKey, AccountError> {
     let stream = account_stream(user);
     let existing = command::load::<AccountAggregate>(store, &stream).await?;
     let opened = existing.version.is_none();
+    if !opened && existing.state.role != kind.role {
+        return Err(CommandError::Refused(AccountRefusal::RoleMismatch { existing: existing.state.role, asked: kind.role }));
+    }
     if opened {
-        let open = AccountCommand::Open { user_name: user.clone(), webhook_secret: new_webhook_secret(), role: Default::default(), languages: Vec::new(), at_ms: now_ms() };
+        let open = AccountCommand::Open { user_name: user.clone(), webhook_secret: new_webhook_secret(), role: kind.role, languages: kind.languages.clone(), at_ms: now_ms() };
         command::execute::<AccountAggregate>(store, &stream, open).await?;
         if initial_credit_cents > 0 {
             let credit = AccountCommand::Credit { cents: initial_credit_cents, reason: "initial credit".into(), at_ms: now_ms() };
@@ -91,7 +104,7 @@ pub async fn first_start(store: &dyn EventStore, initial_credit_cents: u64) -> R
         return Ok(None);
     }
     let user = UserName::parse(FIRST_USER).expect("a valid user name");
-    create_key(store, &user, initial_credit_cents).await.map(Some)
+    create_key(store, &user, &AccountKind::default(), initial_credit_cents).await.map(Some)
 }
 
 #[cfg(test)]

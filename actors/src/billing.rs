@@ -20,6 +20,7 @@ use scribe_domain::VersionedEvent;
 use scribe_domain::account::{AccountAggregate, AccountCommand, AccountEvent, AccountRefusal, Prices, insufficient_balance_message};
 use scribe_domain::ids::{JobId, UserName, account_stream, job_id_of_stream, user_of_account_stream};
 use scribe_domain::job::{self, JobState, MediaSource};
+use scribe_domain::kinds::JobType;
 
 use crate::clock::now_ms;
 use crate::command::{self, CommandError};
@@ -75,6 +76,8 @@ pub struct RefundState {
     charged: HashMap<JobId, UserName>,
     /// Failed jobs to refund once the log is caught up with.
     pending: HashMap<JobId, UserName>,
+    /// Unfinished manual jobs, folded with the domain's rules, to decide a refund on deletion.
+    manual: HashMap<JobId, JobState>,
     position: u64,
     start_head: u64,
 }
@@ -87,7 +90,7 @@ impl Actor for RefundActor {
     async fn pre_start(&self, myself: ActorRef<RefundMsg>, store: Arc<dyn EventStore>) -> Result<RefundState, ActorProcessingErr> {
         let start_head = store.head_position().await?;
         follow_log(store.clone(), 0, myself, RefundMsg::Event, RefundMsg::SubscriptionLost);
-        Ok(RefundState { store, charged: HashMap::new(), pending: HashMap::new(), position: 0, start_head })
+        Ok(RefundState { store, charged: HashMap::new(), pending: HashMap::new(), manual: HashMap::new(), position: 0, start_head })
     }
 
     async fn handle(&self, myself: ActorRef<RefundMsg>, msg: RefundMsg, state: &mut RefundState) -> Result<(), ActorProcessingErr> {
@@ -125,6 +128,7 @@ impl RefundState {
                 _ => {}
             }
         } else if let Some(job_id) = job_id_of_stream(&recorded.stream) {
+            self.follow_manual(&job_id, recorded);
             match recorded.event_type.as_str() {
                 "JobFailed" => {
                     if let Some(user) = self.charged.remove(&job_id) {
@@ -140,12 +144,36 @@ impl RefundState {
     }
 }
 
+impl RefundState {
+    /// Folds the events of manual jobs; a deletion that the domain says is refunded moves the
+    /// job's charge to the pending refunds.
+    fn follow_manual(&mut self, job_id: &JobId, recorded: &RecordedEvent) {
+        let Ok(event) = job::JobEvent::decode(&recorded.data) else { return };
+        let prior = match self.manual.remove(job_id) {
+            Some(state) => state,
+            None if recorded.version == 0 => JobState::default(),
+            None => return,
+        };
+        if matches!(event, job::JobEvent::JobDeleted { .. }) && prior.refunded_on_delete() {
+            if let Some(user) = self.charged.remove(job_id) {
+                self.pending.insert(job_id.clone(), user);
+            }
+            return;
+        }
+        let state = job::evolve(prior, &event);
+        let manual = state.submission.as_ref().is_some_and(|s| s.job_type == JobType::Perfect);
+        if manual && state.finished.is_none() && !state.deleted {
+            self.manual.insert(job_id.clone(), state);
+        }
+    }
+}
+
 /// Gives a failed job's charge back to `user`.
 fn refund(store: Arc<dyn EventStore>, job_id: JobId, user: UserName) {
     tokio::spawn(async move {
         let cmd = AccountCommand::Refund { job_id: job_id.clone(), at_ms: now_ms() };
         match command::execute::<AccountAggregate>(store.as_ref(), &account_stream(&user), cmd).await {
-            Ok(_) => tracing::info!(%job_id, %user, "refunded the charge of a failed job"),
+            Ok(_) => tracing::info!(%job_id, %user, "refunded the charge of a failed (or unclaimed deleted) job"),
             Err(CommandError::Refused(AccountRefusal::NothingToRefund(_))) => {}
             Err(e) => tracing::error!(%job_id, %user, error = %e, "refunding a failed job"),
         }

@@ -31,6 +31,10 @@ const MAX_STAGE_ATTEMPTS: u32 = 3;
 /// How long after a worker's report the pipeline checks that its outcome was recorded.
 const RECHECK_AFTER: Duration = Duration::from_secs(5);
 
+/// How often leases on manual tasks are checked for expiry. An expired lease already lets
+/// others claim the task; the sweep records the expiry in the job's history.
+pub const LEASE_SWEEP_EVERY: Duration = Duration::from_secs(5);
+
 pub enum PipelineMsg {
     /// The next event of the log.
     Event(RecordedEvent),
@@ -40,6 +44,8 @@ pub enum PipelineMsg {
     StageDone(JobId, Stage),
     /// See whether a job whose worker finished has moved on.
     Recheck(JobId, Stage),
+    /// Record the expiry of task leases that ran out.
+    SweepLeases,
 }
 
 pub struct Pipeline;
@@ -66,6 +72,8 @@ pub struct PipelineState {
     /// Head of the log when the pipeline started; nothing is dispatched before reaching it.
     start_head: u64,
     live: bool,
+    /// Translations whose source job was deleted, to fail once live.
+    orphaned: Vec<JobId>,
 }
 
 impl Actor for Pipeline {
@@ -75,7 +83,8 @@ impl Actor for Pipeline {
 
     async fn pre_start(&self, myself: ActorRef<PipelineMsg>, args: PipelineArgs) -> Result<PipelineState, ActorProcessingErr> {
         let start_head = args.store.head_position().await?;
-        follow_log(args.store.clone(), 0, myself, PipelineMsg::Event, PipelineMsg::SubscriptionLost);
+        follow_log(args.store.clone(), 0, myself.clone(), PipelineMsg::Event, PipelineMsg::SubscriptionLost);
+        myself.send_interval(LEASE_SWEEP_EVERY, || PipelineMsg::SweepLeases);
         Ok(PipelineState {
             args,
             open: HashMap::new(),
@@ -84,6 +93,7 @@ impl Actor for Pipeline {
             position: 0,
             start_head,
             live: start_head == 0,
+            orphaned: Vec::new(),
         })
     }
 
@@ -103,6 +113,14 @@ impl Actor for Pipeline {
                     if let Some(job_id) = job {
                         state.dispatch(&myself, &job_id).await;
                     }
+                }
+                if state.live {
+                    state.fail_orphaned_translations();
+                }
+            }
+            PipelineMsg::SweepLeases => {
+                if state.live {
+                    state.sweep_leases();
                 }
             }
             PipelineMsg::StageDone(job_id, stage) => {
@@ -142,6 +160,10 @@ impl PipelineState {
                 return None;
             }
         };
+        if let JobEvent::JobDeleted { .. } = &event {
+            // Translations being made from this job lose their source: they fail (and are refunded).
+            self.orphaned.extend(self.open.iter().filter(|(_, s)| is_translation_of(s, &job_id)).map(|(id, _)| id.clone()));
+        }
         let known = self.open.remove(&job_id);
         // A job we dropped as finished only gets bookkeeping events after that; ignore them.
         let state = match known {
@@ -169,7 +191,7 @@ impl PipelineState {
         if self.in_flight.get(job_id) == Some(&stage) {
             return;
         }
-        if !matches!(stage, Stage::StoreMedia | Stage::ProbeMedia | Stage::Transcribe | Stage::Translate | Stage::Complete | Stage::DeliverCallback) {
+        if !matches!(stage, Stage::StoreMedia | Stage::ProbeMedia | Stage::Transcribe | Stage::Translate | Stage::Complete | Stage::OpenTask | Stage::DeliverCallback) {
             return;
         }
         let attempts = self.attempts.entry(job_id.clone()).or_insert((stage, 0));
@@ -221,11 +243,12 @@ impl PipelineState {
                 };
                 let _ = self.args.asr.cast(AsrMsg::Enqueue(Box::new(task)));
             }
-            Stage::Complete => {
+            Stage::Complete | Stage::OpenTask => {
                 let jobs = self.args.jobs.clone();
+                let cmd = if stage == Stage::Complete { JobCommand::Complete { at_ms: now_ms() } } else { JobCommand::OpenTask { at_ms: now_ms() } };
                 tokio::spawn(async move {
-                    if let Err(e) = jobs.execute(&done.1, JobCommand::Complete { at_ms: now_ms() }).await {
-                        tracing::warn!(job_id = %done.1, error = %e, "completing job");
+                    if let Err(e) = jobs.execute(&done.1, cmd).await {
+                        tracing::warn!(job_id = %done.1, error = %e, ?stage, "recording the next step of a job");
                     }
                     report(done);
                 });
@@ -237,6 +260,44 @@ impl PipelineState {
             _ => unreachable!("filtered above"),
         }
     }
+}
+
+impl PipelineState {
+    /// Fails every translation whose source job was deleted.
+    fn fail_orphaned_translations(&mut self) {
+        for job_id in std::mem::take(&mut self.orphaned) {
+            let jobs = self.args.jobs.clone();
+            tokio::spawn(async move {
+                let error_msg = "The source job was deleted before the translation was finished".to_owned();
+                if let Err(e) = jobs.execute(&job_id, JobCommand::Fail { error_msg, at_ms: now_ms() }).await {
+                    tracing::warn!(%job_id, error = %e, "failing a translation whose source was deleted");
+                }
+            });
+        }
+    }
+
+    /// Records the expiry of every task lease that ran out.
+    fn sweep_leases(&self) {
+        let now = now_ms();
+        for (job_id, state) in &self.open {
+            for task in state.tasks.iter().filter(|t| t.is_open() && t.lease.as_ref().is_some_and(|l| l.is_expired(now))) {
+                let jobs = self.args.jobs.clone();
+                let (job_id, task_id) = (job_id.clone(), task.task_id.clone());
+                tokio::spawn(async move {
+                    match jobs.execute(&job_id, JobCommand::ExpireLease { task_id, at_ms: now_ms() }).await {
+                        // Claimed again or submitted in the meantime: nothing to record.
+                        Ok(_) | Err(crate::command::CommandError::Refused(_)) => {}
+                        Err(e) => tracing::warn!(%job_id, error = %e, "recording an expired task lease"),
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// Whether `state` is a translation made from the job `source`.
+fn is_translation_of(state: &JobState, source: &JobId) -> bool {
+    matches!(&state.submission, Some(s) if matches!(&s.source, MediaSource::Job { source_job_id, .. } if source_job_id == source))
 }
 
 /// Who to tell when a stage's work ends: the pipeline, the job and the stage.
@@ -265,6 +326,7 @@ fn stage_name(stage: Stage) -> &'static str {
         Stage::Transcribe => "transcription",
         Stage::Translate => "translation",
         Stage::Complete => "completion",
+        Stage::OpenTask => "task opening",
         _ => "processing",
     }
 }

@@ -146,6 +146,8 @@ pub enum AccountRefusal {
     AlreadyCharged(JobId),
     #[error("job {0} has no charge to refund")]
     NothingToRefund(JobId),
+    #[error("the account exists as a {existing}, not a {asked}")]
+    RoleMismatch { existing: Role, asked: Role },
 }
 
 /// Whether a staff member who works in `languages` (empty: every language) may take work in

@@ -10,14 +10,26 @@ use scribe_actors::accounts;
 use scribe_actors::eventstore::RecordedEvent;
 use scribe_actors::runtime::open_event_store;
 use scribe_domain::ids::{JobId, UserName, job_stream};
+use scribe_domain::kinds::{JobType, Role, TaskKind};
+use scribe_domain::languages::{Language, target_languages};
 use serde_json::Value;
 
-pub async fn create_key(data_dir: &Path, user: &str, initial_credit_cents: u64) -> anyhow::Result<()> {
+pub async fn create_key(data_dir: &Path, user: &str, role: Role, languages: Vec<String>, initial_credit_cents: u64) -> anyhow::Result<()> {
     let user = UserName::parse(user).map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    if !role.is_staff() && !languages.is_empty() {
+        anyhow::bail!("--languages is for staff accounts (--role transcriber or translator)");
+    }
+    for code in &languages {
+        let known = Language::parse(code).is_ok() || target_languages(JobType::Perfect).iter().any(|t| t.eq_ignore_ascii_case(code));
+        if !known {
+            anyhow::bail!("--languages: {code:?} is not a language code of the API");
+        }
+    }
     let store = open_event_store(data_dir)?;
-    let key = accounts::create_key(store.as_ref(), &user, initial_credit_cents).await?;
+    let kind = accounts::AccountKind { role, languages };
+    let key = accounts::create_key(store.as_ref(), &user, &kind, initial_credit_cents).await?;
     if key.opened {
-        eprintln!("opened account '{}' with {} cents of credit", key.user_name, initial_credit_cents);
+        eprintln!("opened {role} account '{}' with {} cents of credit", key.user_name, initial_credit_cents);
     }
     eprintln!("key id {} for '{}'; callback signing secret: {}", key.key_id, key.user_name, key.webhook_secret);
     println!("{}", key.api_key);
@@ -89,6 +101,31 @@ fn scalar(value: &Value) -> Option<String> {
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
+}
+
+/// Prints the overdue tasks, most overdue first, as the server's read models know them (read
+/// beside a running server without disturbing it).
+pub fn overdue(data_dir: &Path) -> anyhow::Result<()> {
+    let read = scribe_projections::ReadModels::open_read_only(data_dir).context("opening the read models")?;
+    let now = scribe_actors::clock::now_ms();
+    let mut late = Vec::new();
+    for kind in TaskKind::ALL {
+        late.extend(read.open_tasks(*kind)?.into_iter().filter(|t| t.deadline_ms <= now));
+    }
+    late.sort_by_key(|t| (t.deadline_ms, t.task_id.clone()));
+    if late.is_empty() {
+        println!("no overdue tasks");
+    }
+    for t in late {
+        let due = humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(t.deadline_ms));
+        let late_by = humantime::format_duration(Duration::from_secs((now - t.deadline_ms) / 1000));
+        let holder = t.holder_at(now).map_or("unclaimed".to_owned(), |h| format!("held by {h}"));
+        println!(
+            "{}  {:<10} {:<6} due {due} (late by {late_by})  {}  job {} of {}, {} s",
+            t.task_id, t.kind, t.work_language(), holder, t.job_id, t.owner, t.nr_audio_seconds
+        );
+    }
+    Ok(())
 }
 
 pub async fn rebuild(data_dir: &Path) -> anyhow::Result<()> {

@@ -51,6 +51,22 @@ enum Command {
     /// Benchmarks that print measured ratios.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// The human work on manual jobs.
+    #[command(subcommand)]
+    Work(WorkCommand),
+}
+
+#[derive(Subcommand)]
+enum WorkCommand {
+    /// List the tasks past their deadline, most overdue first (from the server's read models).
+    Overdue {
+        #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
+        data_dir: PathBuf,
+    },
+}
+
+fn parse_role(value: &str) -> Result<scribe_domain::kinds::Role, String> {
+    scribe_domain::kinds::Role::parse_field("--role", value).map_err(|e| e.message)
 }
 
 #[derive(Subcommand)]
@@ -59,6 +75,14 @@ enum KeysCommand {
     Create {
         #[arg(long)]
         user: String,
+        /// What the account does: `customer` submits jobs; `transcriber` and `translator` are
+        /// staff who work on manual jobs through the work API. Set when the account is opened.
+        #[arg(long, default_value = "customer", value_parser = parse_role)]
+        role: scribe_domain::kinds::Role,
+        /// Staff only: the languages they work in, comma-separated (e.g. `en,nl`; for
+        /// translators, the languages they translate into). Default: every language.
+        #[arg(long, value_delimiter = ',')]
+        languages: Vec<String>,
         #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
         data_dir: PathBuf,
         /// Balance credited when this opens the account, in cents.
@@ -98,9 +122,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => block_on(serve::run(args)),
-        Command::Keys(KeysCommand::Create { user, data_dir, initial_credit_cents }) => {
-            block_on(admin::create_key(&data_dir, &user, initial_credit_cents))
+        Command::Keys(KeysCommand::Create { user, role, languages, data_dir, initial_credit_cents }) => {
+            block_on(admin::create_key(&data_dir, &user, role, languages, initial_credit_cents))
         }
+        Command::Work(WorkCommand::Overdue { data_dir }) => admin::overdue(&data_dir),
         Command::Balance(BalanceCommand::Credit { user, cents, data_dir }) => {
             block_on(admin::credit(&data_dir, &user, cents))
         }

@@ -105,6 +105,8 @@ mod tests {
             balance_cents,
             webhook_secret: String::new(),
             created_ms: 0,
+            role: Default::default(),
+            languages: Vec::new(),
         }
     }
 

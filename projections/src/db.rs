@@ -23,11 +23,11 @@ const LOCK_FILE_NAME: &str = "readmodels.lock";
 /// Table layout version, in `PRAGMA user_version`. Bump it whenever a table or the meaning of a
 /// column changes (including the shape of the stored Job/Glossary JSON): the file is then
 /// rebuilt from the log on the next start.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 /// How long a connection waits for another one's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-const TABLES: &[&str] = &["checkpoint", "jobs", "glossaries", "accounts", "api_keys"];
+const TABLES: &[&str] = &["checkpoint", "jobs", "glossaries", "accounts", "api_keys", "tasks"];
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS checkpoint (
@@ -64,7 +64,9 @@ CREATE TABLE IF NOT EXISTS accounts (
     user_name      TEXT PRIMARY KEY,
     balance_cents  INTEGER NOT NULL,
     webhook_secret TEXT    NOT NULL,
-    created        INTEGER NOT NULL
+    created        INTEGER NOT NULL,
+    role           TEXT    NOT NULL,
+    languages      TEXT    NOT NULL
 );
 
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -75,6 +77,20 @@ CREATE TABLE IF NOT EXISTS api_keys (
     revoked   INTEGER
 );
 CREATE INDEX IF NOT EXISTS api_keys_of_user ON api_keys (user_name);
+
+-- The open tasks of manual jobs (the work queue). A task leaves when it is submitted or its
+-- job ends or is deleted.
+CREATE TABLE IF NOT EXISTS tasks (
+    task_id     TEXT PRIMARY KEY,
+    job_id      TEXT    NOT NULL,
+    kind        TEXT    NOT NULL,
+    deadline    INTEGER NOT NULL,
+    holder      TEXT,
+    lease_until INTEGER,
+    task        TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_by_deadline ON tasks (kind, deadline, task_id);
+CREATE INDEX IF NOT EXISTS tasks_of_job ON tasks (job_id);
 ";
 
 /// The read-model file of a data directory.

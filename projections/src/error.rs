@@ -36,6 +36,9 @@ pub enum ProjectionError {
         "the read models in {dir} are in use by another Scribe process (is a server running on this data directory? stop it first)"
     )]
     InUse { dir: String },
+    /// There are no read models in the data directory (no server ever ran on it).
+    #[error("there are no read models at {path}: start `scribe serve` on this data directory first")]
+    Missing { path: String },
     /// The projection actor could not be started or reached.
     #[error("the projection actor failed: {0}")]
     Actor(String),

@@ -43,6 +43,6 @@ mod runner;
 pub use db::{FILE_NAME, SCHEMA_VERSION};
 pub use error::ProjectionError;
 pub use projector::BATCH_SIZE;
-pub use read::{Account, GlossaryRecord, JobRecord, ReadModels};
+pub use read::{Account, GlossaryRecord, JobRecord, ReadModels, TaskCounts};
 pub use rebuild::{RebuildReport, rebuild, rebuild_with_progress};
 pub use runner::{Projection, ProjectionActor, ProjectionArgs, ProjectionMsg, ProjectionState};

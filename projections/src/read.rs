@@ -18,8 +18,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use scribe_domain::glossary::Glossary;
 use scribe_domain::ids::{GlossaryId, JobId, UserName};
-use scribe_domain::job::Job;
-use scribe_domain::kinds::JobStatus;
+use scribe_domain::job::{Job, TaskView};
+use scribe_domain::kinds::{JobStatus, Role, TaskKind};
 use scribe_domain::requests::{GlossarySort, JobFilter};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
@@ -62,6 +62,17 @@ pub struct Account {
     pub webhook_secret: String,
     /// When the account was opened, in milliseconds since the Unix epoch.
     pub created_ms: u64,
+    pub role: Role,
+    /// Languages a staff member works in (empty: all).
+    pub languages: Vec<String>,
+}
+
+/// How many open tasks there are, and how many are held or overdue (for `/metrics`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskCounts {
+    pub open: u64,
+    pub claimed: u64,
+    pub overdue: u64,
 }
 
 /// The read models of one data directory. Cheap to clone; all clones share one connection pool
@@ -78,7 +89,8 @@ struct Inner {
     applied: watch::Sender<u64>,
     /// Jobs and accounts as last read, until the projection changes them.
     cache: ReadCache,
-    _lock: DirLock,
+    /// `None` for a read-only view beside the process that owns the read models.
+    _lock: Option<DirLock>,
 }
 
 impl ReadModels {
@@ -98,7 +110,28 @@ impl ReadModels {
                 readers: Mutex::new(Vec::new()),
                 applied: watch::Sender::new(checkpoint),
                 cache: ReadCache::default(),
-                _lock: lock,
+                _lock: Some(lock),
+            }),
+        })
+    }
+
+    /// Opens existing read models for queries only, beside the process that owns them (an
+    /// operator's command next to a running server). Nothing is written, and the answers are as
+    /// fresh as the owner made them.
+    pub fn open_read_only(data_dir: &Path) -> Result<ReadModels, ProjectionError> {
+        let path = db::path_in(data_dir);
+        if !path.exists() {
+            return Err(ProjectionError::Missing { path: path.display().to_string() });
+        }
+        let conn = db::open_reader(&path)?;
+        let checkpoint = db::read_checkpoint(&conn)?;
+        Ok(ReadModels {
+            inner: Arc::new(Inner {
+                path,
+                readers: Mutex::new(vec![conn]),
+                applied: watch::Sender::new(checkpoint),
+                cache: ReadCache::default(),
+                _lock: None,
             }),
         })
     }
@@ -305,24 +338,82 @@ impl ReadModels {
     }
 
     fn account_where(&self, condition: &str, arg: &str) -> Result<Option<Account>, ProjectionError> {
-        let sql = format!("SELECT a.user_name, a.balance_cents, a.webhook_secret, a.created FROM accounts a WHERE {condition}");
+        let sql = format!(
+            "SELECT a.user_name, a.balance_cents, a.webhook_secret, a.created, a.role, a.languages FROM accounts a WHERE {condition}"
+        );
         self.with_reader(|conn| {
             let row = conn
                 .prepare_cached(&sql)
                 .and_then(|mut stmt| {
                     stmt.query_row([arg], |r| {
-                        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?))
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, i64>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, i64>(3)?,
+                            r.get::<_, String>(4)?,
+                            r.get::<_, String>(5)?,
+                        ))
                     })
                     .optional()
                 })
                 .map_err(db("looking up an account"))?;
-            let Some((user_name, balance, webhook_secret, created)) = row else { return Ok(None) };
+            let Some((user_name, balance, webhook_secret, created, role, languages)) = row else { return Ok(None) };
+            let key = || format!("accounts/{user_name}");
             Ok(Some(Account {
-                user_name: parse_user(&user_name, || format!("accounts/{user_name}"))?,
+                user_name: parse_user(&user_name, key)?,
                 balance_cents: from_sql_int(balance),
                 webhook_secret,
                 created_ms: from_sql_int(created),
+                role: Role::parse(&role).map_err(|e| ProjectionError::CorruptRow { key: key(), reason: e.to_string() })?,
+                languages: parse_json(&languages, key)?,
             }))
+        })
+    }
+
+    // ---- the work queue ----
+
+    /// The open tasks of `kind`, soonest deadline first (ties by task id).
+    pub fn open_tasks(&self, kind: TaskKind) -> Result<Vec<TaskView>, ProjectionError> {
+        self.with_reader(|conn| {
+            let mut stmt = conn
+                .prepare_cached("SELECT task_id, task FROM tasks WHERE kind = ?1 ORDER BY deadline, task_id")
+                .map_err(db("listing tasks"))?;
+            let rows = stmt
+                .query_map([kind.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .map_err(db("listing tasks"))?;
+            let mut tasks = Vec::new();
+            for row in rows {
+                let (task_id, task) = row.map_err(db("listing tasks"))?;
+                tasks.push(parse_json(&task, || format!("tasks/{task_id}"))?);
+            }
+            Ok(tasks)
+        })
+    }
+
+    /// The open task `task_id`; `None` once submitted, or when its job ended or was deleted.
+    pub fn task(&self, task_id: &str) -> Result<Option<TaskView>, ProjectionError> {
+        self.with_reader(|conn| {
+            let task = conn
+                .prepare_cached("SELECT task FROM tasks WHERE task_id = ?1")
+                .and_then(|mut stmt| stmt.query_row([task_id], |r| r.get::<_, String>(0)).optional())
+                .map_err(db("looking up a task"))?;
+            task.map(|t| parse_json(&t, || format!("tasks/{task_id}"))).transpose()
+        })
+    }
+
+    /// Open tasks, and how many of them are held or overdue at `now_ms`.
+    pub fn task_counts(&self, now_ms: u64) -> Result<TaskCounts, ProjectionError> {
+        self.with_reader(|conn| {
+            conn.query_row(
+                "SELECT COUNT(*),
+                        COALESCE(SUM(lease_until IS NOT NULL AND lease_until > ?1), 0),
+                        COALESCE(SUM(deadline <= ?1), 0)
+                 FROM tasks",
+                [to_sql_int(now_ms)],
+                |r| Ok(TaskCounts { open: from_sql_int(r.get(0)?), claimed: from_sql_int(r.get(1)?), overdue: from_sql_int(r.get(2)?) }),
+            )
+            .map_err(db("counting tasks"))
         })
     }
 
@@ -337,8 +428,9 @@ impl ReadModels {
             "SELECT 'job', job_id, owner, created, status, job_type, transcription_type, deleted, error_msg, job
              FROM jobs ORDER BY job_id",
             "SELECT 'glossary', id, owner, created, name, deleted, glossary FROM glossaries ORDER BY id",
-            "SELECT 'account', user_name, balance_cents, webhook_secret, created FROM accounts ORDER BY user_name",
+            "SELECT 'account', user_name, balance_cents, webhook_secret, created, role, languages FROM accounts ORDER BY user_name",
             "SELECT 'api_key', key_hash, key_id, user_name, issued, revoked FROM api_keys ORDER BY key_hash",
+            "SELECT 'task', task_id, job_id, kind, deadline, holder, lease_until, task FROM tasks ORDER BY task_id",
         ];
         self.with_reader(|conn| {
             let mut out = String::new();

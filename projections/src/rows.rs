@@ -36,6 +36,19 @@ pub(crate) struct JobRow {
     error_msg: Option<String>,
     /// The spec's Job object, as `JobState::view` makes it.
     job: String,
+    /// The job's open tasks (the rows of `tasks` for this job are replaced by these).
+    tasks: Vec<TaskRow>,
+}
+
+#[derive(Debug)]
+pub(crate) struct TaskRow {
+    task_id: String,
+    kind: &'static str,
+    deadline: u64,
+    holder: Option<String>,
+    lease_until: Option<u64>,
+    /// `TaskView` as JSON.
+    task: String,
 }
 
 impl JobRow {
@@ -53,6 +66,18 @@ impl JobRow {
             deleted: state.deleted,
             error_msg: state.error_msg.clone(),
             job: serde_json::to_string(&view).expect("a Job serializes to JSON"),
+            tasks: state
+                .task_views()
+                .into_iter()
+                .map(|t| TaskRow {
+                    task_id: t.task_id.clone(),
+                    kind: t.kind.as_str(),
+                    deadline: t.deadline_ms,
+                    holder: t.holder.as_ref().map(ToString::to_string),
+                    lease_until: t.lease_until_ms,
+                    task: serde_json::to_string(&t).expect("a TaskView serializes to JSON"),
+                })
+                .collect(),
         })
     }
 }
@@ -88,6 +113,9 @@ pub(crate) struct AccountRow {
     user_name: String,
     balance_cents: u64,
     webhook_secret: String,
+    role: &'static str,
+    /// JSON array of language codes.
+    languages: String,
     /// Set by the `AccountOpened` event only; other events keep the stored value.
     opened_ms: Option<u64>,
     keys: Vec<ApiKey>,
@@ -111,6 +139,8 @@ impl AccountRow {
             user_name,
             balance_cents: state.balance_cents,
             webhook_secret: state.webhook_secret.clone(),
+            role: state.role.as_str(),
+            languages: serde_json::to_string(&state.languages).expect("strings serialize to JSON"),
             opened_ms,
             keys,
         })
@@ -190,12 +220,21 @@ pub(crate) fn write_batch(conn: &mut Connection, batch: &RowBatch, through: u64)
             .map_err(db(ACTION))?;
         let mut account = tx
             .prepare_cached(
-                "INSERT INTO accounts (user_name, balance_cents, webhook_secret, created)
-                 VALUES (?1, ?2, ?3, COALESCE(?4, 0))
+                "INSERT INTO accounts (user_name, balance_cents, webhook_secret, created, role, languages)
+                 VALUES (?1, ?2, ?3, COALESCE(?4, 0), ?5, ?6)
                  ON CONFLICT (user_name) DO UPDATE SET
                      balance_cents = excluded.balance_cents,
                      webhook_secret = excluded.webhook_secret,
-                     created = COALESCE(?4, accounts.created)",
+                     created = COALESCE(?4, accounts.created),
+                     role = excluded.role,
+                     languages = excluded.languages",
+            )
+            .map_err(db(ACTION))?;
+        let mut forget_tasks = tx.prepare_cached("DELETE FROM tasks WHERE job_id = ?1").map_err(db(ACTION))?;
+        let mut task = tx
+            .prepare_cached(
+                "INSERT INTO tasks (task_id, job_id, kind, deadline, holder, lease_until, task)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
             .map_err(db(ACTION))?;
         let mut key = tx
@@ -206,17 +245,34 @@ pub(crate) fn write_batch(conn: &mut Connection, batch: &RowBatch, through: u64)
             .map_err(db(ACTION))?;
         for row in rows {
             match row {
-                Row::Job(r) => job.execute(params![
-                    r.job_id,
-                    r.owner,
-                    to_sql_int(r.created),
-                    r.status,
-                    r.job_type,
-                    r.transcription_type,
-                    r.deleted,
-                    r.error_msg,
-                    r.job
-                ]),
+                Row::Job(r) => {
+                    job.execute(params![
+                        r.job_id,
+                        r.owner,
+                        to_sql_int(r.created),
+                        r.status,
+                        r.job_type,
+                        r.transcription_type,
+                        r.deleted,
+                        r.error_msg,
+                        r.job
+                    ])
+                    .map_err(db(ACTION))?;
+                    forget_tasks.execute([&r.job_id]).map_err(db(ACTION))?;
+                    for t in &r.tasks {
+                        task.execute(params![
+                            t.task_id,
+                            r.job_id,
+                            t.kind,
+                            to_sql_int(t.deadline),
+                            t.holder,
+                            t.lease_until.map(to_sql_int),
+                            t.task
+                        ])
+                        .map_err(db(ACTION))?;
+                    }
+                    Ok(1)
+                }
                 Row::Glossary(r) => glossary.execute(params![
                     r.id,
                     r.owner,
@@ -231,7 +287,9 @@ pub(crate) fn write_batch(conn: &mut Connection, batch: &RowBatch, through: u64)
                             r.user_name,
                             to_sql_int(r.balance_cents),
                             r.webhook_secret,
-                            r.opened_ms.map(to_sql_int)
+                            r.opened_ms.map(to_sql_int),
+                            r.role,
+                            r.languages
                         ])
                         .map_err(db(ACTION))?;
                     for k in &r.keys {

@@ -46,7 +46,7 @@ pub use events::{CallbackOutcome, JobEvent, MediaSource, Submission};
 pub use state::{
     CallbackProgress, JobState, SourceJobFacts, Stage, StoredMedia, Transcript, Translation,
 };
-pub use view::{CallbackPayload, Job, JobStatusResponse, callback_message_id};
+pub use view::{CallbackPayload, Job, JobStatusResponse, TaskView, callback_message_id};
 
 use crate::aggregate::Aggregate;
 use crate::http_url::HttpUrl;

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::JobId;
-use crate::kinds::{JobStatus, JobType, TranscriptionType};
+use crate::ids::{GlossaryId, JobId, UserName};
+use crate::kinds::{JobStatus, JobType, TaskKind, TranscriptionStyle, TranscriptionType};
 use crate::languages::{Language, TargetLanguage};
 use crate::requests::JobOptions;
 
@@ -37,6 +37,55 @@ pub struct Job {
     /// Only on translatedSubtitles jobs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_language: Option<TargetLanguage>,
+}
+
+/// An open task of a manual job, with what a staff member needs to pick it (the work queue).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskView {
+    pub task_id: String,
+    pub job_id: JobId,
+    pub owner: UserName,
+    pub kind: TaskKind,
+    /// The language of the speech (the detected one for `auto` jobs).
+    pub language: Language,
+    /// The language to translate into (translate tasks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_language: Option<TargetLanguage>,
+    pub nr_audio_seconds: u64,
+    pub opened_ms: u64,
+    pub deadline_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<UserName>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_until_ms: Option<u64>,
+    /// The last saved revision (0: none yet).
+    pub revision: u32,
+    pub transcription_type: TranscriptionType,
+    pub transcription_style: TranscriptionStyle,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glossary_id: Option<GlossaryId>,
+    pub number_of_speakers: u8,
+}
+
+impl TaskView {
+    /// The language the work is done in: the target of a translation, else the speech's.
+    pub fn work_language(&self) -> &'static str {
+        match (self.kind, self.target_language) {
+            (TaskKind::Translate, Some(t)) => t.code(),
+            _ => self.language.code(),
+        }
+    }
+
+    /// Who holds the task at `now_ms` (a lease that ran out holds nothing).
+    pub fn holder_at(&self, now_ms: u64) -> Option<&UserName> {
+        match (&self.holder, self.lease_until_ms) {
+            (Some(h), Some(until)) if now_ms < until => Some(h),
+            _ => None,
+        }
+    }
 }
 
 /// `{"jobStatus": Job}`, the answer of upload, translation and status endpoints.
@@ -93,6 +142,39 @@ impl JobState {
             source_job_id,
             target_language: s.target_language,
         })
+    }
+
+    /// The open tasks of this job, as the work queue shows them (none once the job is finished
+    /// or deleted).
+    pub fn task_views(&self) -> Vec<TaskView> {
+        let Some(s) = self.submission.as_ref() else { return Vec::new() };
+        if self.deleted || self.finished.is_some() {
+            return Vec::new();
+        }
+        let language = self.language().unwrap_or(s.language);
+        self.tasks
+            .iter()
+            .filter(|t| t.is_open())
+            .map(|t| TaskView {
+                task_id: t.task_id.clone(),
+                job_id: s.job_id.clone(),
+                owner: s.owner.clone(),
+                kind: t.kind,
+                language,
+                target_language: s.target_language.filter(|_| t.kind == TaskKind::Translate),
+                nr_audio_seconds: self.nr_audio_seconds,
+                opened_ms: t.opened_ms,
+                deadline_ms: t.deadline_ms,
+                holder: t.lease.as_ref().map(|l| l.holder.clone()),
+                lease_until_ms: t.lease.as_ref().map(|l| l.until_ms),
+                revision: t.revision.as_ref().map_or(0, |r| r.number),
+                transcription_type: s.transcription_type,
+                transcription_style: s.job_options.map_or(TranscriptionStyle::Cleanread, |o| o.transcription_style),
+                notes: s.notes.clone(),
+                glossary_id: s.glossary_id.clone(),
+                number_of_speakers: s.number_of_speakers,
+            })
+            .collect()
     }
 
     /// The callback body, once the job is `DONE` or `ERROR` and has a callbackUrl.

@@ -11,6 +11,7 @@ use poem::Request;
 use poem_openapi::SecurityScheme;
 use poem_openapi::auth::ApiKey;
 use scribe_domain::ids::UserName;
+use scribe_domain::kinds::Role;
 
 use crate::error::ApiError;
 use crate::state::{ApiSettings, ApiState};
@@ -21,12 +22,22 @@ pub struct Caller {
     pub user: UserName,
     /// Balance in cents when the request arrived (as the read model knows it).
     pub balance_cents: u64,
+    pub role: Role,
+    /// Languages a staff member works in (empty: all).
+    pub languages: Vec<String>,
 }
 
-/// The API key of the account, in the `apiKey` query parameter.
+/// The API key of a customer account, in the `apiKey` query parameter. A staff key is refused
+/// with 403.
 #[derive(SecurityScheme)]
-#[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_key")]
+#[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_customer_key")]
 pub struct ApiKeyAuth(pub Caller);
+
+/// The API key of a staff account (transcriber or translator), in the `apiKey` query
+/// parameter. A customer key is refused with 403.
+#[derive(SecurityScheme)]
+#[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_staff_key")]
+pub struct StaffKeyAuth(pub Caller);
 
 /// Keys are stored and looked up by the hash that `scribe keys create` records.
 pub use scribe_actors::accounts::hash_api_key;
@@ -52,6 +63,32 @@ impl RateLimits {
     }
 }
 
+async fn check_customer_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
+    let caller = check_key(req, key).await?;
+    if caller.role.is_staff() {
+        return Err(ApiError::new(
+            poem::http::StatusCode::FORBIDDEN,
+            format!("This is a {} key: customer endpoints need a customer key (staff work under /api/work)", caller.role),
+            Some("apiKey".to_owned()),
+        )
+        .into());
+    }
+    Ok(caller)
+}
+
+async fn check_staff_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
+    let caller = check_key(req, key).await?;
+    if !caller.role.is_staff() {
+        return Err(ApiError::new(
+            poem::http::StatusCode::FORBIDDEN,
+            "The work API is for transcribers and translators: this is a customer key",
+            Some("apiKey".to_owned()),
+        )
+        .into());
+    }
+    Ok(caller)
+}
+
 async fn check_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
     let state = req.data::<Arc<ApiState>>().expect("ApiState is attached to every request");
     let limits = req.data::<Arc<RateLimits>>().expect("RateLimits are attached to every request");
@@ -68,7 +105,7 @@ async fn check_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
         return Err(ApiError::unauthorized("The apiKey is not valid (unknown or revoked)").into());
     };
     limits.check(&hash).map_err(ApiError::rate_limited)?;
-    Ok(Caller { user: account.user_name, balance_cents: account.balance_cents })
+    Ok(Caller { user: account.user_name, balance_cents: account.balance_cents, role: account.role, languages: account.languages })
 }
 
 #[cfg(test)]

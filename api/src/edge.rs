@@ -79,32 +79,34 @@ impl Edge {
                 }
             }
         }
-        if route.template != UPLOAD_ROUTE {
-            self.cap_body(req).await?;
+        if route.template == crate::work::DOCUMENT_ROUTE {
+            self.cap_body(req, crate::work::MAX_DOCUMENT_BYTES).await?;
+        } else if route.template != UPLOAD_ROUTE {
+            self.cap_body(req, self.max_body_bytes).await?;
         }
         Ok(())
     }
 
-    async fn cap_body(&self, req: &mut Request) -> Result<(), ApiError> {
+    async fn cap_body(&self, req: &mut Request, max_body_bytes: u64) -> Result<(), ApiError> {
         let too_large = || {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("The request body is larger than the limit of {} bytes", self.max_body_bytes),
+                format!("The request body is larger than the limit of {max_body_bytes} bytes"),
                 None,
             )
         };
         let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         match declared {
-            Some(n) if n > self.max_body_bytes => Err(too_large()),
+            Some(n) if n > max_body_bytes => Err(too_large()),
             Some(_) => Ok(()), // the server reads no more than Content-Length
             // Chunked (or in-process) bodies: read up to the cap, then hand the bytes on.
             None => {
                 let mut bytes = Vec::new();
-                Box::pin(req.take_body().into_async_read().take(self.max_body_bytes + 1))
+                Box::pin(req.take_body().into_async_read().take(max_body_bytes + 1))
                     .read_to_end(&mut bytes)
                     .await
                     .map_err(|e| ApiError::invalid_body(format!("The request body could not be read: {e}")))?;
-                if bytes.len() as u64 > self.max_body_bytes {
+                if bytes.len() as u64 > max_body_bytes {
                     return Err(too_large());
                 }
                 req.set_body(Body::from(bytes));

@@ -247,6 +247,9 @@ pub fn job_error(e: CommandError<JobRefusal>) -> ApiError {
             }
             JobRefusal::Deleted => ApiError::new(StatusCode::GONE, "This job was deleted", Some("jobId".into())),
             JobRefusal::SourceNotEligible(msg) => ApiError::invalid("sourceJobId", msg),
+            r @ JobRefusal::NoSuchTask(_) => ApiError::new(StatusCode::NOT_FOUND, r.to_string(), Some("taskId".into())),
+            JobRefusal::TaskNotForYou(msg) => ApiError::new(StatusCode::FORBIDDEN, msg, Some("taskId".into())),
+            r @ JobRefusal::SourceNotDone(_) => ApiError::new(StatusCode::CONFLICT, r.to_string(), Some("sourceJobId".into())),
             other => ApiError::new(StatusCode::CONFLICT, other.to_string(), None),
         },
         CommandError::Unavailable(what) => ApiError::unavailable(format!("The {what} is unavailable; retry shortly")),

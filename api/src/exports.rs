@@ -62,7 +62,7 @@ impl Exports {
         }
     }
 
-    async fn key(&self) -> Result<&LinkKey, ApiError> {
+    pub(crate) async fn key(&self) -> Result<&LinkKey, ApiError> {
         self.key
             .get_or_try_init(|| async {
                 let dir = self.data_dir.clone();
@@ -74,6 +74,21 @@ impl Exports {
             })
             .await
             .map_err(|e| ApiError::internal("Loading the download-link key", &e))
+    }
+
+    /// The absolute URL of a job's media for the work API's audio player, signed for `ttl`.
+    pub(crate) async fn media_url(&self, job_id: &str, ttl: Duration) -> Result<String, ApiError> {
+        let expires = now_ms() / 1000 + ttl.as_secs();
+        let sig = self.key().await?.sign_media(job_id, expires);
+        let mut url = url::Url::parse(&self.public_url)
+            .map_err(|e| ApiError::internal("Building the media link (setting public_url)", &e))?;
+        let path = format!("{}{API_PREFIX}{}", url.path().trim_end_matches('/'), crate::work::MEDIA_PATH);
+        url.set_path(&path);
+        url.query_pairs_mut()
+            .append_pair("jobId", job_id)
+            .append_pair("expires", &expires.to_string())
+            .append_pair("sig", &sig);
+        Ok(url.into())
     }
 
     /// The absolute URL of a signed STL download.

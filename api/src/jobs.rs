@@ -11,8 +11,10 @@ use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
 use scribe_actors::clock::now_ms;
 use scribe_domain::ids::JobId;
-use scribe_domain::job::{JobCommand, NewMedia};
-use scribe_domain::requests::{ListJobsParams, UrlJobParams};
+use scribe_actors::command::CommandError;
+use scribe_domain::job::{self, JobCommand, JobRefusal, JobState, NewMedia};
+use scribe_domain::kinds::{JobType, TranscriptionType};
+use scribe_domain::requests::{ListJobsParams, TranslationParams, UrlJobParams};
 
 use crate::ApiTags;
 use crate::auth::ApiKeyAuth;
@@ -151,6 +153,84 @@ impl JobsApi {
             media: None,
         };
         let executed = state.jobs.execute(&job_id, cmd).await.map_err(job_error)?;
+        state.settle(executed.position).await;
+        let job = executed.state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
+        Ok(Json(job.into()))
+    }
+
+    /// Orders translated subtitles of one of your finished manual (`perfect`) captions jobs,
+    /// made by a human translator on the source's timings.
+    ///
+    /// Answers the new job with status `BUSY`, transcriptionType `translatedSubtitles`, jobType
+    /// `perfect`, and `sourceJobId`, `targetLanguage` and `notes` set. `BUSY` becomes `DONE` when
+    /// the translator submits (callback as for every job), or `ERROR` if the source job is
+    /// deleted before that (the order is then refunded). A `BUSY` job can be deleted like any
+    /// other: unclaimed, it is refunded; once a translator claimed it, it is not.
+    ///
+    /// Refusals: unknown source 404, another account's 403, deleted 410 (field `sourceJobId`);
+    /// a `direct` source or one that is not `captions` 400 (translation of automatic captions
+    /// must be ordered at submission with transcriptionType=translatedSubtitles); a source that
+    /// is not `DONE` yet 409; a balance that does not cover the translation (50 cents per
+    /// started minute by default) 402. The deadline is the order's time plus `turnaroundTime`
+    /// in calendar days.
+    #[allow(clippy::too_many_arguments)]
+    #[oai(path = "/jobs/translatedSubtitles", method = "post", operation_id = "orderTranslatedSubtitles")]
+    async fn translated_subtitles(
+        &self,
+        auth: ApiKeyAuth,
+        state: Data<&Arc<ApiState>>,
+        /// The jobId of a finished manual captions job of yours.
+        #[oai(name = "sourceJobId")]
+        source_job_id: Query<Option<String>>,
+        /// pl, en, ru, fr-ca, ca, zh, ga, hu, pt, da, de-at, fr, nl, en-au, ko, it, de, fi, cmn,
+        /// ja, de-ch, en-us, ro, pt-br, nl-be, cs, no, sv, en-uk, es.
+        #[oai(name = "targetLanguage")]
+        target_language: Query<Option<String>>,
+        /// ONE_DAY, TWO_DAYS, THREE_DAYS, FOUR_DAYS, FIVE_DAYS, SEVEN_DAYS (default), TEN_DAYS,
+        /// FOURTEEN_DAYS (calendar days).
+        #[oai(name = "turnaroundTime")]
+        turnaround_time: Query<Option<String>>,
+        /// http(s) URL that receives a POST with the job when it ends.
+        #[oai(name = "callbackUrl")]
+        callback_url: Query<Option<String>>,
+        /// Notes for the translator, at most 5000 characters.
+        notes: Query<Option<String>>,
+    ) -> Result<Json<JobStatusResponse>, ApiError> {
+        let caller = auth.0;
+        let request = TranslationParams {
+            source_job_id: source_job_id.0,
+            target_language: target_language.0,
+            turnaround_time: turnaround_time.0,
+            callback_url: callback_url.0,
+            notes: notes.0,
+        }
+        .validate()?;
+        let (source, version) = state.jobs.state(&request.source_job_id).await.map_err(job_error)?;
+        let field = Some("sourceJobId".to_owned());
+        let facts = match source.source_facts() {
+            Some(facts) if version.is_some() => facts,
+            _ => return Err(ApiError::new(StatusCode::NOT_FOUND, format!("No job with sourceJobId {}", request.source_job_id), field)),
+        };
+        if let Some(callback) = &request.callback_url {
+            submit::vet_url(&state, "callbackUrl", callback.url()).await?;
+        }
+        let job_id = submit::new_job_id();
+        let cmd = JobCommand::RequestTranslation { job_id: job_id.clone(), owner: caller.user.clone(), at_ms: now_ms(), request, source: facts };
+        // The domain's answer first (it is pure): a refused order is never charged.
+        job::decide(&JobState::default(), cmd.clone()).map_err(|refusal| match refusal {
+            JobRefusal::Forbidden => ApiError::new(StatusCode::FORBIDDEN, "sourceJobId belongs to another account", Some("sourceJobId".into())),
+            JobRefusal::Deleted => ApiError::new(StatusCode::GONE, "sourceJobId names a deleted job", Some("sourceJobId".into())),
+            other => job_error(CommandError::Refused(other)),
+        })?;
+        let price = state.settings.prices.price_cents(JobType::Perfect, TranscriptionType::TranslatedSubtitles, source.nr_audio_seconds, true);
+        submit::charge(&state, &caller.user, &job_id, price).await?;
+        let executed = match state.jobs.execute(&job_id, cmd).await {
+            Ok(executed) => executed,
+            Err(e) => {
+                submit::refund(&state, &caller.user, &job_id).await;
+                return Err(job_error(e));
+            }
+        };
         state.settle(executed.position).await;
         let job = executed.state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
         Ok(Json(job.into()))

@@ -11,9 +11,11 @@
 //! | [`upload`] | `POST /jobs/upload-media` (streamed multipart) |
 //! | [`glossaries`] | `GET`/`POST /glossary`, `PUT`/`DELETE /glossary/{glossaryId}` |
 //! | [`exports`] | `GET /jobs/export-srt`, `-vtt`, `-txt`, `-json`, `-stl`; `GET /downloads/stl` (signed, no apiKey) |
+//! | [`work`] | `GET /work/tasks`, `GET /work/tasks/{taskId}`, `POST .../claim`, `PUT .../document`, `POST .../submit`, `POST .../release`; `GET /work/media` (signed) |
 //!
-//! A new resource (exports, translated subtitles) is one more `#[OpenApi]` struct added to the
-//! tuple in [`api_service`]; routing, `Allow`, 406 and metrics labels follow from the document.
+//! `POST /jobs/translatedSubtitles` lives in [`jobs`]. A new resource is one more `#[OpenApi]`
+//! struct added to the tuple in [`api_service`]; routing, `Allow`, 406 and metrics labels follow
+//! from the document.
 //!
 //! ```no_run
 //! # async fn serve(state: scribe_api::ApiState) -> std::io::Result<()> {
@@ -35,6 +37,7 @@ pub mod routes;
 pub mod state;
 pub mod submit;
 pub mod upload;
+pub mod work;
 
 use std::sync::Arc;
 
@@ -54,6 +57,7 @@ use crate::jobs::JobsApi;
 use crate::metrics::Metrics;
 use crate::routes::RouteTable;
 use crate::upload::UploadApi;
+use crate::work::WorkApi;
 
 /// Where the API is served.
 pub const API_PREFIX: &str = "/api";
@@ -66,9 +70,11 @@ pub enum ApiTags {
     Glossaries,
     /// Transcripts and subtitles of finished jobs.
     Exports,
+    /// For transcribers and translators (staff keys): the tasks of manual jobs.
+    Work,
 }
 
-type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi);
+type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi);
 
 const DESCRIPTION: &str = "Transcription and subtitling. Every endpoint takes the API key in the `apiKey` query \
 parameter. Errors share one body: `{\"status\": 400, \"error\": \"INVALID_PARAMETER\", \"message\": \"...\", \
@@ -76,11 +82,14 @@ parameter. Errors share one body: `{\"status\": 400, \"error\": \"INVALID_PARAME
 Another account's job or glossary answers 403, an unknown one 404, a deleted one 410. A `glossaryId` given \
 at upload follows the same rule (404/403/410, field `glossaryId`). Rate limit: per API key, 20 requests per \
 second sustained with bursts of 50 by default; past it, 429 with `Retry-After`. Billing: uploads are charged at \
-submission for their probed duration; URL jobs need the price of one minute at submission (402 otherwise).";
+submission for their probed duration; URL jobs need the price of one minute at submission (402 otherwise). \
+Manual (`perfect`) jobs are finished by people: transcribers and translators use the Work endpoints with \
+staff keys (a staff key on a customer endpoint, or a customer key on a Work endpoint, answers 403). \
+Turnaround times count calendar days from the job's creation.";
 
 /// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
 pub fn api_service() -> OpenApiService<Apis, ()> {
-    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi), "Scribe", env!("CARGO_PKG_VERSION"))
+    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi), "Scribe", env!("CARGO_PKG_VERSION"))
         .description(DESCRIPTION)
         .server(API_PREFIX)
 }
@@ -102,6 +111,7 @@ pub fn app(state: ApiState) -> impl Endpoint {
     let edge = Arc::new(Edge::new(routes, metrics.clone(), state.settings.max_json_body_bytes));
     let exports = Arc::new(Exports::new(state.data_dir.clone(), &state.settings));
     Route::new()
+        .at(format!("{API_PREFIX}{}", work::MEDIA_PATH), get(work::media))
         .nest(API_PREFIX, service)
         .nest("/api/docs", docs)
         .at("/api/openapi.json", spec_endpoint)

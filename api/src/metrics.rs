@@ -35,6 +35,7 @@ pub struct Metrics {
     requests: Family<RequestLabels, Histogram>,
     jobs: Family<StatusLabels, Gauge>,
     asr_queue: Gauge,
+    tasks: Family<TaskLabels, Gauge>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -48,10 +49,12 @@ impl Default for Metrics {
         let requests = Family::<RequestLabels, Histogram>::new_with_constructor(latency_histogram as fn() -> Histogram);
         let jobs = Family::<StatusLabels, Gauge>::default();
         let asr_queue = Gauge::default();
+        let tasks = Family::<TaskLabels, Gauge>::default();
         registry.register("http_request_duration_seconds", "Time to answer an HTTP request", requests.clone());
         registry.register("jobs", "Jobs by status (deleted jobs excluded)", jobs.clone());
         registry.register("asr_queue_length", "Recognition tasks waiting for a worker", asr_queue.clone());
-        Metrics { registry, requests, jobs, asr_queue }
+        registry.register("tasks", "Open tasks of manual jobs: all open ones, those claimed, those overdue", tasks.clone());
+        Metrics { registry, requests, jobs, asr_queue, tasks }
     }
 }
 
@@ -70,10 +73,20 @@ impl Metrics {
             self.jobs.get_or_create(&StatusLabels { status: status.as_str().to_owned() }).set(n as i64);
         }
         self.asr_queue.set(state.asr_queue.load(Ordering::Relaxed) as i64);
+        let tasks = state.read.task_counts(scribe_actors::clock::now_ms()).map_err(|e| e.to_string())?;
+        for (state, n) in [("open", tasks.open), ("claimed", tasks.claimed), ("overdue", tasks.overdue)] {
+            self.tasks.get_or_create(&TaskLabels { state }).set(n as i64);
+        }
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry).map_err(|e| e.to_string())?;
         Ok(text)
     }
+}
+
+/// `scribe_tasks{state="open"|"claimed"|"overdue"}`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
+struct TaskLabels {
+    state: &'static str,
 }
 
 #[handler]

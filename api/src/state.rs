@@ -42,6 +42,10 @@ pub struct ApiSettings {
     pub download_link_ttl: Duration,
     /// Bytes of rendered exports kept in memory.
     pub export_cache_bytes: u64,
+    /// How long a claim on a manual task lasts; every save renews it.
+    pub task_lease: Duration,
+    /// How long a task's signed media link works.
+    pub media_link_ttl: Duration,
 }
 
 impl Default for ApiSettings {
@@ -56,6 +60,8 @@ impl Default for ApiSettings {
             public_url: "http://127.0.0.1:8080".to_owned(),
             download_link_ttl: Duration::from_secs(3600),
             export_cache_bytes: 128 << 20,
+            task_lease: Duration::from_secs(2 * 3600),
+            media_link_ttl: Duration::from_secs(6 * 3600),
         }
     }
 }

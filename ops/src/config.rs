@@ -61,6 +61,10 @@ pub struct ServeArgs {
     /// Requests each API key may make in a burst above that rate (default: 50).
     #[arg(long, env = "SCRIBE_RATE_BURST")]
     pub rate_burst: Option<NonZeroU32>,
+    /// How long a transcriber's or translator's claim on a task lasts; every save renews it
+    /// (default: 2h). When it runs out the task returns to the queue with its saved draft.
+    #[arg(long, env = "SCRIBE_TASK_LEASE", value_parser = humantime::parse_duration)]
+    pub task_lease: Option<Duration>,
 }
 
 /// The TOML file's shape: the same settings, all optional.
@@ -83,6 +87,8 @@ struct FileConfig {
     model_keep_alive: Option<Duration>,
     rate_per_second: Option<NonZeroU32>,
     rate_burst: Option<NonZeroU32>,
+    #[serde(default, deserialize_with = "duration")]
+    task_lease: Option<Duration>,
 }
 
 /// Resolved configuration.
@@ -104,6 +110,8 @@ pub struct Config {
     /// Rate limit per API key: sustained requests per second, and burst.
     pub rate_per_second: NonZeroU32,
     pub rate_burst: NonZeroU32,
+    /// How long a claim on a manual task lasts.
+    pub task_lease: Duration,
 }
 
 impl Config {
@@ -150,6 +158,7 @@ impl Config {
             model_keep_alive: args.model_keep_alive.or(file.model_keep_alive).unwrap_or(DEFAULT_MODEL_KEEP_ALIVE),
             rate_per_second: args.rate_per_second.or(file.rate_per_second).unwrap_or(defaults.rate_per_second),
             rate_burst: args.rate_burst.or(file.rate_burst).unwrap_or(defaults.rate_burst),
+            task_lease: args.task_lease.or(file.task_lease).unwrap_or(defaults.task_lease),
         })
     }
 }

@@ -59,6 +59,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         prices: Prices::default(),
         rate_per_second: config.rate_per_second,
         rate_burst: config.rate_burst,
+        task_lease: config.task_lease,
         ..ApiSettings::default()
     };
     let app = scribe_api::app(ApiState::new(&services, read, api_settings));

@@ -193,6 +193,35 @@ impl MediaStore {
         }
     }
 
+    /// Writes a revision of a task's document into the job's `work` directory (temp file,
+    /// fsync, rename, fsync directory) under a fresh name; returns its path.
+    pub async fn write_work_document(&self, job_id: &str, task_id: &str, json: &[u8]) -> Result<PathBuf, MediaError> {
+        let dir = self.job_dir(job_id)?.join("work");
+        tokio::fs::create_dir_all(&dir).await.map_err(io_error("creating a directory", &dir))?;
+        let name = format!("{}-{}.json", sanitize_file_name(task_id), uuid::Uuid::now_v7());
+        let path = dir.join(name);
+        let temp = dir.join(format!("{TEMP_PREFIX}{}.part", uuid::Uuid::new_v4()));
+        let result = async {
+            let mut file = File::create_new(&temp).await.map_err(io_error("creating a temp file", &temp))?;
+            file.write_all(json).await.map_err(io_error("writing", &temp))?;
+            file.sync_all().await.map_err(io_error("syncing", &temp))?;
+            tokio::fs::rename(&temp, &path).await.map_err(io_error("moving the file into place", &path))?;
+            sync_dir(&dir).await
+        }
+        .await;
+        if result.is_err() {
+            let _ = tokio::fs::remove_file(&temp).await;
+        }
+        result.map(|()| path)
+    }
+
+    /// Removes a file written by [`Self::write_work_document`] that was not recorded.
+    pub async fn discard(&self, path: &Path) {
+        if let Err(e) = tokio::fs::remove_file(path).await {
+            tracing::warn!(path = %path.display(), error = %e, "removing an unrecorded document");
+        }
+    }
+
     /// Removes a job's media and transcript files; nothing to remove is not an error.
     pub async fn delete_job(&self, job_id: &str) -> Result<(), MediaError> {
         let job_dir = self.job_dir(job_id)?;

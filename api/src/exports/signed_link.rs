@@ -24,6 +24,7 @@ use sha2::Sha256;
 pub const SECRET_FILE: &str = "link-secret";
 /// What is signed starts with this, so that a signature can never be replayed for another use.
 const CONTEXT: &str = "scribe-stl-v1";
+const MEDIA_CONTEXT: &str = "scribe-media-v1";
 const KEY_BYTES: usize = 32;
 
 /// The parameters of one STL download: what is rendered, and until when the link works.
@@ -40,11 +41,11 @@ pub struct StlLink {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LinkError {
     #[error(
-        "This download link is not valid: its signature does not match its parameters. Ask /jobs/export-stl for a new link"
+        "This link is not valid: its signature does not match its parameters. Ask for a new link (/jobs/export-stl, or the task again)"
     )]
     BadSignature,
     #[error(
-        "This download link expired at {expired_at} (Unix seconds). Ask /jobs/export-stl for a new link"
+        "This link expired at {expired_at} (Unix seconds). Ask for a new link (/jobs/export-stl, or the task again)"
     )]
     Expired { expired_at: u64 },
 }
@@ -151,12 +152,33 @@ impl LinkKey {
     }
 
     fn mac(&self, link: &StlLink) -> Hmac<Sha256> {
-        let mut mac =
-            Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
-        let signed = format!(
+        self.mac_of(&format!(
             "{CONTEXT}\n{}\n{}\n{}\n{}",
             link.job_id, link.rows, link.screen, link.expires
-        );
+        ))
+    }
+
+    /// The `sig` of a link to a job's media for the work API's audio player (its own context,
+    /// so an STL signature never opens media and the reverse).
+    pub fn sign_media(&self, job_id: &str, expires: u64) -> String {
+        URL_SAFE_NO_PAD.encode(self.mac_of(&format!("{MEDIA_CONTEXT}\n{job_id}\n{expires}")).finalize().into_bytes())
+    }
+
+    /// Checks a media link's `sig`, then its expiry against `now` (Unix seconds).
+    pub fn verify_media(&self, job_id: &str, expires: u64, sig: &str, now: u64) -> Result<(), LinkError> {
+        let tag = URL_SAFE_NO_PAD.decode(sig.trim()).map_err(|_| LinkError::BadSignature)?;
+        self.mac_of(&format!("{MEDIA_CONTEXT}\n{job_id}\n{expires}"))
+            .verify_slice(&tag)
+            .map_err(|_| LinkError::BadSignature)?;
+        if now > expires {
+            return Err(LinkError::Expired { expired_at: expires });
+        }
+        Ok(())
+    }
+
+    fn mac_of(&self, signed: &str) -> Hmac<Sha256> {
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
         mac.update(signed.as_bytes());
         mac
     }

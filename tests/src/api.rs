@@ -106,6 +106,11 @@ impl TestServer {
         Reply::send(self.http().post(self.url(&format!("/api{path}"))).query(&[("apiKey", key)]).json(body))
     }
 
+    /// `POST /api{path}?apiKey=KEY&query…` with no body.
+    pub fn post(&self, path: &str, key: &str, query: &[(&str, &str)]) -> Reply {
+        Reply::send(self.http().post(self.url(&format!("/api{path}"))).query(&[("apiKey", key)]).query(query))
+    }
+
     /// `PUT /api{path}?apiKey=KEY` with a JSON body.
     pub fn put_json(&self, path: &str, key: &str, body: &Value) -> Reply {
         Reply::send(self.http().put(self.url(&format!("/api{path}"))).query(&[("apiKey", key)]).json(body))

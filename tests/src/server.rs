@@ -28,11 +28,13 @@ const LISTENING: &str = "scribe listening on http://";
 pub struct Options {
     /// `--allow-private-urls`: tests fetch from and call back to loopback, so on by default.
     pub allow_private_urls: bool,
+    /// More `scribe serve` arguments (e.g. `--task-lease 3s`).
+    pub extra_args: Vec<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { allow_private_urls: true }
+        Options { allow_private_urls: true, extra_args: Vec::new() }
     }
 }
 
@@ -168,6 +170,21 @@ impl TestServer {
         key
     }
 
+    /// Issues a key for a staff account (`role` transcriber or translator, working in
+    /// `languages`, empty for all) and waits until the server accepts it.
+    pub fn create_staff_key(&self, user: &str, role: &str, languages: &[&str]) -> String {
+        let joined = languages.join(",");
+        let mut args = vec!["keys", "create", "--user", user, "--role", role];
+        if !languages.is_empty() {
+            args.extend(["--languages", joined.as_str()]);
+        }
+        let key = self.scribe_ok(&args).trim().to_owned();
+        if self.addr.is_some() {
+            self.wait_for_key(&key);
+        }
+        key
+    }
+
     /// Waits until `key` is accepted (keys issued beside a running server reach it through the log).
     pub fn wait_for_key(&self, key: &str) {
         let deadline = Instant::now() + KEY_TIMEOUT;
@@ -219,6 +236,7 @@ impl TestServer {
             .arg("--models-dir")
             .arg(paths::models_dir())
             .args(["--allow-private-urls", if self.options.allow_private_urls { "true" } else { "false" }])
+            .args(&self.options.extra_args)
             .env("SCRIBE_LOG", "info")
             .stdin(Stdio::null())
             .stdout(stdout)

@@ -98,7 +98,7 @@ fn missing_source_url_and_malformed_json_are_400() {
 
 #[test]
 fn private_addresses_are_refused_unless_the_operator_allows_them() {
-    let server = TestServer::start_with(Options { allow_private_urls: false });
+    let server = TestServer::start_with(Options { allow_private_urls: false, ..Options::default() });
     let files = FileServer::start();
     let key = server.key();
     let reply = server.post_json("/jobs/upload-media-from-url", key, &json!({"sourceUrl": files.corpus_url(clips::JFK)}));

@@ -14,9 +14,14 @@ use scribe_domain::{glossary, job, kinds};
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
 #[oai(rename_all = "UPPERCASE")]
 pub enum JobStatus {
+    /// Submitted and not finished (for manual jobs: until the people's work is submitted).
     Open,
+    /// Finished; the exports are available.
     Done,
+    /// The service hit a problem; the callback (and the job's history) says why.
     Error,
+    /// A translatedSubtitles order on an existing manual job (`POST /jobs/translatedSubtitles`),
+    /// until its translator submits (→ `DONE`) or its source job is deleted (→ `ERROR`).
     Busy,
 }
 

@@ -21,6 +21,13 @@ fn the_openapi_document_lists_every_endpoint_in_scope() {
         ("/glossary", "post"),
         ("/glossary/{glossaryId}", "put"),
         ("/glossary/{glossaryId}", "delete"),
+        ("/jobs/translatedSubtitles", "post"),
+        ("/work/tasks", "get"),
+        ("/work/tasks/{taskId}", "get"),
+        ("/work/tasks/{taskId}/claim", "post"),
+        ("/work/tasks/{taskId}/document", "put"),
+        ("/work/tasks/{taskId}/submit", "post"),
+        ("/work/tasks/{taskId}/release", "post"),
     ];
     for (path, method) in expected {
         let op = &paths.get(path).unwrap_or_else(|| panic!("{path} missing from {:?}", paths.keys()))[method];

@@ -85,11 +85,11 @@ pub struct WorkTask {
     pub glossary_name: Option<String>,
 }
 
-/// What the customer asked for.
+/// What the customer asked for: `transcriptionStyle` is `cleanread` (drop fillers, stutters,
+/// false starts) or `verbatim` (keep them).
 #[derive(Object, Debug, Clone, PartialEq)]
 #[oai(rename_all = "camelCase")]
 pub struct Instructions {
-    /// `cleanread` (drop fillers, stutters, false starts) or `verbatim` (keep them).
     pub transcription_style: TranscriptionStyle,
     pub notes: Option<String>,
     /// Speakers the customer announced (0: unknown).

@@ -29,7 +29,7 @@ pub async fn create_key(data_dir: &Path, user: &str, role: Role, languages: Vec<
     let kind = accounts::AccountKind { role, languages };
     let key = accounts::create_key(store.as_ref(), &user, &kind, initial_credit_cents).await?;
     if key.opened {
-        eprintln!("opened {role} account '{}' with {} cents of credit", key.user_name, initial_credit_cents);
+        eprintln!("opened account '{}' ({role}) with {} cents of credit", key.user_name, initial_credit_cents);
     }
     eprintln!("key id {} for '{}'; callback signing secret: {}", key.key_id, key.user_name, key.webhook_secret);
     println!("{}", key.api_key);

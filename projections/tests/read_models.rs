@@ -259,8 +259,14 @@ async fn populate(world: &mut World) -> Vec<String> {
         world.account("ann", |at_ms| AccountCommand::Charge { job_id: charged, cents, at_ms }).await;
         ann_jobs.push(id);
     }
-    // A translation of a manual captions job with a draft (BUSY), and a deleted job.
+    // A translation (BUSY) of a manual captions job that its transcriber finished, and a
+    // deleted job.
     let source = ann_jobs[5].clone();
+    let task = scribe_domain::job::task::task_id(&job_id(&source), scribe_domain::kinds::TaskKind::Transcribe);
+    let worker = scribe_domain::job::task::Worker { user: user("tina"), role: scribe_domain::kinds::Role::Transcriber, languages: vec![] };
+    let claim_task = task.clone();
+    world.job(&source, |at_ms| JobCommand::ClaimTask { task_id: claim_task, worker, lease_ms: 3_600_000, at_ms }).await;
+    world.job(&source, |at_ms| JobCommand::SubmitTask { task_id: task, by: user("tina"), at_ms }).await;
     let facts = {
         let history = world.store.read_stream(&job_stream(&job_id(&source)), 0).await.unwrap();
         let events: Vec<_> = history.iter().map(|r| <JobAggregate as Aggregate>::Event::decode(&r.data).unwrap()).collect();

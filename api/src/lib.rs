@@ -10,6 +10,7 @@
 //! | [`jobs`] | `GET /jobs/status`, `GET /jobs`, `DELETE /jobs`, `POST /jobs/upload-media-from-url` |
 //! | [`upload`] | `POST /jobs/upload-media` (streamed multipart) |
 //! | [`glossaries`] | `GET`/`POST /glossary`, `PUT`/`DELETE /glossary/{glossaryId}` |
+//! | [`capabilities`] | `GET /capabilities` (beyond the spec: languages, auto-detect set, translation targets) |
 //! | [`exports`] | `GET /jobs/export-srt`, `-vtt`, `-txt`, `-json`, `-stl`; `GET /downloads/stl` (signed, no apiKey) |
 //!
 //! A new resource (exports, translated subtitles) is one more `#[OpenApi]` struct added to the
@@ -23,6 +24,7 @@
 //! ```
 
 pub mod auth;
+pub mod capabilities;
 pub mod edge;
 pub mod error;
 pub mod exports;
@@ -47,6 +49,7 @@ pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use state::{ApiSettings, ApiState};
 
 use crate::auth::RateLimits;
+use crate::capabilities::CapabilitiesApi;
 use crate::edge::Edge;
 use crate::exports::{Exports, ExportsApi};
 use crate::glossaries::GlossaryApi;
@@ -68,7 +71,7 @@ pub enum ApiTags {
     Exports,
 }
 
-type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi);
+type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, CapabilitiesApi);
 
 const DESCRIPTION: &str = "Transcription and subtitling. Every endpoint takes the API key in the `apiKey` query \
 parameter. Errors share one body: `{\"status\": 400, \"error\": \"INVALID_PARAMETER\", \"message\": \"...\", \
@@ -80,7 +83,7 @@ submission for their probed duration; URL jobs need the price of one minute at s
 
 /// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
 pub fn api_service() -> OpenApiService<Apis, ()> {
-    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi), "Scribe", env!("CARGO_PKG_VERSION"))
+    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi, CapabilitiesApi), "Scribe", env!("CARGO_PKG_VERSION"))
         .description(DESCRIPTION)
         .server(API_PREFIX)
 }

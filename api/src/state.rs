@@ -13,6 +13,8 @@ use scribe_actors::jobs::Jobs;
 use scribe_actors::media::{AddressGuard, MediaStore};
 use scribe_actors::runtime::Services;
 use scribe_domain::account::Prices;
+use scribe_domain::capabilities::Capabilities;
+use scribe_domain::languages::AUTO_DETECT_WHISPER;
 use scribe_projections::ReadModels;
 
 /// The largest upload of `POST /jobs/upload-media` (the spec's 6 GB).
@@ -42,6 +44,9 @@ pub struct ApiSettings {
     pub download_link_ttl: Duration,
     /// Bytes of rendered exports kept in memory.
     pub export_cache_bytes: u64,
+    /// What this server's models can do: direct jobs it could not finish are refused at
+    /// submission, and `GET /capabilities` shows it.
+    pub capabilities: Arc<Capabilities>,
 }
 
 impl Default for ApiSettings {
@@ -56,6 +61,8 @@ impl Default for ApiSettings {
             public_url: "http://127.0.0.1:8080".to_owned(),
             download_link_ttl: Duration::from_secs(3600),
             export_cache_bytes: 128 << 20,
+            // A multilingual speech model and no text translation models: English targets only.
+            capabilities: Arc::new(Capabilities::new(true, &AUTO_DETECT_WHISPER, &[])),
         }
     }
 }

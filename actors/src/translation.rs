@@ -86,14 +86,13 @@ impl TranslationWork {
         let texts: Vec<String> = if target == "en" {
             sentences.iter().map(|s| s.text.clone()).collect()
         } else {
-            let translator = self.text_models.get(target).ok_or_else(|| {
-                format!("Machine translation into '{target}' is not available on this server (no translation/en-{target} model)")
-            })?;
             tracing::info!(%job_id, sentences = sentences.len(), to = target, "translating the text");
             let to_translate: Vec<String> = sentences.iter().map(|s| s.text.clone()).collect();
-            tokio::task::spawn_blocking(move || to_translate.iter().map(|s| translator.translate(s)).collect())
+            let models = self.text_models.clone();
+            tokio::task::spawn_blocking(move || models.translate(target, to_translate))
                 .await
                 .map_err(|e| format!("Translation into '{target}' failed unexpectedly: {e}"))?
+                .map_err(|e| format!("Machine translation into '{target}' failed: {e}"))?
         };
         let document = translated_document(&english, &sentences, &texts);
         if document.segments.is_empty() {

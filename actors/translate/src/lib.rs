@@ -12,7 +12,7 @@ pub mod layout;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, mpsc};
 
 use fxtranslate::engine::Engine;
 use fxtranslate::shortlist::Shortlist;
@@ -24,6 +24,10 @@ pub use layout::{ModelFiles, TRANSLATION_DIR};
 pub enum TranslateError {
     #[error("translation model {}: {reason}", path.display())]
     Model { path: PathBuf, reason: String },
+    #[error("no translation model from English into '{target}' is installed (translation/en-{target}/ in the models folder)")]
+    NoModel { target: String },
+    #[error("the translation thread has stopped")]
+    Stopped,
 }
 
 /// One loaded model: text in `source` language to text in `target` language.
@@ -94,10 +98,17 @@ impl Translator {
     }
 }
 
-/// Every usable model of a models folder, by target language (all translate from English).
+/// Every usable model of a models folder (all translate from English), behind one worker
+/// thread that owns them.
+///
+/// fxtranslate's engine holds its packed SIMD weights through raw pointers: shareable between
+/// threads (`Sync`) but meant to be created, used and dropped by one owner (not `Send`). So the
+/// engines live on a thread of their own, loaded there and dropped there when the last handle
+/// goes; a handle (cheap to clone, `Send + Sync`) sends it sentences and waits for the answer.
 #[derive(Clone, Default)]
 pub struct TranslationModels {
-    by_target: BTreeMap<String, Arc<Translator>>,
+    targets: Vec<String>,
+    worker: Option<Arc<Mutex<mpsc::Sender<Request>>>>,
 }
 
 /// A model folder that is there but cannot be used, and why.
@@ -107,48 +118,101 @@ pub struct Unusable {
     pub error: String,
 }
 
+/// Sentences to translate into `target`, and where to send the translations.
+struct Request {
+    target: String,
+    sentences: Vec<String>,
+    reply: mpsc::Sender<Vec<String>>,
+}
+
 impl TranslationModels {
     /// No models: the server translates to no language but English (Whisper's own task).
     pub fn none() -> TranslationModels {
         TranslationModels::default()
     }
 
-    /// Loads every `translation/en-xx/` model of `models_dir` whose target is one of `wanted`.
-    /// Folders that are there but broken are returned beside the models, each with its reason,
-    /// so the caller can say so at start-up; they are not offered to clients.
+    /// Loads every `translation/en-xx/` model of `models_dir` whose target is one of `wanted`,
+    /// on the worker thread. Folders that are there but broken are returned beside the models,
+    /// each with its reason, so the caller can say so at start-up; they are not offered.
     pub fn load(models_dir: &Path, wanted: &[&str]) -> (TranslationModels, Vec<Unusable>) {
-        let mut models = TranslationModels::default();
-        let mut unusable = Vec::new();
-        for found in layout::scan(models_dir) {
-            match found {
-                Ok(files) if files.source == "en" && wanted.contains(&files.target.as_str()) => match Translator::load(&files) {
-                    Ok(t) => {
-                        models.by_target.insert(files.target.clone(), Arc::new(t));
-                    }
-                    Err(e) => unusable.push(Unusable { dir: files.dir.clone(), error: e.to_string() }),
-                },
-                Ok(files) => unusable.push(Unusable {
-                    dir: files.dir.clone(),
-                    error: format!(
-                        "{}-{} is not a pair this server uses (it translates from English into: {})",
-                        files.source,
-                        files.target,
-                        wanted.join(", ")
-                    ),
-                }),
-                Err(problem) => unusable.push(problem),
+        let (loaded_tx, loaded_rx) = mpsc::channel();
+        let (requests_tx, requests_rx) = mpsc::channel::<Request>();
+        let models_dir = models_dir.to_owned();
+        let wanted: Vec<String> = wanted.iter().map(|s| (*s).to_owned()).collect();
+        let spawned = std::thread::Builder::new().name("scribe-translate".into()).spawn(move || {
+            let (engines, unusable) = load_engines(&models_dir, &wanted);
+            let targets: Vec<String> = engines.keys().cloned().collect();
+            if loaded_tx.send((targets, unusable)).is_err() || engines.is_empty() {
+                return;
             }
+            // Serves until every handle is dropped; the engines are dropped here, where they were made.
+            for request in requests_rx {
+                let out = match engines.get(&request.target) {
+                    Some(t) => request.sentences.iter().map(|s| t.translate(s)).collect(),
+                    None => Vec::new(),
+                };
+                let _ = request.reply.send(out);
+            }
+        });
+        if let Err(e) = spawned {
+            let error = format!("the translation thread could not start: {e}");
+            return (TranslationModels::none(), vec![Unusable { dir: PathBuf::new(), error }]);
         }
-        (models, unusable)
+        let (targets, unusable) = loaded_rx.recv().unwrap_or_default();
+        let worker = (!targets.is_empty()).then(|| Arc::new(Mutex::new(requests_tx)));
+        (TranslationModels { targets, worker }, unusable)
     }
 
     /// Target languages with a model, in alphabetical order.
     pub fn targets(&self) -> Vec<String> {
-        self.by_target.keys().cloned().collect()
+        self.targets.clone()
     }
 
-    /// The English→`target` model.
-    pub fn get(&self, target: &str) -> Option<Arc<Translator>> {
-        self.by_target.get(target).cloned()
+    /// Whether there is a model into `target`.
+    pub fn has(&self, target: &str) -> bool {
+        self.targets.iter().any(|t| t == target)
     }
+
+    /// Translates each of `sentences` from English into `target` (one output per input, in
+    /// order). Blocks until done: call it from a blocking thread.
+    pub fn translate(&self, target: &str, sentences: Vec<String>) -> Result<Vec<String>, TranslateError> {
+        let missing = || TranslateError::NoModel { target: target.to_owned() };
+        let worker = self.worker.as_ref().filter(|_| self.has(target)).ok_or_else(missing)?;
+        let expected = sentences.len();
+        let (reply, answer) = mpsc::channel();
+        let request = Request { target: target.to_owned(), sentences, reply };
+        worker.lock().map_err(|_| TranslateError::Stopped)?.send(request).map_err(|_| TranslateError::Stopped)?;
+        let out = answer.recv().map_err(|_| TranslateError::Stopped)?;
+        if out.len() != expected {
+            return Err(missing());
+        }
+        Ok(out)
+    }
+}
+
+/// Loads the wanted models found in `models_dir`, by target.
+fn load_engines(models_dir: &Path, wanted: &[String]) -> (BTreeMap<String, Translator>, Vec<Unusable>) {
+    let mut engines = BTreeMap::new();
+    let mut unusable = Vec::new();
+    for found in layout::scan(models_dir) {
+        match found {
+            Ok(files) if files.source == "en" && wanted.contains(&files.target) => match Translator::load(&files) {
+                Ok(t) => {
+                    engines.insert(files.target.clone(), t);
+                }
+                Err(e) => unusable.push(Unusable { dir: files.dir.clone(), error: e.to_string() }),
+            },
+            Ok(files) => unusable.push(Unusable {
+                dir: files.dir.clone(),
+                error: format!(
+                    "{}-{} is not a pair this server uses (it translates from English into: {})",
+                    files.source,
+                    files.target,
+                    wanted.join(", ")
+                ),
+            }),
+            Err(problem) => unusable.push(problem),
+        }
+    }
+    (engines, unusable)
 }

@@ -16,14 +16,17 @@ fn english_to_portuguese_translates_with_the_installed_model() {
     let (models, unusable) = TranslationModels::load(&models_dir(), &["pt", "es"]);
     assert!(unusable.is_empty(), "{unusable:?}");
     assert_eq!(models.targets(), vec!["pt".to_string()], "install the models with `bash ops/setup.sh`");
-    let pt = models.get("pt").unwrap();
-    assert_eq!((pt.source(), pt.target()), ("en", "pt"));
-    let out = pt.translate("What time is it?");
-    assert!(out.to_lowercase().contains("horas"), "{out}");
-    let out = pt.translate("Ask not what your country can do for you.");
-    assert!(out.to_lowercase().contains("país"), "{out}");
-    assert_eq!(pt.translate("   "), "");
-    assert!(models.get("es").is_none());
+    let sentences = ["What time is it?", "Ask not what your country can do for you.", "   "].map(String::from).to_vec();
+    let out = models.translate("pt", sentences).unwrap();
+    assert!(out[0].to_lowercase().contains("horas"), "{out:?}");
+    assert!(out[1].to_lowercase().contains("país"), "{out:?}");
+    assert_eq!(out[2], "");
+    // A handle works from another thread (the engines stay on theirs).
+    let handle = models.clone();
+    let again = std::thread::spawn(move || handle.translate("pt", vec!["Good morning.".into()]).unwrap()).join().unwrap();
+    assert!(!again[0].is_empty());
+    let err = models.translate("es", vec!["Hello.".into()]).unwrap_err().to_string();
+    assert!(err.contains("en-es"), "{err}");
 }
 
 #[test]
@@ -35,6 +38,8 @@ fn a_folder_of_foreign_files_is_refused_naming_it() {
     std::fs::write(dir.join("vocab.enes.spm"), b"not a sentencepiece model").unwrap();
     let files = layout::find(&dir).unwrap();
     let err = Translator::load(&files).err().expect("foreign files must not load").to_string();
+    let translator = Translator::load(&layout::find(&models_dir().join("translation/en-pt")).unwrap()).unwrap();
+    assert_eq!((translator.source(), translator.target()), ("en", "pt"));
     assert!(err.contains("en-es"), "{err}");
     let (models, unusable) = TranslationModels::load(root.path(), &["es"]);
     assert!(models.targets().is_empty());

@@ -2,7 +2,9 @@
 //! media) to the translated document its exports are made from.
 //!
 //! - Into English: an English transcript is already it; other speech is translated by Whisper
-//!   itself (its `translate` task on the media, the model the transcript came from).
+//!   itself (its `translate` task on the media, the model the transcript came from), and each of
+//!   its sentences laid over the span it was spoken in (Whisper's word times for a translation
+//!   are not the times those words were said).
 //! - Into another language: the English text (the transcript, or Whisper's translation) is cut
 //!   into sentences, each translated by the English→target Bergamot model of the models folder,
 //!   and laid over the time span its source sentence was spoken in (`scribe_domain::translation`).
@@ -67,6 +69,8 @@ impl TranslationWork {
         let spoken = state.transcript.as_ref().ok_or("the job has no transcript to translate")?.language;
         let transcript = self.read_transcript(job_id).await?;
         let english = match spoken.whisper_code() {
+            // English into English: the transcript itself, with the times its words were spoken at.
+            Some("en") if target == "en" => return Ok(transcript),
             Some("en") => transcript,
             Some(code) => {
                 tracing::info!(%job_id, from = code, "translating the speech into English (Whisper)");

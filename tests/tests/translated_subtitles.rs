@@ -90,6 +90,11 @@ fn french_speech_becomes_english_subtitles_that_keep_the_meaning() {
         assert!(0.0 <= start && start < end && end <= 2.44 + 1.5, "cue {start}..{end} {rows:?} outside the clip");
     }
     assert_exports_say(&server, &id, "en", "09");
+
+    // Into Portuguese, through Whisper's English: "what time is it" -> "que horas são".
+    let (id, _) = translate(&server, FRENCH, "auto", "pt");
+    let srt = server.get("/jobs/export-srt", server.key(), &[("jobId", &id)]);
+    assert!(words_of(&srt_text(&srt.text)).contains("horas"), "{:?}", srt.text);
 }
 
 #[test]

@@ -13,6 +13,7 @@ use scribe_domain::languages::target_languages;
 
 use crate::ApiTags;
 use crate::auth::ApiKeyAuth;
+use crate::error::ApiError;
 use crate::state::ApiState;
 
 /// What this server can do.
@@ -60,7 +61,7 @@ impl CapabilitiesApi {
     /// targets: a direct translatedSubtitles job asking for a target not listed here is refused
     /// with 400 (field `targetLanguage`) at submission, before anything is charged.
     #[oai(path = "/capabilities", method = "get", operation_id = "getCapabilities")]
-    async fn capabilities(&self, _auth: ApiKeyAuth, state: Data<&Arc<ApiState>>) -> Json<Capabilities> {
-        Json(Capabilities::from(state.settings.capabilities.as_ref()))
+    async fn capabilities(&self, _auth: ApiKeyAuth, state: Data<&Arc<ApiState>>) -> Result<Json<Capabilities>, ApiError> {
+        Ok(Json(Capabilities::from(state.settings.capabilities.as_ref())))
     }
 }

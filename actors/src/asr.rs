@@ -14,8 +14,11 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::glossary::GlossaryAggregate;
 use scribe_domain::ids::{JobId, glossary_stream};
 use scribe_domain::job::{JobCommand, JobState};
+use scribe_domain::kinds::TranscriptionStyle;
 use scribe_domain::languages::Language;
+use scribe_domain::style::clean_read;
 use scribe_domain::transcript as doc;
+use scribe_translate::TranslationModels;
 use scribe_whisper::engine::{EngineError, Task, TranscribeOptions, Transcript};
 
 use crate::clock::now_ms;
@@ -26,6 +29,7 @@ use crate::media::MediaStore;
 use crate::media_worker::relative;
 use crate::pipeline::{StageDone, fail_and_report, report};
 use crate::speech_model::SpeechModel;
+use crate::translation::TranslationWork;
 
 /// Languages `auto` may detect (the spec's automatic language identification set).
 pub const AUTO_DETECT: [&str; 5] = ["en", "nl", "de", "fr", "it"];
@@ -54,6 +58,8 @@ pub struct AsrActor;
 
 pub struct AsrArgs {
     pub model: Arc<SpeechModel>,
+    /// English→xx text models, for translatedSubtitles into languages other than English.
+    pub text_models: TranslationModels,
     pub jobs: Jobs,
     pub store: Arc<dyn EventStore>,
     pub media: MediaStore,
@@ -91,6 +97,7 @@ impl Actor for AsrActor {
             state.busy += 1;
             let ctx = WorkerContext {
                 model: state.args.model.clone(),
+                text_models: state.args.text_models.clone(),
                 jobs: state.args.jobs.clone(),
                 store: state.args.store.clone(),
                 media: state.args.media.clone(),
@@ -109,6 +116,7 @@ impl Actor for AsrActor {
 
 struct WorkerContext {
     model: Arc<SpeechModel>,
+    text_models: TranslationModels,
     jobs: Jobs,
     store: Arc<dyn EventStore>,
     media: MediaStore,
@@ -120,9 +128,14 @@ impl WorkerContext {
         let AsrTask { job_id, kind, media_path, state, done } = task;
         let Some(submission) = state.submission.clone() else { return report(done) };
         if let TaskKind::Translate = kind {
-            let target = submission.target_language.map_or("?", |t| t.code());
-            let msg = format!("Machine translation to '{target}' is not available on this server");
-            return fail_and_report(&self.jobs, done, msg);
+            let work = TranslationWork {
+                model: self.model,
+                text_models: self.text_models,
+                jobs: self.jobs,
+                media: self.media,
+                data_dir: self.data_dir,
+            };
+            return work.run(job_id, media_path, state, done).await;
         }
         if let Err(e) = self.jobs.execute(&job_id, JobCommand::StartTranscription { at_ms: now_ms() }).await {
             tracing::debug!(%job_id, error = %e, "recording transcription start");
@@ -154,6 +167,14 @@ impl WorkerContext {
             Err(e) => return fail_and_report(&self.jobs, done, format!("Speech recognition failed unexpectedly: {e}")),
         };
         let document = to_document(&job_id, submission.source.filename(), &transcript);
+        // Verbatim was asked of the engine (prompt); clean read removes what it kept anyway.
+        let document = match submission.job_options.map(|o| o.transcription_style) {
+            Some(TranscriptionStyle::Verbatim) => document,
+            _ => clean_read(&document),
+        };
+        if document.segments.is_empty() {
+            return fail_and_report(&self.jobs, done, "No speech found in the audio (only hesitation sounds)".into());
+        }
         let words = document.segments.iter().map(|s| s.words.len() as u64).sum();
         let json = serde_json::to_vec(&document).expect("transcripts serialize");
         let path = match self.media.write_transcript(job_id.as_str(), &json).await {
@@ -175,6 +196,7 @@ impl WorkerContext {
         let submission = state.submission.as_ref().expect("checked by caller");
         let mut options = TranscribeOptions::default();
         options.task = Task::Transcribe;
+        options.verbatim = submission.job_options.is_some_and(|o| o.transcription_style == TranscriptionStyle::Verbatim);
         if submission.language.is_auto() {
             options.language = None;
             options.detect_among = AUTO_DETECT.iter().map(|s| s.to_string()).collect();

@@ -13,4 +13,5 @@ pub mod media_worker;
 pub mod pipeline;
 pub mod runtime;
 pub mod speech_model;
+pub mod translation;
 pub mod accounts;

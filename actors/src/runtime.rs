@@ -10,6 +10,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorRef};
 
 use scribe_domain::account::Prices;
+use scribe_translate::TranslationModels;
 
 use crate::asr::{AsrActor, AsrArgs, AsrMsg};
 use crate::billing::{RefundActor, RefundMsg};
@@ -34,6 +35,8 @@ pub struct RuntimeSettings {
     pub job_idle: Duration,
     /// The speech model (shared by every ASR worker, loaded while there is work).
     pub model: Arc<SpeechModel>,
+    /// English→xx text translation models (`translation/en-xx/` of the models folder).
+    pub text_models: TranslationModels,
     /// Callback timeout and retry schedule (`CallbackSettings::default()`: retries for 26 h).
     pub callbacks: CallbackSettings,
     /// What jobs cost (URL jobs are charged once their media is probed).
@@ -108,6 +111,7 @@ impl Services {
             AsrActor,
             AsrArgs {
                 model: settings.model,
+                text_models: settings.text_models,
                 jobs: jobs.clone(),
                 store: store.clone(),
                 media: media.clone(),

@@ -22,12 +22,12 @@ use poem_openapi::{ApiResponse, OpenApi};
 use scribe_actors::clock::now_ms;
 use scribe_actors::media::MediaStore;
 use scribe_domain::export::{
-    StlDate, StlError, StlInfo, SubtitleParams, TxtParams, render_json, render_srt, render_stl,
-    render_txt, render_vtt,
+    StlDate, StlError, StlInfo, SubtitleParams, TxtParams, render_json_in, render_srt, render_stl,
+    render_txt, render_vtt_in,
 };
 use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::job::Job;
-use scribe_domain::kinds::JobStatus;
+use scribe_domain::kinds::{JobStatus, TranscriptionType};
 use scribe_domain::transcript::Transcript;
 
 use crate::auth::ApiKeyAuth;
@@ -157,14 +157,15 @@ impl Format {
         }
     }
 
-    fn render(&self, transcript_json: &[u8]) -> Result<Vec<u8>, RenderError> {
+    /// Renders the document, whose words are in `language`.
+    fn render(&self, transcript_json: &[u8], language: &str) -> Result<Vec<u8>, RenderError> {
         let t: Transcript = serde_json::from_slice(transcript_json)
             .map_err(|e| RenderError::Unreadable(e.to_string()))?;
         Ok(match self {
             Format::Srt(p) => render_srt(&t, p).into_bytes(),
-            Format::Vtt(p) => render_vtt(&t, p).into_bytes(),
+            Format::Vtt(p) => render_vtt_in(&t, p, language).into_bytes(),
             Format::Txt(p) => render_txt(&t, p).into_bytes(),
-            Format::Json => render_json(&t).into_bytes(),
+            Format::Json => render_json_in(&t, language).into_bytes(),
             Format::Stl(p, meta) => {
                 let info = StlInfo {
                     programme_title: &meta.title,
@@ -206,28 +207,49 @@ impl RenderError {
     }
 }
 
-/// Renders `format` for `job_id`, or takes it from the cache.
+/// Whether the job's deliverable is its translated document rather than its transcript.
+fn is_translated(job: &Job) -> bool {
+    job.transcription_type == TranscriptionType::TranslatedSubtitles && job.target_language.is_some()
+}
+
+/// The language of the words a job's exports carry: the translation's target for translated
+/// subtitles, else the job's language (the detected one for `auto`). Every export says it:
+/// the `Content-Language` header, the JSON document's `language`, the VTT `Language:` header and
+/// the EBU-STL language code.
+pub fn text_language(job: &Job) -> &'static str {
+    match job.target_language {
+        Some(target) if is_translated(job) => target.code(),
+        _ => job.language.code(),
+    }
+}
+
+/// Renders `format` for `job`, or takes it from the cache.
 async fn rendered(
     media: &MediaStore,
     exports: &Exports,
-    job_id: &JobId,
+    job: &Job,
     format: Format,
 ) -> Result<Vec<u8>, ApiError> {
     let key = ExportKey {
-        job_id: job_id.as_str().to_owned(),
+        job_id: job.job_id.as_str().to_owned(),
         variant: format.variant(),
     };
     let media = media.clone();
-    let id = job_id.as_str().to_owned();
+    let id = job.job_id.as_str().to_owned();
+    let translated = is_translated(job);
+    let language = text_language(job);
     let bytes = exports
         .cache
         .get_or_render(key, async move {
-            let json = media
-                .read_transcript(&id)
-                .await
+            let document = if translated {
+                media.read_translation(&id).await
+            } else {
+                media.read_transcript(&id).await
+            };
+            let json = document
                 .map_err(|e| RenderError::Storage(e.to_string()))?
                 .ok_or(RenderError::Missing)?;
-            tokio::task::spawn_blocking(move || format.render(&json))
+            tokio::task::spawn_blocking(move || format.render(&json, language))
                 .await
                 .map_err(|e| RenderError::Task(e.to_string()))?
         })
@@ -344,8 +366,8 @@ fn stl_file_name(job: &Job) -> String {
 fn stl_meta(job: &Job) -> StlMeta {
     StlMeta {
         title: job.filename.clone(),
-        // The requested language, or the detected one for `auto` jobs.
-        language: job.language.code(),
+        // The language of the subtitles' words (see `text_language`).
+        language: text_language(job),
         created: stl_date(job.created),
         revised: stl_date(now_ms()),
     }
@@ -355,28 +377,44 @@ fn stl_meta(job: &Job) -> StlMeta {
 pub enum SrtResponse {
     /// The subtitles as SubRip text.
     #[oai(status = 200, content_type = "application/x-subrip; charset=utf-8")]
-    Ok(RenderedText),
+    Ok(
+        RenderedText,
+        /// The language of the text (`pt` for subtitles translated into Portuguese).
+        #[oai(header = "Content-Language")] String,
+    ),
 }
 
 #[derive(ApiResponse)]
 pub enum VttResponse {
     /// The subtitles as WebVTT text.
     #[oai(status = 200, content_type = "text/vtt; charset=utf-8")]
-    Ok(RenderedText),
+    Ok(
+        RenderedText,
+        /// The language of the text (`pt` for subtitles translated into Portuguese).
+        #[oai(header = "Content-Language")] String,
+    ),
 }
 
 #[derive(ApiResponse)]
 pub enum TxtResponse {
     /// The transcript as plain text.
     #[oai(status = 200, content_type = "text/plain; charset=utf-8")]
-    Ok(RenderedText),
+    Ok(
+        RenderedText,
+        /// The language of the text (`pt` for subtitles translated into Portuguese).
+        #[oai(header = "Content-Language")] String,
+    ),
 }
 
 #[derive(ApiResponse)]
 pub enum JsonResponse {
     /// The export JSON document.
     #[oai(status = 200, actual_type = "Json<ExportDocument>")]
-    Ok(Binary<Vec<u8>>),
+    Ok(
+        Binary<Vec<u8>>,
+        /// The language of the text.
+        #[oai(header = "Content-Language")] String,
+    ),
 }
 
 #[derive(ApiResponse)]
@@ -393,7 +431,8 @@ pub struct ExportsApi;
 
 #[OpenApi(tag = "ApiTags::Exports")]
 impl ExportsApi {
-    /// The job's subtitles as SRT.
+    /// The job's subtitles as SRT (for translatedSubtitles, the translated subtitles, laid out
+    /// with the same rules; `Content-Language` says the language).
     ///
     /// A job that is not `DONE` answers 409 Conflict, with a message that says its status
     /// (`OPEN`: still processing; `ERROR`: no transcript). A parameter out of bounds answers 400
@@ -424,9 +463,9 @@ impl ExportsApi {
             max_number_of_rows.0,
             max_screen_time_per_row_seconds.0,
         )?;
-        exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let text = rendered(&state.media, &exports, &job_id, Format::Srt(params)).await?;
-        Ok(SrtResponse::Ok(RenderedText(text)))
+        let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
+        let text = rendered(&state.media, &exports, &job, Format::Srt(params)).await?;
+        Ok(SrtResponse::Ok(RenderedText(text), text_language(&job).to_owned()))
     }
 
     /// The job's subtitles as WebVTT.
@@ -459,9 +498,9 @@ impl ExportsApi {
             max_number_of_rows.0,
             max_screen_time_per_row_seconds.0,
         )?;
-        exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let text = rendered(&state.media, &exports, &job_id, Format::Vtt(params)).await?;
-        Ok(VttResponse::Ok(RenderedText(text)))
+        let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
+        let text = rendered(&state.media, &exports, &job, Format::Vtt(params)).await?;
+        Ok(VttResponse::Ok(RenderedText(text), text_language(&job).to_owned()))
     }
 
     /// The job's transcript as plain text: a `HH:MM:SS` line, then `Speaker <n>: <text>`.
@@ -497,13 +536,15 @@ impl ExportsApi {
             highlights_only.0,
             max_chars_per_row.0,
         )?;
-        exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let text = rendered(&state.media, &exports, &job_id, Format::Txt(params)).await?;
-        Ok(TxtResponse::Ok(RenderedText(text)))
+        let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
+        let text = rendered(&state.media, &exports, &job, Format::Txt(params)).await?;
+        Ok(TxtResponse::Ok(RenderedText(text), text_language(&job).to_owned()))
     }
 
     /// The job's transcript as the export JSON document (times in seconds; `pristine` is true
-    /// for words the speech engine produced untouched).
+    /// for words the speech engine produced untouched; `language`, beyond the spec, says the
+    /// language of the words). A translatedSubtitles job exports its translation, with each
+    /// sentence on the time span it was spoken in.
     ///
     /// A job that is not `DONE` answers 409 Conflict, with a message that says its status.
     #[oai(
@@ -521,9 +562,9 @@ impl ExportsApi {
         job_id: Query<String>,
     ) -> Result<JsonResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
-        exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let json = rendered(&state.media, &exports, &job_id, Format::Json).await?;
-        Ok(JsonResponse::Ok(Binary(json)))
+        let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
+        let json = rendered(&state.media, &exports, &job, Format::Json).await?;
+        Ok(JsonResponse::Ok(Binary(json), text_language(&job).to_owned()))
     }
 
     /// A link to the job's subtitles as an EBU-STL file (Tech 3264: 25 fps, teletext level 1,
@@ -556,7 +597,7 @@ impl ExportsApi {
         rendered(
             &state.media,
             &exports,
-            &job_id,
+            &job,
             Format::Stl(params, stl_meta(&job)),
         )
         .await?;
@@ -620,7 +661,7 @@ impl ExportsApi {
         let bytes = rendered(
             &state.media,
             &exports,
-            &job_id,
+            &job,
             Format::Stl(params, stl_meta(&job)),
         )
         .await?;

@@ -137,6 +137,7 @@ impl JobsApi {
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;
         let (source_url, request) = UrlJobParams::from(body.0).validate()?;
+        submit::check_capabilities(&state, &request)?;
         submit::check_glossary(&state, &caller, request.glossary_id.as_ref())?;
         submit::vet_url(&state, "sourceUrl", source_url.url()).await?;
         if let Some(callback) = &request.callback_url {

@@ -10,6 +10,7 @@
 //! | [`jobs`] | `GET /jobs/status`, `GET /jobs`, `DELETE /jobs`, `POST /jobs/upload-media-from-url` |
 //! | [`upload`] | `POST /jobs/upload-media` (streamed multipart) |
 //! | [`glossaries`] | `GET`/`POST /glossary`, `PUT`/`DELETE /glossary/{glossaryId}` |
+//! | [`capabilities`] | `GET /capabilities` (beyond the spec: languages, auto-detect set, translation targets) |
 //! | [`exports`] | `GET /jobs/export-srt`, `-vtt`, `-txt`, `-json`, `-stl`; `GET /downloads/stl` (signed, no apiKey) |
 //! | [`work`] | `GET /work/tasks`, `GET /work/tasks/{taskId}`, `POST .../claim`, `PUT .../document`, `POST .../submit`, `POST .../release`; `GET /work/media` (signed) |
 //!
@@ -25,6 +26,7 @@
 //! ```
 
 pub mod auth;
+pub mod capabilities;
 pub mod edge;
 pub mod error;
 pub mod exports;
@@ -50,6 +52,7 @@ pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use state::{ApiSettings, ApiState};
 
 use crate::auth::RateLimits;
+use crate::capabilities::CapabilitiesApi;
 use crate::edge::Edge;
 use crate::exports::{Exports, ExportsApi};
 use crate::glossaries::GlossaryApi;
@@ -74,7 +77,7 @@ pub enum ApiTags {
     Work,
 }
 
-type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi);
+type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi);
 
 const DESCRIPTION: &str = "Transcription and subtitling. Every endpoint takes the API key in the `apiKey` query \
 parameter. Errors share one body: `{\"status\": 400, \"error\": \"INVALID_PARAMETER\", \"message\": \"...\", \
@@ -89,7 +92,7 @@ Turnaround times count calendar days from the job's creation.";
 
 /// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
 pub fn api_service() -> OpenApiService<Apis, ()> {
-    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi), "Scribe", env!("CARGO_PKG_VERSION"))
+    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi), "Scribe", env!("CARGO_PKG_VERSION"))
         .description(DESCRIPTION)
         .server(API_PREFIX)
 }

@@ -172,11 +172,13 @@ pub struct UploadFromUrl {
     pub callback_url: Option<String>,
     /// The id of one of your glossaries.
     pub glossary_id: Option<String>,
-    /// `cleanread` (default) or `verbatim`; transcriptionType `transcription` only.
+    /// `cleanread` (default: without fillers such as "um"/"uh", stutters and false starts) or
+    /// `verbatim` (keeps them); transcriptionType `transcription` only.
     pub transcription_style: Option<String>,
     /// Manual jobs only: ONE_DAY ... FOURTEEN_DAYS; default FIVE_DAYS, SEVEN_DAYS for translatedSubtitles.
     pub turnaround_time: Option<String>,
-    /// Required for and only for translatedSubtitles; the allowed list depends on jobType.
+    /// Required for and only for translatedSubtitles; the allowed list depends on jobType. For
+    /// direct jobs, the targets this server has models for (`GET /capabilities`); others 400.
     pub target_language: Option<String>,
 }
 

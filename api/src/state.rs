@@ -13,6 +13,8 @@ use scribe_actors::jobs::Jobs;
 use scribe_actors::media::{AddressGuard, MediaStore};
 use scribe_actors::runtime::Services;
 use scribe_domain::account::Prices;
+use scribe_domain::capabilities::Capabilities;
+use scribe_domain::languages::AUTO_DETECT_WHISPER;
 use scribe_projections::ReadModels;
 
 /// The largest upload of `POST /jobs/upload-media` (the spec's 6 GB).
@@ -46,6 +48,9 @@ pub struct ApiSettings {
     pub task_lease: Duration,
     /// How long a task's signed media link works.
     pub media_link_ttl: Duration,
+    /// What this server's models can do: direct jobs it could not finish are refused at
+    /// submission, and `GET /capabilities` shows it.
+    pub capabilities: Arc<Capabilities>,
 }
 
 impl Default for ApiSettings {
@@ -62,6 +67,8 @@ impl Default for ApiSettings {
             export_cache_bytes: 128 << 20,
             task_lease: Duration::from_secs(2 * 3600),
             media_link_ttl: Duration::from_secs(6 * 3600),
+            // A multilingual speech model and no text translation models: English targets only.
+            capabilities: Arc::new(Capabilities::new(true, &AUTO_DETECT_WHISPER, &[])),
         }
     }
 }

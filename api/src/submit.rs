@@ -40,6 +40,13 @@ pub fn check_glossary(state: &ApiState, caller: &Caller, id: Option<&GlossaryId>
     }
 }
 
+/// Refuses a direct job this server's models could not finish (a translation target without a
+/// model, a language the speech model does not know): 400 naming the parameter and what the
+/// server can do, before anything is stored or charged.
+pub fn check_capabilities(state: &ApiState, request: &JobRequest) -> Result<(), ApiError> {
+    Ok(state.settings.capabilities.check(request)?)
+}
+
 /// Refuses a client URL that the service must not contact (private or unresolvable host),
 /// naming the parameter.
 pub async fn vet_url(state: &ApiState, field: &str, url: &url::Url) -> Result<(), ApiError> {

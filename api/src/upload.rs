@@ -115,7 +115,9 @@ impl UploadApi {
         /// The id of one of your glossaries.
         #[oai(name = "glossaryId")]
         glossary_id: Query<Option<String>>,
-        /// `cleanread` (default) or `verbatim`; transcriptionType `transcription` only.
+        /// `cleanread` (default: without fillers such as "um"/"uh", stutters and false starts) or
+        /// `verbatim` (keeps them: Whisper is prompted to write what was said); transcriptionType
+        /// `transcription` only (captions and subtitles are clean read).
         #[oai(name = "transcriptionStyle")]
         transcription_style: Query<Option<String>>,
         /// Manual jobs only: ONE_DAY, TWO_DAYS, THREE_DAYS, FOUR_DAYS, FIVE_DAYS (default),
@@ -123,7 +125,9 @@ impl UploadApi {
         #[oai(name = "turnaroundTime")]
         turnaround_time: Query<Option<String>>,
         /// Required for and only for translatedSubtitles. jobType direct: da, en, es, fi, fr,
-        /// it, nl, no, pt, ro, ru, sv, uk; jobType perfect: the spec's longer list.
+        /// it, nl, no, pt, ro, ru, sv, uk, of which this server offers those it has models for
+        /// (`GET /capabilities`: `en` always, `pt` with the standard models; others 400);
+        /// jobType perfect: the spec's longer list.
         #[oai(name = "targetLanguage")]
         target_language: Query<Option<String>>,
         body: MediaUpload,
@@ -151,6 +155,7 @@ impl UploadApi {
             }
             .validate()?;
             // Everything that can be refused without the file is refused before receiving it.
+            submit::check_capabilities(&state, &request)?;
             submit::check_glossary(&state, &caller, request.glossary_id.as_ref())?;
             if let Some(callback) = &request.callback_url {
                 submit::vet_url(&state, "callbackUrl", callback.url()).await?;

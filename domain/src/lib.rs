@@ -7,6 +7,7 @@
 
 pub mod account;
 pub mod aggregate;
+pub mod capabilities;
 pub mod codec;
 pub mod editing;
 pub mod error;
@@ -18,8 +19,10 @@ pub mod job;
 pub mod kinds;
 pub mod languages;
 pub mod requests;
+pub mod style;
 pub mod subtitles;
 pub mod transcript;
+pub mod translation;
 
 #[cfg(test)]
 mod testing;

@@ -11,6 +11,9 @@ use scribe_actors::runtime::{RuntimeSettings, Services, open_event_store};
 use scribe_actors::speech_model::SpeechModel;
 use scribe_api::{ApiSettings, ApiState};
 use scribe_domain::account::Prices;
+use scribe_domain::capabilities::Capabilities;
+use scribe_domain::languages::{AUTO_DETECT_WHISPER, DIRECT_TARGET_LANGUAGES};
+use scribe_translate::TranslationModels;
 use scribe_projections::{Projection, ReadModels};
 use scribe_whisper::engine::{Engine, EngineConfig};
 
@@ -25,7 +28,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
 
-    let model = load_model(&config).await?;
+    let (model, multilingual) = load_model(&config).await?;
+    let (text_models, capabilities) = load_translation(&config, multilingual).await?;
     let store = open_event_store(&config.data_dir)?;
     if let Some(key) = accounts::first_start(store.as_ref(), accounts::DEFAULT_INITIAL_CREDIT_CENTS).await? {
         println!("Created account '{}'. Its API key, shown only this once:", key.user_name);
@@ -44,6 +48,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         callbacks: config.callbacks.clone(),
         prices: Prices::default(),
         model,
+        text_models,
     };
     let services = Services::start(store, settings).await?;
     let acceptor = TcpListener::bind((config.bind, config.port))
@@ -60,6 +65,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         rate_per_second: config.rate_per_second,
         rate_burst: config.rate_burst,
         task_lease: config.task_lease,
+        capabilities,
         ..ApiSettings::default()
     };
     let app = scribe_api::app(ApiState::new(&services, read, api_settings));
@@ -78,9 +84,31 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Loads the text translation models of `translation/en-xx/` in the models folder (each is
+/// checked by translating a sentence), and says what the server can do with them and the speech
+/// model. A model folder that cannot be used is reported, not offered; the server still starts.
+async fn load_translation(config: &Config, multilingual: bool) -> anyhow::Result<(TranslationModels, Arc<Capabilities>)> {
+    let models_dir = config.models_dir.clone();
+    let (models, unusable) = tokio::task::spawn_blocking(move || {
+        let wanted: Vec<&str> = DIRECT_TARGET_LANGUAGES.iter().copied().filter(|c| *c != "en").collect();
+        TranslationModels::load(&models_dir, &wanted)
+    })
+    .await
+    .context("loading the translation models panicked")?;
+    for u in &unusable {
+        tracing::warn!(dir = %u.dir.display(), error = %u.error, "translation model folder not used");
+        eprintln!("warning: translation model folder {} is not used: {}", u.dir.display(), u.error);
+    }
+    let targets = models.targets();
+    let targets: Vec<&str> = targets.iter().map(String::as_str).collect();
+    let capabilities = Capabilities::new(multilingual, &AUTO_DETECT_WHISPER, &targets);
+    tracing::info!(targets = ?capabilities.target_codes(), "direct translation targets");
+    Ok((models, Arc::new(capabilities)))
+}
+
 /// Loads the speech model once, so a missing or broken model stops the server now; it stays
-/// loaded while there is work (see `--model-keep-alive`).
-async fn load_model(config: &Config) -> anyhow::Result<Arc<SpeechModel>> {
+/// loaded while there is work (see `--model-keep-alive`). Also says whether it is multilingual.
+async fn load_model(config: &Config) -> anyhow::Result<(Arc<SpeechModel>, bool)> {
     let engine_config = EngineConfig {
         model_dir: config.model_dir.clone(),
         vad_path: Some(config.models_dir.join("silero_vad_16k.safetensors")),
@@ -96,7 +124,8 @@ async fn load_model(config: &Config) -> anyhow::Result<Arc<SpeechModel>> {
                 config.model_dir.display()
             )
         })?;
-    Ok(SpeechModel::new(engine_config, config.model_keep_alive, Some(Arc::new(engine))))
+    let multilingual = engine.info().multilingual;
+    Ok((SpeechModel::new(engine_config, config.model_keep_alive, Some(Arc::new(engine))), multilingual))
 }
 
 /// Resolves on SIGTERM or Ctrl-C.

@@ -1,7 +1,7 @@
 //! Media and transcript files on disk, under the data directory.
 //!
 //! Layout: `<data_dir>/media/<jobId>/<fileName>` for a job's media, `<data_dir>/transcripts/<jobId>.json`
-//! for its transcript. Uploads and downloads stream into a temp file in `media/` (same file
+//! for its transcript (and `<jobId>.translation.json` for translated subtitles). Uploads and downloads stream into a temp file in `media/` (same file
 //! system, so the final rename is atomic) with a byte cap, in large direct writes (see `block_writer`). Only [`MediaStore::commit`] gives the
 //! file its final name, after an fsync of the file and of the directories, so an event naming the
 //! file is written only once the file is durable. An uncommitted temp file is removed when dropped
@@ -159,7 +159,27 @@ impl MediaStore {
     /// Writes a job's transcript atomically (temp file, fsync, rename, fsync directory): readers
     /// see the old file or the new one, never a part.
     pub async fn write_transcript(&self, job_id: &str, json: &[u8]) -> Result<PathBuf, MediaError> {
-        let path = self.transcript_path(job_id)?;
+        self.write_document(self.transcript_path(job_id)?, json).await
+    }
+
+    /// Where a job's translated document (direct translatedSubtitles) lives, beside its
+    /// transcript: `<data_dir>/transcripts/<jobId>.translation.json`.
+    pub fn translation_path(&self, job_id: &str) -> Result<PathBuf, MediaError> {
+        check_job_id(job_id)?;
+        Ok(self.transcripts_dir.join(format!("{job_id}.translation.json")))
+    }
+
+    /// Writes a job's translated document atomically, as [`MediaStore::write_transcript`].
+    pub async fn write_translation(&self, job_id: &str, json: &[u8]) -> Result<PathBuf, MediaError> {
+        self.write_document(self.translation_path(job_id)?, json).await
+    }
+
+    /// A job's translated document, or `None` if none was written.
+    pub async fn read_translation(&self, job_id: &str) -> Result<Option<Vec<u8>>, MediaError> {
+        read_if_there(&self.translation_path(job_id)?).await
+    }
+
+    async fn write_document(&self, path: PathBuf, json: &[u8]) -> Result<PathBuf, MediaError> {
         let temp = self
             .transcripts_dir
             .join(format!("{TEMP_PREFIX}{}.part", uuid::Uuid::new_v4()));
@@ -185,12 +205,7 @@ impl MediaStore {
 
     /// A job's transcript, or `None` if none was written.
     pub async fn read_transcript(&self, job_id: &str) -> Result<Option<Vec<u8>>, MediaError> {
-        let path = self.transcript_path(job_id)?;
-        match tokio::fs::read(&path).await {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_error("reading", &path)(e)),
-        }
+        read_if_there(&self.transcript_path(job_id)?).await
     }
 
     /// Writes a revision of a task's document into the job's `work` directory (temp file,
@@ -230,17 +245,28 @@ impl MediaStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error("deleting", &job_dir)(e)),
         }
-        let transcript = self.transcript_path(job_id)?;
-        match tokio::fs::remove_file(&transcript).await {
-            Ok(()) => sync_dir(&self.transcripts_dir).await,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io_error("deleting", &transcript)(e)),
+        for document in [self.transcript_path(job_id)?, self.translation_path(job_id)?] {
+            match tokio::fs::remove_file(&document).await {
+                Ok(()) => sync_dir(&self.transcripts_dir).await?,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io_error("deleting", &document)(e)),
+            }
         }
+        Ok(())
     }
 
     fn job_dir(&self, job_id: &str) -> Result<PathBuf, MediaError> {
         check_job_id(job_id)?;
         Ok(self.media_dir.join(job_id))
+    }
+}
+
+/// A whole file, or `None` when there is none.
+async fn read_if_there(path: &std::path::Path) -> Result<Option<Vec<u8>>, MediaError> {
+    match tokio::fs::read(path).await {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error("reading", path)(e)),
     }
 }
 

@@ -55,6 +55,14 @@ pub struct TranscribeOptions {
     pub word_timestamps: bool,
     /// Glossary terms the decoder is nudged towards in every window.
     pub hotwords: Vec<String>,
+    /// Text taken as what was said before the media starts (faster-whisper's `initial_prompt`):
+    /// the first windows continue in its style, e.g. keeping "um" and "uh" after a disfluent
+    /// prompt. Like faster-whisper, it is dropped with the rest of the context when a window
+    /// needs a high temperature.
+    pub initial_prompt: Option<String>,
+    /// Keep fillers, false starts and repetitions: without an `initial_prompt`, the decoder is
+    /// prompted with disfluent text in the (given or detected) language (see [`crate::verbatim`]).
+    pub verbatim: bool,
     pub use_vad: bool,
 }
 
@@ -67,6 +75,8 @@ impl Default for TranscribeOptions {
             beam_size: 5,
             word_timestamps: true,
             hotwords: Vec::new(),
+            initial_prompt: None,
+            verbatim: false,
             use_vad: true,
         }
     }
@@ -335,7 +345,14 @@ impl Engine {
         let max_prompt = self.model.dims.n_text_ctx / 2 - 1;
 
         let mut seek = 0usize;
-        let mut all_tokens: Vec<u32> = Vec::new();
+        let initial_prompt = opts
+            .initial_prompt
+            .as_deref()
+            .or_else(|| if opts.verbatim { crate::verbatim::prompt(language) } else { None });
+        let mut all_tokens: Vec<u32> = match initial_prompt.map(str::trim).filter(|p| !p.is_empty()) {
+            Some(text) => self.tokenizer.encode(&format!(" {text}")),
+            None => Vec::new(),
+        };
         let mut prompt_reset_since = 0usize;
         let mut last_speech_timestamp = 0.0f64;
         let mut segments: Vec<Segment> = Vec::new();

@@ -19,5 +19,6 @@ pub mod mel;
 pub mod profile;
 pub mod speech;
 pub mod vad;
+pub mod verbatim;
 
 pub use engine::{Engine, EngineConfig, EngineError, ModelInfo, Progress, Segment, Task, TranscribeOptions, Transcript, Word};

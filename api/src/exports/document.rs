@@ -33,6 +33,9 @@ pub struct ExportDocument {
     /// Speaker turns in time order.
     pub segments: Vec<ExportSegment>,
     pub highlights: Vec<ExportHighlight>,
+    /// Beyond the spec: the language code of the words (the job's language, the detected one for
+    /// `auto`; the target language for translatedSubtitles).
+    pub language: String,
 }
 
 #[derive(Object, Debug, Clone, PartialEq)]
@@ -93,7 +96,7 @@ impl IntoResponse for RenderedText {
 
 #[cfg(test)]
 mod tests {
-    use scribe_domain::export::render_json;
+    use scribe_domain::export::render_json_in;
     use scribe_domain::transcript::{Highlight, Segment, Speaker, Transcript, Word};
 
     use super::*;
@@ -125,17 +128,18 @@ mod tests {
                 text: "Hello.".into(),
             }],
         };
-        let written: serde_json::Value = serde_json::from_str(&render_json(&transcript)).unwrap();
+        let written: serde_json::Value = serde_json::from_str(&render_json_in(&transcript, "pt")).unwrap();
         let parsed = <ExportDocument as poem_openapi::types::ParseFromJSON>::parse_from_json(Some(
             written.clone(),
         ))
         .unwrap_or_else(|e| {
             panic!(
-                "render_json output does not fit the documented schema: {}",
+                "render_json_in output does not fit the documented schema: {}",
                 e.message()
             )
         });
         assert_eq!(parsed.segments[0].words[0].duration, 0.5);
+        assert_eq!(parsed.language, "pt");
         assert_eq!(
             poem_openapi::types::ToJSON::to_json(&parsed),
             Some(written),

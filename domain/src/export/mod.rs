@@ -8,12 +8,12 @@ pub mod stl;
 pub mod txt;
 pub mod vtt;
 
-pub use json::render_json;
+pub use json::{render_json, render_json_in};
 pub use params::{SubtitleParams, TxtParams, ValidationError};
 pub use srt::{cues_to_srt, render_srt};
 pub use stl::{StlDate, StlError, StlInfo, cues_to_stl, render_stl};
 pub use txt::render_txt;
-pub use vtt::{cues_to_vtt, render_vtt};
+pub use vtt::{cues_to_vtt, cues_to_vtt_in, render_vtt, render_vtt_in};
 
 /// `HH:MM:SS<sep>mmm` for SRT (`,`) and WebVTT (`.`), rounded to the millisecond.
 pub(crate) fn clock(seconds: f64, separator: char) -> String {

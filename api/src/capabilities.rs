@@ -1,0 +1,67 @@
+//! `GET /capabilities` (beyond the spec): what this server can do with the models it was started
+//! with, so a client can offer only what will work. The same value refuses, at submission, a
+//! direct job the server could not finish (see `scribe_domain::capabilities`).
+
+use std::sync::Arc;
+
+use poem::web::Data;
+use poem_openapi::payload::Json;
+use poem_openapi::{Object, OpenApi};
+use scribe_domain::capabilities::Capabilities as DomainCapabilities;
+use scribe_domain::kinds::JobType;
+use scribe_domain::languages::target_languages;
+
+use crate::ApiTags;
+use crate::auth::ApiKeyAuth;
+use crate::error::ApiError;
+use crate::state::ApiState;
+
+/// What this server can do.
+#[derive(Object, Debug, Clone, PartialEq)]
+#[oai(rename_all = "camelCase")]
+pub struct Capabilities {
+    /// `language` codes a `direct` job may be submitted with (besides `auto`): the languages the
+    /// speech model recognises.
+    pub asr_languages: Vec<String>,
+    /// The languages `language=auto` chooses among (Whisper codes).
+    pub auto_detect_languages: Vec<String>,
+    /// `targetLanguage` codes a `direct` translatedSubtitles job may ask for on this server:
+    /// `en` (Whisper translates the speech), and every language whose English→target
+    /// translation model is installed (`translation/en-xx/` in the models folder).
+    pub direct_translation_targets: Vec<String>,
+    /// `targetLanguage` codes of `perfect` (human) translatedSubtitles jobs.
+    pub perfect_translation_targets: Vec<String>,
+    /// `transcriptionStyle` values: `cleanread` (default; no fillers or stutters) and
+    /// `verbatim` (keeps "um", "uh", repetitions and false starts).
+    pub transcription_styles: Vec<String>,
+    /// Whether the speech model is multilingual (else it recognises English only).
+    pub multilingual_speech: bool,
+}
+
+impl From<&DomainCapabilities> for Capabilities {
+    fn from(c: &DomainCapabilities) -> Self {
+        Capabilities {
+            asr_languages: c.asr_languages.iter().map(|l| l.code().to_owned()).collect(),
+            auto_detect_languages: c.auto_detect.iter().map(|s| (*s).to_owned()).collect(),
+            direct_translation_targets: c.target_codes().into_iter().map(str::to_owned).collect(),
+            perfect_translation_targets: target_languages(JobType::Perfect).iter().map(|s| (*s).to_owned()).collect(),
+            transcription_styles: vec!["cleanread".into(), "verbatim".into()],
+            multilingual_speech: c.multilingual_speech,
+        }
+    }
+}
+
+pub struct CapabilitiesApi;
+
+#[OpenApi(tag = "ApiTags::Jobs")]
+impl CapabilitiesApi {
+    /// What this server can do (beyond the spec).
+    ///
+    /// The languages direct jobs may use, the set `auto` detects among, and the translation
+    /// targets: a direct translatedSubtitles job asking for a target not listed here is refused
+    /// with 400 (field `targetLanguage`) at submission, before anything is charged.
+    #[oai(path = "/capabilities", method = "get", operation_id = "getCapabilities")]
+    async fn capabilities(&self, _auth: ApiKeyAuth, state: Data<&Arc<ApiState>>) -> Result<Json<Capabilities>, ApiError> {
+        Ok(Json(Capabilities::from(state.settings.capabilities.as_ref())))
+    }
+}

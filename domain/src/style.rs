@@ -1,0 +1,169 @@
+//! Transcription style: `cleanread` (the default) reads as clean text — no fillers ("um", "uh",
+//! "er", "hmm", ...), no stutters ("I- I", "th- the", "we, we") — while `verbatim` keeps what was
+//! said. The engine is asked for verbatim text when the job wants it (the ASR actor prompts
+//! Whisper with disfluent text); for clean read, whatever fillers and stutters it still writes
+//! are removed here from the transcript, keeping every other word with its timing.
+//!
+//! A plain repetition without a break ("that that nation") is grammatical English and stays.
+
+use crate::transcript::{Segment, Transcript, Word};
+
+/// Hesitation sounds, lower case without punctuation.
+pub const FILLERS: &[&str] = &[
+    "um", "umm", "ummm", "uh", "uhh", "uhm", "er", "erm", "ehm", "eh", "ah", "ahh", "hm", "hmm", "hmmm", "mm", "mmm", "mhm",
+];
+
+/// Whether a word (with its punctuation) is a hesitation sound.
+pub fn is_filler(word: &str) -> bool {
+    FILLERS.contains(&normalized(word).as_str())
+}
+
+/// The transcript without fillers and stutters. Punctuation that ended a sentence on a removed
+/// word moves to the word before it, and a sentence that started with a removed word starts
+/// with a capital again.
+pub fn clean_read(transcript: &Transcript) -> Transcript {
+    let segments = transcript
+        .segments
+        .iter()
+        .map(|s| Segment { speaker: s.speaker.clone(), words: clean_words(&s.words) })
+        .filter(|s| !s.words.is_empty())
+        .collect();
+    Transcript { segments, ..transcript.clone() }
+}
+
+fn clean_words(words: &[Word]) -> Vec<Word> {
+    let false_starts = false_starts(words);
+    let mut kept: Vec<Word> = Vec::with_capacity(words.len());
+    // Whether the next kept word starts a sentence (a removed sentence opener was capitalised).
+    let mut capitalise_next = false;
+    for (word, false_start) in words.iter().zip(false_starts) {
+        if false_start || is_filler(&word.text) || word.text.trim().is_empty() {
+            let text = word.text.trim();
+            let opens_sentence = kept.last().is_none_or(|w: &Word| crate::translation::ends_sentence(&w.text));
+            if opens_sentence && text.chars().next().is_some_and(char::is_uppercase) {
+                capitalise_next = true;
+            }
+            if let Some(end) = sentence_end(text) {
+                if let Some(last) = kept.last_mut() {
+                    if !crate::translation::ends_sentence(&last.text) {
+                        last.text = format!("{}{end}", last.text.trim_end_matches([',', ';', ':', '-']));
+                    }
+                }
+            }
+            continue;
+        }
+        let mut word = word.clone();
+        if capitalise_next {
+            word.text = capitalise(&word.text);
+            capitalise_next = false;
+        }
+        kept.push(word);
+    }
+    kept
+}
+
+/// Longest phrase (in words) taken back and said again that counts as a stutter.
+const MAX_RESTART_WORDS: usize = 3;
+
+/// Marks the words of false starts: a cut-off fragment before the word it starts ("th-" before
+/// "the", "I-" before "I"), and a phrase of up to [`MAX_RESTART_WORDS`] words said again after a
+/// break ("we, we", "the plan, the plan"). The later copy is kept.
+fn false_starts(words: &[Word]) -> Vec<bool> {
+    let norm: Vec<String> = words.iter().map(|w| normalized(&w.text)).collect();
+    let mut drop = vec![false; words.len()];
+    for i in 0..words.len() {
+        let w = words[i].text.trim();
+        if norm[i].is_empty() {
+            continue;
+        }
+        if (w.ends_with('-') || w.ends_with('—')) && norm.get(i + 1).is_some_and(|n| !n.is_empty() && n.starts_with(&norm[i])) {
+            drop[i] = true;
+            continue;
+        }
+        for k in 1..=MAX_RESTART_WORDS {
+            if i + 2 * k > words.len() {
+                break;
+            }
+            let last = words[i + k - 1].text.trim();
+            let broken = last.ends_with(',') || last.ends_with('-') || last.ends_with("...") || last.ends_with('…');
+            if broken && norm[i..i + k] == norm[i + k..i + 2 * k] {
+                drop[i..i + k].iter_mut().for_each(|d| *d = true);
+                break;
+            }
+        }
+    }
+    drop
+}
+
+/// Lower case, without surrounding punctuation.
+fn normalized(word: &str) -> String {
+    word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()
+}
+
+/// The sentence-ending punctuation at the end of `text`, if any.
+fn sentence_end(text: &str) -> Option<&str> {
+    let tail = &text[text.trim_end_matches(['.', '!', '?', '…']).len()..];
+    (!tail.is_empty()).then_some(tail)
+}
+
+fn capitalise(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::Speaker;
+
+    fn doc(text: &str) -> Transcript {
+        let words = text
+            .split(' ')
+            .enumerate()
+            .map(|(i, t)| Word { start: i as f64, end: i as f64 + 0.5, text: t.into(), conf: 0.9, pristine: true })
+            .collect();
+        Transcript {
+            id: "j".into(),
+            record_id: "j".into(),
+            filename: "a.wav".into(),
+            start_time_offset: 0.0,
+            speakers: vec![Speaker { spkid: "spk1".into(), name: "Speaker 1".into() }],
+            segments: vec![Segment { speaker: "spk1".into(), words }],
+            highlights: vec![],
+        }
+    }
+
+    fn text(t: &Transcript) -> String {
+        t.segments.iter().flat_map(|s| &s.words).map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn removes_fillers_and_keeps_the_sentence_shape() {
+        assert_eq!(text(&clean_read(&doc("Um, so I, uh, think that's the uh. What's that?"))), "So I, think that's the. What's that?");
+        assert_eq!(text(&clean_read(&doc("Hmm? Yeah, mm, nice."))), "Yeah, nice.");
+        assert_eq!(text(&clean_read(&doc("It was good, um."))), "It was good.");
+    }
+
+    #[test]
+    fn removes_stutters_but_not_grammatical_repetition() {
+        assert_eq!(text(&clean_read(&doc("I- I think th- the plan, the plan works."))), "I think the plan works.");
+        assert_eq!(text(&clean_read(&doc("we, we can go"))), "we can go");
+        assert_eq!(text(&clean_read(&doc("gave their lives that that nation might live"))), "gave their lives that that nation might live");
+    }
+
+    #[test]
+    fn kept_words_keep_their_times() {
+        let cleaned = clean_read(&doc("uh hello"));
+        let w = &cleaned.segments[0].words[0];
+        assert_eq!((w.start, w.end, w.text.as_str()), (1.0, 1.5, "hello"));
+        assert!(clean_read(&doc("um")).segments.is_empty());
+    }
+
+    #[test]
+    fn recognises_fillers_with_punctuation() {
+        assert!(is_filler("Uh,") && is_filler("hmm?") && is_filler("Mm.") && !is_filler("us") && !is_filler("ahead"));
+    }
+}

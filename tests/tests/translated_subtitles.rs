@@ -1,0 +1,167 @@
+//! Direct translatedSubtitles jobs over HTTP with real speech: French speech into English
+//! subtitles (Whisper's translate task), English speech into Portuguese subtitles (the Bergamot
+//! model `ops/setup.sh` installs), a target the server has no model for refused at submission,
+//! and every export saying the language of its text.
+
+use scribe_tests::{ASR_TIMEOUT, TestServer, clips, paths};
+use serde_json::{Value, json};
+
+const FRENCH: &str = "audio/fr_command_quelle_heure_est_il.wav";
+
+/// Lower case letters, digits and single spaces only.
+fn words_of(text: &str) -> String {
+    let cleaned: String = text
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '\'' { c } else { ' ' })
+        .collect();
+    cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The cues of an SRT file: (start s, end s, rows).
+fn srt_cues(srt: &str) -> Vec<(f64, f64, Vec<String>)> {
+    let time = |t: &str| -> f64 {
+        let (hms, ms) = t.trim().split_once(',').expect("HH:MM:SS,mmm");
+        let parts: Vec<f64> = hms.split(':').map(|p| p.parse().unwrap()).collect();
+        parts[0] * 3600.0 + parts[1] * 60.0 + parts[2] + ms.parse::<f64>().unwrap() / 1000.0
+    };
+    srt.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+        .map(|block| {
+            let mut lines = block.lines();
+            lines.next().expect("cue number");
+            let (start, end) = lines.next().expect("timing line").split_once(" --> ").expect("-->");
+            (time(start), time(end), lines.map(str::to_owned).collect())
+        })
+        .collect()
+}
+
+fn srt_text(srt: &str) -> String {
+    srt_cues(srt).into_iter().flat_map(|(_, _, rows)| rows).collect::<Vec<_>>().join(" ")
+}
+
+/// Submits `clip` for translated subtitles into `target` and waits for DONE.
+fn translate(server: &TestServer, clip: &str, language: &str, target: &str) -> (String, Value) {
+    let key = server.key();
+    let job = server.upload_ok(
+        key,
+        &paths::corpus_file(clip),
+        &[("language", language), ("transcriptionType", "translatedSubtitles"), ("targetLanguage", target)],
+    );
+    let id = job["jobId"].as_str().unwrap().to_owned();
+    let done = server.wait_for_status(key, &id, &["DONE", "ERROR"], ASR_TIMEOUT);
+    assert_eq!(done["status"], "DONE", "{done}\n{}", server.logs());
+    assert_eq!(done["targetLanguage"], target, "{done}");
+    (id, done)
+}
+
+/// Every export of a finished job says `language`: the `Content-Language` header, the JSON
+/// document's `language`, the VTT `Language:` line and the EBU-STL language code.
+fn assert_exports_say(server: &TestServer, id: &str, language: &str, ebu_code: &str) {
+    let key = server.key();
+    for format in ["srt", "vtt", "txt", "json"] {
+        let reply = server.get(&format!("/jobs/export-{format}"), key, &[("jobId", id)]);
+        assert_eq!(reply.status, 200, "{format}: {}", reply.text);
+        assert_eq!(reply.header("content-language"), Some(language), "{format} Content-Language");
+    }
+    let json = server.get("/jobs/export-json", key, &[("jobId", id)]).ok();
+    assert_eq!(json["language"], language, "export-json language");
+    assert!(json["segments"].as_array().is_some_and(|s| !s.is_empty()), "{json}");
+    let vtt = server.get("/jobs/export-vtt", key, &[("jobId", id)]).text;
+    assert_eq!(vtt.lines().nth(1), Some(format!("Language: {language}").as_str()), "{vtt}");
+    let link = server.get("/jobs/export-stl", key, &[("jobId", id)]).ok();
+    let url = link["downloadUrl"].as_str().expect("downloadUrl");
+    let stl = server.http().get(url).send().unwrap().bytes().unwrap();
+    assert_eq!(&stl[3..11], b"STL25.01", "an EBU-STL file");
+    assert_eq!(&stl[14..16], ebu_code.as_bytes(), "GSI language code");
+}
+
+#[test]
+fn french_speech_becomes_english_subtitles_that_keep_the_meaning() {
+    let server = TestServer::start();
+    let (id, done) = translate(&server, FRENCH, "fr", "en");
+    assert_eq!(done["language"], "fr", "the job's language stays the spoken one: {done}");
+    let srt = server.get("/jobs/export-srt", server.key(), &[("jobId", &id)]);
+    assert_eq!(srt.status, 200, "{}", srt.text);
+    let text = words_of(&srt_text(&srt.text));
+    assert!(text.contains("what time is it"), "English subtitles of 'quelle heure est-il': {:?}", srt.text);
+    for (start, end, rows) in srt_cues(&srt.text) {
+        assert!(0.0 <= start && start < end && end <= 2.44 + 1.5, "cue {start}..{end} {rows:?} outside the clip");
+    }
+    assert_exports_say(&server, &id, "en", "09");
+
+    // Into Portuguese, through Whisper's English: "what time is it" -> "que horas são".
+    let (id, _) = translate(&server, FRENCH, "auto", "pt");
+    let srt = server.get("/jobs/export-srt", server.key(), &[("jobId", &id)]);
+    assert!(words_of(&srt_text(&srt.text)).contains("horas"), "{:?}", srt.text);
+}
+
+#[test]
+fn english_speech_becomes_portuguese_subtitles_laid_out_like_captions() {
+    let server = TestServer::start();
+    let (id, _) = translate(&server, clips::JFK, "en", "pt");
+    let key = server.key();
+    let srt = server.get("/jobs/export-srt", key, &[("jobId", &id), ("maxCharsPerRow", "37"), ("maxNumberOfRows", "2")]);
+    assert_eq!(srt.status, 200, "{}", srt.text);
+    let text = words_of(&srt_text(&srt.text));
+    assert!(text.contains("país"), "Portuguese for 'your country': {:?}", srt.text);
+    assert!(!text.contains("country") && !text.contains("americans"), "the translation, not the transcript: {:?}", srt.text);
+    let cues = srt_cues(&srt.text);
+    assert!(cues.len() >= 2, "{}", srt.text);
+    let mut previous_end = 0.0;
+    for (start, end, rows) in &cues {
+        assert!((1..=2).contains(&rows.len()), "{rows:?}");
+        assert!(rows.iter().all(|r| r.chars().count() <= 37), "a row over 37 characters: {rows:?}");
+        assert!(*start >= previous_end && start < end && *end <= 11.0 + 1.5, "cue {start}..{end} out of order or outside the speech");
+        previous_end = *end;
+    }
+    // The source transcript of the job is still English; its exports are the translation.
+    let json = server.get("/jobs/export-json", key, &[("jobId", &id)]).ok();
+    let words: Vec<&str> = json["segments"][0]["words"].as_array().unwrap().iter().map(|w| w["text"].as_str().unwrap()).collect();
+    assert!(words.iter().any(|w| w.to_lowercase().starts_with("país")), "{words:?}");
+    assert_exports_say(&server, &id, "pt", "21");
+}
+
+#[test]
+fn a_target_without_a_model_is_refused_naming_what_the_server_can_do() {
+    let server = TestServer::start();
+    let key = server.key();
+    let caps = server.get("/capabilities", key, &[]).ok();
+    assert_eq!(caps["directTranslationTargets"], json!(["en", "pt"]), "{caps}");
+    assert_eq!(caps["autoDetectLanguages"], json!(["en", "nl", "de", "fr", "it"]), "{caps}");
+    assert_eq!(caps["multilingualSpeech"], true);
+    assert!(caps["asrLanguages"].as_array().unwrap().iter().any(|l| l == "fr"), "{caps}");
+
+    let query = [("transcriptionType", "translatedSubtitles"), ("targetLanguage", "fr")];
+    let refused = server.upload(key, &paths::corpus_file(clips::SHORT), &query);
+    let body = refused.error(400, Some("targetLanguage"));
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("fr") && message.contains("en, pt"), "{message}");
+    let by_url = server.post_json(
+        "/jobs/upload-media-from-url",
+        key,
+        &json!({"sourceUrl": "http://127.0.0.1:9/a.wav", "transcriptionType": "translatedSubtitles", "targetLanguage": "sv"}),
+    );
+    by_url.error(400, Some("targetLanguage"));
+    assert!(server.list_jobs(key, &[]).is_empty(), "a refused job is never accepted");
+    // Manual (human) translation is not limited by the models.
+    let manual = server.upload_ok(
+        key,
+        &paths::corpus_file(clips::SHORT),
+        &[("jobType", "perfect"), ("transcriptionType", "translatedSubtitles"), ("targetLanguage", "fr")],
+    );
+    assert_eq!(manual["targetLanguage"], "fr");
+}
+
+#[test]
+fn a_transcript_export_says_its_language_too() {
+    let server = TestServer::start();
+    let key = server.key();
+    let job = server.upload_ok(key, &paths::corpus_file(FRENCH), &[("language", "auto")]);
+    let id = job["jobId"].as_str().unwrap();
+    let done = server.wait_for_status(key, id, &["DONE", "ERROR"], ASR_TIMEOUT);
+    assert_eq!(done["status"], "DONE", "{done}");
+    assert_eq!(done["language"], "fr", "detected: {done}");
+    assert_exports_say(&server, id, "fr", "0F");
+}

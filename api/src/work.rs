@@ -6,7 +6,8 @@
 //!
 //! Documents are files: a saved revision is validated (`scribe_domain::editing`), written to the
 //! job's `work` directory and fsynced before the `DraftSaved` event names it. When a submission
-//! finishes the job, its document is published as the job's transcript, which the exports read.
+//! finishes the job, its document is published as the job's transcript (or its translation),
+//! which the exports read.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -348,11 +349,12 @@ impl WorkApi {
             let bytes = tokio::fs::read(state.data_dir.join(&revision.path))
                 .await
                 .map_err(|e| ApiError::internal("Reading the saved document", &e))?;
-            state
-                .media
-                .write_transcript(view.job_id.as_str(), &bytes)
-                .await
-                .map_err(|e| ApiError::internal("Publishing the document", &e))?;
+            // A translation is published where the exports of translated subtitles read it.
+            let published = match view.kind {
+                TaskKind::Transcribe => state.media.write_transcript(view.job_id.as_str(), &bytes).await,
+                TaskKind::Translate => state.media.write_translation(view.job_id.as_str(), &bytes).await,
+            };
+            published.map_err(|e| ApiError::internal("Publishing the document", &e))?;
         }
         let cmd = JobCommand::SubmitTask { task_id: view.task_id.clone(), by: caller.user, at_ms: now_ms() };
         let executed = state.jobs.execute(&view.job_id, cmd).await.map_err(task_error)?;

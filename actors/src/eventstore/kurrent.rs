@@ -44,12 +44,12 @@ impl KurrentDbEventStore {
     /// connection string the `kurrentdb` client accepts) and checks that it answers. With
     /// `namespace`, every stream name is prefixed with it (see the module documentation).
     pub async fn connect(url: &str, namespace: Option<&str>) -> Result<Self, StoreError> {
-        let settings: ClientSettings = url.parse().map_err(|e: kurrentdb::ClientSettingsParseError| {
-            backend(
-                "reading the KurrentDB connection string (expected esdb://host:2113?tls=false)",
-                e.to_string(),
-            )
-        })?;
+        let settings: ClientSettings =
+            url.parse().map_err(|e: kurrentdb::ClientSettingsParseError| {
+                StoreError::Configuration(format!(
+                    "cannot read the KurrentDB connection string ({e}); expected esdb://host:2113?tls=false"
+                ))
+            })?;
         let client = Client::new(settings)
             .map_err(|e| backend("starting the KurrentDB client", e.to_string()))?;
         let store = KurrentDbEventStore {

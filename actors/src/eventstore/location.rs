@@ -34,17 +34,13 @@ impl StoreLocation {
         match scheme.as_deref() {
             Some("postgres" | "postgresql") => Ok(StoreLocation::Postgres(url.to_owned())),
             Some(
-                "esdb" | "esdb+discover" | "kurrentdb" | "kurrentdb+discover" | "kurrent" | "kurrent+discover" | "kdb"
-                | "kdb+discover",
+                "esdb" | "esdb+discover" | "kurrentdb" | "kurrentdb+discover" | "kurrent"
+                | "kurrent+discover" | "kdb" | "kdb+discover",
             ) => Ok(StoreLocation::KurrentDb(url.to_owned())),
-            _ => Err(StoreError::Backend {
-                action: "choosing the event store",
-                source: format!(
-                    "unsupported event store {:?}: give a postgres://... or esdb://... (kurrentdb://...) URL, or leave the setting out for the embedded SQLite file in the data directory",
-                    redact(url)
-                )
-                .into(),
-            }),
+            _ => Err(StoreError::Configuration(format!(
+                "unsupported event store {:?}: give a postgres://... or esdb://... (kurrentdb://...) URL, or leave the setting out for the embedded SQLite file in the data directory",
+                redact(url)
+            ))),
         }
     }
 

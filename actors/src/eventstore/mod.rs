@@ -170,6 +170,9 @@ pub enum StoreError {
         stream: String,
         reason: &'static str,
     },
+    /// The store is named or configured wrongly (an unsupported URL scheme, a malformed URL).
+    #[error("{0}")]
+    Configuration(String),
     /// A stored event could not be read back.
     #[error("stored event at position {position} is unreadable: {reason}")]
     Corrupt { position: u64, reason: String },

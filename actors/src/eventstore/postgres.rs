@@ -102,10 +102,10 @@ impl PostgresEventStore {
     /// runtime.
     pub async fn connect(url: &str) -> Result<Self, StoreError> {
         let mut config = Config::from_str(url).map_err(|e| {
-            pg_backend(
-                "reading the PostgreSQL URL (expected postgres://user:password@host:port/database)",
-                e,
-            )
+            StoreError::Configuration(format!(
+                "cannot read the PostgreSQL URL ({}); expected postgres://user:password@host:port/database",
+                describe(&e)
+            ))
         })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);

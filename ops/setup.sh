@@ -31,6 +31,20 @@ if ! command -v ffmpeg >/dev/null 2>&1; then
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq ffmpeg >/dev/null
 fi
+# PostgreSQL's server binaries (initdb, pg_ctl, postgres): the test suite and `scribe bench
+# eventstore` start throwaway clusters with them, and the package creates the unprivileged
+# `postgres` user they run as when the tests run as root. No cluster is created or started here.
+if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+    say "installing PostgreSQL (Debian package postgresql)"
+    sudo_cmd=""
+    if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
+    $sudo_cmd mkdir -p /etc/postgresql-common
+    if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+        echo "create_main_cluster = false" | $sudo_cmd tee /etc/postgresql-common/createcluster.conf >/dev/null
+    fi
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq postgresql >/dev/null
+fi
 
 # --- python tools ------------------------------------------------------------------------------
 py_tools=(faster-whisper==1.2.1 openapi-python-client srt webvtt-py ttconv)

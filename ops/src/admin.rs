@@ -1,20 +1,27 @@
 //! The operator's offline tools: issue keys, credit balances, replay a job's history for audit,
-//! rebuild the read models. Each opens the data directory's event store directly (SQLite allows
-//! this beside a running server; a running server picks new keys up from the log).
+//! rebuild the read models. Each opens the event store the service uses (`--event-store`, else
+//! the data directory's SQLite file, which SQLite allows beside a running server); a running
+//! server picks new keys up from the log.
 
-use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::Context;
 use scribe_actors::accounts;
-use scribe_actors::eventstore::RecordedEvent;
-use scribe_actors::runtime::open_event_store;
+use scribe_actors::eventstore::{EventStore, RecordedEvent, StoreLocation};
+
+use crate::config::StoreArgs;
+
+/// Opens the event store the settings name.
+async fn open(location: &StoreLocation) -> anyhow::Result<Arc<dyn EventStore>> {
+    location.open().await.with_context(|| format!("cannot open the event store {location}"))
+}
 use scribe_domain::ids::{JobId, UserName, job_stream};
 use scribe_domain::kinds::{JobType, Role, TaskKind};
 use scribe_domain::languages::{Language, target_languages};
 use serde_json::Value;
 
-pub async fn create_key(data_dir: &Path, user: &str, role: Role, languages: Vec<String>, initial_credit_cents: u64) -> anyhow::Result<()> {
+pub async fn create_key(settings: &StoreArgs, user: &str, role: Role, languages: Vec<String>, initial_credit_cents: u64) -> anyhow::Result<()> {
     let user = UserName::parse(user).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     if !role.is_staff() && !languages.is_empty() {
         anyhow::bail!("--languages is for staff accounts (--role transcriber or translator)");
@@ -25,7 +32,8 @@ pub async fn create_key(data_dir: &Path, user: &str, role: Role, languages: Vec<
             anyhow::bail!("--languages: {code:?} is not a language code of the API");
         }
     }
-    let store = open_event_store(data_dir)?;
+    let (_, location) = settings.resolve()?;
+    let store = open(&location).await?;
     let kind = accounts::AccountKind { role, languages };
     let key = accounts::create_key(store.as_ref(), &user, &kind, initial_credit_cents).await?;
     if key.opened {
@@ -36,23 +44,25 @@ pub async fn create_key(data_dir: &Path, user: &str, role: Role, languages: Vec<
     Ok(())
 }
 
-pub async fn credit(data_dir: &Path, user: &str, cents: u64) -> anyhow::Result<()> {
+pub async fn credit(settings: &StoreArgs, user: &str, cents: u64) -> anyhow::Result<()> {
     let user = UserName::parse(user).map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    let store = open_event_store(data_dir)?;
+    let (_, location) = settings.resolve()?;
+    let store = open(&location).await?;
     let balance = accounts::credit(store.as_ref(), &user, cents, "credited by the operator").await?;
     println!("balance of '{user}': {balance} cents");
     Ok(())
 }
 
-pub async fn replay(data_dir: &Path, job_id: &str, json: bool) -> anyhow::Result<()> {
+pub async fn replay(settings: &StoreArgs, job_id: &str, json: bool) -> anyhow::Result<()> {
     let job_id = JobId::parse(job_id).map_err(|e| anyhow::anyhow!("{}", e.message))?;
-    if !data_dir.join(scribe_actors::eventstore::sqlite::FILE_NAME).exists() {
-        anyhow::bail!("no event store in {}", data_dir.display());
+    let (_, location) = settings.resolve()?;
+    if !location.may_exist() {
+        anyhow::bail!("no event store at {location}");
     }
-    let store = open_event_store(data_dir)?;
+    let store = open(&location).await?;
     let events = store.read_stream(&job_stream(&job_id), 0).await?;
     if events.is_empty() {
-        anyhow::bail!("no job {job_id} in {}", data_dir.display());
+        anyhow::bail!("no job {job_id} in {location}");
     }
     for event in &events {
         if json {
@@ -128,8 +138,14 @@ pub fn overdue(data_dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub async fn rebuild(data_dir: &Path) -> anyhow::Result<()> {
-    let store = open_event_store(data_dir)?;
+pub async fn rebuild(settings: &StoreArgs) -> anyhow::Result<()> {
+    let (data_dir, location) = settings.resolve()?;
+    rebuild_from(&data_dir, &location).await
+}
+
+/// Rebuilds the read models in `data_dir` from the store at `location`.
+pub async fn rebuild_from(data_dir: &std::path::Path, location: &StoreLocation) -> anyhow::Result<()> {
+    let store = open(location).await?;
     let report = scribe_projections::rebuild(store, data_dir).await.context("rebuilding the read models")?;
     println!("rebuilt the read models from {} events (checkpoint {})", report.events, report.position);
     Ok(())

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use scribe_actors::callbacks::CallbackSettings;
+use scribe_actors::eventstore::StoreLocation;
 use serde::Deserialize;
 
 /// How long an idle server keeps the speech model in memory.
@@ -29,6 +30,10 @@ pub struct ServeArgs {
     /// Directory for the event store, media and transcripts.
     #[arg(long, env = "SCRIBE_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Event store: `postgres://user:password@host/db` (PostgreSQL) or `esdb://host:2113` /
+    /// `kurrentdb://...` (KurrentDB); default: the SQLite file `events.sqlite3` in the data directory.
+    #[arg(long, env = "SCRIBE_EVENT_STORE")]
+    pub event_store: Option<String>,
     /// Allow sourceUrl and callbackUrl to point at loopback, private and link-local addresses.
     #[arg(long, env = "SCRIBE_ALLOW_PRIVATE_URLS")]
     pub allow_private_urls: Option<bool>,
@@ -74,6 +79,7 @@ struct FileConfig {
     bind: Option<IpAddr>,
     port: Option<u16>,
     data_dir: Option<PathBuf>,
+    event_store: Option<String>,
     allow_private_urls: Option<bool>,
     models_dir: Option<PathBuf>,
     model_dir: Option<PathBuf>,
@@ -97,6 +103,8 @@ pub struct Config {
     pub bind: IpAddr,
     pub port: u16,
     pub data_dir: PathBuf,
+    /// Where the event log lives (the embedded SQLite file unless `--event-store` says otherwise).
+    pub event_store: StoreLocation,
     pub allow_private_urls: bool,
     pub models_dir: PathBuf,
     pub model_dir: PathBuf,
@@ -125,6 +133,7 @@ impl Config {
         let bind = args.bind.or(file.bind).unwrap_or(IpAddr::from([127, 0, 0, 1]));
         let port = args.port.or(file.port).unwrap_or(8080);
         let data_dir = args.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
+        let event_store = StoreLocation::from_setting(args.event_store.as_deref().or(file.event_store.as_deref()), &data_dir)?;
         let models_dir = args
             .models_dir
             .clone()
@@ -149,6 +158,7 @@ impl Config {
             bind,
             port,
             data_dir,
+            event_store,
             allow_private_urls: args.allow_private_urls.or(file.allow_private_urls).unwrap_or(false),
             models_dir,
             model_dir,
@@ -160,6 +170,34 @@ impl Config {
             rate_burst: args.rate_burst.or(file.rate_burst).unwrap_or(defaults.rate_burst),
             task_lease: args.task_lease.or(file.task_lease).unwrap_or(defaults.task_lease),
         })
+    }
+}
+
+/// Where the operator's tools (`replay`, `keys`, `balance`, `rebuild`) find the event store: the
+/// same settings as `scribe serve`, from the same places (flag, environment, TOML file).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// TOML file of `scribe serve` (only `data_dir` and `event_store` are read here).
+    #[arg(long, env = "SCRIBE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Data directory (default: ./data).
+    #[arg(long, env = "SCRIBE_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Event store URL (postgres://..., esdb://...); default: the SQLite file in the data directory.
+    #[arg(long, env = "SCRIBE_EVENT_STORE")]
+    pub event_store: Option<String>,
+}
+
+impl StoreArgs {
+    /// The data directory and the event store these settings name.
+    pub fn resolve(&self) -> anyhow::Result<(PathBuf, StoreLocation)> {
+        let file = match &self.config {
+            Some(path) => read_file(path)?,
+            None => FileConfig::default(),
+        };
+        let data_dir = self.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
+        let location = StoreLocation::from_setting(self.event_store.as_deref().or(file.event_store.as_deref()), &data_dir)?;
+        Ok((data_dir, location))
     }
 }
 
@@ -198,6 +236,28 @@ mod tests {
         assert!(!c.allow_private_urls);
         assert_eq!(c.public_url, None);
         assert_eq!(c.callbacks, CallbackSettings::default());
+        assert_eq!(c.event_store, StoreLocation::Embedded(PathBuf::from("data")));
+    }
+
+    #[test]
+    fn the_event_store_comes_from_the_flag_else_the_file() {
+        let dir = std::env::temp_dir().join(format!("scribe-config-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "event_store = \"postgres://scribe@db/scribe\"\ndata_dir = \"/srv/scribe\"\n").unwrap();
+        let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
+        assert_eq!(c.event_store, StoreLocation::Postgres("postgres://scribe@db/scribe".into()));
+        let args = ServeArgs { config: Some(file.clone()), event_store: Some("esdb://es:2113?tls=false".into()), ..Default::default() };
+        assert_eq!(Config::resolve(&args).unwrap().event_store, StoreLocation::KurrentDb("esdb://es:2113?tls=false".into()));
+        let tools = StoreArgs { config: Some(file.clone()), ..Default::default() };
+        assert_eq!(
+            tools.resolve().unwrap(),
+            (PathBuf::from("/srv/scribe"), StoreLocation::Postgres("postgres://scribe@db/scribe".into()))
+        );
+        let bad = ServeArgs { event_store: Some("redis://x".into()), ..Default::default() };
+        let error = Config::resolve(&bad).unwrap_err();
+        assert!(format!("{error:#}").contains("postgres://"), "{error:#}");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -7,7 +7,6 @@ mod cli;
 mod config;
 mod serve;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -33,16 +32,16 @@ enum Command {
     Replay {
         /// The job id.
         job_id: String,
-        #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
-        data_dir: PathBuf,
+        #[command(flatten)]
+        store: config::StoreArgs,
         /// One JSON object per event instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Rebuild the read models from the event log (run while the service is stopped).
     Rebuild {
-        #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
-        data_dir: PathBuf,
+        #[command(flatten)]
+        store: config::StoreArgs,
     },
     /// Transcribe a media file with the built-in speech engine.
     Transcribe(cli::transcribe::TranscribeArgs),
@@ -83,8 +82,8 @@ enum KeysCommand {
         /// translators, the languages they translate into). Default: every language.
         #[arg(long, value_delimiter = ',')]
         languages: Vec<String>,
-        #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
-        data_dir: PathBuf,
+        #[command(flatten)]
+        store: config::StoreArgs,
         /// Balance credited when this opens the account, in cents.
         #[arg(long, default_value_t = scribe_actors::accounts::DEFAULT_INITIAL_CREDIT_CENTS)]
         initial_credit_cents: u64,
@@ -99,8 +98,8 @@ enum BalanceCommand {
         user: String,
         #[arg(long)]
         cents: u64,
-        #[arg(long, env = "SCRIBE_DATA_DIR", default_value = "data")]
-        data_dir: PathBuf,
+        #[command(flatten)]
+        store: config::StoreArgs,
     },
 }
 
@@ -116,21 +115,22 @@ enum BenchCommand {
     Restart(cli::bench_restart::BenchRestartArgs),
     /// Requests per second of GET /jobs/status against a bare poem handler.
     Status(cli::bench_status::BenchStatusArgs),
+    /// Append and subscribe throughput of each event store (SQLite as the anchor, PostgreSQL,
+    /// KurrentDB when given).
+    Eventstore(cli::bench_eventstore::BenchEventStoreArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => block_on(serve::run(args)),
-        Command::Keys(KeysCommand::Create { user, role, languages, data_dir, initial_credit_cents }) => {
-            block_on(admin::create_key(&data_dir, &user, role, languages, initial_credit_cents))
+        Command::Keys(KeysCommand::Create { user, role, languages, store, initial_credit_cents }) => {
+            block_on(admin::create_key(&store, &user, role, languages, initial_credit_cents))
         }
         Command::Work(WorkCommand::Overdue { data_dir }) => admin::overdue(&data_dir),
-        Command::Balance(BalanceCommand::Credit { user, cents, data_dir }) => {
-            block_on(admin::credit(&data_dir, &user, cents))
-        }
-        Command::Replay { job_id, data_dir, json } => block_on(admin::replay(&data_dir, &job_id, json)),
-        Command::Rebuild { data_dir } => block_on(admin::rebuild(&data_dir)),
+        Command::Balance(BalanceCommand::Credit { user, cents, store }) => block_on(admin::credit(&store, &user, cents)),
+        Command::Replay { job_id, store, json } => block_on(admin::replay(&store, &job_id, json)),
+        Command::Rebuild { store } => block_on(admin::rebuild(&store)),
         Command::Transcribe(args) => cli::transcribe::run(args),
         Command::SubtitleReport(args) => cli::subtitle_report::run(args),
         Command::Bench(BenchCommand::Asr(args)) => cli::bench_asr::run(args),
@@ -138,6 +138,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Crash(args)) => cli::bench_crash::run(args),
         Command::Bench(BenchCommand::Restart(args)) => cli::bench_restart::run(args),
         Command::Bench(BenchCommand::Status(args)) => cli::bench_status::run(args),
+        Command::Bench(BenchCommand::Eventstore(args)) => cli::bench_eventstore::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use scribe_actors::accounts;
-use scribe_actors::runtime::{RuntimeSettings, Services, open_event_store};
+use scribe_actors::runtime::{RuntimeSettings, Services};
 use scribe_actors::speech_model::SpeechModel;
 use scribe_api::{ApiSettings, ApiState};
 use scribe_domain::account::Prices;
@@ -30,7 +30,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     let (model, multilingual) = load_model(&config).await?;
     let (text_models, capabilities) = load_translation(&config, multilingual).await?;
-    let store = open_event_store(&config.data_dir)?;
+    let store = config
+        .event_store
+        .open()
+        .await
+        .with_context(|| format!("cannot open the event store {}", config.event_store))?;
     if let Some(key) = accounts::first_start(store.as_ref(), accounts::DEFAULT_INITIAL_CREDIT_CENTS).await? {
         println!("Created account '{}'. Its API key, shown only this once:", key.user_name);
         println!("{}", key.api_key);
@@ -70,7 +74,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let app = scribe_api::app(ApiState::new(&services, read, api_settings));
     println!("scribe listening on {listening} (API under /api, Swagger UI at /api/docs)");
-    tracing::info!(data_dir = %config.data_dir.display(), model = %config.model_dir.display(), "service started");
+    tracing::info!(data_dir = %config.data_dir.display(), event_store = %config.event_store, model = %config.model_dir.display(), "service started");
 
     poem::Server::new_with_acceptor(acceptor)
         .run_with_graceful_shutdown(app, stop_signal(), Some(GRACE))

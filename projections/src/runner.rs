@@ -200,11 +200,23 @@ async fn step_over(
     position: u64,
     reason: &str,
 ) -> Followed {
-    let readable = usize::try_from(position - *after - 1).unwrap_or(usize::MAX);
-    let before = match store.read_all(*after, readable).await {
-        Ok(events) => events,
-        Err(error) => return Followed::Failed(error.to_string()),
-    };
+    // Positions may have gaps, so the events before `position` cannot be counted: read them one
+    // at a time (an unreadable event is rare) until the unreadable one.
+    let mut before = Vec::new();
+    let mut cursor = *after;
+    loop {
+        match store.read_all(cursor, 1).await {
+            Ok(mut page) => match page.pop() {
+                Some(event) if event.position < position => {
+                    cursor = event.position;
+                    before.push(event);
+                }
+                _ => break,
+            },
+            Err(StoreError::Corrupt { position: unreadable, .. }) if unreadable == position => break,
+            Err(error) => return Followed::Failed(error.to_string()),
+        }
+    }
     tracing::error!(position, %reason, "the read models skip an event the store cannot read back");
     match apply(actor, before, position).await {
         Ok(applied) => {

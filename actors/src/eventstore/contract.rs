@@ -1,9 +1,13 @@
 //! The behaviour every [`EventStore`] adapter must have, as executable checks.
 //!
-//! Written against the port only, so the SQLite adapter and the EventStoreDB adapter run the very
+//! Written against the port only, so the SQLite, PostgreSQL and KurrentDB adapters run the very
 //! same suite. An adapter's test calls [`run_all`] with an `open(slot)` function:
-//! the same slot must give the same underlying store (opened again), a new slot a new, empty one.
+//! the same slot must give the same underlying store (opened again: for a server, a new
+//! connection, as another Scribe node would), a new slot a new, empty one.
 //! Each check panics with a message naming the broken property; use them from tests only.
+//!
+//! Positions are only required to increase in commit order (see the port's documentation): the
+//! checks compare positions with each other and with `read_all`, and never count them.
 
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
@@ -27,11 +31,12 @@ where
     append_then_read_round_trip(open(0).await).await;
     expected_version_is_enforced(open(1).await).await;
     concurrent_writers_with_same_expectation_exactly_one_wins(open(2).await).await;
-    read_all_is_ordered_gapless_and_pages(open(3).await).await;
+    read_all_is_ordered_and_pages(open(3).await).await;
     subscription_catches_up_then_goes_live(open(4).await).await;
     subscription_sees_racing_appends_once_in_order(open(5).await).await;
     invalid_appends_are_refused(open(6).await).await;
     reopening_keeps_everything(&open, 7).await;
+    several_nodes_append_concurrently_and_no_reader_misses_a_late_commit(&open, 8).await;
 }
 
 fn event(n: u64) -> NewEvent {
@@ -193,8 +198,9 @@ pub async fn concurrent_writers_with_same_expectation_exactly_one_wins(store: Ar
     );
 }
 
-/// `read_all` returns every event once, positions 1..=n with no gap, and pages cleanly.
-pub async fn read_all_is_ordered_gapless_and_pages(store: Arc<dyn EventStore>) {
+/// `read_all` returns every event once, in commit order with increasing positions, and pages
+/// cleanly from any position.
+pub async fn read_all_is_ordered_and_pages(store: Arc<dyn EventStore>) {
     assert_eq!(
         store.head_position().await.unwrap(),
         0,
@@ -220,8 +226,13 @@ pub async fn read_all_is_ordered_gapless_and_pages(store: Arc<dyn EventStore>) {
         expected,
         "read_all follows commit order"
     );
-    assert_positions_gapless(&all, 0);
-    assert_eq!(store.head_position().await.unwrap(), all.len() as u64);
+    assert_positions_increase(&all, 0);
+    let head = all.last().unwrap().position;
+    assert_eq!(
+        store.head_position().await.unwrap(),
+        head,
+        "the head is the last event's position"
+    );
 
     for page_size in [1, 4, 5, 42] {
         let mut paged = Vec::new();
@@ -240,12 +251,17 @@ pub async fn read_all_is_ordered_gapless_and_pages(store: Arc<dyn EventStore>) {
         assert_eq!(paged, all, "pages of {page_size} add up to the whole log");
     }
     assert!(
-        store
-            .read_all(all.len() as u64, 10)
-            .await
-            .unwrap()
-            .is_empty(),
+        store.read_all(head, 10).await.unwrap().is_empty(),
         "nothing after the head"
+    );
+    // Any number is a valid start, also one between two events' positions.
+    let middle = &all[all.len() / 2];
+    assert_eq!(
+        store.read_all(middle.position - 1, 1).await.unwrap()[0],
+        *middle,
+        "read_all({}, 1) gives the event at {}",
+        middle.position - 1,
+        middle.position
     );
 }
 
@@ -257,12 +273,17 @@ pub async fn subscription_catches_up_then_goes_live(store: Arc<dyn EventStore>) 
             .await
             .unwrap();
     }
+    let stored = store.read_all(0, 100).await.unwrap();
     let mut from_start = store.subscribe_all(0);
-    let mut from_middle = store.subscribe_all(4);
+    let mut from_middle = store.subscribe_all(stored[3].position);
     let caught_up = take(&mut from_start, 10).await;
-    assert_positions_gapless(&caught_up, 0);
+    assert_eq!(caught_up, stored, "catch-up delivers the stored log");
     let middle = take(&mut from_middle, 6).await;
-    assert_positions_gapless(&middle, 4);
+    assert_eq!(
+        middle,
+        stored[4..],
+        "a subscription starts right after its checkpoint"
+    );
 
     let writer = {
         let store = store.clone();
@@ -278,8 +299,13 @@ pub async fn subscription_catches_up_then_goes_live(store: Arc<dyn EventStore>) 
     };
     let live = take(&mut from_start, 5).await;
     writer.await.unwrap();
-    assert_positions_gapless(&live, 10);
+    assert_positions_increase(&live, stored[9].position);
     assert!(live.iter().all(|e| e.stream == "job-live"));
+    assert_eq!(
+        live,
+        store.read_all(stored[9].position, 100).await.unwrap(),
+        "live events are the stored ones"
+    );
     assert_eq!(
         take(&mut from_middle, 5).await,
         live,
@@ -339,7 +365,7 @@ pub async fn subscription_sees_racing_appends_once_in_order(store: Arc<dyn Event
     assert_eq!(reference.len(), total + 2);
     for subscriber in subscribers {
         let seen = subscriber.await.unwrap();
-        assert_positions_gapless(&seen, 0);
+        assert_positions_increase(&seen, 0);
         assert_eq!(
             seen, reference,
             "a subscriber sees exactly the log, in order"
@@ -404,13 +430,164 @@ where
         .append("job-0", ExpectedVersion::Exact(6), vec![event(99)])
         .await
         .unwrap();
-    assert_eq!(
-        (next.last_version, next.position),
-        (7, 21),
-        "appends continue after the stored history"
+    assert_eq!(next.last_version, 7, "stream versions continue");
+    assert!(
+        next.position > before.last().unwrap().position,
+        "positions continue after the stored history"
     );
     let streams: BTreeSet<String> = after.into_iter().map(|e| e.stream).collect();
     assert_eq!(streams.len(), 3);
+}
+
+/// Several handles on one store (several Scribe nodes on one database) append at once, to their
+/// own streams and to one shared stream with expected versions. Meanwhile readers poll `read_all`
+/// and follow subscriptions on every handle. At the end:
+/// - every snapshot a reader took is a prefix of the final log: no event ever appeared *before* a
+///   position a reader had already seen (a late commit would break a checkpoint);
+/// - every subscription saw exactly the final log, in order;
+/// - the shared stream did not fork, and its versions are gapless.
+pub async fn several_nodes_append_concurrently_and_no_reader_misses_a_late_commit<F, Fut>(
+    open: &F,
+    slot: usize,
+) where
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = Arc<dyn EventStore>>,
+{
+    const NODES: usize = 3;
+    const WRITERS_PER_NODE: usize = 3;
+    const APPENDS: u64 = 30;
+    let mut nodes = Vec::new();
+    for _ in 0..NODES {
+        nodes.push(open(slot).await);
+    }
+    let own_events = NODES * WRITERS_PER_NODE * APPENDS as usize * 2;
+    let shared_rounds = 20u64;
+
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut pollers = Vec::new();
+    for node in &nodes {
+        let (node, done) = (node.clone(), done.clone());
+        pollers.push(tokio::spawn(async move {
+            let mut previous: Vec<RecordedEvent> = Vec::new();
+            let mut snapshots = 0usize;
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let snapshot = node.read_all(0, usize::MAX).await.unwrap();
+                assert!(
+                    snapshot.len() >= previous.len() && snapshot[..previous.len()] == previous[..],
+                    "each read_all extends the one before: an event appeared before a position already read"
+                );
+                previous = snapshot;
+                snapshots += 1;
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            (snapshots, previous)
+        }));
+    }
+    let mut writers = Vec::new();
+    let mut racers = Vec::new();
+    for (n, node) in nodes.iter().enumerate() {
+        for w in 0..WRITERS_PER_NODE {
+            let node = node.clone();
+            writers.push(tokio::spawn(async move {
+                let stream = format!("job-n{n}w{w}");
+                for i in 0..APPENDS {
+                    node.append(
+                        &stream,
+                        ExpectedVersion::after(i.checked_sub(1).map(|v| v * 2 + 1)),
+                        vec![event(i), event(i + 1000)],
+                    )
+                    .await
+                    .unwrap();
+                }
+            }));
+        }
+        // One writer per node competes for the shared stream: each round, every node tries to
+        // append the next version; exactly one wins and the others reload and try again.
+        let node = node.clone();
+        racers.push(tokio::spawn(async move {
+            let mut won = 0u64;
+            loop {
+                let current = node
+                    .read_stream("account-shared", 0)
+                    .await
+                    .unwrap()
+                    .last()
+                    .map(|e| e.version);
+                if current.map_or(0, |v| v + 1) >= shared_rounds {
+                    return won;
+                }
+                match node
+                    .append(
+                        "account-shared",
+                        ExpectedVersion::after(current),
+                        vec![event(n as u64)],
+                    )
+                    .await
+                {
+                    Ok(_) => won += 1,
+                    Err(StoreError::WrongExpectedVersion { .. }) => {}
+                    Err(other) => panic!("a racing append failed: {other}"),
+                }
+            }
+        }));
+    }
+    let total = own_events + shared_rounds as usize;
+    let mut subscribers = Vec::new();
+    for node in &nodes {
+        let mut subscription = node.subscribe_all(0);
+        subscribers.push(tokio::spawn(
+            async move { take(&mut subscription, total).await },
+        ));
+    }
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    let mut shared_wins = 0;
+    for racer in racers {
+        shared_wins += racer.await.unwrap();
+    }
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+
+    let log = nodes[0].read_all(0, usize::MAX).await.unwrap();
+    assert_eq!(log.len(), total, "every append is stored once");
+    assert_positions_increase(&log, 0);
+    assert_eq!(
+        shared_wins, shared_rounds,
+        "one win per version of the shared stream"
+    );
+    let shared: Vec<u64> = log
+        .iter()
+        .filter(|e| e.stream == "account-shared")
+        .map(|e| e.version)
+        .collect();
+    assert_eq!(
+        shared,
+        (0..shared_rounds).collect::<Vec<_>>(),
+        "the shared stream did not fork"
+    );
+    for node in &nodes[1..] {
+        assert_eq!(
+            node.read_all(0, usize::MAX).await.unwrap(),
+            log,
+            "every node reads the same log"
+        );
+    }
+    for poller in pollers {
+        let (snapshots, last) = poller.await.unwrap();
+        assert!(snapshots > 0, "the reader read while the writers wrote");
+        assert_eq!(
+            last[..],
+            log[..last.len()],
+            "a reader's last snapshot is a prefix of the final log"
+        );
+    }
+    for subscriber in subscribers {
+        assert_eq!(
+            subscriber.await.unwrap(),
+            log,
+            "a subscriber on every node sees exactly the log, in order"
+        );
+    }
 }
 
 /// Takes `n` events from a subscription, failing on an error or after [`WAIT`].
@@ -433,12 +610,15 @@ async fn take(
     events
 }
 
-fn assert_positions_gapless(events: &[RecordedEvent], after: u64) {
-    for (i, e) in events.iter().enumerate() {
-        assert_eq!(
-            e.position,
-            after + 1 + i as u64,
-            "positions follow {after} without gap or duplicate"
+/// Positions follow `after` and strictly increase (gaps are allowed, duplicates are not).
+fn assert_positions_increase(events: &[RecordedEvent], after: u64) {
+    let mut previous = after;
+    for e in events {
+        assert!(
+            e.position > previous,
+            "positions increase: {} follows {previous}",
+            e.position
         );
+        previous = e.position;
     }
 }

@@ -6,8 +6,31 @@
 //! Readers either load one stream (to rebuild an actor) or follow the whole log in global order
 //! (projections), from a checkpoint, with [`EventStore::subscribe_all`].
 //!
-//! Adapters: [`sqlite::SqliteEventStore`] (embedded default). Every adapter must pass the suite in
-//! [`contract`], which is written against this trait only.
+//! Adapters: [`sqlite::SqliteEventStore`] (embedded default, one file),
+//! [`postgres::PostgresEventStore`] (several nodes on one PostgreSQL database) and
+//! [`kurrent::KurrentDbEventStore`] (a KurrentDB / EventStoreDB cluster). [`StoreLocation`]
+//! picks one from the `--event-store` setting. Every adapter must pass the suite in [`contract`],
+//! which is written against this trait only.
+//!
+//! # What every caller may rely on
+//!
+//! - **Streams**: versions are 0-based and gapless; an append is all-or-nothing; an append whose
+//!   [`ExpectedVersion`] is not met writes nothing and fails with `WrongExpectedVersion`.
+//! - **Global positions** are `>= 1`, unique, and **increase in commit order**, but **may have
+//!   gaps** (KurrentDB's positions are byte offsets in its log; a PostgreSQL or SQLite log has none
+//!   in practice, but nobody may count on it). So: compare positions, never count them; never
+//!   compute "the next position" or "how many events lie between two positions".
+//! - **No late arrivals**: once a reader has seen position `p` (in `read_all` or a subscription),
+//!   no event with a position `<= p` can appear afterwards. A checkpoint "everything up to `p`" is
+//!   therefore final.
+//! - [`Appended::position`] is the position of the append's last event, and a reader that has
+//!   passed it has seen the append (read-your-writes waits for exactly this).
+//! - [`EventStore::head_position`] is the position of an event that exists (or 0 for an empty log),
+//!   so a follower of the log that waits until it has passed the head it read at start-up will get
+//!   there.
+//! - [`RecordedEvent::position`] from [`EventStore::read_stream`] is the same number `read_all`
+//!   gives for that event (a KurrentDB server that does not report positions on stream reads
+//!   gives 0 there; Scribe uses them only to print an audit trail).
 //!
 //! ```no_run
 //! # use std::sync::Arc;
@@ -34,7 +57,11 @@
 
 pub mod contract;
 mod follow;
+pub mod kurrent;
+mod location;
+pub mod postgres;
 pub mod sqlite;
+pub mod throwaway_postgres;
 
 use std::fmt;
 
@@ -43,6 +70,9 @@ use futures::stream::BoxStream;
 use serde_json::Value;
 
 pub use follow::follow_log;
+pub use kurrent::KurrentDbEventStore;
+pub use location::StoreLocation;
+pub use postgres::PostgresEventStore;
 pub use sqlite::SqliteEventStore;
 
 /// What the writer believes the stream looks like before its append.
@@ -105,7 +135,7 @@ pub struct Appended {
     /// Version of the last event written (0-based); pass it as `ExpectedVersion::Exact` next time.
     pub last_version: u64,
     /// Global position of the last event written. A reader that has passed this position has
-    /// seen the append (read-your-writes).
+    /// seen the append (read-your-writes). See the module documentation for what positions promise.
     pub position: u64,
 }
 
@@ -115,7 +145,7 @@ pub struct RecordedEvent {
     pub stream: String,
     /// Position in its stream, 0-based, no gaps.
     pub version: u64,
-    /// Position in the whole log, 1-based, increasing in commit order with no gaps.
+    /// Position in the whole log: at least 1, increasing in commit order, possibly with gaps.
     pub position: u64,
     pub event_type: String,
     pub data: Value,
@@ -140,6 +170,9 @@ pub enum StoreError {
         stream: String,
         reason: &'static str,
     },
+    /// The store is named or configured wrongly (an unsupported URL scheme, a malformed URL).
+    #[error("{0}")]
+    Configuration(String),
     /// A stored event could not be read back.
     #[error("stored event at position {position} is unreadable: {reason}")]
     Corrupt { position: u64, reason: String },
@@ -178,14 +211,16 @@ pub trait EventStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<Vec<RecordedEvent>, StoreError>>;
 
     /// Up to `max` events of the whole log with position `> after_position`, in position order.
-    /// `after_position = 0` starts at the beginning.
+    /// `after_position = 0` starts at the beginning. `after_position` may be any number, not only
+    /// the position of a stored event.
     fn read_all(
         &self,
         after_position: u64,
         max: usize,
     ) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>>;
 
-    /// The position of the last event in the log (0 when empty).
+    /// The position of the last event in the log (0 when empty). Always the position of an
+    /// existing event: a subscription from 0 reaches it.
     fn head_position(&self) -> BoxFuture<'_, Result<u64, StoreError>>;
 
     /// Every event with position `> after_position`: first those already stored, then new ones as

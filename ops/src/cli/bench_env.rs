@@ -27,6 +27,9 @@ pub fn bench_key(data_dir: &Path) -> anyhow::Result<String> {
     let output = Command::new(std::env::current_exe()?)
         .args(["keys", "create", "--user", "bench", "--initial-credit-cents", "1000000000", "--data-dir"])
         .arg(data_dir)
+        // The benchmark's own embedded store, never the operator's configured one.
+        .env_remove("SCRIBE_EVENT_STORE")
+        .env_remove("SCRIBE_CONFIG")
         .output()
         .context("running scribe keys create")?;
     if !output.status.success() {

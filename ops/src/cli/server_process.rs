@@ -33,6 +33,9 @@ impl ServerProcess {
             .args(extra)
             // The benchmarks read some of its log lines.
             .env("SCRIBE_LOG", "info")
+            // The benchmark's own embedded store, never the operator's configured one.
+            .env_remove("SCRIBE_EVENT_STORE")
+            .env_remove("SCRIBE_CONFIG")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log)

@@ -115,7 +115,7 @@ fn scalar(value: &Value) -> Option<String> {
 
 /// Prints the overdue tasks, most overdue first, as the server's read models know them (read
 /// beside a running server without disturbing it).
-pub fn overdue(data_dir: &Path) -> anyhow::Result<()> {
+pub fn overdue(data_dir: &std::path::Path) -> anyhow::Result<()> {
     let read = scribe_projections::ReadModels::open_read_only(data_dir).context("opening the read models")?;
     let now = scribe_actors::clock::now_ms();
     let mut late = Vec::new();

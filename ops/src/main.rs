@@ -7,6 +7,7 @@ mod cli;
 mod config;
 mod serve;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

@@ -19,7 +19,7 @@
       else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
       else node.setAttribute(k, v === true ? "" : v);
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
       node.append(c instanceof Node ? c : document.createTextNode(String(c)));
     }
@@ -529,9 +529,10 @@
       const word = this.doc.segments[this.focus.s]?.words[this.focus.w];
       if (!word) return;
       const existing = this.doc.highlights.findIndex((h) => h.start <= (word.start + word.end) / 2 && (word.start + word.end) / 2 <= h.end);
+      let message;
       if (existing >= 0) {
         this.doc.highlights.splice(existing, 1);
-        this.setStatus("Highlight removed.");
+        message = "Highlight removed.";
       } else {
         const i = flat.indexOf(word);
         let a = i;
@@ -542,12 +543,13 @@
         const text = words.map((w) => w.text.trim()).join(" ");
         this.doc.highlights.push({ start: words[0].start, end: words[words.length - 1].end, text });
         this.doc.highlights.sort((x, y) => x.start - y.start);
-        this.setStatus(`Highlighted: “${text}”`);
+        message = `Highlighted: “${text}”`;
       }
       const focus = this.focus;
       this.renderSegments();
       this.renderRegions();
       this.changed();
+      this.setStatus(message);
       this.focusWord(focus.s, focus.w);
       this.focus = focus;
     }

@@ -174,7 +174,8 @@ impl Browser {
     pub fn wait_for_attr(&self, css: &str, name: &str, value: &str, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         loop {
-            let now = self.find_all(css).into_iter().next().and_then(|e| self.attr(&e, name));
+            let now = self.script("const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;", vec![json!(css), json!(name)]);
+            let now = now.as_str().map(str::to_owned);
             if now.as_deref() == Some(value) {
                 return;
             }
@@ -204,14 +205,15 @@ impl Browser {
             .unwrap_or_default()
     }
 
-    /// Waits until the element matching `css` shows text containing `expected`.
+    /// Waits until the element matching `css` shows text containing `expected` (read in the
+    /// page each time, since the app re-renders elements).
     pub fn wait_for_text(&self, css: &str, expected: &str, timeout: Duration) -> String {
         let deadline = Instant::now() + timeout;
         loop {
-            if let Some(e) = self.find_all(css).into_iter().next() {
-                let text = self.text(&e);
+            let text = self.script("const e = document.querySelector(arguments[0]); return e ? e.innerText : null;", vec![json!(css)]);
+            if let Some(text) = text.as_str() {
                 if text.contains(expected) {
-                    return text;
+                    return text.to_owned();
                 }
             }
             assert!(Instant::now() < deadline, "{css} did not show {expected:?} within {timeout:?}; the page says:\n{}", self.page_text());

@@ -75,7 +75,7 @@ fn a_customer_uploads_corrects_highlights_and_downloads_srt_with_the_correction(
     let speakers = browser.find("#o-numberOfSpeakers");
     browser.clear(&speakers);
     browser.send_keys(&speakers, "1");
-    let clip = paths::corpus_file(clips::JFK);
+    let clip = paths::corpus_file(clips::JFK).canonicalize().expect("the JFK clip");
     browser.type_into("#file-input", clip.to_str().unwrap());
     browser.wait_for_text("#chosen-file", "en_jfk.wav", Duration::from_secs(5));
     browser.screenshot("upload-form");
@@ -100,7 +100,7 @@ fn a_customer_uploads_corrects_highlights_and_downloads_srt_with_the_correction(
         .flat_map(|s| s["words"].as_array().unwrap().iter())
         .filter(|w| w["conf"].as_f64().unwrap() < 0.6)
         .count();
-    assert_eq!(browser.find_all(".w.low").len(), low, "every low-confidence word is marked, and only those");
+    assert_eq!(browser.find_all("#transcript .w.low").len(), low, "every low-confidence word is marked, and only those");
     browser.wait_for_attr("#waveform", "data-ready", "true", Duration::from_secs(30));
     browser.screenshot("editor");
 
@@ -120,7 +120,7 @@ fn a_customer_uploads_corrects_highlights_and_downloads_srt_with_the_correction(
     browser.click(&country);
     browser.type_into(&country, &format!("{CTRL}m{NO_MODIFIERS}"));
     browser.wait_for_text("#editor-status", "Highlighted", Duration::from_secs(5));
-    assert!(!browser.find_all(".w.hl").is_empty(), "highlighted words are marked");
+    assert!(!browser.find_all("#transcript .w.hl").is_empty(), "highlighted words are marked");
     browser.type_into(&country, &format!("{CTRL}s{NO_MODIFIERS}"));
     browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));
     browser.screenshot("editor-saved");

@@ -39,7 +39,9 @@ const ASSETS: &[Asset] = &[
 ];
 
 /// The page's content security policy: everything from this origin, nothing from elsewhere.
-const CSP: &str = "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; style-src 'self'; \
+/// (wavesurfer.js styles its shadow DOM with an inline `<style>`, hence `'unsafe-inline'` for
+/// styles only.)
+const CSP: &str = "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; \
 script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 
 /// `GET /`: the app's page.

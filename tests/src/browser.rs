@@ -165,6 +165,12 @@ impl Browser {
         self.runtime.block_on(e.send_keys(keys)).expect("typing");
     }
 
+    /// Resizes the window (CSS pixels): 640 x 500 shows a 1280 x 1000 screen at 200 % zoom.
+    pub fn set_window_size(&self, width: u32, height: u32) {
+        let client = self.client().clone();
+        self.runtime.block_on(async move { client.set_window_size(width, height).await }).expect("resizing the window");
+    }
+
     /// Empties an input.
     pub fn clear(&self, e: &Element) {
         self.runtime.block_on(e.clear()).expect("clearing");

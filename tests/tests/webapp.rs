@@ -151,10 +151,31 @@ fn a_customer_uploads_corrects_highlights_and_downloads_srt_with_the_correction(
     let history = server.scribe_ok(&["replay", &job_id]);
     assert!(history.contains("DocumentEdited") && history.contains("by=ann"), "{history}");
 
-    // The job list shows the job; another key's document is refused in place.
+    // The job list shows the job.
     browser.click("#nav a[href='#/jobs']");
     browser.wait_for_text("#jobs", "en_jfk.wav", Duration::from_secs(10));
     browser.screenshot("jobs-list");
+
+    // At 200 % zoom (half the CSS width) the editor reflows to one column.
+    browser.set_window_size(640, 1000);
+    browser.goto(&server.url(&format!("/#/edit/{job_id}")));
+    browser.find("#transcript .w");
+    browser.screenshot("editor-200-percent");
+    let overflow = browser.script("return document.documentElement.scrollWidth - document.documentElement.clientWidth", vec![]);
+    assert!(overflow.as_i64().unwrap() <= 0, "the page scrolls sideways at 200 % zoom by {overflow}px");
+
+    // The editor's endpoints refuse what they must, with the usual error body.
+    let bob = server.create_key("bob", None);
+    server.get("/jobs/document", &bob, &[("jobId", &job_id)]).error(403, Some("jobId"));
+    let tina = server.create_staff_key("tina", "transcriber", &[]);
+    server.get("/jobs/document", &tina, &[("jobId", &job_id)]).error(403, Some("apiKey"));
+    assert_eq!(server.get("/me", &tina, &[]).ok()["role"], "transcriber");
+    let mut bad = document["document"].clone();
+    bad["segments"][0]["words"][0]["text"] = json!(" ");
+    let reply = server.http().put(server.url("/api/jobs/document")).query(&[("apiKey", ann.as_str()), ("jobId", job_id.as_str())]).json(&bad).send().unwrap();
+    assert_eq!(reply.status().as_u16(), 400);
+    let body: Value = reply.json().unwrap();
+    assert_eq!(body["field"], "document.segments[0].words[0].text", "{body}");
 }
 
 #[test]

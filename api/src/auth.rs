@@ -39,6 +39,11 @@ pub struct ApiKeyAuth(pub Caller);
 #[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_staff_key")]
 pub struct StaffKeyAuth(pub Caller);
 
+/// Any valid API key, customer or staff (`GET /me`).
+#[derive(SecurityScheme)]
+#[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_key")]
+pub struct AnyKeyAuth(pub Caller);
+
 /// Keys are stored and looked up by the hash that `scribe keys create` records.
 pub use scribe_actors::accounts::hash_api_key;
 

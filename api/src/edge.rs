@@ -79,7 +79,7 @@ impl Edge {
                 }
             }
         }
-        if route.template == crate::work::DOCUMENT_ROUTE {
+        if route.template == crate::work::DOCUMENT_ROUTE || route.template == crate::editor::DOCUMENT_ROUTE {
             self.cap_body(req, crate::work::MAX_DOCUMENT_BYTES).await?;
         } else if route.template != UPLOAD_ROUTE {
             self.cap_body(req, self.max_body_bytes).await?;

@@ -62,6 +62,11 @@ impl Exports {
         }
     }
 
+    /// Drops the rendered exports of `job_id` (its transcript changed).
+    pub(crate) fn forget_job(&self, job_id: &str) {
+        self.cache.forget_job(job_id);
+    }
+
     pub(crate) async fn key(&self) -> Result<&LinkKey, ApiError> {
         self.key
             .get_or_try_init(|| async {

@@ -14,6 +14,10 @@
 //! | [`exports`] | `GET /jobs/export-srt`, `-vtt`, `-txt`, `-json`, `-stl`; `GET /downloads/stl` (signed, no apiKey) |
 //! | [`work`] | `GET /work/tasks`, `GET /work/tasks/{taskId}`, `POST .../claim`, `PUT .../document`, `POST .../submit`, `POST .../release`; `GET /work/media` (signed) |
 //!
+//! | [`editor`] | `GET /me`, `GET`/`PUT /jobs/document` (the web app's editor; beyond the spec) |
+//!
+//! The web app (`/`, `/app/...`) is served by [`webapp`] from files embedded in the binary.
+//!
 //! `POST /jobs/translatedSubtitles` lives in [`jobs`]. A new resource is one more `#[OpenApi]`
 //! struct added to the tuple in [`api_service`]; routing, `Allow`, 406 and metrics labels follow
 //! from the document.
@@ -28,6 +32,7 @@
 pub mod auth;
 pub mod capabilities;
 pub mod edge;
+pub mod editor;
 pub mod error;
 pub mod exports;
 pub mod glossaries;
@@ -39,6 +44,7 @@ pub mod routes;
 pub mod state;
 pub mod submit;
 pub mod upload;
+pub mod webapp;
 pub mod work;
 
 use std::sync::Arc;
@@ -54,6 +60,7 @@ pub use state::{ApiSettings, ApiState};
 use crate::auth::RateLimits;
 use crate::capabilities::CapabilitiesApi;
 use crate::edge::Edge;
+use crate::editor::EditorApi;
 use crate::exports::{Exports, ExportsApi};
 use crate::glossaries::GlossaryApi;
 use crate::jobs::JobsApi;
@@ -77,7 +84,7 @@ pub enum ApiTags {
     Work,
 }
 
-type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi);
+type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi);
 
 const DESCRIPTION: &str = "Transcription and subtitling. Every endpoint takes the API key in the `apiKey` query \
 parameter. Errors share one body: `{\"status\": 400, \"error\": \"INVALID_PARAMETER\", \"message\": \"...\", \
@@ -92,7 +99,7 @@ Turnaround times count calendar days from the job's creation.";
 
 /// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
 pub fn api_service() -> OpenApiService<Apis, ()> {
-    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi), "Scribe", env!("CARGO_PKG_VERSION"))
+    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi), "Scribe", env!("CARGO_PKG_VERSION"))
         .description(DESCRIPTION)
         .server(API_PREFIX)
 }
@@ -120,6 +127,8 @@ pub fn app(state: ApiState) -> impl Endpoint {
         .at("/api/openapi.json", spec_endpoint)
         .at("/metrics", get(metrics::metrics))
         .at("/health", get(health))
+        .at("/", get(webapp::index))
+        .at("/app/*name", get(webapp::asset))
         .data(Arc::new(state))
         .data(limits)
         .data(metrics)

@@ -560,7 +560,7 @@ impl From<Transcript> for WorkDocument {
 }
 
 impl WorkDocument {
-    fn into_transcript(self, job_id: &str, filename: &str) -> Transcript {
+    pub(crate) fn into_transcript(self, job_id: &str, filename: &str) -> Transcript {
         Transcript {
             id: job_id.to_owned(),
             record_id: job_id.to_owned(),

@@ -12,11 +12,13 @@
 //! ```
 
 pub mod api;
+pub mod browser;
 pub mod files;
 pub mod paths;
 pub mod server;
 
 pub use api::Reply;
+pub use browser::Browser;
 pub use files::FileServer;
 pub use server::{Options, TestServer};
 

@@ -201,6 +201,15 @@ pub enum JobEvent {
         path: String,
         at_ms: u64,
     },
+    /// The owner corrected the finished job's document (revision 1, 2, ...), now at `path`:
+    /// it is the job's transcript from here on.
+    DocumentEdited {
+        by: UserName,
+        revision: u32,
+        path: String,
+        words: u64,
+        at_ms: u64,
+    },
 }
 
 impl VersionedEvent for JobEvent {
@@ -223,6 +232,7 @@ impl VersionedEvent for JobEvent {
             JobEvent::DraftSaved { .. } => "DraftSaved",
             JobEvent::TaskReleased { .. } => "TaskReleased",
             JobEvent::TaskSubmitted { .. } => "TaskSubmitted",
+            JobEvent::DocumentEdited { .. } => "DocumentEdited",
         }
     }
 

@@ -34,6 +34,7 @@
 //! # Ok::<(), scribe_domain::ValidationError>(())
 //! ```
 
+mod edit;
 mod events;
 mod state;
 pub mod task;
@@ -168,6 +169,14 @@ pub enum JobCommand {
         by: UserName,
         at_ms: u64,
     },
+    /// The owner `by` corrected the transcript of their `DONE` job; the document is at `path`
+    /// (see `edit`).
+    EditDocument {
+        by: UserName,
+        path: String,
+        words: u64,
+        at_ms: u64,
+    },
 }
 
 /// Why a command was refused. The API maps `NotFound` and `NoSuchTask` → 404, `Forbidden` and
@@ -268,6 +277,9 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
         }
         return Ok(vec![E::JobDeleted { by, at_ms }]);
     }
+    if let C::EditDocument { by, path, words, at_ms } = command {
+        return edit::decide_edit(state, by, path, words, at_ms);
+    }
     if state.deleted {
         return Err(JobRefusal::Deleted);
     }
@@ -279,7 +291,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
     let from_job = matches!(submission.source, MediaSource::Job { .. });
 
     match command {
-        C::Submit { .. } | C::RequestTranslation { .. } | C::Delete { .. } => {
+        C::Submit { .. } | C::RequestTranslation { .. } | C::Delete { .. } | C::EditDocument { .. } => {
             unreachable!("handled above")
         }
         C::OpenTask { at_ms } => {
@@ -802,6 +814,7 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
                 }
             }
         }
+        E::DocumentEdited { revision, path, words, .. } => edit::apply_edit(&mut state, *revision, path, *words),
     }
     state
 }

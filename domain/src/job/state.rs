@@ -126,6 +126,8 @@ pub struct JobState {
     pub deleted: bool,
     /// The human tasks of a manual job, in the order they were opened.
     pub tasks: Vec<TaskState>,
+    /// Revisions of the document the owner saved after `DONE` (see `DocumentEdited`).
+    pub document_edits: u32,
 }
 
 impl JobState {

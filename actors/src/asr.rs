@@ -3,17 +3,22 @@
 //!
 //! Recognition is CPU-bound and already uses every core, so the pool runs `workers` tasks at a
 //! time (default 1) on blocking threads and queues the rest; the queue length is published in a
-//! gauge for logs and `/metrics`.
+//! gauge for logs and `/metrics`. The queue is shared fairly between accounts ([`FairQueue`]):
+//! when a worker frees, the next task comes from the account served longest ago, so one
+//! account's long line of uploads does not make every other account wait behind all of it.
+//! A job deleted while it waits leaves the queue; one deleted while it is recognised has its
+//! recognition stopped (the engine looks at a cancel flag between windows) and nothing it wrote
+//! stays on disk.
 
-use std::collections::VecDeque;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::glossary::GlossaryAggregate;
-use scribe_domain::ids::{JobId, glossary_stream};
-use scribe_domain::job::{JobCommand, JobState};
+use scribe_domain::ids::{JobId, UserName, glossary_stream};
+use scribe_domain::job::{JobCommand, JobRefusal, JobState};
 use scribe_domain::kinds::TranscriptionStyle;
 use scribe_domain::languages::Language;
 use scribe_domain::style::clean_read;
@@ -22,17 +27,18 @@ use scribe_translate::TranslationModels;
 use scribe_whisper::engine::{EngineError, Task, TranscribeOptions, Transcript};
 
 use crate::clock::now_ms;
-use crate::command;
+use crate::command::{self, CommandError};
 use crate::eventstore::EventStore;
+use crate::fair_queue::FairQueue;
 use crate::jobs::Jobs;
 use crate::media::MediaStore;
-use crate::media_worker::relative;
+use crate::media_worker::{relative, remove_files_of_deleted};
 use crate::pipeline::{StageDone, fail_and_report, report};
 use crate::speech_model::SpeechModel;
 use crate::translation::TranslationWork;
 
-/// Languages `auto` may detect (the spec's automatic language identification set).
-pub const AUTO_DETECT: [&str; 5] = ["en", "nl", "de", "fr", "it"];
+/// Languages `auto` may detect: every Whisper language the spec's table has.
+pub use scribe_domain::languages::AUTO_DETECT_WHISPER as AUTO_DETECT;
 
 pub enum TaskKind {
     Transcribe,
@@ -50,12 +56,15 @@ pub struct AsrTask {
 
 pub enum AsrMsg {
     Enqueue(Box<AsrTask>),
-    /// A worker finished; start the next task.
-    WorkerFree,
+    /// The job was deleted: take it out of the queue, or stop its recognition.
+    Cancel(JobId),
+    /// A worker finished a task of this account; start the next task.
+    WorkerFree { owner: Option<UserName>, job_id: JobId },
 }
 
 pub struct AsrActor;
 
+#[derive(Clone)]
 pub struct AsrArgs {
     pub model: Arc<SpeechModel>,
     /// English→xx text models, for translatedSubtitles into languages other than English.
@@ -71,8 +80,10 @@ pub struct AsrArgs {
 
 pub struct AsrState {
     args: AsrArgs,
-    queue: VecDeque<Box<AsrTask>>,
-    busy: usize,
+    /// Tasks waiting per account, and how many each runs.
+    queue: FairQueue<Option<UserName>, Box<AsrTask>>,
+    /// The cancel flag of every running task.
+    running: HashMap<JobId, Arc<AtomicBool>>,
 }
 
 impl Actor for AsrActor {
@@ -81,20 +92,35 @@ impl Actor for AsrActor {
     type Arguments = AsrArgs;
 
     async fn pre_start(&self, _: ActorRef<AsrMsg>, args: AsrArgs) -> Result<AsrState, ActorProcessingErr> {
-        Ok(AsrState { args, queue: VecDeque::new(), busy: 0 })
+        Ok(AsrState { args, queue: FairQueue::new(usize::MAX), running: HashMap::new() })
     }
 
     async fn handle(&self, myself: ActorRef<AsrMsg>, msg: AsrMsg, state: &mut AsrState) -> Result<(), ActorProcessingErr> {
         match msg {
             AsrMsg::Enqueue(task) => {
-                state.queue.push_back(task);
-                tracing::info!(queue = state.queue.len(), busy = state.busy, "ASR task queued");
+                let owner = task.state.submission.as_ref().map(|s| s.owner.clone());
+                state.queue.push(owner, task);
+                tracing::info!(queue = state.queue.waiting(), busy = state.queue.running(), "ASR task queued");
             }
-            AsrMsg::WorkerFree => state.busy = state.busy.saturating_sub(1),
+            AsrMsg::Cancel(job_id) => {
+                if let Some(cancel) = state.running.get(&job_id) {
+                    tracing::info!(%job_id, "the job was deleted: stopping its recognition");
+                    cancel.store(true, Ordering::Relaxed);
+                }
+                for task in state.queue.remove_waiting(|t| t.job_id == job_id) {
+                    tracing::info!(%job_id, "the job was deleted: taken out of the recognition queue");
+                    report(task.done);
+                }
+            }
+            AsrMsg::WorkerFree { owner, job_id } => {
+                state.queue.finished(&owner);
+                state.running.remove(&job_id);
+            }
         }
-        while state.busy < state.args.workers.max(1) {
-            let Some(task) = state.queue.pop_front() else { break };
-            state.busy += 1;
+        while state.queue.running() < state.args.workers.max(1) {
+            let Some((owner, task)) = state.queue.start_next() else { break };
+            let cancel = Arc::new(AtomicBool::new(false));
+            state.running.insert(task.job_id.clone(), cancel.clone());
             let ctx = WorkerContext {
                 model: state.args.model.clone(),
                 text_models: state.args.text_models.clone(),
@@ -102,14 +128,16 @@ impl Actor for AsrActor {
                 store: state.args.store.clone(),
                 media: state.args.media.clone(),
                 data_dir: state.args.data_dir.clone(),
+                cancel,
             };
             let me = myself.clone();
             tokio::spawn(async move {
+                let job_id = task.job_id.clone();
                 ctx.run(*task).await;
-                let _ = me.cast(AsrMsg::WorkerFree);
+                let _ = me.cast(AsrMsg::WorkerFree { owner, job_id });
             });
         }
-        state.args.queue_gauge.store(state.queue.len(), Ordering::Relaxed);
+        state.args.queue_gauge.store(state.queue.waiting(), Ordering::Relaxed);
         Ok(())
     }
 }
@@ -121,6 +149,8 @@ struct WorkerContext {
     store: Arc<dyn EventStore>,
     media: MediaStore,
     data_dir: PathBuf,
+    /// Set when the job is deleted while it is worked on.
+    cancel: Arc<AtomicBool>,
 }
 
 impl WorkerContext {
@@ -134,16 +164,20 @@ impl WorkerContext {
                 jobs: self.jobs,
                 media: self.media,
                 data_dir: self.data_dir,
+                cancel: self.cancel,
             };
             return work.run(job_id, media_path, state, done).await;
         }
-        if let Err(e) = self.jobs.execute(&job_id, JobCommand::StartTranscription { at_ms: now_ms() }).await {
-            tracing::debug!(%job_id, error = %e, "recording transcription start");
+        match self.jobs.execute(&job_id, JobCommand::StartTranscription { at_ms: now_ms() }).await {
+            Ok(_) => {}
+            Err(CommandError::Refused(JobRefusal::Deleted)) => return report(done),
+            Err(e) => tracing::debug!(%job_id, error = %e, "recording transcription start"),
         }
-        let options = match self.options(&state).await {
+        let mut options = match self.options(&state).await {
             Ok(o) => o,
             Err(msg) => return fail_and_report(&self.jobs, done, msg),
         };
+        options.cancel = Some(self.cancel.clone());
         let model = self.model.clone();
         let path = media_path.clone();
         let log_id = job_id.clone();
@@ -162,6 +196,11 @@ impl WorkerContext {
         .await;
         let transcript = match result {
             Ok(Ok(t)) => t,
+            Ok(Err(EngineError::Cancelled)) => {
+                tracing::info!(%job_id, "recognition stopped: the job was deleted");
+                remove_files_of_deleted(&self.media, &job_id).await;
+                return report(done);
+            }
             Ok(Err(EngineError::NoSpeech)) => return fail_and_report(&self.jobs, done, "No speech found in the audio".into()),
             Ok(Err(e)) => return fail_and_report(&self.jobs, done, e.to_string()),
             Err(e) => return fail_and_report(&self.jobs, done, format!("Speech recognition failed unexpectedly: {e}")),
@@ -183,8 +222,14 @@ impl WorkerContext {
         };
         let detected_language = submission.language.is_auto().then(|| Language::from_whisper(&transcript.language)).flatten();
         let cmd = JobCommand::RecordTranscript { path: relative(&self.data_dir, &path), detected_language, words, at_ms: now_ms() };
-        if let Err(e) = self.jobs.execute(&job_id, cmd).await {
-            tracing::warn!(%job_id, error = %e, "recording transcript");
+        match self.jobs.execute(&job_id, cmd).await {
+            Ok(_) => {}
+            // Deleted after recognition passed its last cancel check: the transcript must not stay.
+            Err(CommandError::Refused(JobRefusal::Deleted)) => {
+                remove_files_of_deleted(&self.media, &job_id).await;
+                return report(done);
+            }
+            Err(e) => tracing::warn!(%job_id, error = %e, "recording transcript"),
         }
         tracing::info!(%job_id, words, job_type = ?submission.job_type, "transcript ready");
         report(done);
@@ -220,7 +265,12 @@ impl WorkerContext {
                         options.hotwords = g.names.iter().cloned().chain(g.items.iter().map(|i| i.name.clone())).collect();
                     }
                 }
-                Err(e) => tracing::warn!(%glossary_id, error = %e, "glossary unreadable; transcribing without it"),
+                // Transcribing without the glossary the client asked for would silently give a
+                // worse transcript: the job fails and says why (and is refunded).
+                Err(e) => {
+                    tracing::error!(%glossary_id, error = %e, "glossary unreadable; failing the job");
+                    return Err(format!("The glossary {glossary_id} could not be read ({e}); the job was not transcribed without it"));
+                }
             }
         }
         Ok(options)

@@ -58,6 +58,7 @@ pub enum CallbackMsg {
 
 pub struct CallbackActor;
 
+#[derive(Clone)]
 pub struct CallbackArgs {
     pub jobs: Jobs,
     pub store: Arc<dyn EventStore>,

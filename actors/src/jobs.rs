@@ -110,6 +110,16 @@ impl JobActorState {
                 self.loaded = command::catch_up::<JobAggregate>(store, &self.stream, self.loaded.clone()).await?;
                 command::append_decision::<JobAggregate>(store, &self.stream, &mut self.loaded, cmd).await
             }
+            // A refusal decided on a state that other nodes (sharing the store) may have moved
+            // on: when the stream grew meanwhile, decide once more on the newer state.
+            Err(CommandError::Refused(refusal)) => {
+                let before = self.loaded.version;
+                self.loaded = command::catch_up::<JobAggregate>(store, &self.stream, self.loaded.clone()).await?;
+                if self.loaded.version == before {
+                    return Err(CommandError::Refused(refusal));
+                }
+                command::append_decision::<JobAggregate>(store, &self.stream, &mut self.loaded, cmd).await
+            }
             other => other,
         }
     }

@@ -2,38 +2,62 @@
 //! its duration (charging a URL job for it), then records the outcome on the job (or fails it
 //! with a message that says why).
 //!
-//! Each request runs as its own task, so a slow download never holds up a probe; downloads run
-//! at most `max_downloads` at a time.
+//! Each request runs as its own task, so a slow download never holds up a probe. Downloads run
+//! at most `max_downloads` at a time, shared fairly between accounts ([`FairQueue`]): the next
+//! slot goes to the account with the fewest downloads running, and one account may hold every
+//! slot but one, so another account's URL starts at once even while the first account's slow
+//! servers drip (each download also has an overall deadline, see [`crate::media::FetchConfig`]).
+//! A job deleted while its media downloads has its download stopped and its files removed.
+//! Media longer than the operator's `max_duration` is refused at probe, before a URL job is
+//! charged (an upload, charged at submission, is refunded when its job fails).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::account::Prices;
-use scribe_domain::ids::JobId;
-use scribe_domain::job::{JobCommand, StoredMedia};
-use tokio::sync::Semaphore;
+use scribe_domain::ids::{JobId, UserName};
+use scribe_domain::job::{JobCommand, JobRefusal, StoredMedia};
+use tokio_util::sync::CancellationToken;
 
 use crate::billing::{ChargeError, charge_url_job};
 use crate::clock::now_ms;
+use crate::command::CommandError;
 use crate::eventstore::EventStore;
+use crate::fair_queue::FairQueue;
 use crate::jobs::Jobs;
-use crate::media::{Fetcher, MediaStore};
+use crate::media::{Fetcher, MediaStore, human};
 use crate::pipeline::{StageDone, fail_and_report, report};
 
 pub enum MediaMsg {
-    Fetch { job_id: JobId, url: String, filename: String, done: StageDone },
+    Fetch { job_id: JobId, owner: UserName, url: String, filename: String, done: StageDone },
     Probe { job_id: JobId, path: PathBuf, done: StageDone },
+    /// The job was deleted: stop its download (or take it out of the line).
+    Cancel(JobId),
+    /// A download of this account ended; its slot goes to the next in line.
+    DownloadEnded { owner: UserName, job_id: JobId },
+}
+
+/// A download waiting for a slot.
+struct FetchTask {
+    job_id: JobId,
+    url: String,
+    done: StageDone,
 }
 
 pub struct MediaActor;
 
+#[derive(Clone)]
 pub struct MediaArgs {
     pub jobs: Jobs,
     pub store: MediaStore,
     pub fetcher: Fetcher,
     pub data_dir: PathBuf,
     pub max_downloads: usize,
+    /// Longest media accepted (operator setting); `None`: no limit.
+    pub max_duration: Option<Duration>,
     /// For charging URL jobs once their duration is known.
     pub event_store: Arc<dyn EventStore>,
     pub prices: Prices,
@@ -44,9 +68,27 @@ pub struct MediaState {
     store: MediaStore,
     fetcher: Arc<Fetcher>,
     data_dir: PathBuf,
-    downloads: Arc<Semaphore>,
+    max_downloads: usize,
+    max_duration: Option<Duration>,
+    /// Downloads waiting per account, and how many each account runs.
+    downloads: FairQueue<UserName, FetchTask>,
+    /// Running downloads, to stop one whose job is deleted.
+    running: HashMap<JobId, CancellationToken>,
     event_store: Arc<dyn EventStore>,
     prices: Prices,
+}
+
+/// The `errorMsg` of media longer than the operator allows, or `None` when it is within limits.
+pub fn too_long(max_duration: Option<Duration>, duration_ms: u64) -> Option<String> {
+    let max = max_duration?;
+    let length = Duration::from_millis(duration_ms);
+    (length > max).then(|| {
+        format!(
+            "The media is {} long; this server accepts media of at most {}",
+            human::length(length),
+            human::limit(max)
+        )
+    })
 }
 
 impl Actor for MediaActor {
@@ -60,42 +102,52 @@ impl Actor for MediaActor {
             store: args.store,
             fetcher: Arc::new(args.fetcher),
             data_dir: args.data_dir,
-            downloads: Arc::new(Semaphore::new(args.max_downloads.max(1))),
+            max_downloads: args.max_downloads.max(1),
+            max_duration: args.max_duration,
+            // Every slot but one: another account's download can always start.
+            downloads: FairQueue::new(args.max_downloads.saturating_sub(1).max(1)),
+            running: HashMap::new(),
             event_store: args.event_store,
             prices: args.prices,
         })
     }
 
-    async fn handle(&self, _: ActorRef<MediaMsg>, msg: MediaMsg, state: &mut MediaState) -> Result<(), ActorProcessingErr> {
+    async fn handle(&self, myself: ActorRef<MediaMsg>, msg: MediaMsg, state: &mut MediaState) -> Result<(), ActorProcessingErr> {
         match msg {
-            MediaMsg::Fetch { job_id, url, filename: _, done } => {
-                let (jobs, store, fetcher, data_dir, permits) =
-                    (state.jobs.clone(), state.store.clone(), state.fetcher.clone(), state.data_dir.clone(), state.downloads.clone());
-                tokio::spawn(async move {
-                    let _permit = permits.acquire_owned().await;
-                    tracing::info!(%job_id, %url, "fetching media");
-                    match fetcher.fetch_to_store(&url, &store, job_id.as_str()).await {
-                        Ok(stored) => {
-                            let media = StoredMedia { path: relative(&data_dir, &stored.path), bytes: stored.size };
-                            if let Err(e) = jobs.execute(&job_id, JobCommand::RecordMediaStored { media, at_ms: now_ms() }).await {
-                                tracing::warn!(%job_id, error = %e, "recording fetched media");
-                            }
-                            report(done);
-                        }
-                        Err(e) => {
-                            tracing::info!(%job_id, error = %e, "media fetch failed");
-                            fail_and_report(&jobs, done, format!("Could not fetch the media from sourceUrl: {e}"));
-                        }
-                    }
-                });
+            MediaMsg::Fetch { job_id, owner, url, filename: _, done } => {
+                state.downloads.push(owner, FetchTask { job_id, url, done });
+            }
+            MediaMsg::DownloadEnded { owner, job_id } => {
+                state.downloads.finished(&owner);
+                state.running.remove(&job_id);
+            }
+            MediaMsg::Cancel(job_id) => {
+                if let Some(token) = state.running.remove(&job_id) {
+                    token.cancel();
+                }
+                for task in state.downloads.remove_waiting(|t| t.job_id == job_id) {
+                    tracing::info!(job_id = %task.job_id, "download withdrawn: the job was deleted");
+                    report(task.done);
+                }
             }
             MediaMsg::Probe { job_id, path, done } => {
-                let (jobs, event_store, prices) = (state.jobs.clone(), state.event_store.clone(), state.prices);
+                let (jobs, event_store, prices, max_duration) = (state.jobs.clone(), state.event_store.clone(), state.prices, state.max_duration);
                 tokio::spawn(async move {
+                    // An upload arrives probed: the edge records its duration right after the
+                    // submission, usually before this runs. Nothing to do then.
+                    if let Ok((job, _)) = jobs.state(&job_id).await {
+                        if job.duration_ms.is_some() {
+                            return report(done);
+                        }
+                    }
                     let probed = tokio::task::spawn_blocking(move || scribe_whisper::audio::probe(&path)).await;
                     match probed {
                         Ok(Ok(info)) => {
                             let duration_ms = (info.duration_s * 1000.0).round().max(0.0) as u64;
+                            if let Some(msg) = too_long(max_duration, duration_ms) {
+                                tracing::info!(%job_id, duration_ms, "media longer than the server accepts");
+                                return fail_and_report(&jobs, done, msg);
+                            }
                             // A URL job is paid for now that its duration is known, before any
                             // transcription starts.
                             let charged = match jobs.state(&job_id).await {
@@ -110,8 +162,14 @@ impl Actor for MediaActor {
                                     return report(done);
                                 }
                             }
-                            if let Err(e) = jobs.execute(&job_id, JobCommand::RecordMediaProbed { duration_ms, at_ms: now_ms() }).await {
-                                tracing::warn!(%job_id, error = %e, "recording probed media");
+                            match jobs.execute(&job_id, JobCommand::RecordMediaProbed { duration_ms, at_ms: now_ms() }).await {
+                                Ok(_) => {}
+                                // The edge recorded the upload's duration in the meantime: the
+                                // job has what it needs.
+                                Err(CommandError::Refused(JobRefusal::AlreadyRecorded(what))) => {
+                                    tracing::debug!(%job_id, what, "media duration recorded by the upload")
+                                }
+                                Err(e) => tracing::warn!(%job_id, error = %e, "recording probed media"),
                             }
                             report(done);
                         }
@@ -121,11 +179,96 @@ impl Actor for MediaActor {
                 });
             }
         }
+        state.start_downloads(&myself);
         Ok(())
+    }
+}
+
+impl MediaState {
+    /// Starts waiting downloads while slots are free, fairly between accounts.
+    fn start_downloads(&mut self, myself: &ActorRef<MediaMsg>) {
+        while self.downloads.running() < self.max_downloads {
+            let Some((owner, FetchTask { job_id, url, done })) = self.downloads.start_next() else { break };
+            let cancel = CancellationToken::new();
+            self.running.insert(job_id.clone(), cancel.clone());
+            let (jobs, store, fetcher, data_dir, me) =
+                (self.jobs.clone(), self.store.clone(), self.fetcher.clone(), self.data_dir.clone(), myself.clone());
+            tokio::spawn(async move {
+                // The URL may carry credentials (a signed link, someone's apiKey): log it without.
+                tracing::info!(%job_id, url = %redacted(&url), %owner, "fetching media");
+                let fetched = tokio::select! {
+                    fetched = fetcher.fetch_to_store(&url, &store, job_id.as_str()) => Some(fetched),
+                    () = cancel.cancelled() => None,
+                };
+                match fetched {
+                    // Dropping the download removed its temp file; anything committed goes too.
+                    None => {
+                        tracing::info!(%job_id, "download stopped: the job was deleted");
+                        remove_files_of_deleted(&store, &job_id).await;
+                        report(done);
+                    }
+                    Some(Ok(stored)) => {
+                        let media = StoredMedia { path: relative(&data_dir, &stored.path), bytes: stored.size };
+                        match jobs.execute(&job_id, JobCommand::RecordMediaStored { media, at_ms: now_ms() }).await {
+                            Ok(_) => {}
+                            Err(CommandError::Refused(JobRefusal::Deleted)) => remove_files_of_deleted(&store, &job_id).await,
+                            Err(e) => tracing::warn!(%job_id, error = %e, "recording fetched media"),
+                        }
+                        report(done);
+                    }
+                    Some(Err(e)) => {
+                        tracing::info!(%job_id, error = %e, "media fetch failed");
+                        fail_and_report(&jobs, done, format!("Could not fetch the media from sourceUrl: {e}"));
+                    }
+                }
+                let _ = me.cast(MediaMsg::DownloadEnded { owner, job_id });
+            });
+        }
+    }
+}
+
+/// Removes what a worker wrote for a job deleted while it worked (the edge already removed
+/// what was there when the job was deleted).
+pub async fn remove_files_of_deleted(store: &MediaStore, job_id: &JobId) {
+    tracing::info!(%job_id, "the job was deleted while it was worked on; removing its files");
+    if let Err(e) = store.delete_job(job_id.as_str()).await {
+        tracing::error!(%job_id, error = %e, "removing the files of a deleted job");
     }
 }
 
 /// `path` relative to the data directory, as events record it.
 pub fn relative(data_dir: &Path, path: &Path) -> String {
     path.strip_prefix(data_dir).unwrap_or(path).to_string_lossy().into_owned()
+}
+
+/// `url` for a log line: without user name, password or query values, which may be secrets.
+pub fn redacted(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url) else { return "(not a URL)".to_owned() };
+    if !parsed.username().is_empty() {
+        let _ = parsed.set_username("REDACTED");
+    }
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some("REDACTED"));
+    }
+    if parsed.query().is_some() {
+        let names: Vec<String> = parsed.query_pairs().map(|(name, _)| name.into_owned()).collect();
+        parsed.query_pairs_mut().clear().extend_pairs(names.iter().map(|n| (n.as_str(), "REDACTED")));
+    }
+    parsed.set_fragment(None);
+    parsed.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn logged_urls_keep_no_secrets() {
+        assert_eq!(
+            redacted("https://bob:pw@example.com/a.mp3?apiKey=sk_123&X-Amz-Signature=abc#t"),
+            "https://REDACTED:REDACTED@example.com/a.mp3?apiKey=REDACTED&X-Amz-Signature=REDACTED"
+        );
+        assert_eq!(redacted("https://example.com/a.mp3"), "https://example.com/a.mp3");
+        assert_eq!(redacted("sk_123 not a url"), "(not a URL)");
+    }
 }

@@ -7,29 +7,44 @@
 //! still waiting, which is how a crash loses no accepted job: the log says where each job was.
 //! Workers report back through the job actors (commands); the job actor refuses anything already
 //! recorded, so a stage run twice after a crash appends nothing twice.
+//!
+//! The pipeline supervises its workers (media, ASR, callbacks): they are its linked children, and
+//! one that dies is started again. No stage is left "in flight" by a worker that vanished: the
+//! [`StageDone`] handed with each stage reports `WorkerLost` when it is dropped unreported (the
+//! worker's task panicked, the worker died with the stage in its queue or mailbox), and the
+//! pipeline then runs the stage again, up to `MAX_STAGE_ATTEMPTS` times before failing the job.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef};
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use scribe_domain::ids::{JobId, job_id_of_stream};
 use scribe_domain::job::{JobAggregate, JobCommand, JobEvent, JobState, MediaSource, Stage};
 use scribe_domain::{Aggregate, VersionedEvent};
 
-use crate::asr::{AsrMsg, AsrTask, TaskKind};
-use crate::callbacks::CallbackMsg;
+use crate::asr::{AsrActor, AsrArgs, AsrMsg, AsrTask, TaskKind};
+use crate::callbacks::{CallbackActor, CallbackArgs, CallbackMsg};
+use crate::checkpoint::{self, CheckpointFile, PipelineCheckpoint};
 use crate::clock::now_ms;
+use crate::cluster::{Admission, ClaimGate, ClusterSettings, is_recognition};
 use crate::eventstore::{EventStore, RecordedEvent, follow_log};
 use crate::jobs::Jobs;
-use crate::media_worker::MediaMsg;
+use crate::media_worker::{MediaActor, MediaArgs, MediaMsg};
 
 /// How often a stage is started again when its worker ended without moving the job on.
 const MAX_STAGE_ATTEMPTS: u32 = 3;
 
 /// How long after a worker's report the pipeline checks that its outcome was recorded.
 const RECHECK_AFTER: Duration = Duration::from_secs(5);
+
+/// How long after a worker lost a stage the pipeline looks at the job again (time for a dead
+/// worker to be started again first).
+const RECHECK_LOST_AFTER: Duration = Duration::from_millis(500);
+
+/// How long the pipeline waits before starting a dead worker again when the first try failed.
+const RESTART_BACKOFF: Duration = Duration::from_secs(1);
 
 /// How often leases on manual tasks are checked for expiry. An expired lease already lets
 /// others claim the task; the sweep records the expiry in the job's history.
@@ -42,10 +57,22 @@ pub enum PipelineMsg {
     SubscriptionLost(String),
     /// A worker finished the stage it was given (whatever the outcome).
     StageDone(JobId, Stage),
+    /// A stage's work ended without a report (its worker panicked or died with the stage queued).
+    WorkerLost(JobId, Stage),
+    /// Start a worker that died and could not be started again at once.
+    RestartWorker(WorkerKind),
+    /// The workers currently running (for operators and tests).
+    Workers(RpcReplyPort<WorkerRefs>),
     /// See whether a job whose worker finished has moved on.
     Recheck(JobId, Stage),
     /// Record the expiry of task leases that ran out.
     SweepLeases,
+    /// A claim on a job's work was appended or refused (cluster nodes only; see `cluster`).
+    ClaimSettled(JobId),
+    /// Renew the claims on the work running here, and offer waiting recognitions again.
+    RenewClaims,
+    /// Write the checkpoint (see `checkpoint`), if the pipeline moved since the last one.
+    SaveCheckpoint,
 }
 
 pub struct Pipeline;
@@ -53,14 +80,69 @@ pub struct Pipeline;
 pub struct PipelineArgs {
     pub store: Arc<dyn EventStore>,
     pub jobs: Jobs,
+    /// How to start each worker (again, after it died).
+    pub workers: WorkerArgs,
+    pub data_dir: PathBuf,
+    /// Set when several nodes share the event store: work is claimed before it runs.
+    pub cluster: Option<ClusterSettings>,
+    /// Where the pipeline keeps its checkpoint; `None`: it reads the log from the start.
+    pub checkpoint: Option<CheckpointFile>,
+}
+
+/// The start arguments of the pipeline's workers, kept to start a dead one again.
+#[derive(Clone)]
+pub struct WorkerArgs {
+    pub media: MediaArgs,
+    pub asr: AsrArgs,
+    pub callbacks: CallbackArgs,
+}
+
+/// The pipeline's workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerKind {
+    Media,
+    Asr,
+    Callbacks,
+}
+
+impl WorkerKind {
+    /// The worker that does the work of `stage`, if a worker does it.
+    fn of_stage(stage: Stage) -> Option<WorkerKind> {
+        match stage {
+            Stage::StoreMedia | Stage::ProbeMedia => Some(WorkerKind::Media),
+            Stage::Transcribe | Stage::Translate => Some(WorkerKind::Asr),
+            Stage::DeliverCallback => Some(WorkerKind::Callbacks),
+            _ => None,
+        }
+    }
+}
+
+/// The running workers.
+#[derive(Clone)]
+pub struct WorkerRefs {
     pub media: ActorRef<MediaMsg>,
     pub asr: ActorRef<AsrMsg>,
     pub callbacks: ActorRef<CallbackMsg>,
-    pub data_dir: PathBuf,
+}
+
+impl WorkerRefs {
+    fn kind_of(&self, cell: &ActorCell) -> Option<WorkerKind> {
+        let id = cell.get_id();
+        if id == self.media.get_id() {
+            Some(WorkerKind::Media)
+        } else if id == self.asr.get_id() {
+            Some(WorkerKind::Asr)
+        } else if id == self.callbacks.get_id() {
+            Some(WorkerKind::Callbacks)
+        } else {
+            None
+        }
+    }
 }
 
 pub struct PipelineState {
     args: PipelineArgs,
+    workers: WorkerRefs,
     /// Unfinished jobs, as their events say.
     open: HashMap<JobId, JobState>,
     /// The stage each job was last sent to a worker for, while the worker runs.
@@ -74,6 +156,12 @@ pub struct PipelineState {
     live: bool,
     /// Translations whose source job was deleted, to fail once live.
     orphaned: Vec<JobId>,
+    /// Claims on work, when this node shares the store with others.
+    claims: Option<ClaimGate>,
+    /// The stream version folded into each open job (to skip what a checkpoint already holds).
+    versions: HashMap<JobId, u64>,
+    /// Position of the last checkpoint written.
+    saved_position: u64,
 }
 
 impl Actor for Pipeline {
@@ -83,17 +171,51 @@ impl Actor for Pipeline {
 
     async fn pre_start(&self, myself: ActorRef<PipelineMsg>, args: PipelineArgs) -> Result<PipelineState, ActorProcessingErr> {
         let start_head = args.store.head_position().await?;
-        follow_log(args.store.clone(), 0, myself.clone(), PipelineMsg::Event, PipelineMsg::SubscriptionLost);
+        let cell = myself.get_cell();
+        let workers = WorkerRefs {
+            media: spawn_media(&args.workers, &cell).await?,
+            asr: spawn_asr(&args.workers, &cell).await?,
+            callbacks: spawn_callbacks(&args.workers, &cell).await?,
+        };
+        // A checkpoint past the head belongs to another log (the store was replaced): ignore it.
+        let saved: PipelineCheckpoint =
+            args.checkpoint.as_ref().and_then(CheckpointFile::load).filter(|c: &PipelineCheckpoint| c.position <= start_head).unwrap_or_default();
+        let (mut open, mut versions) = (HashMap::new(), HashMap::new());
+        for (job_id, job, version) in checkpoint::restore_jobs(args.store.as_ref(), &saved.open).await? {
+            open.insert(job_id.clone(), job);
+            versions.insert(job_id, version);
+        }
+        tracing::info!(position = saved.position, head = start_head, jobs = open.len(), "pipeline starts from its checkpoint");
+        follow_log(args.store.clone(), saved.position, myself.clone(), PipelineMsg::Event, PipelineMsg::SubscriptionLost);
         myself.send_interval(LEASE_SWEEP_EVERY, || PipelineMsg::SweepLeases);
+        if args.checkpoint.is_some() {
+            myself.send_interval(checkpoint::SAVE_EVERY, || PipelineMsg::SaveCheckpoint);
+        }
+        let live = start_head <= saved.position;
+        if live {
+            // Nothing after the checkpoint: resume every unfinished job now.
+            for (job_id, job) in &open {
+                let (job_id, stage) = (job_id.clone(), job.stage());
+                let _ = myself.cast(PipelineMsg::Recheck(job_id, stage));
+            }
+        }
+        let claims = args.cluster.clone().map(ClaimGate::new);
+        if let Some(gate) = &claims {
+            myself.send_interval(gate.settings().lease / 3, || PipelineMsg::RenewClaims);
+        }
         Ok(PipelineState {
             args,
-            open: HashMap::new(),
+            workers,
+            open,
             in_flight: HashMap::new(),
             attempts: HashMap::new(),
-            position: 0,
+            position: saved.position,
             start_head,
-            live: start_head == 0,
+            live,
             orphaned: Vec::new(),
+            claims,
+            versions,
+            saved_position: saved.position,
         })
     }
 
@@ -126,16 +248,52 @@ impl Actor for Pipeline {
             PipelineMsg::StageDone(job_id, stage) => {
                 if state.in_flight.get(&job_id) == Some(&stage) {
                     state.in_flight.remove(&job_id);
+                    if is_recognition(stage) {
+                        state.offer_backlog(&myself).await;
+                    }
                     // The worker's outcome reaches us as an event through the log, usually a few
                     // milliseconds after this report. Look again later: if the job has still not
                     // moved on, the worker could not record its outcome, and the stage runs again.
                     let _ = myself.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage));
                 }
             }
+            PipelineMsg::WorkerLost(job_id, stage) => {
+                if state.in_flight.get(&job_id) == Some(&stage) {
+                    state.in_flight.remove(&job_id);
+                    tracing::error!(%job_id, ?stage, "the worker of a stage ended without a report; the stage runs again");
+                    let _ = myself.send_after(RECHECK_LOST_AFTER, move || PipelineMsg::Recheck(job_id, stage));
+                }
+            }
             PipelineMsg::Recheck(job_id, stage) => {
                 let stuck = state.open.get(&job_id).map(JobState::stage) == Some(stage);
                 if stuck && !state.in_flight.contains_key(&job_id) {
                     state.dispatch(&myself, &job_id).await;
+                }
+            }
+            PipelineMsg::RestartWorker(kind) => state.restart(&myself, kind).await,
+            PipelineMsg::Workers(reply) => {
+                let _ = reply.send(state.workers.clone());
+            }
+            PipelineMsg::ClaimSettled(job_id) => {
+                if let Some(gate) = &mut state.claims {
+                    gate.settled(&job_id);
+                }
+            }
+            PipelineMsg::RenewClaims => {
+                if let Some(gate) = &state.claims {
+                    let running = state.in_flight.iter().filter_map(|(id, stage)| Some((id, state.open.get(id)?, *stage)));
+                    gate.renew(&state.args.jobs, running);
+                }
+                if state.live {
+                    state.offer_backlog(&myself).await;
+                }
+            }
+            PipelineMsg::SaveCheckpoint => {
+                // Only once live: before that, translations to fail may still be pending.
+                if let (Some(file), true) = (&state.args.checkpoint, state.live && state.position > state.saved_position) {
+                    let open = state.versions.iter().map(|(id, v)| (id.to_string(), *v)).collect();
+                    file.save(&PipelineCheckpoint { position: state.position, open }).await;
+                    state.saved_position = state.position;
                 }
             }
             PipelineMsg::SubscriptionLost(reason) => {
@@ -146,10 +304,71 @@ impl Actor for Pipeline {
         }
         Ok(())
     }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<PipelineMsg>,
+        event: SupervisionEvent,
+        state: &mut PipelineState,
+    ) -> Result<(), ActorProcessingErr> {
+        let (cell, why) = match &event {
+            SupervisionEvent::ActorFailed(cell, error) => (cell, format!("failed: {error}")),
+            SupervisionEvent::ActorTerminated(cell, _, reason) => (cell, format!("stopped: {}", reason.as_deref().unwrap_or("no reason given"))),
+            _ => return Ok(()),
+        };
+        if let Some(kind) = state.workers.kind_of(cell) {
+            tracing::error!(worker = ?kind, %why, "a pipeline worker died; starting it again");
+            state.restart(&myself, kind).await;
+        }
+        Ok(())
+    }
+
+    async fn post_stop(&self, myself: ActorRef<PipelineMsg>, _: &mut PipelineState) -> Result<(), ActorProcessingErr> {
+        myself.stop_children(None);
+        Ok(())
+    }
 }
 
+async fn spawn_media(args: &WorkerArgs, supervisor: &ActorCell) -> Result<ActorRef<MediaMsg>, ractor::SpawnErr> {
+    Ok(Actor::spawn_linked(None, MediaActor, args.media.clone(), supervisor.clone()).await?.0)
+}
+
+async fn spawn_asr(args: &WorkerArgs, supervisor: &ActorCell) -> Result<ActorRef<AsrMsg>, ractor::SpawnErr> {
+    Ok(Actor::spawn_linked(None, AsrActor, args.asr.clone(), supervisor.clone()).await?.0)
+}
+
+async fn spawn_callbacks(args: &WorkerArgs, supervisor: &ActorCell) -> Result<ActorRef<CallbackMsg>, ractor::SpawnErr> {
+    Ok(Actor::spawn_linked(None, CallbackActor, args.callbacks.clone(), supervisor.clone()).await?.0)
+}
 
 impl PipelineState {
+    /// Starts the worker `kind` again, then hands it every job waiting at one of its stages.
+    async fn restart(&mut self, myself: &ActorRef<PipelineMsg>, kind: WorkerKind) {
+        let cell = myself.get_cell();
+        let started = match kind {
+            WorkerKind::Media => spawn_media(&self.args.workers, &cell).await.map(|r| self.workers.media = r),
+            WorkerKind::Asr => spawn_asr(&self.args.workers, &cell).await.map(|r| self.workers.asr = r),
+            WorkerKind::Callbacks => spawn_callbacks(&self.args.workers, &cell).await.map(|r| self.workers.callbacks = r),
+        };
+        if let Err(error) = started {
+            tracing::error!(worker = ?kind, %error, "a pipeline worker could not be started again; trying again shortly");
+            let _ = myself.send_after(RESTART_BACKOFF, move || PipelineMsg::RestartWorker(kind));
+            return;
+        }
+        if !self.live {
+            return; // jobs are dispatched once the log is caught up with
+        }
+        let waiting: Vec<JobId> = self
+            .open
+            .iter()
+            .filter(|(id, s)| WorkerKind::of_stage(s.stage()) == Some(kind) && !self.in_flight.contains_key(*id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for job_id in waiting {
+            self.dispatch(myself, &job_id).await;
+        }
+    }
+
     /// Folds a job event into the open jobs; returns the job it concerned.
     fn fold(&mut self, recorded: &RecordedEvent) -> Option<JobId> {
         let job_id = job_id_of_stream(&recorded.stream)?;
@@ -161,8 +380,19 @@ impl PipelineState {
             }
         };
         if let JobEvent::JobDeleted { .. } = &event {
+            // Work under way for it stops, and leaves no file behind.
+            if self.live {
+                let media = self.workers.media.cast(MediaMsg::Cancel(job_id.clone())).err().map(|e| e.to_string());
+                let asr = self.workers.asr.cast(AsrMsg::Cancel(job_id.clone())).err().map(|e| e.to_string());
+                for error in media.into_iter().chain(asr) {
+                    tracing::error!(%job_id, %error, "telling a worker to stop the work of a deleted job");
+                }
+            }
             // Translations being made from this job lose their source: they fail (and are refunded).
             self.orphaned.extend(self.open.iter().filter(|(_, s)| is_translation_of(s, &job_id)).map(|(id, _)| id.clone()));
+        }
+        if self.versions.get(&job_id).is_some_and(|v| recorded.version <= *v) {
+            return None; // already in the state restored from the checkpoint
         }
         let known = self.open.remove(&job_id);
         // A job we dropped as finished only gets bookkeeping events after that; ignore them.
@@ -176,9 +406,11 @@ impl PipelineState {
             Stage::Finished | Stage::Deleted => {
                 self.in_flight.remove(&job_id);
                 self.attempts.remove(&job_id);
+                self.versions.remove(&job_id);
             }
             _ => {
                 self.open.insert(job_id.clone(), state);
+                self.versions.insert(job_id.clone(), recorded.version);
             }
         }
         Some(job_id)
@@ -194,6 +426,12 @@ impl PipelineState {
         if !matches!(stage, Stage::StoreMedia | Stage::ProbeMedia | Stage::Transcribe | Stage::Translate | Stage::Complete | Stage::OpenTask | Stage::DeliverCallback) {
             return;
         }
+        if let Some(gate) = &mut self.claims {
+            let recognitions = self.in_flight.values().filter(|s| is_recognition(**s)).count();
+            if gate.admit(myself, &self.args.jobs, job_id, state, stage, recognitions) == Admission::Wait {
+                return;
+            }
+        }
         let attempts = self.attempts.entry(job_id.clone()).or_insert((stage, 0));
         if attempts.0 != stage {
             *attempts = (stage, 0);
@@ -203,34 +441,45 @@ impl PipelineState {
             tracing::error!(%job_id, ?stage, "stage kept failing without a recorded outcome; failing the job");
             let jobs = self.args.jobs.clone();
             let job_id = job_id.clone();
+            let pipeline = myself.clone();
             tokio::spawn(async move {
                 let msg = format!("Processing failed repeatedly at the {} stage; please resubmit the job", stage_name(stage));
-                let _ = jobs.execute(&job_id, JobCommand::Fail { error_msg: msg, at_ms: now_ms() }).await;
+                if let Err(error) = jobs.execute(&job_id, JobCommand::Fail { error_msg: msg, at_ms: now_ms() }).await {
+                    // Not recorded: look again later, which tries to fail the job once more.
+                    tracing::error!(%job_id, ?stage, %error, "recording the failure of a job that kept failing; trying again");
+                    let _ = pipeline.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage));
+                }
             });
             return;
         }
         self.in_flight.insert(job_id.clone(), stage);
         let submission = state.submission.as_ref().expect("an open job was submitted");
-        let done = (myself.clone(), job_id.clone(), stage);
+        let done = StageDone::new(myself.clone(), job_id.clone(), stage);
+        // A cast to a worker that just died fails; the stage in the message is dropped with it,
+        // which reports it lost, and it runs again once the worker is back.
         match stage {
             Stage::StoreMedia => match &submission.source {
                 MediaSource::Url { source_url, filename } => {
-                    let _ = self.args.media.cast(MediaMsg::Fetch {
+                    let sent = self.workers.media.cast(MediaMsg::Fetch {
                         job_id: job_id.clone(),
+                        owner: submission.owner.clone(),
                         url: source_url.as_str().to_owned(),
                         filename: filename.clone(),
                         done,
                     });
+                    log_unsent(job_id, stage, sent.err());
                 }
                 // An upload is recorded in one append with its file (JobSubmitted + MediaStored):
                 // its MediaStored event is the next one in the log, so there is nothing to do.
                 _ => {
                     self.in_flight.remove(job_id);
+                    report(done);
                 }
             },
             Stage::ProbeMedia => {
                 let path = self.args.data_dir.join(&state.media.as_ref().expect("media before probe").path);
-                let _ = self.args.media.cast(MediaMsg::Probe { job_id: job_id.clone(), path, done });
+                let sent = self.workers.media.cast(MediaMsg::Probe { job_id: job_id.clone(), path, done });
+                log_unsent(job_id, stage, sent.err());
             }
             Stage::Transcribe | Stage::Translate => {
                 let kind = if stage == Stage::Transcribe { TaskKind::Transcribe } else { TaskKind::Translate };
@@ -241,21 +490,23 @@ impl PipelineState {
                     state: state.clone(),
                     done,
                 };
-                let _ = self.args.asr.cast(AsrMsg::Enqueue(Box::new(task)));
+                let sent = self.workers.asr.cast(AsrMsg::Enqueue(Box::new(task)));
+                log_unsent(job_id, stage, sent.err());
             }
             Stage::Complete | Stage::OpenTask => {
                 let jobs = self.args.jobs.clone();
                 let cmd = if stage == Stage::Complete { JobCommand::Complete { at_ms: now_ms() } } else { JobCommand::OpenTask { at_ms: now_ms() } };
                 tokio::spawn(async move {
-                    if let Err(e) = jobs.execute(&done.1, cmd).await {
-                        tracing::warn!(job_id = %done.1, error = %e, ?stage, "recording the next step of a job");
+                    if let Err(e) = jobs.execute(&done.job_id, cmd).await {
+                        tracing::warn!(job_id = %done.job_id, error = %e, ?stage, "recording the next step of a job");
                     }
                     report(done);
                 });
             }
             // Reported done only once delivered or abandoned, so it is dispatched once per run.
             Stage::DeliverCallback => {
-                let _ = self.args.callbacks.cast(CallbackMsg::Deliver { job_id: job_id.clone(), done });
+                let sent = self.workers.callbacks.cast(CallbackMsg::Deliver { job_id: job_id.clone(), done });
+                log_unsent(job_id, stage, sent.err());
             }
             _ => unreachable!("filtered above"),
         }
@@ -263,6 +514,14 @@ impl PipelineState {
 }
 
 impl PipelineState {
+    /// Offers the jobs waiting for a recognition worker on this node again (cluster nodes).
+    async fn offer_backlog(&mut self, myself: &ActorRef<PipelineMsg>) {
+        let Some(gate) = &mut self.claims else { return };
+        for job_id in gate.take_backlog() {
+            self.dispatch(myself, &job_id).await;
+        }
+    }
+
     /// Fails every translation whose source job was deleted.
     fn fail_orphaned_translations(&mut self) {
         for job_id in std::mem::take(&mut self.orphaned) {
@@ -300,20 +559,57 @@ fn is_translation_of(state: &JobState, source: &JobId) -> bool {
     matches!(&state.submission, Some(s) if matches!(&s.source, MediaSource::Job { source_job_id, .. } if source_job_id == source))
 }
 
+/// Logs a stage that could not be handed to its worker (the worker is dead; the stage was
+/// reported lost when the message was dropped).
+fn log_unsent<E: std::fmt::Display>(job_id: &JobId, stage: Stage, error: Option<E>) {
+    if let Some(error) = error {
+        tracing::warn!(%job_id, ?stage, %error, "a stage could not be handed to its worker; it runs again once the worker is back");
+    }
+}
+
 /// Who to tell when a stage's work ends: the pipeline, the job and the stage.
-pub type StageDone = (ActorRef<PipelineMsg>, JobId, Stage);
+///
+/// Hand it to [`report`] (or [`fail_and_report`]) when the work ends. Dropped without that (the
+/// task doing the work panicked, or the worker died with the stage queued), it tells the pipeline
+/// that the stage was lost, and the stage runs again.
+pub struct StageDone {
+    pub pipeline: ActorRef<PipelineMsg>,
+    pub job_id: JobId,
+    pub stage: Stage,
+    reported: bool,
+}
+
+impl StageDone {
+    pub fn new(pipeline: ActorRef<PipelineMsg>, job_id: JobId, stage: Stage) -> StageDone {
+        StageDone { pipeline, job_id, stage, reported: false }
+    }
+}
+
+impl Drop for StageDone {
+    fn drop(&mut self) {
+        let msg = if self.reported {
+            PipelineMsg::StageDone(self.job_id.clone(), self.stage)
+        } else {
+            PipelineMsg::WorkerLost(self.job_id.clone(), self.stage)
+        };
+        // A stopped pipeline has nothing left to drive; on the next start it reads the log.
+        if self.pipeline.cast(msg).is_err() {
+            tracing::debug!(job_id = %self.job_id, stage = ?self.stage, "the pipeline is gone; stage report dropped");
+        }
+    }
+}
 
 /// Tells the pipeline a stage's work ended.
-pub fn report((pipeline, job_id, stage): StageDone) {
-    let _ = pipeline.cast(PipelineMsg::StageDone(job_id, stage));
+pub fn report(mut done: StageDone) {
+    done.reported = true;
 }
 
 /// Records the job as failed with `error_msg`, then reports the stage done.
 pub fn fail_and_report(jobs: &Jobs, done: StageDone, error_msg: String) {
     let jobs = jobs.clone();
     tokio::spawn(async move {
-        if let Err(e) = jobs.execute(&done.1, JobCommand::Fail { error_msg, at_ms: now_ms() }).await {
-            tracing::warn!(job_id = %done.1, error = %e, "recording job failure");
+        if let Err(e) = jobs.execute(&done.job_id, JobCommand::Fail { error_msg, at_ms: now_ms() }).await {
+            tracing::warn!(job_id = %done.job_id, error = %e, "recording job failure; the stage runs again");
         }
         report(done);
     });

@@ -12,25 +12,39 @@ use ractor::{Actor, ActorRef};
 use scribe_domain::account::Prices;
 use scribe_translate::TranslationModels;
 
-use crate::asr::{AsrActor, AsrArgs, AsrMsg};
+use crate::asr::AsrArgs;
 use crate::billing::{RefundActor, RefundMsg};
-use crate::callbacks::{CallbackActor, CallbackArgs, CallbackMsg, CallbackSettings};
+use crate::callbacks::{CallbackArgs, CallbackSettings};
+use crate::checkpoint::CheckpointFile;
+use crate::cluster::ClusterSettings;
 use crate::eventstore::{EventStore, SqliteEventStore};
 use crate::jobs::Jobs;
 use crate::media::{AddressGuard, FetchConfig, Fetcher, MediaStore};
-use crate::media_worker::{MediaActor, MediaArgs, MediaMsg};
-use crate::pipeline::{Pipeline, PipelineArgs, PipelineMsg};
+use crate::media_worker::MediaArgs;
+use crate::pipeline::{Pipeline, PipelineArgs, PipelineMsg, WorkerArgs, WorkerRefs};
 use crate::speech_model::SpeechModel;
 
 /// What the write side needs to start.
 pub struct RuntimeSettings {
+    /// Where job files live (`media/`, `transcripts/`; event paths are relative to it): the
+    /// data directory by default, or the `--media-dir` that every node of a cluster mounts.
     pub data_dir: PathBuf,
+    /// This node's own directory (the data directory): the pipeline's and the refund reactor's
+    /// checkpoints.
+    pub node_dir: PathBuf,
+    /// Set when several nodes share the event store: work is claimed before it runs, and the
+    /// media directory is shared (see `cluster`).
+    pub cluster: Option<ClusterSettings>,
     /// Let `sourceUrl`/`callbackUrl` reach loopback and private addresses.
     pub allow_private_urls: bool,
     /// Recognitions run at once.
     pub asr_workers: usize,
-    /// Downloads run at once.
+    /// Downloads run at once (shared fairly between accounts).
     pub max_downloads: usize,
+    /// Longest a whole `sourceUrl` download may take.
+    pub download_deadline: Duration,
+    /// Longest media accepted; longer media fails its job at probe. `None`: no limit.
+    pub max_duration: Option<Duration>,
     /// How long an idle job actor lives.
     pub job_idle: Duration,
     /// The speech model (shared by every ASR worker, loaded while there is work).
@@ -58,10 +72,8 @@ pub struct Services {
 
 #[derive(Clone)]
 struct Actors {
+    /// Also stops its workers (media, ASR, callbacks) when it stops.
     pipeline: ActorRef<PipelineMsg>,
-    media: ActorRef<MediaMsg>,
-    asr: ActorRef<AsrMsg>,
-    callbacks: ActorRef<CallbackMsg>,
     refunds: ActorRef<RefundMsg>,
 }
 
@@ -87,29 +99,33 @@ pub fn open_event_store(data_dir: &std::path::Path) -> Result<Arc<dyn EventStore
 impl Services {
     /// Starts every actor on `store`. Unfinished jobs resume once the pipeline has read the log.
     pub async fn start(store: Arc<dyn EventStore>, settings: RuntimeSettings) -> Result<Services, StartError> {
-        let media = MediaStore::open(&settings.data_dir).await?;
+        let media = match settings.cluster {
+            Some(_) => MediaStore::open_shared(&settings.data_dir).await?,
+            None => MediaStore::open(&settings.data_dir).await?,
+        };
         let jobs = Jobs::start(store.clone(), settings.job_idle).await?;
-        let fetch = FetchConfig { allow_private: settings.allow_private_urls, ..FetchConfig::default() };
-        let (media_actor, _) = Actor::spawn(
-            None,
-            MediaActor,
-            MediaArgs {
+        let fetch = FetchConfig {
+            allow_private: settings.allow_private_urls,
+            deadline: settings.download_deadline,
+            ..FetchConfig::default()
+        };
+        let refund_checkpoint = Some(CheckpointFile::new(&settings.node_dir, "refunds"));
+        let (refunds, _) = Actor::spawn(None, RefundActor, (store.clone(), refund_checkpoint)).await?;
+        let asr_queue = Arc::new(AtomicUsize::new(0));
+        // The media, ASR and callback workers are the pipeline's supervised children: it starts
+        // them, and starts one again if it dies.
+        let workers = WorkerArgs {
+            media: MediaArgs {
                 jobs: jobs.clone(),
                 store: media.clone(),
                 fetcher: Fetcher::new(fetch),
                 data_dir: settings.data_dir.clone(),
                 max_downloads: settings.max_downloads,
+                max_duration: settings.max_duration,
                 event_store: store.clone(),
                 prices: settings.prices,
             },
-        )
-        .await?;
-        let (refunds, _) = Actor::spawn(None, RefundActor, store.clone()).await?;
-        let asr_queue = Arc::new(AtomicUsize::new(0));
-        let (asr, _) = Actor::spawn(
-            None,
-            AsrActor,
-            AsrArgs {
+            asr: AsrArgs {
                 model: settings.model,
                 text_models: settings.text_models,
                 jobs: jobs.clone(),
@@ -119,29 +135,23 @@ impl Services {
                 workers: settings.asr_workers,
                 queue_gauge: asr_queue.clone(),
             },
-        )
-        .await?;
-        let (callbacks, _) = Actor::spawn(
-            None,
-            CallbackActor,
-            CallbackArgs {
+            callbacks: CallbackArgs {
                 jobs: jobs.clone(),
                 store: store.clone(),
                 guard: AddressGuard::new(settings.allow_private_urls),
                 settings: settings.callbacks,
             },
-        )
-        .await?;
+        };
         let (pipeline, _) = Actor::spawn(
             None,
             Pipeline,
             PipelineArgs {
                 store: store.clone(),
                 jobs: jobs.clone(),
-                media: media_actor.clone(),
-                asr: asr.clone(),
-                callbacks: callbacks.clone(),
+                workers,
                 data_dir: settings.data_dir.clone(),
+                cluster: settings.cluster.clone(),
+                checkpoint: Some(CheckpointFile::new(&settings.node_dir, "pipeline")),
             },
         )
         .await?;
@@ -152,17 +162,19 @@ impl Services {
             media,
             guard: AddressGuard::new(settings.allow_private_urls),
             asr_queue,
-            actors: Actors { pipeline, media: media_actor, asr, callbacks, refunds },
+            actors: Actors { pipeline, refunds },
         })
+    }
+
+    /// The pipeline's workers as they run now (a dead one is replaced by a new actor).
+    pub async fn workers(&self) -> Result<WorkerRefs, ractor::RactorErr<PipelineMsg>> {
+        ractor::call!(self.actors.pipeline, PipelineMsg::Workers)
     }
 
     /// Stops the actors. Appends already under way finish first (each is one SQLite
     /// transaction); work not yet recorded resumes on the next start.
     pub fn stop(&self) {
         self.actors.pipeline.stop(None);
-        self.actors.media.stop(None);
-        self.actors.asr.stop(None);
-        self.actors.callbacks.stop(None);
         self.actors.refunds.stop(None);
         self.jobs.stop();
     }

@@ -15,9 +15,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use scribe_domain::ids::JobId;
-use scribe_domain::job::{JobCommand, JobState};
+use scribe_domain::job::{JobCommand, JobRefusal, JobState};
 use scribe_domain::style::clean_read;
 use scribe_domain::transcript::Transcript;
 use scribe_domain::translation::{sentences, translated_document};
@@ -26,9 +27,10 @@ use scribe_whisper::engine::{EngineError, Task, TranscribeOptions};
 
 use crate::asr::to_document;
 use crate::clock::now_ms;
+use crate::command::CommandError;
 use crate::jobs::Jobs;
 use crate::media::MediaStore;
-use crate::media_worker::relative;
+use crate::media_worker::{relative, remove_files_of_deleted};
 use crate::pipeline::{StageDone, fail_and_report, report};
 use crate::speech_model::SpeechModel;
 
@@ -39,13 +41,21 @@ pub struct TranslationWork {
     pub jobs: Jobs,
     pub media: MediaStore,
     pub data_dir: PathBuf,
+    /// Set when the job is deleted while it is translated.
+    pub cancel: Arc<AtomicBool>,
 }
 
 impl TranslationWork {
     /// Makes, stores and records the job's translated document; fails the job with a reason
     /// when it cannot.
     pub async fn run(self, job_id: JobId, media_path: PathBuf, state: JobState, done: StageDone) {
-        match self.translate(&job_id, &media_path, &state).await {
+        let translated = self.translate(&job_id, &media_path, &state).await;
+        if self.cancel.load(Ordering::Relaxed) {
+            tracing::info!(%job_id, "translation stopped: the job was deleted");
+            remove_files_of_deleted(&self.media, &job_id).await;
+            return report(done);
+        }
+        match translated {
             Ok(document) => {
                 let json = serde_json::to_vec(&document).expect("documents serialize");
                 let path = match self.media.write_translation(job_id.as_str(), &json).await {
@@ -53,8 +63,13 @@ impl TranslationWork {
                     Err(e) => return fail_and_report(&self.jobs, done, format!("Could not store the translated subtitles: {e}")),
                 };
                 let cmd = JobCommand::RecordTranslation { path: relative(&self.data_dir, &path), at_ms: now_ms() };
-                if let Err(e) = self.jobs.execute(&job_id, cmd).await {
-                    tracing::warn!(%job_id, error = %e, "recording the translation");
+                match self.jobs.execute(&job_id, cmd).await {
+                    Ok(_) => {}
+                    Err(CommandError::Refused(JobRefusal::Deleted)) => {
+                        remove_files_of_deleted(&self.media, &job_id).await;
+                        return report(done);
+                    }
+                    Err(e) => tracing::warn!(%job_id, error = %e, "recording the translation"),
                 }
                 tracing::info!(%job_id, "translated subtitles ready");
                 report(done);
@@ -125,6 +140,7 @@ impl TranslationWork {
         let options = TranscribeOptions {
             language: Some(whisper_language.to_owned()),
             task: Task::Translate,
+            cancel: Some(self.cancel.clone()),
             ..TranscribeOptions::default()
         };
         let model = self.model.clone();

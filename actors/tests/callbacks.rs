@@ -22,7 +22,7 @@ use scribe_actors::command;
 use scribe_actors::eventstore::{EventStore, SqliteEventStore};
 use scribe_actors::jobs::Jobs;
 use scribe_actors::media::AddressGuard;
-use scribe_actors::pipeline::PipelineMsg;
+use scribe_actors::pipeline::{PipelineMsg, StageDone};
 use scribe_domain::VersionedEvent;
 use scribe_domain::account::{AccountAggregate, AccountCommand};
 use scribe_domain::ids::{JobId, UserName, account_stream, job_stream};
@@ -212,7 +212,7 @@ impl World {
 
     /// What the pipeline does for a job at stage `DeliverCallback`.
     fn deliver(&self, job_id: &JobId) {
-        let done = (self.pipeline.clone(), job_id.clone(), Stage::DeliverCallback);
+        let done = StageDone::new(self.pipeline.clone(), job_id.clone(), Stage::DeliverCallback);
         self.callbacks.cast(CallbackMsg::Deliver { job_id: job_id.clone(), done }).unwrap();
     }
 

@@ -1,19 +1,33 @@
 //! Who is calling: the `apiKey` query parameter, looked up by its SHA-256 hash in the account
 //! read model (keys are never stored in clear), then the per-key rate limit.
 //!
+//! Guessing keys is limited per client address ([`FailedAuthLimits`]): every unknown key spends
+//! from the address's budget, and once it is spent the address gets 429 with `Retry-After`,
+//! for unknown keys and for keys it has not used successfully before, so a key guessed while
+//! blocked is not revealed. Keys that already worked from that address keep working.
+//! The address is the TCP peer: `X-Forwarded-For` and `Forwarded` are not trusted (any client can
+//! write them). Behind a reverse proxy every client shares the proxy's budget. IPv6 clients are
+//! counted by their /64 network, which one host usually holds whole.
+//!
+//! The key itself is never logged: only its hash is kept, and nothing here writes it anywhere.
+//!
 //! The same [`hash_api_key`] must be used wherever a key is issued (`scribe keys create`).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv6Addr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use poem::Request;
 use poem_openapi::SecurityScheme;
+use poem_openapi::payload::Json;
 use poem_openapi::auth::ApiKey;
 use scribe_domain::ids::UserName;
 use scribe_domain::kinds::Role;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::state::{ApiSettings, ApiState};
 
 /// The authenticated account behind a request.
@@ -68,6 +82,100 @@ impl RateLimits {
     }
 }
 
+/// How long a key that worked from an address stays exempt from that address's block.
+const KNOWN_GOOD_FOR: Duration = Duration::from_secs(24 * 3600);
+/// Entries kept per map before expired ones are swept out.
+const SWEEP_ABOVE: usize = 10_000;
+
+/// Failed authentications allowed per client address.
+pub struct FailedAuthLimits {
+    limiter: DefaultKeyedRateLimiter<IpAddr>,
+    clock: DefaultClock,
+    /// Addresses over their budget, until when.
+    blocked: Mutex<HashMap<IpAddr, Instant>>,
+    /// (address, key hash) pairs that authenticated, and when they last did.
+    known_good: Mutex<HashMap<(IpAddr, String), Instant>>,
+}
+
+impl FailedAuthLimits {
+    pub fn new(settings: &ApiSettings) -> FailedAuthLimits {
+        let quota = Quota::per_minute(settings.auth_failures_per_minute).allow_burst(settings.auth_failures_burst);
+        FailedAuthLimits {
+            limiter: RateLimiter::keyed(quota),
+            clock: DefaultClock::default(),
+            blocked: Mutex::new(HashMap::new()),
+            known_good: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Records a failed authentication from `client`; `Err(seconds to wait)` once its budget is spent.
+    pub fn failed(&self, client: IpAddr) -> Result<(), u64> {
+        self.limiter.check_key(&client).map_err(|not_until| {
+            let wait = not_until.wait_time_from(self.clock.now());
+            let mut blocked = self.blocked.lock().expect("the blocked map is never poisoned");
+            let now = Instant::now();
+            if blocked.len() > SWEEP_ABOVE {
+                blocked.retain(|_, until| *until > now);
+            }
+            blocked.insert(client, now + wait);
+            whole_seconds(wait)
+        })
+    }
+
+    /// Whether a valid key from `client` may pass: `Err(seconds to wait)` while the address is
+    /// blocked and the key has not worked from it before.
+    pub fn admit(&self, client: IpAddr, key_hash: &str) -> Result<(), u64> {
+        let now = Instant::now();
+        let pair = (client, key_hash.to_owned());
+        let mut known_good = self.known_good.lock().expect("the known-good map is never poisoned");
+        let known = known_good.get(&pair).is_some_and(|at| now.duration_since(*at) < KNOWN_GOOD_FOR);
+        if !known {
+            let blocked_until = self.blocked.lock().expect("the blocked map is never poisoned").get(&client).copied();
+            if let Some(until) = blocked_until.filter(|until| *until > now) {
+                return Err(whole_seconds(until - now));
+            }
+        }
+        if known_good.len() > SWEEP_ABOVE {
+            known_good.retain(|_, at| now.duration_since(*at) < KNOWN_GOOD_FOR);
+        }
+        known_good.insert(pair, now);
+        Ok(())
+    }
+}
+
+fn whole_seconds(wait: Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
+}
+
+/// The address a request is counted under: the TCP peer (never a forwarding header), IPv6 by
+/// its /64. Requests without a socket peer (in-process tests) share the unspecified address.
+pub fn client_address(req: &Request) -> IpAddr {
+    match req.remote_addr().as_socket_addr().map(|a| a.ip()) {
+        Some(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+        Some(v4) => v4,
+        None => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+    }
+}
+
+/// 429 for an address that sent too many unknown keys.
+pub(crate) fn too_many_failures(retry_after_s: u64) -> ApiError {
+    let body = ErrorBody {
+        status: 429,
+        error: ErrorCode::RateLimited,
+        message: format!(
+            "Too many requests with an invalid apiKey from your address; retry in {retry_after_s} s with a valid key"
+        ),
+        field: Some("apiKey".to_owned()),
+    };
+    ApiError::TooManyRequests(Json(body), retry_after_s)
+}
+
 async fn check_customer_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
     let caller = check_key(req, key).await?;
     if caller.role.is_staff() {
@@ -97,8 +205,11 @@ async fn check_staff_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
 async fn check_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
     let state = req.data::<Arc<ApiState>>().expect("ApiState is attached to every request");
     let limits = req.data::<Arc<RateLimits>>().expect("RateLimits are attached to every request");
+    let failures = req.data::<Arc<FailedAuthLimits>>().expect("FailedAuthLimits are attached to every request");
+    let client = client_address(req);
     let key = key.key.trim();
     if key.is_empty() {
+        failures.failed(client).map_err(too_many_failures)?;
         return Err(ApiError::unauthorized("apiKey is required: pass your API key in the apiKey query parameter").into());
     }
     let hash = hash_api_key(key);
@@ -107,8 +218,10 @@ async fn check_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
         .account_by_key_hash(&hash)
         .map_err(|e| ApiError::unavailable(format!("Checking the apiKey failed ({e}); retry shortly")))?;
     let Some(account) = account else {
+        failures.failed(client).map_err(too_many_failures)?;
         return Err(ApiError::unauthorized("The apiKey is not valid (unknown or revoked)").into());
     };
+    failures.admit(client, &hash).map_err(too_many_failures)?;
     limits.check(&hash).map_err(ApiError::rate_limited)?;
     Ok(Caller { user: account.user_name, balance_cents: account.balance_cents, role: account.role, languages: account.languages })
 }
@@ -136,5 +249,27 @@ mod tests {
         assert!(limits.check("a").is_ok());
         assert_eq!(limits.check("a"), Err(1));
         assert!(limits.check("b").is_ok(), "keys are limited separately");
+    }
+
+    #[test]
+    fn an_address_that_guesses_is_blocked_but_keeps_its_working_keys() {
+        let settings = ApiSettings {
+            auth_failures_per_minute: NonZeroU32::new(1).unwrap(),
+            auth_failures_burst: NonZeroU32::new(3).unwrap(),
+            ..ApiSettings::default()
+        };
+        let failures = FailedAuthLimits::new(&settings);
+        let guesser: IpAddr = "203.0.113.7".parse().unwrap();
+        let other: IpAddr = "198.51.100.1".parse().unwrap();
+        assert!(failures.admit(guesser, "good").is_ok(), "a key that works before the block");
+        for _ in 0..3 {
+            assert!(failures.failed(guesser).is_ok());
+        }
+        let wait = failures.failed(guesser).unwrap_err();
+        assert!((1..=60).contains(&wait), "retry after {wait} s");
+        assert!(failures.admit(guesser, "good").is_ok(), "a key known from this address still works");
+        assert!(failures.admit(guesser, "guessed").is_err(), "a key first seen while blocked is not revealed");
+        assert!(failures.admit(other, "guessed").is_ok(), "addresses are limited separately");
+        assert!(failures.failed(other).is_ok());
     }
 }

@@ -23,7 +23,9 @@ pub struct Capabilities {
     /// `language` codes a `direct` job may be submitted with (besides `auto`): the languages the
     /// speech model recognises.
     pub asr_languages: Vec<String>,
-    /// The languages `language=auto` chooses among (Whisper codes).
+    /// The `language` codes `language=auto` chooses among: every language the speech model
+    /// recognises that the spec's table has. en, nl, de, fr and it are the documented and tested
+    /// ones; the job shows the detected code once its transcript exists.
     pub auto_detect_languages: Vec<String>,
     /// `targetLanguage` codes a `direct` translatedSubtitles job may ask for on this server:
     /// `en` (Whisper translates the speech), and every language whose English→target
@@ -42,7 +44,12 @@ impl From<&DomainCapabilities> for Capabilities {
     fn from(c: &DomainCapabilities) -> Self {
         Capabilities {
             asr_languages: c.asr_languages.iter().map(|l| l.code().to_owned()).collect(),
-            auto_detect_languages: c.auto_detect.iter().map(|s| (*s).to_owned()).collect(),
+            auto_detect_languages: c
+                .auto_detect
+                .iter()
+                .filter_map(|w| scribe_domain::languages::Language::from_whisper(w))
+                .map(|l| l.code().to_owned())
+                .collect(),
             direct_translation_targets: c.target_codes().into_iter().map(str::to_owned).collect(),
             perfect_translation_targets: target_languages(JobType::Perfect).iter().map(|s| (*s).to_owned()).collect(),
             transcription_styles: vec!["cleanread".into(), "verbatim".into()],

@@ -1,5 +1,5 @@
 //! What happens to every request around its handler: the 406 check against the operation's
-//! media types, the body cap of non-upload endpoints (413), the common error body for errors
+//! media types (after the API key: an unauthenticated request is told 401 first), the body cap of non-upload endpoints (413), the common error body for errors
 //! poem raised itself (with `Allow` on a 405), the access log line (debug; warn for server errors), and the latency metric.
 
 use std::sync::Arc;
@@ -9,7 +9,9 @@ use poem::http::{StatusCode, header};
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 use tokio::io::AsyncReadExt;
 
+use crate::auth::{FailedAuthLimits, client_address, hash_api_key, too_many_failures};
 use crate::error::{ApiError, render_poem_error};
+use crate::state::ApiState;
 use crate::metrics::Metrics;
 use crate::negotiate::acceptable;
 use crate::routes::{RouteEntry, RouteTable};
@@ -23,11 +25,15 @@ pub struct Edge {
     routes: RouteTable,
     metrics: Arc<Metrics>,
     max_body_bytes: u64,
+    state: Arc<ApiState>,
+    /// Unknown keys spend from their address's budget here too, or a bad `Accept` header would
+    /// tell a guessed key (406) from a wrong one (401) without limit.
+    failed_auth: Arc<FailedAuthLimits>,
 }
 
 impl Edge {
-    pub fn new(routes: RouteTable, metrics: Arc<Metrics>, max_body_bytes: u64) -> Edge {
-        Edge { routes, metrics, max_body_bytes }
+    pub fn new(routes: RouteTable, metrics: Arc<Metrics>, max_body_bytes: u64, state: Arc<ApiState>, failed_auth: Arc<FailedAuthLimits>) -> Edge {
+        Edge { routes, metrics, max_body_bytes, state, failed_auth }
     }
 
     pub async fn handle<E: Endpoint>(&self, ep: Arc<E>, mut req: Request) -> poem::Result<Response> {
@@ -70,6 +76,10 @@ impl Edge {
         if let Some(produces) = route.produces(req.method()).filter(|p| !p.is_empty()) {
             if let Some(accept) = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()) {
                 if !acceptable(accept, produces) {
+                    // Who is asking comes first: an unauthenticated request learns only that.
+                    if route.is_secured(req.method()) {
+                        self.require_known_key(req)?;
+                    }
                     let offered: Vec<&str> = produces.iter().map(|t| t.split(';').next().unwrap_or(t).trim()).collect();
                     return Err(ApiError::new(
                         StatusCode::NOT_ACCEPTABLE,
@@ -85,6 +95,31 @@ impl Edge {
             self.cap_body(req, self.max_body_bytes).await?;
         }
         Ok(())
+    }
+
+    /// 401 unless the request carries an `apiKey` of some account (roles and rate limits are
+    /// the handler's business; this only decides whether 406 may be told).
+    fn require_known_key(&self, req: &Request) -> Result<(), ApiError> {
+        let key = req
+            .uri()
+            .query()
+            .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "apiKey").map(|(_, v)| v.into_owned()))
+            .unwrap_or_default();
+        let key = key.trim();
+        let client = client_address(req);
+        if key.is_empty() {
+            self.failed_auth.failed(client).map_err(too_many_failures)?;
+            return Err(ApiError::unauthorized("apiKey is required: pass your API key in the apiKey query parameter"));
+        }
+        let hash = hash_api_key(key);
+        match self.state.read.account_by_key_hash(&hash) {
+            Ok(Some(_)) => self.failed_auth.admit(client, &hash).map_err(too_many_failures),
+            Ok(None) => {
+                self.failed_auth.failed(client).map_err(too_many_failures)?;
+                Err(ApiError::unauthorized("The apiKey is not valid (unknown or revoked)"))
+            }
+            Err(e) => Err(ApiError::unavailable(format!("Checking the apiKey failed ({e}); retry shortly"))),
+        }
     }
 
     async fn cap_body(&self, req: &mut Request, max_body_bytes: u64) -> Result<(), ApiError> {

@@ -90,7 +90,7 @@ impl EditorApi {
         #[oai(name = "jobId")]
         job_id: Query<String>,
     ) -> Result<Json<JobDocument>, ApiError> {
-        let job_id = JobId::parse(job_id.0.trim())?;
+        let job_id = JobId::parse(&job_id.0)?;
         let job = editable_job(&state, &auth.0, &job_id).await?;
         let document = published_document(&state, &job_id).await?;
         let media_url = exports.media_url(job_id.as_str(), state.settings.media_link_ttl).await?;
@@ -120,7 +120,7 @@ impl EditorApi {
         body: Json<WorkDocument>,
     ) -> Result<Json<EditedDocument>, ApiError> {
         let caller = auth.0;
-        let job_id = JobId::parse(job_id.0.trim())?;
+        let job_id = JobId::parse(&job_id.0)?;
         let job = editable_job(&state, &caller, &job_id).await?;
         let submission = job.submission.as_ref().expect("an editable job was submitted");
         let doc = body.0.into_transcript(job_id.as_str(), submission.source.filename());

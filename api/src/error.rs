@@ -295,13 +295,10 @@ pub fn render_poem_error(err: poem::Error, allow: Option<&str>) -> Response {
 fn translate(err: &poem::Error, status: StatusCode) -> ApiError {
     use poem_openapi::error as oai;
     if let Some(e) = err.downcast_ref::<oai::ParseParamError>() {
-        if e.reason.contains("required") {
-            return ApiError::invalid(e.name, format!("{} is required", e.name));
-        }
-        return ApiError::invalid(e.name, format!("{} is invalid: {}", e.name, e.reason));
+        return ApiError::invalid(e.name, crate::contract::parse_failure(e.name, &e.reason));
     }
     if let Some(e) = err.downcast_ref::<oai::ParsePathError>() {
-        return ApiError::invalid(e.name, format!("{} is invalid: {}", e.name, e.reason));
+        return ApiError::invalid(e.name, crate::contract::parse_failure(e.name, &e.reason));
     }
     if let Some(e) = err.downcast_ref::<oai::ParseRequestPayloadError>() {
         return ApiError::invalid_body(format!("The request body is invalid: {}", e.reason));

@@ -321,8 +321,17 @@ fn exportable_job(
     Ok(record.job)
 }
 
+/// Whether the request's `Accept` excludes the subtitle format's own media type (so it admits
+/// only `text/plain`, or the edge would have answered 406).
+fn wants_plain_text(req: &poem::Request, own_type: &str) -> bool {
+    req.headers()
+        .get(poem::http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| !crate::negotiate::acceptable(accept, &[own_type.to_owned()]))
+}
+
 fn parse_job_id(value: &str) -> Result<JobId, ApiError> {
-    Ok(JobId::parse(value.trim())?)
+    Ok(JobId::parse(value)?)
 }
 
 /// A calendar date from Unix milliseconds (UTC), for the EBU-STL header.
@@ -380,6 +389,10 @@ fn stl_meta(job: &Job) -> StlMeta {
 
 #[derive(ApiResponse)]
 pub enum SrtResponse {
+    /// The same text labelled `text/plain`, for a client whose `Accept` asks for that rather
+    /// than `application/x-subrip` (the document lists both types for the 200 answer).
+    #[oai(status = 200, content_type = "text/plain; charset=utf-8")]
+    Plain(RenderedText, #[oai(header = "Content-Language")] String),
     /// The subtitles as SubRip text.
     #[oai(status = 200, content_type = "application/x-subrip; charset=utf-8")]
     Ok(
@@ -391,6 +404,10 @@ pub enum SrtResponse {
 
 #[derive(ApiResponse)]
 pub enum VttResponse {
+    /// The same text labelled `text/plain`, for a client whose `Accept` asks for that rather
+    /// than `text/vtt` (the document lists both types for the 200 answer).
+    #[oai(status = 200, content_type = "text/plain; charset=utf-8")]
+    Plain(RenderedText, #[oai(header = "Content-Language")] String),
     /// The subtitles as WebVTT text.
     #[oai(status = 200, content_type = "text/vtt; charset=utf-8")]
     Ok(
@@ -446,6 +463,7 @@ impl ExportsApi {
     #[oai(path = "/jobs/export-srt", method = "get", operation_id = "exportSrt")]
     async fn export_srt(
         &self,
+        req: &poem::Request,
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
         exports: Data<&Arc<Exports>>,
@@ -470,7 +488,12 @@ impl ExportsApi {
         )?;
         let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
         let text = rendered(&state.media, &exports, &job, Format::Srt(params)).await?;
-        Ok(SrtResponse::Ok(RenderedText(text), text_language(&job).to_owned()))
+        let language = text_language(&job).to_owned();
+        Ok(if wants_plain_text(req, "application/x-subrip") {
+            SrtResponse::Plain(RenderedText(text), language)
+        } else {
+            SrtResponse::Ok(RenderedText(text), language)
+        })
     }
 
     /// The job's subtitles as WebVTT.
@@ -481,6 +504,7 @@ impl ExportsApi {
     #[oai(path = "/jobs/export-vtt", method = "get", operation_id = "exportVtt")]
     async fn export_vtt(
         &self,
+        req: &poem::Request,
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
         exports: Data<&Arc<Exports>>,
@@ -505,7 +529,12 @@ impl ExportsApi {
         )?;
         let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
         let text = rendered(&state.media, &exports, &job, Format::Vtt(params)).await?;
-        Ok(VttResponse::Ok(RenderedText(text), text_language(&job).to_owned()))
+        let language = text_language(&job).to_owned();
+        Ok(if wants_plain_text(req, "text/vtt") {
+            VttResponse::Plain(RenderedText(text), language)
+        } else {
+            VttResponse::Ok(RenderedText(text), language)
+        })
     }
 
     /// The job's transcript as plain text: a `HH:MM:SS` line, then `Speaker <n>: <text>`.

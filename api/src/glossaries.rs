@@ -19,6 +19,7 @@ use crate::auth::ApiKeyAuth;
 use crate::error::{ApiError, glossary_error};
 use crate::model::{Glossary, Message, UserGlossary};
 use crate::state::ApiState;
+use crate::strict_json::StrictJson;
 
 pub struct GlossaryApi;
 
@@ -53,7 +54,7 @@ impl GlossaryApi {
         &self,
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
-        body: Json<UserGlossary>,
+        body: StrictJson<UserGlossary>,
     ) -> Result<Json<Glossary>, ApiError> {
         let content = GlossaryParams::from(body.0).validate()?;
         let id = GlossaryId::parse(&uuid::Uuid::new_v4().to_string()).expect("a UUID is a valid glossary id");
@@ -70,9 +71,9 @@ impl GlossaryApi {
         /// The glossary's id.
         #[oai(name = "glossaryId")]
         glossary_id: Path<String>,
-        body: Json<UserGlossary>,
+        body: StrictJson<UserGlossary>,
     ) -> Result<Json<Glossary>, ApiError> {
-        let id = GlossaryId::parse(glossary_id.0.trim())?;
+        let id = GlossaryId::parse(&glossary_id.0)?;
         let content = GlossaryParams::from(body.0).validate()?;
         let cmd = GlossaryCommand::Update { by: auth.0.user, content, at_ms: now_ms() };
         write(&state, &id, cmd).await
@@ -89,7 +90,7 @@ impl GlossaryApi {
         #[oai(name = "glossaryId")]
         glossary_id: Path<String>,
     ) -> Result<Json<Message>, ApiError> {
-        let id = GlossaryId::parse(glossary_id.0.trim())?;
+        let id = GlossaryId::parse(&glossary_id.0)?;
         let cmd = GlossaryCommand::Delete { by: auth.0.user, at_ms: now_ms() };
         let executed = command::execute::<GlossaryAggregate>(state.store.as_ref(), &glossary_stream(&id), cmd)
             .await

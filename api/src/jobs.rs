@@ -21,6 +21,7 @@ use crate::auth::ApiKeyAuth;
 use crate::error::{ApiError, job_error};
 use crate::model::{Job, JobStatusResponse, Message, UploadFromUrl};
 use crate::state::ApiState;
+use crate::strict_json::StrictJson;
 use crate::submit;
 
 pub struct JobsApi;
@@ -29,8 +30,9 @@ pub struct JobsApi;
 impl JobsApi {
     /// The status of a job.
     ///
-    /// `jobOptions` is present only when options were explicitly requested. A job of another
-    /// account answers 403, a deleted one 410.
+    /// `jobOptions` is present only when options were explicitly requested; `errorMsg` only when
+    /// the status is `ERROR` (why the job failed). A job of another account answers 403, a
+    /// deleted one 410.
     #[oai(path = "/jobs/status", method = "get", operation_id = "getJobStatus")]
     async fn status(
         &self,
@@ -40,7 +42,7 @@ impl JobsApi {
         #[oai(name = "jobId")]
         job_id: Query<String>,
     ) -> Result<Json<JobStatusResponse>, ApiError> {
-        let job_id = JobId::parse(job_id.0.trim())?;
+        let job_id = JobId::parse(&job_id.0)?;
         let record = state.read.job(&job_id).map_err(|e| ApiError::internal("Looking up the job", &e))?;
         let field = Some("jobId".to_owned());
         match record {
@@ -49,7 +51,14 @@ impl JobsApi {
                 Err(ApiError::new(StatusCode::FORBIDDEN, "This job belongs to another account", field))
             }
             Some(r) if r.deleted => Err(ApiError::new(StatusCode::GONE, format!("Job {job_id} was deleted"), field)),
-            Some(r) => Ok(Json(r.job.into())),
+            Some(r) => {
+                let mut job = r.job;
+                // Read models written before jobs carried their errorMsg keep it beside the job.
+                if job.status == scribe_domain::kinds::JobStatus::Error && job.error_msg.is_none() {
+                    job.error_msg = r.error_msg;
+                }
+                Ok(Json(job.into()))
+            }
         }
     }
 
@@ -106,7 +115,7 @@ impl JobsApi {
         #[oai(name = "jobId")]
         job_id: Query<String>,
     ) -> Result<Json<Message>, ApiError> {
-        let job_id = JobId::parse(job_id.0.trim())?;
+        let job_id = JobId::parse(&job_id.0)?;
         let cmd = JobCommand::Delete { by: auth.0.user, at_ms: now_ms() };
         let executed = state.jobs.execute(&job_id, cmd).await.map_err(job_error)?;
         if let Err(e) = state.media.delete_job(job_id.as_str()).await {
@@ -133,7 +142,7 @@ impl JobsApi {
         &self,
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
-        body: Json<UploadFromUrl>,
+        body: StrictJson<UploadFromUrl>,
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;
         let (source_url, request) = UrlJobParams::from(body.0).validate()?;

@@ -13,7 +13,6 @@
 //! | [`capabilities`] | `GET /capabilities` (beyond the spec: languages, auto-detect set, translation targets) |
 //! | [`exports`] | `GET /jobs/export-srt`, `-vtt`, `-txt`, `-json`, `-stl`; `GET /downloads/stl` (signed, no apiKey) |
 //! | [`work`] | `GET /work/tasks`, `GET /work/tasks/{taskId}`, `POST .../claim`, `PUT .../document`, `POST .../submit`, `POST .../release`; `GET /work/media` (signed) |
-//!
 //! | [`editor`] | `GET /me`, `GET`/`PUT /jobs/document` (the web app's editor; beyond the spec) |
 //!
 //! The web app (`/`, `/app/...`) is served by [`webapp`] from files embedded in the binary.
@@ -31,6 +30,7 @@
 
 pub mod auth;
 pub mod capabilities;
+pub mod contract;
 pub mod edge;
 pub mod editor;
 pub mod error;
@@ -42,6 +42,7 @@ pub mod model;
 pub mod negotiate;
 pub mod routes;
 pub mod state;
+pub mod strict_json;
 pub mod submit;
 pub mod upload;
 pub mod webapp;
@@ -49,7 +50,8 @@ pub mod work;
 
 use std::sync::Arc;
 
-use poem::web::Json;
+use poem::endpoint::make_sync;
+use poem::web::{Html, Json};
 use poem::{Endpoint, EndpointExt, Route, get, handler};
 use poem_openapi::{OpenApiService, Tags};
 
@@ -57,7 +59,7 @@ pub use auth::{Caller, hash_api_key};
 pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use state::{ApiSettings, ApiState};
 
-use crate::auth::RateLimits;
+use crate::auth::{FailedAuthLimits, RateLimits};
 use crate::capabilities::CapabilitiesApi;
 use crate::edge::Edge;
 use crate::editor::EditorApi;
@@ -91,7 +93,9 @@ parameter. Errors share one body: `{\"status\": 400, \"error\": \"INVALID_PARAME
 \"field\": \"numberOfSpeakers\"}` (`field` only when one parameter is at fault). Successful calls answer 200. \
 Another account's job or glossary answers 403, an unknown one 404, a deleted one 410. A `glossaryId` given \
 at upload follows the same rule (404/403/410, field `glossaryId`). Rate limit: per API key, 20 requests per \
-second sustained with bursts of 50 by default; past it, 429 with `Retry-After`. Billing: uploads are charged at \
+second sustained with bursts of 50 by default; past it, 429 with `Retry-After`. Unknown keys are limited per \
+client address (bursts of 100, then 60 a minute by default; the TCP peer, not `X-Forwarded-For`): past it, 429 with \
+`Retry-After` for every key not already used from that address. Billing: uploads are charged at \
 submission for their probed duration; URL jobs need the price of one minute at submission (402 otherwise). \
 Manual (`perfect`) jobs are finished by people: transcribers and translators use the Work endpoints with \
 staff keys (a staff key on a customer endpoint, or a customer key on a Work endpoint, answers 403). \
@@ -104,21 +108,36 @@ pub fn api_service() -> OpenApiService<Apis, ()> {
         .server(API_PREFIX)
 }
 
-/// The OpenAPI document (JSON), as served at `/api/openapi.json`.
+/// The OpenAPI document (JSON), as served at `/api/openapi.json`: poem-openapi's, completed
+/// with every rule the domain enforces ([`contract::complete`]).
 pub fn openapi_json() -> String {
-    api_service().spec()
+    openapi_document(&api_service().spec())
+}
+
+fn openapi_document(generated: &str) -> String {
+    let mut doc: serde_json::Value = serde_json::from_str(generated).expect("poem-openapi writes valid JSON");
+    contract::complete(&mut doc);
+    serde_json::to_string_pretty(&doc).expect("a JSON value serializes")
 }
 
 /// The whole HTTP application: `/api/...`, `/api/openapi.json`, `/api/docs`, `/metrics`, `/health`.
 pub fn app(state: ApiState) -> impl Endpoint {
     let service = api_service();
-    let spec: serde_json::Value = serde_json::from_str(&service.spec()).expect("poem-openapi writes valid JSON");
+    let generated = service.spec();
+    let document = openapi_document(&generated);
+    let spec: serde_json::Value = serde_json::from_str(&document).expect("a JSON document");
     let routes = RouteTable::from_spec(API_PREFIX, &spec);
-    let docs = service.swagger_ui();
-    let spec_endpoint = service.spec_endpoint();
+    // Swagger UI embeds the document: the completed one replaces poem-openapi's.
+    let docs_html = service.swagger_ui_html().replace(&generated, &document);
+    let docs = make_sync(move |_| Html(docs_html.clone()));
+    let spec_endpoint = make_sync(move |_| {
+        poem::Response::builder().content_type("application/json").body(document.clone())
+    });
     let metrics = Arc::new(Metrics::default());
     let limits = Arc::new(RateLimits::new(&state.settings));
-    let edge = Arc::new(Edge::new(routes, metrics.clone(), state.settings.max_json_body_bytes));
+    let failed_auth = Arc::new(FailedAuthLimits::new(&state.settings));
+    let state = Arc::new(state);
+    let edge = Arc::new(Edge::new(routes, metrics.clone(), state.settings.max_json_body_bytes, state.clone(), failed_auth.clone()));
     let exports = Arc::new(Exports::new(state.data_dir.clone(), &state.settings));
     Route::new()
         .at(format!("{API_PREFIX}{}", work::MEDIA_PATH), get(work::media))
@@ -129,8 +148,9 @@ pub fn app(state: ApiState) -> impl Endpoint {
         .at("/health", get(health))
         .at("/", get(webapp::index))
         .at("/app/*name", get(webapp::asset))
-        .data(Arc::new(state))
+        .data(state)
         .data(limits)
+        .data(failed_auth)
         .data(metrics)
         .data(exports)
         .around(move |ep, req| {

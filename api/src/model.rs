@@ -81,6 +81,9 @@ pub struct Job {
     /// Only on translatedSubtitles jobs.
     #[oai(skip_serializing_if_is_none)]
     pub target_language: Option<String>,
+    /// Why the job failed; only when the status is `ERROR`.
+    #[oai(skip_serializing_if_is_none)]
+    pub error_msg: Option<String>,
 }
 
 /// `{"jobStatus": Job}`.
@@ -130,7 +133,8 @@ pub struct Glossary {
 
 /// Body of `POST /glossary` and `PUT /glossary/{glossaryId}`. `id`, `userName` and `created`
 /// are set by the service.
-#[derive(Object, Debug, Clone, PartialEq)]
+#[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase")]
 #[oai(rename_all = "camelCase", rename = "UserGlossary")]
 pub struct UserGlossary {
     /// Required; at most 60 characters. (Optional in the schema so that a missing name is
@@ -143,7 +147,8 @@ pub struct UserGlossary {
 }
 
 /// A GlossaryItem as sent.
-#[derive(Object, Debug, Clone, PartialEq)]
+#[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase")]
 #[oai(rename_all = "camelCase")]
 pub struct UserGlossaryItem {
     /// Required; at most 60 characters (checked by the service, which names the entry).
@@ -154,7 +159,8 @@ pub struct UserGlossaryItem {
 
 /// Body of `POST /jobs/upload-media-from-url`. Every field but `sourceUrl` is optional and has
 /// the same meaning, default and allowed values as the query parameter of `upload-media`.
-#[derive(Object, Debug, Clone, PartialEq)]
+#[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
+#[serde(rename_all = "camelCase")]
 #[oai(rename_all = "camelCase")]
 pub struct UploadFromUrl {
     /// Required: http(s) URL of the media file, publicly reachable or presigned; at most 16 GB.
@@ -236,6 +242,7 @@ impl From<job::Job> for Job {
             job_options: j.job_options.map(|o| JobOptions { transcription_style: o.transcription_style.into() }),
             source_job_id: j.source_job_id.map(|id| id.to_string()),
             target_language: j.target_language.map(|t| t.code().to_owned()),
+            error_msg: j.error_msg,
         }
     }
 }
@@ -318,6 +325,7 @@ mod tests {
             job_options: None,
             source_job_id: None,
             target_language: None,
+            error_msg: None,
         };
         let full = job::Job {
             status: kinds::JobStatus::Busy,
@@ -327,6 +335,7 @@ mod tests {
             job_options: Some(DomainOptions { transcription_style: kinds::TranscriptionStyle::Verbatim }),
             source_job_id: Some(JobId::parse("j0").unwrap()),
             target_language: Some(TargetLanguage::parse_for(kinds::JobType::Perfect, "fr-ca").unwrap()),
+            error_msg: Some("The media could not be decoded".into()),
             ..plain.clone()
         };
         for domain_job in [plain, full] {

@@ -14,6 +14,8 @@ pub struct RouteEntry {
     segments: Vec<Segment>,
     /// Each method with the media types of its 2xx responses.
     operations: Vec<(Method, Vec<String>)>,
+    /// The methods whose operation needs an API key.
+    secured: Vec<Method>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +33,11 @@ impl RouteEntry {
     /// The media types `method` answers with; `None` if the path has no such operation.
     pub fn produces(&self, method: &Method) -> Option<&[String]> {
         self.operations.iter().find(|(m, _)| m == method).map(|(_, types)| types.as_slice())
+    }
+
+    /// Whether `method` on this path needs an API key (its operation declares `security`).
+    pub fn is_secured(&self, method: &Method) -> bool {
+        self.secured.contains(method)
     }
 
     fn matches(&self, segments: &[&str]) -> bool {
@@ -60,12 +67,16 @@ impl RouteTable {
                 .map(|s| if s.starts_with('{') { Segment::Param } else { Segment::Literal(s.to_owned()) })
                 .collect();
             let mut operations = Vec::new();
+            let mut secured = Vec::new();
             for (method, op) in item.as_object().into_iter().flatten() {
                 let Ok(method) = Method::from_bytes(method.to_ascii_uppercase().as_bytes()) else { continue };
+                if op.get("security").and_then(Value::as_array).is_some_and(|s| !s.is_empty()) {
+                    secured.push(method.clone());
+                }
                 operations.push((method, success_media_types(op)));
             }
             operations.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-            routes.push(RouteEntry { template, segments, operations });
+            routes.push(RouteEntry { template, segments, operations, secured });
         }
         RouteTable { routes }
     }

@@ -33,6 +33,11 @@ pub struct ApiSettings {
     pub rate_per_second: NonZeroU32,
     /// Requests per API key allowed in a burst above the sustained rate.
     pub rate_burst: NonZeroU32,
+    /// Failed authentications (an unknown or empty apiKey) allowed per client address per
+    /// minute, sustained; past the burst the address gets 429.
+    pub auth_failures_per_minute: NonZeroU32,
+    /// Failed authentications allowed per client address in a burst.
+    pub auth_failures_burst: NonZeroU32,
     /// How long a request that wrote something waits for the read models to show it.
     pub read_your_writes_timeout: Duration,
     /// What jobs cost (checked at submission: HTTP 402 when the balance does not cover it).
@@ -51,6 +56,9 @@ pub struct ApiSettings {
     /// What this server's models can do: direct jobs it could not finish are refused at
     /// submission, and `GET /capabilities` shows it.
     pub capabilities: Arc<Capabilities>,
+    /// Longest media accepted (`--max-duration`): a longer upload's job fails at probe, as a
+    /// URL job's does in the media stage, and its charge is refunded. `None`: no limit.
+    pub max_duration: Option<Duration>,
 }
 
 impl Default for ApiSettings {
@@ -60,6 +68,8 @@ impl Default for ApiSettings {
             max_json_body_bytes: MAX_JSON_BODY_BYTES,
             rate_per_second: NonZeroU32::new(20).expect("non-zero"),
             rate_burst: NonZeroU32::new(50).expect("non-zero"),
+            auth_failures_per_minute: NonZeroU32::new(60).expect("non-zero"),
+            auth_failures_burst: NonZeroU32::new(100).expect("non-zero"),
             read_your_writes_timeout: Duration::from_secs(2),
             prices: Prices::FREE,
             public_url: "http://127.0.0.1:8080".to_owned(),
@@ -69,6 +79,7 @@ impl Default for ApiSettings {
             media_link_ttl: Duration::from_secs(6 * 3600),
             // A multilingual speech model and no text translation models: English targets only.
             capabilities: Arc::new(Capabilities::new(true, &AUTO_DETECT_WHISPER, &[])),
+            max_duration: None,
         }
     }
 }

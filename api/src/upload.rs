@@ -4,7 +4,8 @@
 //!
 //! A client that goes away mid-upload leaves nothing: the partial file is a `TempMedia`, removed
 //! when dropped. Once the whole file has arrived, the rest (commit, probe, charge, submit) runs as
-//! its own task, so it completes, or cleans up after itself, even if the client leaves then.
+//! its own task, so it completes, or cleans up after itself, even if the client leaves then. The
+//! job is recorded with one command (`SubmitUpload`: the job, its file and its duration).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,11 +19,10 @@ use poem_openapi::payload::Json;
 use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaRef};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions, OpenApi};
 use scribe_actors::clock::now_ms;
-use scribe_actors::command::CommandError;
 use scribe_actors::media::{MediaError, TempMedia};
 use scribe_actors::media_worker::relative;
 use scribe_domain::ids::JobId;
-use scribe_domain::job::{self, JobCommand, JobRefusal, NewMedia, StoredMedia};
+use scribe_domain::job::{self, JobCommand, StoredMedia};
 use scribe_domain::requests::{JobParams, JobRequest};
 use scribe_whisper::audio::AudioError;
 
@@ -53,7 +53,7 @@ impl<'a> ApiExtractor<'a> for MediaUpload {
         file.description = Some("The audio or video file (wav, mp3, m4a, aac, wma, mov, m4v, mp4, opus, ogg, flac), at most 6 GB.");
         schema.properties = vec![("file", MetaSchemaRef::Inline(Box::new(file)))];
         Some(MetaRequest {
-            description: Some("The media, as a multipart/form-data part named `file`."),
+            description: Some("The media, as the one multipart/form-data part, named `file`; any other part is refused (parameters go in the query)."),
             content: vec![MetaMediaType {
                 content_type: "multipart/form-data",
                 schema: MetaSchemaRef::Inline(Box::new(schema)),
@@ -217,28 +217,57 @@ async fn drain(mut multipart: multer::Multipart<'static>, limit: u64) {
     }
 }
 
-/// Streams the `file` part into a temp file; returns it and the client's file name.
+/// Streams the `file` part into a temp file; returns it and the client's file name. The body
+/// holds exactly one part, `file`: any other part (a second file, or a parameter such as
+/// `language`, which belongs in the query) is refused with 400 naming it, never ignored.
 async fn receive(mut multipart: multer::Multipart<'static>, state: &ApiState, limit: u64) -> Result<(TempMedia, String), ApiError> {
     let unreadable = |e: multer::Error| ApiError::invalid_body(format!("The multipart body could not be read: {e}"));
-    while let Some(mut field) = multipart.next_field().await.map_err(unreadable)? {
-        if field.name() != Some("file") {
-            continue; // dropping a part skips its bytes
+    let mut received: Option<(TempMedia, String)> = None;
+    while let Some(field) = multipart.next_field().await.map_err(unreadable)? {
+        if let Some(refusal) = unexpected_part(field.name(), received.is_some()) {
+            drop(field);
+            drain(multipart, DRAIN_LIMIT).await;
+            return Err(refusal);
         }
-        let filename = field.file_name().unwrap_or("media").to_owned();
-        let mut temp = state.media.create_temp(limit).await.map_err(|e| ApiError::internal("Storing the upload", &e))?;
-        while let Some(chunk) = field
-            .chunk()
-            .await
-            .map_err(|e| ApiError::invalid_body(format!("The upload was interrupted or malformed: {e}")))?
-        {
-            temp.write_chunk(&chunk).await.map_err(|e| match e {
-                MediaError::TooLarge { limit } => too_large(limit),
-                other => ApiError::internal("Storing the upload", &other),
-            })?;
-        }
-        return Ok((temp, filename));
+        received = Some(receive_file(field, state, limit).await?);
     }
-    Err(ApiError::invalid("file", "file is required: send the media as a multipart/form-data part named file"))
+    received.ok_or_else(|| ApiError::invalid("file", "file is required: send the media as a multipart/form-data part named file"))
+}
+
+/// Why a multipart part is refused: anything but the first `file`.
+fn unexpected_part(name: Option<&str>, have_file: bool) -> Option<ApiError> {
+    match name {
+        Some("file") if have_file => Some(ApiError::invalid(
+            "file",
+            "file was sent twice: an upload takes exactly one multipart part named file",
+        )),
+        Some("file") => None,
+        Some(other) => Some(ApiError::invalid(
+            other,
+            format!(
+                "{other} is not a part of the upload body: send only the media, as a part named file; \
+                 parameters such as {other} go in the query string (?{other}=...)"
+            ),
+        )),
+        None => Some(ApiError::invalid_body("A multipart part has no name: send the media as a part named file")),
+    }
+}
+
+/// Streams one `file` part into a temp file.
+async fn receive_file(mut field: multer::Field<'static>, state: &ApiState, limit: u64) -> Result<(TempMedia, String), ApiError> {
+    let filename = field.file_name().unwrap_or("media").to_owned();
+    let mut temp = state.media.create_temp(limit).await.map_err(|e| ApiError::internal("Storing the upload", &e))?;
+    while let Some(chunk) = field
+        .chunk()
+        .await
+        .map_err(|e| ApiError::invalid_body(format!("The upload was interrupted or malformed: {e}")))?
+    {
+        temp.write_chunk(&chunk).await.map_err(|e| match e {
+            MediaError::TooLarge { limit } => too_large(limit),
+            other => ApiError::internal("Storing the upload", &other),
+        })?;
+    }
+    Ok((temp, filename))
 }
 
 /// Commits, probes, charges and submits; on any failure the files are removed and nothing of
@@ -276,16 +305,22 @@ async fn create(
 ) -> Result<Json<JobStatusResponse>, ApiError> {
     let duration_ms = probe(path.clone()).await?;
     let price = submit::price_cents(state, &request, job::nr_audio_seconds(duration_ms));
+    // Charged first, so that a balance that does not cover the job is a 402 and no job. A crash
+    // between the charge and the submission leaves a charge without a job: the refund reactor
+    // gives such a charge back (see `scribe_actors::billing`).
     submit::charge(state, &caller.user, job_id, price).await?;
 
+    // One command records what the edge received: the job, its file and its duration, in one
+    // append. The pipeline has nothing to probe, and the answer shows `nrAudioSeconds`.
     let media = StoredMedia { path: relative(&state.data_dir, &path), bytes };
-    let cmd = JobCommand::Submit {
+    let cmd = JobCommand::SubmitUpload {
         job_id: job_id.clone(),
         owner: caller.user.clone(),
         at_ms: now_ms(),
         request,
-        source: NewMedia::Upload { filename },
-        media: Some(media),
+        filename,
+        media,
+        duration_ms,
     };
     let submitted = match state.jobs.execute(job_id, cmd).await {
         Ok(executed) => executed,
@@ -294,19 +329,14 @@ async fn create(
             return Err(job_error(e));
         }
     };
-    // The pipeline may probe the new job itself before this lands; either way the job ends up
-    // with one duration.
-    let probed = state.jobs.execute(job_id, JobCommand::RecordMediaProbed { duration_ms, at_ms: now_ms() }).await;
-    let (job_state, position) = match probed {
-        Ok(executed) => (executed.state, executed.position),
-        Err(CommandError::Refused(JobRefusal::AlreadyRecorded(_))) => {
-            let (job_state, _) = state.jobs.state(job_id).await.map_err(job_error)?;
-            (job_state, submitted.position)
+    // Media longer than the operator accepts fails at once, with the media worker's words for
+    // URL jobs, and the refund reactor gives the charge back.
+    let (job_state, position) = match scribe_actors::media_worker::too_long(state.settings.max_duration, duration_ms) {
+        Some(error_msg) => {
+            let failed = state.jobs.execute(job_id, JobCommand::Fail { error_msg, at_ms: now_ms() }).await.map_err(job_error)?;
+            (failed.state, failed.position)
         }
-        Err(e) => {
-            tracing::warn!(%job_id, error = %e, "recording the probed duration; the pipeline will probe again");
-            (submitted.state, submitted.position)
-        }
+        None => (submitted.state, submitted.position),
     };
     state.settle(position).await;
     let view = job_state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;

@@ -427,7 +427,7 @@ fn kind_of(role: Role) -> TaskKind {
 }
 
 fn job_of(task_id: &str) -> Result<JobId, ApiError> {
-    parse_task_id(task_id.trim())
+    parse_task_id(task_id)
         .map(|(job, _)| job)
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("No task {task_id}"), Some("taskId".into())))
 }

@@ -57,8 +57,10 @@
   }
 
   const errorBox = (id) => el("div", { class: "error", role: "alert", id });
+  // Shows an error in place; the API's message, and the field it names if the message does not.
   const show = (box, e) => {
-    box.textContent = e ? e.message || String(e) : "";
+    const message = e ? e.message || String(e) : "";
+    box.textContent = e && e.field && !message.includes(e.field) ? `${message} (${e.field})` : message;
   };
   const when = (ms) => new Date(ms).toLocaleString();
   const duration = (s) => (s >= 3600 ? `${Math.floor(s / 3600)} h ` : "") + `${Math.floor((s % 3600) / 60)} min ${s % 60} s`;
@@ -118,7 +120,9 @@
   function renderNav(current) {
     const nav = document.getElementById("nav");
     const links = me.role === "customer" ? [["jobs", "Jobs"], ["upload", "Upload"], ["glossaries", "Glossaries"]] : [["tasks", "Tasks"]];
-    nav.replaceChildren(...links.map(([h, t]) => el("a", { href: `#/${h}`, "aria-current": current === h || (!current && h === links[0][0]) ? "page" : null }, t)));
+    // A job's page and its editor belong to "Jobs", a task's to "Tasks".
+    const section = { job: "jobs", edit: "jobs", task: "tasks" }[current] || current || links[0][0];
+    nav.replaceChildren(...links.map(([h, t]) => el("a", { href: `#/${h}`, "aria-current": section === h ? "page" : null }, t)));
     const who = document.getElementById("who");
     who.replaceChildren(
       el("span", { id: "who-name" }, `${me.userName} · ${me.role}` + (me.role === "customer" ? ` · balance ${(me.balance / 100).toFixed(2)}` : "")),
@@ -202,30 +206,59 @@
     await load();
   }
 
-  const LANGS = "auto en nl de fr es it pt da fi no sv ro ru uk pl cs tr ja zh ko ar hi".split(" ");
+  // The spec's language codes and names (code=name, "|"-separated).
+  const LANGUAGES = "auto=automatic detection|af-za=Afrikaans|sq-al=Albanian|am-et=Amharic|ar=Arabic|hy-am=Armenian|az-az=Azerbaijani|id-id=Bahasa Indonesia|ba=Bashkir|eu-es=Basque|bn-bd=Bengali, Bangladesh|bn-in=Bengali, India|bs-ba=Bosnian|bg=Bulgarian|my-mm=Burmese|yue=Cantonese|ca=Catalan|cmn=Chinese, Mandarin|hr=Croatian|cs=Czech|da=Danish|nl=Dutch|en-au=English, Australia|en-uk=English, United Kingdom|en-us=English, United States|en=English, all accents|eo=Esperanto|et-ee=Estonian|fa-ir=Farsi, Iran|fil-ph=Filipino|fi=Finnish|nl-be=Flemish|fr-ca=French, Canada|fr=French|gl-es=Galician|ka-ge=Georgian|de-at=German, Austria|de-ot=German, Germany|de-ch=German, Switzerland|de-gsw=German, Swiss Mundart|de=German, all accents|el=Greek|gu-in=Gujarati|iw-il=Hebrew|hi=Hindi|hu=Hungarian|is-is=Icelandic|it=Italian|ja=Japanese|jv-id=Javanese|kn-in=Kannada|km-kh=Khmer|ko=Korean|lo-la=Lao|lv=Latvian|lt=Lithuanian|mk-mk=Macedonian|ms=Malay|ml-in=Malayalam|mt=Maltese|mr-in=Marathi|mn-mn=Mongolian|ne-np=Nepali|no=Norwegian|pl=Polish|pt-br=Portuguese, Brazil|pt=Portuguese|pa-guru-in=Punjabi|ro=Romanian|ru=Russian|sr-rs=Serbian|si-lk=Sinhala|sk=Slovakian|sl=Slovenian|es=Spanish|es-la=Spanish, Latin America|su-id=Sundanese|sw-ke=Swahili, Kenya|sw-tz=Swahili, Tanzania|sv=Swedish|ta-in=Tamil, India|ta-my=Tamil, Malaysia|ta-sg=Tamil, Singapore|ta-lk=Tamil, Sri Lanka|te-in=Telugu|th-th=Thai|tr=Turkish|uk=Ukrainian|uk-ua=Ukrainian (uk-ua)|ur-in=Urdu, India|ur-pk=Urdu, Pakistan|ug=Uyghur|uz-uz=Uzbek|vi-vn=Vietnamese|cy=Welsh|zu-za=Zulu"
+    .split("|").map((pair) => pair.split("="));
+  const LANGUAGE_NAMES = new Map(LANGUAGES.concat([["zh", "Chinese"], ["ga", "Irish"]]));
+  const languageLabel = (code) => (LANGUAGE_NAMES.has(code) ? `${LANGUAGE_NAMES.get(code)} (${code})` : code);
+  const TURNAROUNDS = ["ONE_DAY", "TWO_DAYS", "THREE_DAYS", "FOUR_DAYS", "FIVE_DAYS", "SEVEN_DAYS", "TEN_DAYS", "FOURTEEN_DAYS"];
+  const turnaroundLabel = (t) => `${t.replace("_", " ").toLowerCase()}`;
+  // The server's capabilities (GET /capabilities): which target languages it can translate to.
+  let capabilities = null;
+  const loadCapabilities = () => (capabilities ? Promise.resolve(capabilities) : api("GET", "/capabilities").then((c) => (capabilities = c)));
 
+  // Every upload option of the spec (shared by the file and the URL upload). Options that do not
+  // apply to the chosen job type or transcription type are disabled and not sent.
   function uploadOptions() {
+    const target = select([["", "choose…"]], "");
     const form = el("div", { class: "form-grid" },
-      field("o-language", "Language", select(LANGS.map((l) => [l, l === "auto" ? "auto (detect)" : l]), "en")),
+      field("o-language", "Language", select(LANGUAGES.map(([c, n]) => [c, c === "auto" ? "auto (detect: en, nl, de, fr, it)" : `${n} (${c})`]), "en")),
       field("o-jobType", "Job type", select([["direct", "direct (automatic)"], ["perfect", "perfect (by people)"]], "direct")),
-      field("o-transcriptionType", "Transcription type", select([["transcription", "transcription"], ["captions", "captions"], ["translatedSubtitles", "translatedSubtitles"]], "transcription")),
-      field("o-transcriptionStyle", "Style", select([["cleanread", "clean read"], ["verbatim", "verbatim"]], "cleanread")),
-      field("o-numberOfSpeakers", "Speakers", el("input", { type: "number", min: 0, max: 5, value: 2 }), "0 = unknown"),
-      field("o-turnaroundTime", "Turnaround (perfect)", select([["", "default"], ...["ONE_DAY", "TWO_DAYS", "THREE_DAYS", "FOUR_DAYS", "FIVE_DAYS", "SEVEN_DAYS", "TEN_DAYS", "FOURTEEN_DAYS"].map((t) => [t, t])], "")),
-      field("o-targetLanguage", "Target language", el("input", { placeholder: "e.g. nl" }), "translatedSubtitles only"),
+      field("o-transcriptionType", "Transcription type", select([["transcription", "transcription"], ["captions", "captions"], ["translatedSubtitles", "translated subtitles"]], "transcription")),
+      field("o-transcriptionStyle", "Style", select([["cleanread", "clean read"], ["verbatim", "verbatim"]], "cleanread"), "transcription only"),
+      field("o-numberOfSpeakers", "Speakers", el("input", { type: "number", min: 0, max: 5, step: 1, value: 2 }), "0 to 5, 0 = unknown"),
+      field("o-turnaroundTime", "Turnaround", select([["", "default (5 days; 7 for translations)"], ...TURNAROUNDS.map((t) => [t, turnaroundLabel(t)])], ""), "perfect only"),
+      field("o-targetLanguage", "Target language", target, "translated subtitles only"),
       field("o-glossaryId", "Glossary", select([["", "none"]], "")),
-      field("o-callbackUrl", "Callback URL", el("input", { type: "url", placeholder: "https://…" })));
+      field("o-callbackUrl", "Callback URL", el("input", { type: "url", placeholder: "https://…" }), "receives the finished job"));
     api("GET", "/glossary").then((gs) => {
       const sel = form.querySelector("#o-glossaryId");
       for (const g of gs) sel.append(el("option", { value: g.id }, g.name));
     }).catch(() => {});
+    const q = (id) => form.querySelector(`#o-${id}`);
+    // Only what applies is enabled; the target languages follow the job type.
+    const refresh = () => {
+      const type = q("transcriptionType").value;
+      const perfect = q("jobType").value === "perfect";
+      q("transcriptionStyle").disabled = type !== "transcription";
+      q("turnaroundTime").disabled = !perfect;
+      target.disabled = type !== "translatedSubtitles";
+      const codes = capabilities ? (perfect ? capabilities.perfectTranslationTargets : capabilities.directTranslationTargets) : [];
+      const keep = target.value;
+      target.replaceChildren(el("option", { value: "" }, codes.length ? "choose…" : "(none available)"),
+        ...codes.map((c) => el("option", { value: c, selected: c === keep }, languageLabel(c))));
+    };
+    form.addEventListener("change", (e) => {
+      if (e.target.id === "o-jobType" || e.target.id === "o-transcriptionType") refresh();
+    });
+    loadCapabilities().then(refresh).catch(() => refresh());
+    refresh();
     const read = () => {
-      const v = (id) => form.querySelector(`#o-${id}`).value.trim();
       const p = {};
       for (const k of ["language", "jobType", "transcriptionType", "transcriptionStyle", "numberOfSpeakers", "turnaroundTime", "targetLanguage", "glossaryId", "callbackUrl"]) {
-        if (v(k) !== "") p[k] = v(k);
+        const input = q(k);
+        if (!input.disabled && input.value.trim() !== "") p[k] = input.value.trim();
       }
-      if (p.transcriptionType !== "transcription") delete p.transcriptionStyle;
       return p;
     };
     return { form, read };
@@ -254,7 +287,15 @@
     drop.addEventListener("drop", (e) => {
       e.preventDefault();
       drop.classList.remove("over");
-      if (e.dataTransfer.files.length) choose(e.dataTransfer.files[0]);
+      if (e.dataTransfer.files.length) {
+        // The file input shows the dropped file too (so the form never says "no file").
+        try {
+          file.files = e.dataTransfer.files;
+        } catch (_) {
+          // an old browser: the text below still names it
+        }
+        choose(e.dataTransfer.files[0]);
+      }
     });
     const send = el("button", { class: "primary", id: "upload-btn", onclick: () => {
       show(err, null);
@@ -296,7 +337,7 @@
       };
       xhr.send(data);
     } }, "Upload");
-    const url = el("input", { type: "url", placeholder: "https://example.com/talk.mp3" });
+    const url = el("input", { type: "url", class: "wide", placeholder: "https://example.com/talk.mp3" });
     const urlErr = errorBox("url-error");
     const urlForm = el("form", { class: "panel", onsubmit: async (e) => {
       e.preventDefault();
@@ -332,7 +373,10 @@
           el("dt", {}, "Job id"), el("dd", {}, el("code", {}, j.jobId)),
           el("dt", {}, "Created"), el("dd", {}, when(j.created)),
           el("dt", {}, "Kind"), el("dd", {}, `${j.jobType} ${j.transcriptionType}, ${j.language}` + (j.targetLanguage ? ` → ${j.targetLanguage}` : "")),
-          el("dt", {}, "Length"), el("dd", {}, duration(j.nrAudioSeconds))));
+          el("dt", {}, "Length"), el("dd", {}, duration(j.nrAudioSeconds)),
+          j.jobOptions ? [el("dt", {}, "Style"), el("dd", {}, j.jobOptions.transcriptionStyle)] : null,
+          j.sourceJobId ? [el("dt", {}, "Translation of"), el("dd", {}, el("a", { href: `#/job/${j.sourceJobId}`, id: "source-job" }, j.sourceJobId))] : null,
+          j.notes ? [el("dt", {}, "Notes"), el("dd", {}, j.notes)] : null));
         if (j.status !== last) {
           last = j.status;
           renderActions(j);
@@ -347,13 +391,15 @@
       if (j.status === "ERROR") {
         const why = el("div", { class: "error", role: "alert", id: "error-msg" }, "This job failed.");
         parts.push(why);
-        api("GET", "/jobs/document", { params: { jobId } }).catch((e) => (why.textContent = e.message));
+        // The status has no errorMsg; the editor's endpoint answers 409 with it.
+        api("GET", "/jobs/document", { params: { jobId } }).catch((e) => (why.textContent = `This job failed: ${e.message.replace(/^Job \S+ is ERROR: /, "")}`));
       }
       if (j.status === "DONE") {
         if (j.transcriptionType !== "translatedSubtitles") {
           parts.push(el("p", {}, el("a", { class: "button primary", id: "open-editor", href: `#/edit/${jobId}` }, "Open the editor")));
         }
         parts.push(exportsPanel(jobId));
+        if (j.jobType === "perfect" && j.transcriptionType === "captions") parts.push(translationPanel(j));
       }
       const delErr = errorBox("delete-error");
       parts.push(el("h2", {}, "Delete"), el("div", { class: "row" }, el("button", { class: "danger", id: "delete-job", onclick: async () => {
@@ -370,18 +416,54 @@
     await poll();
   }
 
+  // Ordering translated subtitles of a finished manual captions job (POST /jobs/translatedSubtitles).
+  function translationPanel(j) {
+    const err = errorBox("translate-error");
+    const target = select([["", "choose…"]], "");
+    loadCapabilities().then((c) => target.append(...c.perfectTranslationTargets.map((code) => el("option", { value: code }, languageLabel(code))))).catch((e) => show(err, e));
+    const form = el("form", { class: "panel", id: "translate-form", onsubmit: async (e) => {
+      e.preventDefault();
+      show(err, null);
+      const v = (id) => form.querySelector(id).value.trim();
+      try {
+        const r = await api("POST", "/jobs/translatedSubtitles", { params: {
+          sourceJobId: j.jobId, targetLanguage: v("#t-target"), turnaroundTime: v("#t-turnaround"), callbackUrl: v("#t-callback"), notes: v("#t-notes"),
+        } });
+        location.hash = `#/job/${r.jobStatus.jobId}`;
+      } catch (x) {
+        show(err, x);
+      }
+    } },
+    el("p", {}, "A translator writes subtitles in another language on these captions' timings."),
+    el("div", { class: "form-grid" },
+      field("t-target", "Target language", target),
+      field("t-turnaround", "Turnaround", select([["", "default (7 days)"], ...TURNAROUNDS.map((t) => [t, turnaroundLabel(t)])], "")),
+      field("t-callback", "Callback URL", el("input", { type: "url", placeholder: "https://…" })),
+      field("t-notes", "Notes for the translator", el("textarea", { rows: 2, maxlength: 5000 }))),
+    el("div", { class: "row" }, el("button", { class: "primary", type: "submit", id: "order-translation" }, "Order translation")), err);
+    return el("section", { "aria-labelledby": "translate-h" }, el("h2", { id: "translate-h" }, "Translated subtitles"), form);
+  }
+
   function exportsPanel(jobId) {
     const err = errorBox("export-error");
     const preview = el("pre", { class: "preview", id: "export-preview", tabindex: "0", "aria-label": "Export preview" });
     const link = el("p", { id: "export-link" });
     const num = (min, max, step, placeholder) => el("input", { type: "number", min, max, step, placeholder });
-    const knobs = el("div", { class: "form-grid" },
-      field("x-chars", "Max characters per row", num(1, 200, 1, "42")),
-      field("x-rows", "Max rows", num(1, 10, 1, "2")),
-      field("x-screen", "Max seconds per row", num(0.5, 20, 0.5, "2")),
-      field("x-timestamps", "TXT: timestamps", select([["true", "yes"], ["false", "no"]], "true")),
-      field("x-speakers", "TXT: speakers", select([["true", "yes"], ["false", "no"]], "true")),
-      field("x-highlights", "TXT: highlights only", select([["false", "no"], ["true", "yes"]], "false")));
+    const yesNo = (value) => select([["true", "yes"], ["false", "no"]], value);
+    // The spec's knobs, grouped by the formats they apply to, with the server's bounds.
+    const knobs = el("div", {},
+      el("fieldset", { class: "knobs" }, el("legend", {}, "Subtitles: SRT, VTT (and STL: rows, seconds)"),
+        el("div", { class: "form-grid" },
+          field("x-chars", "Max characters per row", num(30, 45, 1, "42"), "SRT, VTT: 30 to 45; STL always 37"),
+          field("x-rows", "Max rows per subtitle", num(1, 2, 1, "2"), "1 or 2"),
+          field("x-screen", "Max seconds per row", num(1, 10, 0.5, "2"), "1 to 10"))),
+      el("fieldset", { class: "knobs" }, el("legend", {}, "Plain text: TXT"),
+        el("div", { class: "form-grid" },
+          field("x-timestamps", "Timestamps", yesNo("true")),
+          field("x-speakers", "Speakers", yesNo("true")),
+          field("x-highlights", "Highlights only", yesNo("false")),
+          field("x-txt-chars", "Max characters per row", num(20, 1000, 1, "no wrapping"), "20 to 1000"))),
+      el("p", { class: "hint" }, "JSON has no knobs: it is the whole document, with confidences and highlights."));
     const v = (id) => knobs.querySelector(id).value;
     async function run(format) {
       show(err, null);
@@ -396,7 +478,7 @@
         p.includeTimestamps = v("#x-timestamps");
         p.includeSpeakers = v("#x-speakers");
         p.highlightsOnly = v("#x-highlights");
-        p.maxCharsPerRow = v("#x-chars");
+        p.maxCharsPerRow = v("#x-txt-chars");
       }
       try {
         if (format === "stl") {
@@ -458,54 +540,98 @@
 
   // ---- customers: glossaries ----------------------------------------------------------------
 
+  // Glossaries: a list, and one form that creates a glossary or edits the chosen one (PUT
+  // replaces name, names and items). Terms are rows of a term and its description.
   async function glossariesView() {
     const err = errorBox("glossary-error");
+    const notice = el("div", { class: "notice", role: "status", id: "glossary-notice" });
     const list = el("div", { id: "glossaries" });
+    let editing = null; // the glossary being edited, or null for a new one
+    const name = el("input", { maxlength: 60, required: true });
+    const names = el("textarea", { rows: 2, placeholder: "Kennedy, Berlin" });
+    const itemRows = el("div", { id: "g-items" });
+    const heading = el("h2", { id: "g-form-h" }, "New glossary");
+    const submit = el("button", { class: "primary", type: "submit", id: "g-save" }, "Create glossary");
+    const cancel = el("button", { type: "button", id: "g-cancel", hidden: true, onclick: () => edit(null) }, "Cancel editing");
+    let rowCount = 0;
+    function addItem(item, focus) {
+      const n = ++rowCount;
+      const term = el("input", { maxlength: 60, class: "g-term", value: item ? item.name : "", "aria-label": `Term ${n}` });
+      const desc = el("input", { maxlength: 200, class: "g-desc", value: item && item.description ? item.description : "", "aria-label": `Description of term ${n}` });
+      const row = el("div", { class: "item-row" }, term, desc,
+        el("button", { type: "button", class: "danger", "aria-label": `Remove term ${n}`, onclick: () => {
+          row.remove();
+          (itemRows.querySelector(".g-term") || addButton).focus();
+        } }, "Remove"));
+      itemRows.append(row);
+      if (focus) term.focus();
+    }
+    const addButton = el("button", { type: "button", id: "g-add-item", onclick: () => addItem(null, true) }, "Add a term");
+    function edit(g) {
+      editing = g;
+      show(err, null);
+      name.value = g ? g.name : "";
+      names.value = g ? g.names.join(", ") : "";
+      itemRows.replaceChildren();
+      for (const item of g ? g.items : []) addItem(item, false);
+      if (!g || !g.items.length) addItem(null, false);
+      heading.textContent = g ? `Edit glossary ${g.name}` : "New glossary";
+      submit.textContent = g ? "Save glossary" : "Create glossary";
+      cancel.hidden = !g;
+      if (g) name.focus();
+    }
     async function load() {
       try {
         const gs = await api("GET", "/glossary");
         list.replaceChildren(gs.length ? el("div", { class: "table-wrap" }, el("table", {},
-          el("thead", {}, el("tr", {}, ["Name", "Names", "Terms", ""].map((h) => el("th", { scope: "col" }, h)))),
-          el("tbody", {}, gs.map((g) => el("tr", {},
+          el("thead", {}, el("tr", {}, ["Name", "Names", "Terms", "Actions"].map((h) => el("th", { scope: "col" }, h)))),
+          el("tbody", {}, gs.map((g) => el("tr", { "data-glossary": g.id },
             el("td", { class: "name" }, g.name),
             el("td", { class: "name" }, g.names.join(", ")),
-            el("td", { class: "name" }, g.items.map((i) => i.name + (i.description ? ` (${i.description})` : "")).join("; ")),
-            el("td", {}, el("button", { class: "danger", onclick: async () => {
-              try {
-                await api("DELETE", `/glossary/${encodeURIComponent(g.id)}`);
-                load();
-              } catch (e) {
-                show(err, e);
-              }
-            } }, `Delete ${g.name}`))))))) : el("p", {}, "No glossaries yet."));
+            el("td", { class: "name" }, g.items.length ? el("dl", { class: "terms" }, g.items.map((i) => [el("dt", {}, i.name), el("dd", {}, i.description || "—")])) : ""),
+            el("td", {}, el("div", { class: "row" },
+              el("button", { class: "g-edit", "aria-label": `Edit ${g.name}`, onclick: () => edit(g) }, "Edit"),
+              el("button", { class: "danger g-delete", "aria-label": `Delete ${g.name}`, onclick: async () => {
+                if (!confirm(`Delete the glossary ${g.name}?`)) return;
+                try {
+                  await api("DELETE", `/glossary/${encodeURIComponent(g.id)}`);
+                  if (editing && editing.id === g.id) edit(null);
+                  notice.textContent = `Glossary ${g.name} deleted.`;
+                  load();
+                } catch (e) {
+                  show(err, e);
+                }
+              } }, "Delete")))))))) : el("p", {}, "No glossaries yet."));
       } catch (e) {
         show(err, e);
       }
     }
-    const name = el("input", { maxlength: 60, required: true });
-    const names = el("input", { placeholder: "Kennedy, Berlin" });
-    const items = el("textarea", { rows: 3, placeholder: "term: what it means" });
-    const form = el("form", { class: "panel", onsubmit: async (e) => {
+    const form = el("form", { class: "panel", "aria-labelledby": "g-form-h", onsubmit: async (e) => {
       e.preventDefault();
       show(err, null);
-      const body = {
-        name: name.value.trim(),
-        names: names.value.split(",").map((s) => s.trim()).filter(Boolean),
-        items: items.value.split("\n").map((l) => l.trim()).filter(Boolean).map((l) => {
-          const [n, ...d] = l.split(":");
-          return { name: n.trim(), description: d.join(":").trim() || null };
-        }),
-      };
+      notice.textContent = "";
+      const items = [...itemRows.querySelectorAll(".item-row")].map((row) => ({
+        name: row.querySelector(".g-term").value.trim(),
+        description: row.querySelector(".g-desc").value.trim() || null,
+      })).filter((i) => i.name || i.description);
+      const body = { name: name.value.trim(), names: names.value.split(",").map((x) => x.trim()).filter(Boolean), items };
       try {
-        await api("POST", "/glossary", { json: body });
-        form.reset();
+        const g = editing
+          ? await api("PUT", `/glossary/${encodeURIComponent(editing.id)}`, { json: body })
+          : await api("POST", "/glossary", { json: body });
+        notice.textContent = editing ? `Glossary ${g.name} saved.` : `Glossary ${g.name} created.`;
+        edit(null);
         load();
       } catch (x) {
         show(err, x);
       }
-    } }, el("div", { class: "form-grid" }, field("g-name", "Name", name), field("g-names", "Names", names, "comma-separated"), field("g-items", "Terms", items, "one per line: term: description")),
-    el("div", { class: "row" }, el("button", { class: "primary", type: "submit", id: "g-create" }, "Create glossary")));
-    page("Glossaries", el("p", {}, "Names and terms that guide recognition and people's work."), form, err, list);
+    } }, heading,
+    el("div", { class: "form-grid" }, field("g-name", "Name", name, "at most 60 characters"), field("g-names", "Names", names, "comma-separated, each at most 20 characters")),
+    el("fieldset", { class: "knobs" }, el("legend", {}, "Terms and what they mean"),
+      el("div", { class: "item-row item-head", "aria-hidden": "true" }, el("span", {}, "Term"), el("span", {}, "Description")), itemRows, addButton),
+    el("div", { class: "row" }, submit, cancel));
+    edit(null);
+    page("Glossaries", el("p", {}, "Names and terms that guide recognition and people's work."), form, err, notice, el("h2", {}, "Your glossaries"), list);
     await load();
   }
 
@@ -529,7 +655,7 @@
           el("td", { class: "name" }, t.notes || ""),
           el("td", {}, t.claimedByYou
             ? el("a", { class: "button primary", href: `#/task/${encodeURIComponent(t.taskId)}` }, "Open")
-            : el("button", { class: "primary claim", onclick: async () => {
+            : el("button", { class: "primary claim", "aria-label": `Claim: ${t.kind} ${t.language}${t.targetLanguage ? ` to ${t.targetLanguage}` : ""}, due ${when(t.deadline)}`, onclick: async () => {
               try {
                 await api("POST", `/work/tasks/${encodeURIComponent(t.taskId)}/claim`);
                 location.hash = `#/task/${encodeURIComponent(t.taskId)}`;

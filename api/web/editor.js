@@ -2,7 +2,8 @@
 // transcribers and translators working on tasks. It plays the media with a waveform
 // (wavesurfer.js, highlights shown as regions), shows the transcript as words that follow
 // playback, edits words in place, splits and joins segments, changes and renames speakers,
-// marks highlights, previews subtitles with the caption knobs, keeps unsaved changes as a
+// marks highlights (the sentence at the cursor, or any run of words chosen with Shift+click or
+// Ctrl+Shift+arrows), previews subtitles with the caption knobs, keeps unsaved changes as a
 // local draft, and in translate mode shows the source cues beside the target text.
 "use strict";
 
@@ -84,6 +85,7 @@
       this.mode = opts.mode || "transcript";
       this.dirty = false;
       this.focus = null; // {s, w}
+      this.range = null; // words chosen for a highlight: {anchor: flat index, end: flat index}
       this.knobs = { chars: 42, rows: 2, screen: 2 };
       this.doc = this.mode === "translate" ? this.translationModel(opts.document, opts.sourceCues || []) : structuredClone(opts.document);
       this.doc.highlights = this.doc.highlights || [];
@@ -137,7 +139,9 @@
       const segments = this.doc.segments
         .map((s) => ({ speaker: s.speaker, words: s.words.filter((w) => w.text.trim()) }))
         .filter((s) => s.words.length);
-      return { speakers: this.doc.speakers, segments, highlights: this.doc.highlights };
+      // A highlight's text follows the words it covers, as corrected.
+      const highlights = this.doc.highlights.map((h) => ({ ...h, text: this.wordsIn(h.start, h.end).map((w) => w.text.trim()).join(" ") || h.text }));
+      return { speakers: this.doc.speakers, segments, highlights };
     }
 
     flatWords() {
@@ -192,6 +196,7 @@
             this.doc = draft.doc;
             this.dirty = true;
             box.remove();
+            if (this.mode === "transcript") this.renderSpeakers();
             this.renderBody();
             this.renderRegions();
             this.setStatus("Draft restored: not saved yet");
@@ -223,7 +228,7 @@
       if (this.mode === "transcript") {
         tools.push(
           el("button", { id: "split", onclick: () => this.split(), "aria-keyshortcuts": "Control+Enter" }, "Split at word"),
-          el("button", { id: "highlight", onclick: () => this.toggleHighlight(), "aria-keyshortcuts": "Control+M" }, "Highlight sentence"),
+          el("button", { id: "highlight", onclick: () => this.toggleHighlight(), "aria-keyshortcuts": "Control+M", title: "The chosen words (Shift+click, Ctrl+Shift+→/←), else the sentence at the cursor" }, "Highlight"),
         );
       }
       tools.push(el("button", { id: "save", class: "primary", onclick: () => this.save(), "aria-keyshortcuts": "Control+S" }, "Save"));
@@ -320,10 +325,10 @@
         knob("knob-screen", "Max seconds per row", "screen", 0.5, 10, 0.5)));
       parts.push(el("h2", {}, "Keyboard"), el("dl", { class: "keys panel", id: "shortcuts" },
         [["Esc", "play / pause"], ["Ctrl+B", "back 5 seconds"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"], ["Ctrl+S", "save"]]
-          .concat(this.mode === "transcript" ? [["Ctrl+Enter", "split at the word"], ["Ctrl+M", "highlight the sentence"], ["Tab", "next word"]] : [["Tab", "next cue"]])
+          .concat(this.mode === "transcript" ? [["Ctrl+Enter", "split at the word"], ["Ctrl+Shift+→ / ←", "choose words (or Shift+click)"], ["Ctrl+M", "highlight the chosen words, else the sentence; again to remove"], ["Tab", "next word"]] : [["Tab", "next cue"]])
           .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)])));
       if (this.mode === "transcript") {
-        parts.push(el("p", { class: "legend hint" }, el("span", { class: "w low" }, "low confidence"), el("span", { class: "w hl" }, "highlight"), el("span", { class: "w cur" }, "playing")));
+        parts.push(el("p", { class: "legend hint" }, el("span", { class: "w low" }, "low confidence"), el("span", { class: "w hl" }, "highlight"), el("span", { class: "w sel" }, "chosen"), el("span", { class: "w cur" }, "playing")));
       }
       this.side.replaceChildren(...parts);
     }
@@ -332,8 +337,8 @@
       const box = this.speakerBox;
       box.replaceChildren(
         ...this.doc.speakers.map((sp, i) => el("div", {},
-          el("label", { for: `speaker-${i}` }, `Name of ${sp.spkid}`),
-          el("input", { id: `speaker-${i}`, value: sp.name, oninput: (e) => {
+          el("label", { for: `speaker-${i}` }, `Name of speaker ${i + 1}`, el("span", { class: "hint" }, ` (${sp.spkid})`)),
+          el("input", { id: `speaker-${i}`, "data-spkid": sp.spkid, value: sp.name, oninput: (e) => {
             sp.name = e.target.value;
             for (const sel of this.main.querySelectorAll("select.speaker")) {
               const opt = [...sel.options].find((o) => o.value === sp.spkid);
@@ -343,8 +348,8 @@
           } }))),
         el("button", { id: "add-speaker", onclick: () => {
           let n = this.doc.speakers.length + 1;
-          while (this.doc.speakers.some((s) => s.spkid === `S${n}`)) n++;
-          this.doc.speakers.push({ spkid: `S${n}`, name: `Speaker ${n}` });
+          while (this.doc.speakers.some((s) => s.spkid === `spk${n}`)) n++;
+          this.doc.speakers.push({ spkid: `spk${n}`, name: `Speaker ${this.doc.speakers.length + 1}` });
           this.renderSpeakers();
           this.renderBody();
           this.changed();
@@ -361,6 +366,8 @@
     renderSegments() {
       const frag = document.createDocumentFragment();
       frag.append(el("h2", { class: "sr-only" }, "Transcript"));
+      let flatIndex = 0;
+      const [ra, rb] = this.rangeBounds() || [-1, -2];
       this.doc.segments.forEach((seg, s) => {
         const first = seg.words[0];
         const select = el("select", { class: "speaker", id: `seg-speaker-${s}`, "aria-label": `Speaker of segment ${s + 1}`, onchange: (e) => {
@@ -373,13 +380,23 @@
         const words = el("div", { class: "words", "data-seg": s });
         seg.words.forEach((w, i) => {
           const hl = this.inHighlight(w);
+          const chosen = ra <= flatIndex && flatIndex <= rb;
+          flatIndex++;
           const span = el("span", {
-            class: "w" + (w.conf < LOW_CONFIDENCE ? " low" : "") + (hl ? " hl" : "") + (w.pristine === false ? " edited" : ""),
+            class: "w" + (w.conf < LOW_CONFIDENCE ? " low" : "") + (hl ? " hl" : "") + (chosen ? " sel" : "") + (w.pristine === false ? " edited" : ""),
             contenteditable: "true", spellcheck: "true", "data-s": s, "data-w": i, "data-start": w.start,
             title: `${clock(w.start)}–${clock(w.end)} · confidence ${Math.round((w.conf ?? 1) * 100)} %`,
             "aria-label": `${w.text}${w.conf < LOW_CONFIDENCE ? ", low confidence" : ""}${hl ? ", highlighted" : ""}`,
           }, w.text);
-          span.addEventListener("mousedown", () => this.seek(w.start));
+          span.addEventListener("mousedown", (e) => {
+            if (e.shiftKey && this.focus) {
+              e.preventDefault();
+              this.chooseTo(s, i);
+            } else {
+              if (this.range) this.clearRange();
+              this.seek(w.start);
+            }
+          });
           span.addEventListener("focus", () => {
             this.focus = { s, w: i };
           });
@@ -394,6 +411,7 @@
           });
           span.addEventListener("blur", () => {
             if (!w.text.trim()) {
+              this.range = null;
               seg.words.splice(seg.words.indexOf(w), 1);
               if (!seg.words.length) this.doc.segments.splice(this.doc.segments.indexOf(seg), 1);
               this.renderSegments();
@@ -503,6 +521,7 @@
       const { s, w } = this.focus;
       const seg = this.doc.segments[s];
       if (!seg || w === 0) return this.setStatus("That word already starts a segment.");
+      this.range = null;
       this.doc.segments.splice(s + 1, 0, { speaker: seg.speaker, words: seg.words.splice(w) });
       this.renderSegments();
       this.changed();
@@ -512,6 +531,7 @@
     }
 
     join(s) {
+      this.range = null;
       const [seg] = this.doc.segments.splice(s, 1);
       const prev = this.doc.segments[s - 1];
       const at = prev.words.length;
@@ -523,35 +543,155 @@
       this.setStatus(`Segment ${s + 1} joined to segment ${s}.`);
     }
 
-    toggleHighlight() {
-      if (!this.focus) return this.setStatus("Put the cursor in a word of the sentence to highlight.");
+    // ---- highlights ----------------------------------------------------------------------
+
+    /// The flat index of word `w` of segment `s`.
+    flatIndex(s, w) {
+      let i = 0;
+      for (let k = 0; k < s; k++) i += this.doc.segments[k].words.length;
+      return i + Number(w);
+    }
+
+    /// The position {s, w} of the word at flat index `i`.
+    position(i) {
+      for (let s = 0; s < this.doc.segments.length; s++) {
+        const n = this.doc.segments[s].words.length;
+        if (i < n) return { s, w: i };
+        i -= n;
+      }
+      return null;
+    }
+
+    /// The chosen words as [first, last] flat indices, or null.
+    rangeBounds() {
+      if (!this.range) return null;
+      return [Math.min(this.range.anchor, this.range.end), Math.max(this.range.anchor, this.range.end)];
+    }
+
+    /// Words whose middle lies in [start, end] (the rule of TXT's highlightsOnly).
+    wordsIn(start, end) {
+      return this.doc.segments.flatMap((seg) => seg.words).filter((w) => {
+        const mid = (w.start + w.end) / 2;
+        return start <= mid && mid <= end && w.text.trim();
+      });
+    }
+
+    /// Extends the chosen words from the cursor (or the current choice's anchor) to word `w` of segment `s`.
+    chooseTo(s, w) {
+      const anchor = this.range ? this.range.anchor : this.flatIndex(this.focus.s, this.focus.w);
+      this.range = { anchor, end: this.flatIndex(s, w) };
+      this.showRange();
+      this.focusWord(s, w);
+      this.focus = { s, w };
+    }
+
+    /// Ctrl+Shift+→/←: one word more or less in the choice.
+    chooseStep(step) {
+      if (!this.focus) return this.setStatus("Put the cursor in a word first, then choose words with Ctrl+Shift+→ / ←.");
+      const total = this.doc.segments.reduce((n, seg) => n + seg.words.length, 0);
+      const from = this.range ? this.range.end : this.flatIndex(this.focus.s, this.focus.w);
+      const anchor = this.range ? this.range.anchor : from;
+      const end = Math.max(0, Math.min(total - 1, (this.range ? from + step : from + (step > 0 ? 1 : -1))));
+      this.range = { anchor, end };
+      const p = this.position(end);
+      this.showRange();
+      this.focusWord(p.s, p.w);
+      this.focus = p;
+    }
+
+    clearRange() {
+      this.range = null;
+      for (const span of this.main.querySelectorAll(".w.sel")) span.classList.remove("sel");
+    }
+
+    showRange() {
+      const [a, b] = this.rangeBounds();
+      let i = 0;
+      for (const span of this.main.querySelectorAll(".w")) {
+        span.classList.toggle("sel", a <= i && i <= b);
+        i++;
+      }
       const flat = this.doc.segments.flatMap((seg) => seg.words);
-      const word = this.doc.segments[this.focus.s]?.words[this.focus.w];
-      if (!word) return;
-      const existing = this.doc.highlights.findIndex((h) => h.start <= (word.start + word.end) / 2 && (word.start + word.end) / 2 <= h.end);
-      let message;
-      if (existing >= 0) {
-        this.doc.highlights.splice(existing, 1);
-        message = "Highlight removed.";
+      const text = flat.slice(a, b + 1).map((w) => w.text.trim()).join(" ");
+      this.setStatus(`Chosen: “${text}” (${b - a + 1} word${b > a ? "s" : ""}). Ctrl+M highlights it.`);
+    }
+
+    /// Ctrl+M: highlights the chosen words, or else the sentence around the cursor; if they are
+    /// all highlighted already, removes the highlight from them (splitting a longer highlight).
+    toggleHighlight() {
+      const flat = this.doc.segments.flatMap((seg) => seg.words);
+      let a;
+      let b;
+      if (this.range) {
+        [a, b] = this.rangeBounds();
       } else {
-        const i = flat.indexOf(word);
-        let a = i;
+        if (!this.focus) return this.setStatus("Put the cursor in a word of the sentence to highlight, or choose words with Shift+click.");
+        const i = this.flatIndex(this.focus.s, this.focus.w);
+        if (!flat[i]) return;
+        if (this.inHighlight(flat[i])) {
+          // The cursor is in a highlight: remove that whole highlight.
+          const mid = (flat[i].start + flat[i].end) / 2;
+          this.doc.highlights = this.doc.highlights.filter((h) => !(h.start <= mid && mid <= h.end));
+          return this.highlightsChanged("Highlight removed.");
+        }
+        a = i;
         while (a > 0 && !SENTENCE_END.test(flat[a - 1].text.trim())) a--;
-        let b = i;
+        b = i;
         while (b < flat.length - 1 && !SENTENCE_END.test(flat[b].text.trim())) b++;
-        const words = flat.slice(a, b + 1);
-        const text = words.map((w) => w.text.trim()).join(" ");
-        this.doc.highlights.push({ start: words[0].start, end: words[words.length - 1].end, text });
-        this.doc.highlights.sort((x, y) => x.start - y.start);
+      }
+      const words = flat.slice(a, b + 1);
+      const start = words[0].start;
+      const end = words[words.length - 1].end;
+      let message;
+      if (words.every((w) => this.inHighlight(w))) {
+        // Take these words out of every highlight they are in, keeping the rest of each.
+        const out = [];
+        for (const h of this.doc.highlights) {
+          if (h.end < start || h.start > end) {
+            out.push(h);
+            continue;
+          }
+          const inside = this.wordsIn(h.start, h.end);
+          const before = inside.filter((w) => w.end <= start + 1e-6 && flat.indexOf(w) < a);
+          const after = inside.filter((w) => w.start >= end - 1e-6 && flat.indexOf(w) > b);
+          for (const part of [before, after]) {
+            if (part.length) out.push({ start: part[0].start, end: part[part.length - 1].end, text: part.map((w) => w.text.trim()).join(" ") });
+          }
+        }
+        this.doc.highlights = out;
+        message = `Highlight removed from “${words.map((w) => w.text.trim()).join(" ")}”.`;
+      } else {
+        // Add the span, merging the highlights it overlaps.
+        let s0 = start;
+        let e0 = end;
+        const keep = [];
+        for (const h of this.doc.highlights) {
+          if (h.end < start || h.start > end) keep.push(h);
+          else {
+            s0 = Math.min(s0, h.start);
+            e0 = Math.max(e0, h.end);
+          }
+        }
+        const text = this.wordsIn(s0, e0).map((w) => w.text.trim()).join(" ");
+        keep.push({ start: s0, end: e0, text });
+        this.doc.highlights = keep;
         message = `Highlighted: “${text}”`;
       }
+      this.range = null;
+      this.highlightsChanged(message);
+    }
+
+    highlightsChanged(message) {
+      this.doc.highlights.sort((x, y) => x.start - y.start);
       const focus = this.focus;
       this.renderSegments();
       this.renderRegions();
       this.changed();
       this.setStatus(message);
-      this.focusWord(focus.s, focus.w);
-      this.focus = focus;
+      if (focus) {
+        this.focusWord(focus.s, focus.w);
+        this.focus = focus;
+      }
     }
 
     // ---- saving ------------------------------------------------------------------------
@@ -600,6 +740,8 @@
       if (e.key === "Escape") this.playPause();
       else if (ctrl && (e.key === "s" || e.key === "S")) this.save();
       else if (ctrl && (e.key === "b" || e.key === "B")) this.seek(this.audio.currentTime - 5);
+      else if (ctrl && e.shiftKey && e.key === "ArrowRight" && this.mode === "transcript") this.chooseStep(1);
+      else if (ctrl && e.shiftKey && e.key === "ArrowLeft" && this.mode === "transcript") this.chooseStep(-1);
       else if (ctrl && e.key === "ArrowDown") this.gotoSegment(1);
       else if (ctrl && e.key === "ArrowUp") this.gotoSegment(-1);
       else if (ctrl && e.key === "Enter" && this.mode === "transcript") this.split();

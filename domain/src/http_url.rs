@@ -25,7 +25,18 @@ impl HttpUrl {
                 "must be at most {MAX_URL_LEN} characters long"
             )));
         }
-        let url = url::Url::parse(value.trim())
+        // Checked as sent: the URL parser would quietly drop or encode spaces and control
+        // characters, and read `http:host` as `http://host`.
+        if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(bad("must not contain spaces or control characters"));
+        }
+        let has_scheme_and_slashes = value
+            .split_once("://")
+            .is_some_and(|(scheme, _)| scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"));
+        if !has_scheme_and_slashes {
+            return Err(bad("must be an absolute http or https URL (http://host/... or https://host/...)"));
+        }
+        let url = url::Url::parse(value)
             .map_err(|e| bad(&format!("must be an absolute http or https URL ({e})")))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(bad(&format!(

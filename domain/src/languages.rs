@@ -145,12 +145,24 @@ pub static WHISPER_LANGUAGES: [&str; 100] = [
     "ha", "ba", "jw", "su", "yue",
 ];
 
-/// The Whisper codes among which `language=auto` chooses (the spec: English, Dutch, German,
-/// French and Italian). Each is also a spec code, so a detected language is a [`Language`].
-pub static AUTO_DETECT_WHISPER: [&str; 5] = ["en", "nl", "de", "fr", "it"];
+/// The Whisper codes among which `language=auto` chooses: every language Whisper knows that the
+/// spec's table also has (in Whisper's order), so Spanish speech sent with `auto` comes back as
+/// Spanish. A detected code maps back to a spec [`Language`] with [`Language::from_whisper`].
+/// (`yue` needs a large-v3 model; the engine leaves out what its model lacks.)
+pub static AUTO_DETECT_WHISPER: [&str; 74] = [
+    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv", "it",
+    "id", "hi", "fi", "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no", "th", "ur",
+    "hr", "bg", "lt", "ml", "cy", "sk", "te", "fa", "lv", "bn", "sr", "az", "sl", "kn", "et", "mk",
+    "eu", "is", "hy", "ne", "mn", "bs", "sq", "sw", "gl", "mr", "pa", "si", "km", "af", "ka", "gu",
+    "am", "lo", "uz", "mt", "my", "tl", "ba", "jw", "su", "yue",
+];
 
-/// A `language` code of the spec. Parsing ignores ASCII case (`en-US` is `en-us`); the value
-/// keeps the spec's spelling.
+/// The languages the spec names for automatic identification (English, Dutch, German, French,
+/// Italian): the documented and tested part of [`AUTO_DETECT_WHISPER`].
+pub static DOCUMENTED_AUTO_DETECT: [&str; 5] = ["en", "nl", "de", "fr", "it"];
+
+/// A `language` code of the spec, spelled exactly as the spec does (`en-us`, not `en-US`: every
+/// enumerated value of the API is matched exactly, as the OpenAPI document lists it).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Language(u8);
 
@@ -172,7 +184,7 @@ impl Language {
     pub fn parse_field(field: &str, value: &str) -> Result<Language, ValidationError> {
         LANGUAGES
             .iter()
-            .position(|r| r.code.eq_ignore_ascii_case(value))
+            .position(|r| r.code == value)
             .map(|i| Language(i as u8))
             .ok_or_else(|| {
                 ValidationError::new(
@@ -182,12 +194,13 @@ impl Language {
             })
     }
 
-    /// The spec language whose code equals a Whisper code the engine detected (`en`, `nl`, `de`,
-    /// `fr`, `it`, and any other Whisper code that is also a spec code).
+    /// The spec language of a Whisper code the engine detected: the row spelled like the code
+    /// (`en`, `es`), else the first row that transcribes with it (`af` → `af-za`).
     pub fn from_whisper(whisper_code: &str) -> Option<Language> {
         LANGUAGES
             .iter()
             .position(|r| r.code == whisper_code)
+            .or_else(|| LANGUAGES.iter().position(|r| r.whisper == Some(whisper_code)))
             .map(|i| Language(i as u8))
     }
 
@@ -281,13 +294,12 @@ pub fn target_languages(job_type: JobType) -> &'static [&'static str] {
 pub struct TargetLanguage(&'static str);
 
 impl TargetLanguage {
-    /// Checks a `targetLanguage` against the list of `job_type` (ignoring ASCII case; the value
-    /// keeps the list's spelling).
+    /// Checks a `targetLanguage` against the list of `job_type` (exact spelling).
     pub fn parse_for(job_type: JobType, value: &str) -> Result<TargetLanguage, ValidationError> {
         let allowed = target_languages(job_type);
         allowed
             .iter()
-            .find(|c| c.eq_ignore_ascii_case(value))
+            .find(|c| **c == value)
             .map(|c| TargetLanguage(c))
             .ok_or_else(|| {
                 ValidationError::new(
@@ -353,9 +365,11 @@ mod tests {
     }
 
     #[test]
-    fn codes_parse_ignoring_case_and_keep_the_spec_spelling() {
-        assert_eq!(Language::parse("EN-us").unwrap().code(), "en-us");
-        assert_eq!(Language::parse("Auto").unwrap(), Language::AUTO);
+    fn codes_parse_only_in_the_spec_spelling() {
+        assert_eq!(Language::parse("en-us").unwrap().code(), "en-us");
+        assert!(Language::parse("EN-us").is_err());
+        assert!(Language::parse("Auto").is_err());
+        assert!(TargetLanguage::parse_for(JobType::Perfect, "FR-ca").is_err());
     }
 
     #[test]
@@ -416,6 +430,19 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), 100, "Whisper's codes are distinct");
+    }
+
+    #[test]
+    fn auto_detection_covers_every_language_whisper_and_the_spec_share() {
+        let shared: Vec<&str> = WHISPER_LANGUAGES
+            .iter()
+            .copied()
+            .filter(|w| LANGUAGES.iter().any(|r| r.whisper == Some(*w)))
+            .collect();
+        assert_eq!(AUTO_DETECT_WHISPER.to_vec(), shared);
+        assert!(DOCUMENTED_AUTO_DETECT.iter().all(|d| AUTO_DETECT_WHISPER.contains(d)));
+        assert_eq!(Language::from_whisper("es").unwrap().code(), "es");
+        assert_eq!(Language::from_whisper("af").unwrap().code(), "af-za");
     }
 
     #[test]

@@ -41,8 +41,14 @@ pub const MAX_GLOSSARY_ITEMS: usize = 750;
 pub const MAX_GLOSSARY_ITEM_NAME_CHARS: usize = 60;
 pub const MAX_GLOSSARY_ITEM_DESCRIPTION_CHARS: usize = 200;
 
-/// A parameter the client actually gave: blank strings count as absent.
+/// A parameter the client actually gave: an empty string counts as absent (`glossaryId=`).
+/// Anything else is checked as sent, spaces included: ` en` is not a language.
 fn given(value: Option<String>) -> Option<String> {
+    value.filter(|v| !v.is_empty())
+}
+
+/// A free-text field (a name, notes, a description): blank text counts as absent.
+fn given_text(value: Option<String>) -> Option<String> {
     value.filter(|v| !v.trim().is_empty())
 }
 
@@ -135,7 +141,7 @@ impl JobParams {
     ///   checked by the caller, which has the read model).
     pub fn validate(self) -> Result<JobRequest, ValidationError> {
         let language = match given(self.language) {
-            Some(code) => Language::parse(code.trim())?,
+            Some(code) => Language::parse(&code)?,
             None => Language::default_language(),
         };
         let transcription_type = match given(self.transcription_type) {
@@ -170,7 +176,7 @@ impl JobParams {
             .map(|u| HttpUrl::parse_field("callbackUrl", &u))
             .transpose()?;
         let glossary_id = given(self.glossary_id)
-            .map(|g| GlossaryId::parse_field("glossaryId", g.trim()))
+            .map(|g| GlossaryId::parse_field("glossaryId", &g))
             .transpose()?;
         let job_options = match given(self.transcription_style) {
             Some(v) => {
@@ -201,7 +207,7 @@ impl JobParams {
         };
         let target_language = match (given(self.target_language), transcription_type) {
             (Some(v), TranscriptionType::TranslatedSubtitles) => {
-                Some(TargetLanguage::parse_for(job_type, v.trim())?)
+                Some(TargetLanguage::parse_for(job_type, &v)?)
             }
             (None, TranscriptionType::TranslatedSubtitles) => {
                 return Err(ValidationError::new(
@@ -275,10 +281,10 @@ impl TranslationParams {
     pub fn validate(self) -> Result<TranslationRequest, ValidationError> {
         let source_job_id =
             given(self.source_job_id).ok_or_else(|| ValidationError::required("sourceJobId"))?;
-        let source_job_id = JobId::parse_field("sourceJobId", source_job_id.trim())?;
+        let source_job_id = JobId::parse_field("sourceJobId", &source_job_id)?;
         let target = given(self.target_language)
             .ok_or_else(|| ValidationError::required("targetLanguage"))?;
-        let target_language = TargetLanguage::parse_for(JobType::Perfect, target.trim())?;
+        let target_language = TargetLanguage::parse_for(JobType::Perfect, &target)?;
         let turnaround_time = match given(self.turnaround_time) {
             Some(v) => TurnaroundTime::parse(&v)?,
             None => TurnaroundTime::default_for(TranscriptionType::TranslatedSubtitles),
@@ -286,7 +292,7 @@ impl TranslationParams {
         let callback_url = given(self.callback_url)
             .map(|u| HttpUrl::parse_field("callbackUrl", &u))
             .transpose()?;
-        let notes = given(self.notes);
+        let notes = given_text(self.notes);
         if let Some(n) = &notes {
             check_len("notes", n, MAX_NOTES_CHARS)?;
         }
@@ -332,7 +338,7 @@ pub struct JobFilter {
 impl ListJobsParams {
     pub fn validate(self) -> Result<JobFilter, ValidationError> {
         let job_id = given(self.job_id)
-            .map(|j| JobId::parse(j.trim()))
+            .map(|j| JobId::parse(&j))
             .transpose()?;
         let job_type = given(self.job_type)
             .map(|v| JobType::parse(&v))
@@ -440,7 +446,7 @@ impl GlossaryParams {
     /// most 60 characters and an optional `description` of at most 200. Errors name the entry:
     /// `names[3]`, `items[2].name`.
     pub fn validate(self) -> Result<GlossaryContent, ValidationError> {
-        let name = given(self.name).ok_or_else(|| ValidationError::required("name"))?;
+        let name = given_text(self.name).ok_or_else(|| ValidationError::required("name"))?;
         check_len("name", &name, MAX_GLOSSARY_NAME_CHARS)?;
         let names = self.names.unwrap_or_default();
         if names.len() > MAX_GLOSSARY_NAMES {
@@ -469,9 +475,9 @@ impl GlossaryParams {
         let mut items = Vec::with_capacity(raw_items.len());
         for (i, item) in raw_items.into_iter().enumerate() {
             let field = format!("items[{i}].name");
-            let name = given(item.name).ok_or_else(|| ValidationError::required(&field))?;
+            let name = given_text(item.name).ok_or_else(|| ValidationError::required(&field))?;
             check_len(&field, &name, MAX_GLOSSARY_ITEM_NAME_CHARS)?;
-            let description = given(item.description);
+            let description = given_text(item.description);
             if let Some(d) = &description {
                 check_len(
                     &format!("items[{i}].description"),

@@ -3,6 +3,7 @@
 //! the data directory's SQLite file, which SQLite allows beside a running server); a running
 //! server picks new keys up from the log.
 
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -64,21 +65,32 @@ pub async fn replay(settings: &StoreArgs, job_id: &str, json: bool) -> anyhow::R
     if events.is_empty() {
         anyhow::bail!("no job {job_id} in {location}");
     }
+    // Written by hand rather than with `println!`, which panics when the reader has gone away
+    // (`scribe replay ID | head`): a closed pipe simply ends the listing.
+    let mut out = std::io::stdout().lock();
     for event in &events {
-        if json {
-            let line = serde_json::json!({
+        let line = if json {
+            serde_json::json!({
                 "position": event.position,
                 "version": event.version,
                 "recordedAt": event.recorded_at_ms,
                 "type": event.event_type,
                 "data": event.data,
-            });
-            println!("{line}");
+            })
+            .to_string()
         } else {
-            println!("{}", describe(event));
+            describe(event)
+        };
+        match writeln!(out, "{line}") {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            Err(e) => return Err(anyhow::Error::new(e).context("writing the job's history")),
         }
     }
-    Ok(())
+    match out.flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::Error::new(e).context("writing the job's history")),
+        _ => Ok(()),
+    }
 }
 
 /// One audit line: version, UTC time, type, then the event's scalar fields as `key=value`.

@@ -66,10 +66,34 @@ pub struct ServeArgs {
     /// Requests each API key may make in a burst above that rate (default: 50).
     #[arg(long, env = "SCRIBE_RATE_BURST")]
     pub rate_burst: Option<NonZeroU32>,
+    /// Failed authentications (an unknown or empty apiKey) each client address may make per
+    /// minute, sustained (default: 60); past the burst, HTTP 429. The address is the TCP peer:
+    /// X-Forwarded-For is not trusted.
+    #[arg(long, env = "SCRIBE_AUTH_FAILURES_PER_MINUTE")]
+    pub auth_failures_per_minute: Option<NonZeroU32>,
+    /// Failed authentications each client address may make in a burst (default: 100).
+    #[arg(long, env = "SCRIBE_AUTH_FAILURES_BURST")]
+    pub auth_failures_burst: Option<NonZeroU32>,
     /// How long a transcriber's or translator's claim on a task lasts; every save renews it
     /// (default: 2h). When it runs out the task returns to the queue with its saved draft.
     #[arg(long, env = "SCRIBE_TASK_LEASE", value_parser = humantime::parse_duration)]
     pub task_lease: Option<Duration>,
+    /// Longest a whole sourceUrl download may take, redirects included (default: 30m). A slower
+    /// server fails its job with an errorMsg saying how much it sent in that time.
+    #[arg(long, env = "SCRIBE_DOWNLOAD_DEADLINE", value_parser = humantime::parse_duration)]
+    pub download_deadline: Option<Duration>,
+    /// Longest media accepted, e.g. `4h` (default: no limit). Longer media fails its job when it
+    /// is probed, with an errorMsg giving the limit and the length; an upload is refunded.
+    #[arg(long, env = "SCRIBE_MAX_DURATION", value_parser = humantime::parse_duration)]
+    pub max_duration: Option<Duration>,
+    /// Directory for job files (media, transcripts, documents) and the download-link key. Every
+    /// node sharing one event store must mount the same one (default: the data directory).
+    #[arg(long, env = "SCRIBE_MEDIA_DIR")]
+    pub media_dir: Option<PathBuf>,
+    /// When nodes share an event store: how long a node's claim on a job's work lasts unless
+    /// renewed (default: 30s). A dead node's work continues on another node after this.
+    #[arg(long, env = "SCRIBE_CLAIM_LEASE", value_parser = humantime::parse_duration)]
+    pub claim_lease: Option<Duration>,
 }
 
 /// The TOML file's shape: the same settings, all optional.
@@ -93,8 +117,17 @@ struct FileConfig {
     model_keep_alive: Option<Duration>,
     rate_per_second: Option<NonZeroU32>,
     rate_burst: Option<NonZeroU32>,
+    auth_failures_per_minute: Option<NonZeroU32>,
+    auth_failures_burst: Option<NonZeroU32>,
     #[serde(default, deserialize_with = "duration")]
     task_lease: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    download_deadline: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    max_duration: Option<Duration>,
+    media_dir: Option<PathBuf>,
+    #[serde(default, deserialize_with = "duration")]
+    claim_lease: Option<Duration>,
 }
 
 /// Resolved configuration.
@@ -118,8 +151,27 @@ pub struct Config {
     /// Rate limit per API key: sustained requests per second, and burst.
     pub rate_per_second: NonZeroU32,
     pub rate_burst: NonZeroU32,
+    /// Failed authentications per client address: sustained per minute, and burst.
+    pub auth_failures_per_minute: NonZeroU32,
+    pub auth_failures_burst: NonZeroU32,
     /// How long a claim on a manual task lasts.
     pub task_lease: Duration,
+    /// Longest a whole sourceUrl download may take.
+    pub download_deadline: Duration,
+    /// Longest media accepted; `None`: no limit.
+    pub max_duration: Option<Duration>,
+    /// Where job files live (the data directory unless `--media-dir` says otherwise).
+    pub media_dir: PathBuf,
+    /// How long a node's claim on a job's work lasts (several nodes on one store).
+    pub claim_lease: Duration,
+}
+
+impl Config {
+    /// Whether other nodes may share this event store (anything but the embedded SQLite file):
+    /// then work is claimed before it runs.
+    pub fn shared_store(&self) -> bool {
+        !matches!(self.event_store, StoreLocation::Embedded(_))
+    }
 }
 
 impl Config {
@@ -134,6 +186,11 @@ impl Config {
         let port = args.port.or(file.port).unwrap_or(8080);
         let data_dir = args.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
         let event_store = StoreLocation::from_setting(args.event_store.as_deref().or(file.event_store.as_deref()), &data_dir)?;
+        let media_dir = args.media_dir.clone().or(file.media_dir).unwrap_or_else(|| data_dir.clone());
+        let claim_lease = args.claim_lease.or(file.claim_lease).unwrap_or(scribe_actors::cluster::DEFAULT_CLAIM_LEASE);
+        if claim_lease < Duration::from_secs(1) {
+            anyhow::bail!("--claim-lease must be at least 1s (it is renewed every third of it)");
+        }
         let models_dir = args
             .models_dir
             .clone()
@@ -168,7 +225,19 @@ impl Config {
             model_keep_alive: args.model_keep_alive.or(file.model_keep_alive).unwrap_or(DEFAULT_MODEL_KEEP_ALIVE),
             rate_per_second: args.rate_per_second.or(file.rate_per_second).unwrap_or(defaults.rate_per_second),
             rate_burst: args.rate_burst.or(file.rate_burst).unwrap_or(defaults.rate_burst),
+            auth_failures_per_minute: args
+                .auth_failures_per_minute
+                .or(file.auth_failures_per_minute)
+                .unwrap_or(defaults.auth_failures_per_minute),
+            auth_failures_burst: args.auth_failures_burst.or(file.auth_failures_burst).unwrap_or(defaults.auth_failures_burst),
             task_lease: args.task_lease.or(file.task_lease).unwrap_or(defaults.task_lease),
+            download_deadline: args
+                .download_deadline
+                .or(file.download_deadline)
+                .unwrap_or(scribe_actors::media::fetch::DEFAULT_DOWNLOAD_DEADLINE),
+            max_duration: args.max_duration.or(file.max_duration),
+            media_dir,
+            claim_lease,
         })
     }
 }
@@ -237,6 +306,24 @@ mod tests {
         assert_eq!(c.public_url, None);
         assert_eq!(c.callbacks, CallbackSettings::default());
         assert_eq!(c.event_store, StoreLocation::Embedded(PathBuf::from("data")));
+        assert_eq!(c.media_dir, PathBuf::from("data"));
+        assert!(!c.shared_store());
+    }
+
+    #[test]
+    fn the_media_dir_and_claim_lease_come_from_the_flag_else_the_file() {
+        let dir = std::env::temp_dir().join(format!("scribe-config-media-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "media_dir = \"/mnt/scribe\"\nclaim_lease = \"1m\"\nevent_store = \"postgres://scribe@db/scribe\"\n").unwrap();
+        let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
+        assert_eq!((c.media_dir.clone(), c.claim_lease), (PathBuf::from("/mnt/scribe"), Duration::from_secs(60)));
+        assert!(c.shared_store());
+        let args = ServeArgs { config: Some(file.clone()), media_dir: Some("/srv/m".into()), ..Default::default() };
+        assert_eq!(Config::resolve(&args).unwrap().media_dir, PathBuf::from("/srv/m"));
+        let short = ServeArgs { claim_lease: Some(Duration::from_millis(10)), ..Default::default() };
+        assert!(format!("{:#}", Config::resolve(&short).unwrap_err()).contains("--claim-lease"));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -5,6 +5,7 @@
 mod admin;
 mod cli;
 mod config;
+mod data_dir;
 mod serve;
 
 use std::path::PathBuf;
@@ -119,10 +120,18 @@ enum BenchCommand {
     /// Append and subscribe throughput of each event store (SQLite as the anchor, PostgreSQL,
     /// KurrentDB when given).
     Eventstore(cli::bench_eventstore::BenchEventStoreArgs),
+    /// The engine's hand-written matrix kernels against the gemm crate, on Whisper's shapes.
+    Gemm(cli::bench_gemm::BenchGemmArgs),
+    /// Several nodes on one PostgreSQL store: kill one mid-job and check nothing is lost,
+    /// doubled or called back twice; with --throughput, jobs per hour with 1, 2, 3 nodes.
+    Cluster(cli::bench_cluster::BenchClusterArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Everything written to the data directory (by serve or by the operator's tools) is
+    // owner-only: the event log holds callback signing secrets.
+    data_dir::restrict_new_files();
     let result = match cli.command {
         Command::Serve(args) => block_on(serve::run(args)),
         Command::Keys(KeysCommand::Create { user, role, languages, store, initial_credit_cents }) => {
@@ -140,6 +149,8 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Restart(args)) => cli::bench_restart::run(args),
         Command::Bench(BenchCommand::Status(args)) => cli::bench_status::run(args),
         Command::Bench(BenchCommand::Eventstore(args)) => cli::bench_eventstore::run(args),
+        Command::Bench(BenchCommand::Gemm(args)) => cli::bench_gemm::run(args),
+        Command::Bench(BenchCommand::Cluster(args)) => cli::bench_cluster::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use scribe_actors::accounts;
+use scribe_actors::cluster::ClusterSettings;
 use scribe_actors::runtime::{RuntimeSettings, Services};
 use scribe_actors::speech_model::SpeechModel;
 use scribe_api::{ApiSettings, ApiState};
@@ -25,8 +26,16 @@ const GRACE: Duration = Duration::from_secs(8);
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     init_tracing();
     let config = Config::resolve(&args)?;
-    std::fs::create_dir_all(&config.data_dir)
-        .with_context(|| format!("cannot create the data directory {}", config.data_dir.display()))?;
+    let repaired = crate::data_dir::prepare(&config.data_dir)?;
+    if !repaired.is_empty() {
+        let shown: Vec<String> = repaired.iter().take(5).map(|p| p.display().to_string()).collect();
+        let more = if repaired.len() > 5 { format!(" and {} more", repaired.len() - 5) } else { String::new() };
+        tracing::warn!(
+            count = repaired.len(),
+            "the data directory was readable by other users; made owner-only: {}{more}",
+            shown.join(", ")
+        );
+    }
 
     let (model, multilingual) = load_model(&config).await?;
     let (text_models, capabilities) = load_translation(&config, multilingual).await?;
@@ -43,11 +52,26 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     let read = ReadModels::open(&config.data_dir)?;
     let projection = Projection::start(store.clone(), read.clone()).await?;
+    let cluster = match config.shared_store() {
+        true => {
+            let node = scribe_actors::cluster::node_id(&config.data_dir)
+                .with_context(|| format!("cannot read or create the node id in {}", config.data_dir.display()))?;
+            tracing::info!(%node, media_dir = %config.media_dir.display(), "sharing the event store: work is claimed before it runs");
+            Some(ClusterSettings { node, lease: config.claim_lease, asr_slots: config.asr_workers })
+        }
+        false => None,
+    };
+    std::fs::create_dir_all(&config.media_dir)
+        .with_context(|| format!("cannot create the media directory {}", config.media_dir.display()))?;
     let settings = RuntimeSettings {
-        data_dir: config.data_dir.clone(),
+        data_dir: config.media_dir.clone(),
+        node_dir: config.data_dir.clone(),
+        cluster,
         allow_private_urls: config.allow_private_urls,
         asr_workers: config.asr_workers,
         max_downloads: 4,
+        download_deadline: config.download_deadline,
+        max_duration: config.max_duration,
         job_idle: scribe_actors::jobs::DEFAULT_IDLE,
         callbacks: config.callbacks.clone(),
         prices: Prices::default(),
@@ -68,8 +92,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         prices: Prices::default(),
         rate_per_second: config.rate_per_second,
         rate_burst: config.rate_burst,
+        auth_failures_per_minute: config.auth_failures_per_minute,
+        auth_failures_burst: config.auth_failures_burst,
         task_lease: config.task_lease,
         capabilities,
+        max_duration: config.max_duration,
         ..ApiSettings::default()
     };
     let app = scribe_api::app(ApiState::new(&services, read, api_settings));
@@ -152,6 +179,11 @@ async fn stop_signal() {
 
 fn init_tracing() {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("SCRIBE_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    let setting = std::env::var("SCRIBE_LOG").unwrap_or_else(|_| "info".to_owned());
+    // symphonia logs every file it cannot read at ERROR; an unreadable upload is the client's
+    // mistake, answered with a 400 (and visible in the access log at debug), not a server
+    // error. Its lines (every `symphonia*` target) are shown only when SCRIBE_LOG names it.
+    let directives = if setting.contains("symphonia") { setting } else { format!("{setting},symphonia=off") };
+    let filter = EnvFilter::try_new(&directives).unwrap_or_else(|_| EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

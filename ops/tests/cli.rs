@@ -76,3 +76,30 @@ fn serve_without_a_model_fails_fast_and_says_how_to_install_it() {
     let err = text(&out.stderr);
     assert!(err.contains("ops/setup.sh"), "{err}");
 }
+
+#[test]
+fn replay_into_a_closed_pipe_ends_quietly() {
+    // A job with a long history, recorded the way the server records it.
+    let dir = tempfile::tempdir().unwrap();
+    let job_id = "0192f6a4-7c1e-7d2a-9a55-2b3c4d5e6f70";
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        use scribe_actors::eventstore::{EventStore, ExpectedVersion, NewEvent, SqliteEventStore};
+        let store = SqliteEventStore::open_in(dir.path()).unwrap();
+        let events = (0..2000)
+            .map(|n| NewEvent::new("CallbackAttempted", serde_json::json!({"type": "CallbackAttempted", "v": 1, "attempt": n, "atMs": 1_763_769_600_000u64 + n})))
+            .collect();
+        store.append(&format!("job-{job_id}"), ExpectedVersion::NoStream, events).await.unwrap();
+    });
+    // `scribe replay ID | head -0`: the reader is gone before the first line is written.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_scribe"))
+        .args(["replay", job_id, "--data-dir", dir.path().to_str().unwrap()])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("the scribe binary runs");
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "status {:?}, stderr:\n{stderr}", out.status);
+    assert!(!stderr.contains("panicked") && stderr.trim().is_empty(), "{stderr}");
+}

@@ -1,8 +1,8 @@
 //! The one error type of the read side: what went wrong, and while doing what.
 //!
-//! A domain refusal never appears here, and neither does an event the projection cannot decode
-//! (those are logged and skipped, see `fold`): these errors mean the read-model file or the event
-//! store itself failed, and a retry or an operator is needed.
+//! A domain refusal never appears here: these errors mean the read-model file or the event store
+//! failed, or the log holds an event this Scribe cannot decode, and a retry or an operator is
+//! needed.
 
 use scribe_actors::eventstore::StoreError;
 
@@ -27,6 +27,13 @@ pub enum ProjectionError {
     /// The event store could not be read.
     #[error("the event store could not be read: {0}")]
     Store(#[from] StoreError),
+    /// An event of the log cannot be decoded (written by a newer Scribe, or edited by hand). The
+    /// read models stop before it rather than diverge from the log.
+    #[error(
+        "event {event_type} (version {version} of stream {stream}, log position {position}) cannot be decoded: {reason}; \
+         the read models stop before it (was it written by a newer Scribe?)"
+    )]
+    Undecodable { stream: String, version: u64, position: u64, event_type: String, reason: String },
     /// A stored row does not parse back (the file was edited by hand, or written by a newer
     /// Scribe). `scribe rebuild` recreates it from the event log.
     #[error("read-model row {key} is unreadable ({reason}); run `scribe rebuild` to recreate the read models")]

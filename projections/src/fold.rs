@@ -7,10 +7,15 @@
 //! the cached state (first sight after a restart, an evicted entry, a skipped event), the state
 //! is rebuilt from the stream in the event store, up to that event. The cache is therefore only a
 //! speed-up: a state is never applied to twice and never misses an event.
+//!
+//! An event that cannot be decoded is an error naming it (stream, version, type): the read
+//! models stop before it instead of silently leaving it out and diverging from the log.
 
 use std::collections::HashMap;
 
-use scribe_actors::eventstore::{EventStore, RecordedEvent, StoreError};
+use crate::error::ProjectionError;
+
+use scribe_actors::eventstore::{EventStore, RecordedEvent};
 use scribe_domain::{Aggregate, DecodeError, VersionedEvent};
 
 /// Streams whose state is kept in memory; past this the cache is emptied and refills itself.
@@ -39,19 +44,13 @@ impl<A: Aggregate> Folder<A> {
     }
 
     /// Decodes `recorded` and folds it into its stream's state. Returns the event and the state
-    /// after it, or `None` when the event cannot be decoded (logged, and left out of the state).
+    /// after it; an event that cannot be decoded is [`ProjectionError::Undecodable`].
     pub(crate) async fn apply(
         &mut self,
         store: &dyn EventStore,
         recorded: &RecordedEvent,
-    ) -> Result<Option<(A::Event, &A::State)>, StoreError> {
-        let event = match A::Event::decode(&recorded.data) {
-            Ok(event) => event,
-            Err(error) => {
-                log_undecodable(recorded, &error);
-                return Ok(None);
-            }
-        };
+    ) -> Result<(A::Event, &A::State), ProjectionError> {
+        let event = decode::<A>(recorded)?;
         let prior = match self.states.remove(&recorded.stream) {
             _ if recorded.version == 0 => A::State::default(),
             Some(folded) if folded.version + 1 == recorded.version => folded.state,
@@ -66,7 +65,7 @@ impl<A: Aggregate> Folder<A> {
             .entry(recorded.stream.clone())
             .insert_entry(Folded { version: recorded.version, state })
             .into_mut();
-        Ok(Some((event, &folded.state)))
+        Ok((event, &folded.state))
     }
 }
 
@@ -75,24 +74,22 @@ async fn replay_before<A: Aggregate>(
     store: &dyn EventStore,
     stream: &str,
     version: u64,
-) -> Result<A::State, StoreError> {
+) -> Result<A::State, ProjectionError> {
     let history = store.read_stream(stream, 0).await?;
     let mut state = A::State::default();
     for recorded in history.iter().take_while(|e| e.version < version) {
-        match A::Event::decode(&recorded.data) {
-            Ok(event) => state = A::evolve(state, &event),
-            Err(error) => log_undecodable(recorded, &error),
-        }
+        state = A::evolve(state, &decode::<A>(recorded)?);
     }
     Ok(state)
 }
 
-fn log_undecodable(recorded: &RecordedEvent, error: &DecodeError) {
-    tracing::error!(
-        position = recorded.position,
-        stream = %recorded.stream,
-        event_type = %recorded.event_type,
-        %error,
-        "the read models skip an event they cannot decode"
-    );
+/// The domain event in `recorded`, or the error that names it.
+fn decode<A: Aggregate>(recorded: &RecordedEvent) -> Result<A::Event, ProjectionError> {
+    A::Event::decode(&recorded.data).map_err(|error: DecodeError| ProjectionError::Undecodable {
+        stream: recorded.stream.clone(),
+        version: recorded.version,
+        position: recorded.position,
+        event_type: recorded.event_type.clone(),
+        reason: error.to_string(),
+    })
 }

@@ -62,25 +62,42 @@ impl Projector {
     }
 
     /// Applies `events` (in position order) and moves the checkpoint to `through` (at least the
-    /// last event's position; more when the caller skips an unreadable event). Events at or
-    /// before the checkpoint are ignored, so a re-delivered batch is never applied twice.
-    /// Returns the new checkpoint.
+    /// last event's position; more when the caller steps over an event the store cannot read
+    /// back). Events at or before the checkpoint are ignored, so a re-delivered batch is never
+    /// applied twice. Returns the new checkpoint.
+    ///
+    /// An event that cannot be decoded stops the batch there: the events before it are written
+    /// (the checkpoint stops just before it) and the error naming it is returned, so the read
+    /// models never pass an event they did not apply.
     pub(crate) async fn apply(&mut self, events: Vec<RecordedEvent>, through: u64) -> Result<u64, ProjectionError> {
         let mut rows = RowBatch::default();
         let mut last = self.position;
         let checkpoint = self.position;
+        let mut undecodable = None;
         for recorded in events.iter().filter(|e| e.position > checkpoint) {
-            last = recorded.position;
             match self.row_for(recorded).await {
                 Ok(Some(row)) => rows.push(row),
                 Ok(None) => {}
+                Err(error @ ProjectionError::Undecodable { .. }) => {
+                    undecodable = Some(error);
+                    break;
+                }
                 Err(error) => {
                     self.forget_states();
                     return Err(error);
                 }
             }
+            last = recorded.position;
         }
-        let through = through.max(last);
+        if let Some(error) = undecodable {
+            self.write(rows, last).await?;
+            return Err(error);
+        }
+        self.write(rows, through.max(last)).await
+    }
+
+    /// Writes `rows` and moves the checkpoint to `through` in one transaction.
+    async fn write(&mut self, rows: RowBatch, through: u64) -> Result<u64, ProjectionError> {
         if through <= self.position {
             return Ok(self.position);
         }
@@ -122,14 +139,14 @@ impl Projector {
         let store = &*self.store;
         let stream = recorded.stream.as_str();
         let row = if stream.starts_with(JobAggregate::STREAM_PREFIX) {
-            let folded = self.jobs.apply(store, recorded).await?;
-            folded.and_then(|(_, state)| JobRow::from_state(state)).map(Row::Job)
+            let (_, state) = self.jobs.apply(store, recorded).await?;
+            JobRow::from_state(state).map(Row::Job)
         } else if stream.starts_with(GlossaryAggregate::STREAM_PREFIX) {
-            let folded = self.glossaries.apply(store, recorded).await?;
-            folded.and_then(|(_, state)| GlossaryRow::from_state(state)).map(Row::Glossary)
+            let (_, state) = self.glossaries.apply(store, recorded).await?;
+            GlossaryRow::from_state(state).map(Row::Glossary)
         } else if stream.starts_with(AccountAggregate::STREAM_PREFIX) {
-            let folded = self.accounts.apply(store, recorded).await?;
-            folded.and_then(|(event, state)| AccountRow::from_state(&event, state)).map(Row::Account)
+            let (event, state) = self.accounts.apply(store, recorded).await?;
+            AccountRow::from_state(&event, state).map(Row::Account)
         } else {
             tracing::debug!(stream, position = recorded.position, "no read model for this stream; skipped");
             None

@@ -6,9 +6,11 @@
 //! in bounded memory). The actor applies the batch in one transaction, then publishes the new
 //! position to [`ReadModels::watch_position`].
 //!
-//! Nothing wedges the projection: an event it cannot decode is logged and skipped (see `fold`),
-//! an event the store cannot even read back is logged and stepped over, and any other failure
-//! (store or file) is logged and retried from the checkpoint with a growing pause.
+//! An event it cannot decode stops the projection just before it, and the error (logged, and
+//! retried with a growing pause) names the event's stream, version and type (see `fold`): the
+//! read models never silently diverge from the log. An event the store cannot even read back is
+//! logged and stepped over, and any other failure (store or file) is logged and retried from the
+//! checkpoint with a growing pause.
 //!
 //! Supervision: the actor can be spawned linked to a supervisor ([`ProjectionActor`],
 //! [`ProjectionArgs`]); a restarted one starts again from the checkpoint in the file.
@@ -100,7 +102,12 @@ impl Actor for ProjectionActor {
                 state.read_models.invalidate(&state.projector.take_changes());
                 state.read_models.publish(*position)
             }
-            Err(error) => tracing::error!(%error, checkpoint = state.projector.position(), "applying events to the read models failed"),
+            Err(error) => {
+                tracing::error!(%error, checkpoint = state.projector.position(), "applying events to the read models failed");
+                // The events before an undecodable one were written: show them.
+                state.read_models.invalidate(&state.projector.take_changes());
+                state.read_models.publish(state.projector.position());
+            }
         }
         let _ = reply.send(result.map_err(|e| e.to_string()));
         Ok(())

@@ -574,15 +574,10 @@ async fn a_write_is_visible_once_wait_for_returns() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unreadable_events_are_skipped_and_the_projection_goes_on() {
+async fn rows_the_store_cannot_read_back_and_foreign_streams_are_stepped_over() {
     let mut world = World::new();
     world.submit("before", "ann", "a.wav", params(&[])).await;
-    // An event of a newer Scribe, a stream no read model follows, and a row that is not JSON.
-    world
-        .store
-        .append("job-future", ExpectedVersion::NoStream, vec![NewEvent::new("JobSubmitted", json!({"type": "JobSubmitted", "v": 99}))])
-        .await
-        .unwrap();
+    // A stream no read model follows, and a row that is not JSON.
     world.store.append("metrics-1", ExpectedVersion::Any, vec![NewEvent::new("Tick", json!({"type": "Tick", "v": 1}))]).await.unwrap();
     let corrupt_at = world.head().await + 1;
     let events_file = world.data_dir().join(scribe_actors::eventstore::sqlite::FILE_NAME);
@@ -599,7 +594,6 @@ async fn unreadable_events_are_skipped_and_the_projection_goes_on() {
     let (read_models, projection) = world.project().await;
     assert!(read_models.job(&job_id("before")).unwrap().is_some());
     assert_eq!(read_models.job(&job_id("after")).unwrap().unwrap().job.status, JobStatus::Done);
-    assert_eq!(read_models.job(&job_id("future")).unwrap(), None);
     assert_eq!(read_models.job(&job_id("broken")).unwrap(), None);
 
     // The projection keeps following the log live after stepping over them.
@@ -607,4 +601,38 @@ async fn unreadable_events_are_skipped_and_the_projection_goes_on() {
     assert!(read_models.wait_for(appended.position, CATCH_UP).await);
     assert!(read_models.job(&job_id("live")).unwrap().is_some());
     projection.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_that_cannot_be_decoded_stops_the_read_models_and_is_named() {
+    let mut world = World::new();
+    world.submit("before", "ann", "a.wav", params(&[])).await;
+    // A job's second event written by a newer Scribe (a version this one does not know).
+    world.submit("future", "ann", "f.wav", params(&[])).await;
+    let stream = job_stream(&job_id("future"));
+    let undecodable = world
+        .store
+        .append(&stream, ExpectedVersion::Exact(1), vec![NewEvent::new("MediaProbed", json!({"type": "MediaProbed", "v": 99}))])
+        .await
+        .unwrap();
+    world.submit("after", "ann", "b.wav", params(&[])).await;
+
+    // The live projection applies everything before the event, and stops there.
+    let read_models = ReadModels::open(world.data_dir()).unwrap();
+    let projection = Projection::start(world.store.clone(), read_models.clone()).await.unwrap();
+    assert!(read_models.wait_for(undecodable.position - 1, CATCH_UP).await, "the events before it are applied");
+    assert!(read_models.job(&job_id("before")).unwrap().is_some());
+    assert!(
+        !read_models.wait_for(undecodable.position, Duration::from_secs(2)).await,
+        "the read models must not pass an event they could not apply"
+    );
+    assert_eq!(read_models.job(&job_id("after")).unwrap(), None, "nothing after it is shown");
+    projection.stop().await;
+    drop(read_models);
+
+    // A rebuild says which event it is.
+    let error = rebuild(world.store.clone(), world.data_dir()).await.expect_err("a rebuild cannot pass it either");
+    assert!(matches!(&error, ProjectionError::Undecodable { stream: s, version: 2, event_type, .. } if *s == stream && event_type == "MediaProbed"), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains(&stream) && message.contains("version 2") && message.contains("MediaProbed"), "{message}");
 }

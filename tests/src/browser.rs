@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fantoccini::actions::{Actions, InputSource, KeyAction, KeyActions, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
@@ -169,6 +170,96 @@ impl Browser {
     pub fn set_window_size(&self, width: u32, height: u32) {
         let client = self.client().clone();
         self.runtime.block_on(async move { client.set_window_size(width, height).await }).expect("resizing the window");
+    }
+
+    /// Shows the page as at `percent` % browser zoom on the current window: the CSS viewport
+    /// shrinks by the factor and every CSS pixel takes `percent / 100` screen pixels, so a
+    /// screenshot shows what a person at that zoom sees. `100` restores the normal view.
+    pub fn zoom(&self, percent: u32, window_width: u32, window_height: u32) {
+        let result = if percent == 100 {
+            self.cdp("Emulation.clearDeviceMetricsOverride", json!({}))
+        } else {
+            let factor = f64::from(percent) / 100.0;
+            self.cdp(
+                "Emulation.setDeviceMetricsOverride",
+                json!({
+                    "width": (f64::from(window_width) / factor).round() as u32,
+                    "height": (f64::from(window_height) / factor).round() as u32,
+                    "deviceScaleFactor": factor,
+                    "mobile": false,
+                }),
+            )
+        };
+        result.unwrap_or_else(|e| panic!("zooming to {percent} %: {e}"));
+    }
+
+    /// Limits the browser's upload speed (bytes per second), so a test can watch a progress
+    /// bar move; `None` lifts the limit.
+    pub fn throttle_uploads(&self, bytes_per_second: Option<u32>) {
+        self.cdp("Network.enable", json!({})).expect("enabling the network domain");
+        let upload = bytes_per_second.map_or(-1.0, f64::from);
+        self.cdp(
+            "Network.emulateNetworkConditions",
+            json!({"offline": false, "latency": 0, "downloadThroughput": -1.0, "uploadThroughput": upload}),
+        )
+        .expect("throttling uploads");
+    }
+
+    /// Drops a file on the element matching `css` the way a drag from the desktop does: a
+    /// `DataTransfer` holding a `File` with the bytes of `path`, in `dragenter`, `dragover` and
+    /// `drop` events. (WebDriver cannot drag from outside the page.)
+    pub fn drop_file(&self, css: &str, path: &Path, mime: &str) {
+        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let name = path.file_name().expect("a file name").to_string_lossy().into_owned();
+        let dropped = self.script(
+            "const [css, bytes, name, type] = arguments;
+             const target = document.querySelector(css);
+             if (!target) return false;
+             const data = new DataTransfer();
+             data.items.add(new File([new Uint8Array(bytes)], name, { type }));
+             for (const kind of ['dragenter', 'dragover', 'drop']) {
+               target.dispatchEvent(new DragEvent(kind, { bubbles: true, cancelable: true, dataTransfer: data }));
+             }
+             return true;",
+            vec![json!(css), json!(bytes), json!(name), json!(mime)],
+        );
+        assert_eq!(dropped, json!(true), "no element {css} to drop {name} on");
+    }
+
+    /// Presses `keys` together as one chord (WebDriver key codes, e.g. `\u{E009}` for Control),
+    /// sent to whatever has the focus.
+    pub fn press(&self, keys: &str) {
+        let client = self.client().clone();
+        let mut actions = KeyActions::new("keyboard".to_owned());
+        for c in keys.chars() {
+            actions = actions.then(KeyAction::Down { value: c });
+        }
+        for c in keys.chars().rev() {
+            actions = actions.then(KeyAction::Up { value: c });
+        }
+        self.runtime.block_on(async move { client.perform_actions(actions).await }).expect("pressing keys");
+    }
+
+    /// Clicks the element matching `css` with Shift held down, as a person extending a choice.
+    pub fn shift_click(&self, css: &str) {
+        const SHIFT: char = '\u{E008}';
+        let element = self.find(css);
+        let client = self.client().clone();
+        let pause = Duration::from_millis(0);
+        let keys = KeyActions::new("keyboard".to_owned())
+            .then(KeyAction::Down { value: SHIFT })
+            .pause(pause)
+            .pause(pause)
+            .pause(pause)
+            .then(KeyAction::Up { value: SHIFT });
+        let mouse = MouseActions::new("mouse".to_owned())
+            .pause(pause)
+            .then(PointerAction::MoveToElement { element, duration: None, x: 0.0, y: 0.0 })
+            .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT })
+            .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT })
+            .pause(pause);
+        let chord = Actions::from(keys).and(mouse);
+        self.runtime.block_on(async move { client.perform_actions(chord).await }).unwrap_or_else(|e| panic!("shift-clicking {css}: {e}"));
     }
 
     /// Empties an input.

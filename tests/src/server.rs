@@ -30,11 +30,13 @@ pub struct Options {
     pub allow_private_urls: bool,
     /// More `scribe serve` arguments (e.g. `--task-lease 3s`).
     pub extra_args: Vec<String>,
+    /// `SCRIBE_LOG` (default `info`).
+    pub log_filter: Option<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { allow_private_urls: true, extra_args: Vec::new() }
+        Options { allow_private_urls: true, extra_args: Vec::new(), log_filter: None }
     }
 }
 
@@ -58,6 +60,8 @@ impl TestServer {
     pub fn start_with(options: Options) -> TestServer {
         let home = tempfile::Builder::new().prefix("scribe-test-").tempdir().expect("a temp dir");
         std::fs::create_dir_all(home.path().join("data")).expect("the data dir");
+        // Owner-only, as the server wants it (it repairs and warns about anything else).
+        std::fs::set_permissions(home.path().join("data"), std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("the data dir is ours");
         let http = reqwest::blocking::Client::builder()
             .timeout(Duration::from_secs(120))
             .build()
@@ -219,6 +223,17 @@ impl TestServer {
         text
     }
 
+    /// Everything the server printed on stdout and stderr, every start, whole.
+    pub fn full_logs(&self) -> String {
+        let mut text = String::new();
+        for n in 1..=self.starts {
+            for stream in ["out", "err"] {
+                text.push_str(&std::fs::read_to_string(self.log_path(n, stream)).unwrap_or_default());
+            }
+        }
+        text
+    }
+
     fn log_path(&self, start: u32, stream: &str) -> PathBuf {
         self.home.path().join(format!("serve-{start}.std{stream}"))
     }
@@ -237,7 +252,7 @@ impl TestServer {
             .arg(paths::models_dir())
             .args(["--allow-private-urls", if self.options.allow_private_urls { "true" } else { "false" }])
             .args(&self.options.extra_args)
-            .env("SCRIBE_LOG", "info")
+            .env("SCRIBE_LOG", self.options.log_filter.as_deref().unwrap_or("info"))
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr)

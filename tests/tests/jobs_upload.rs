@@ -43,6 +43,28 @@ fn jfk_upload_is_open_then_done_with_11_audio_seconds() {
 }
 
 #[test]
+fn french_hyphenated_words_stay_whole_in_the_exports() {
+    // Whisper writes "est-il" as the pieces "est" and "-il"; exports must not read "est -il".
+    let server = TestServer::start();
+    let key = server.key();
+    let job = server.upload_ok(key, &paths::corpus_file("audio/fr_command_quelle_heure_est_il.wav"), &[("language", "fr")]);
+    let id = job["jobId"].as_str().expect("a jobId").to_owned();
+    let done = server.wait_for_status(key, &id, &["DONE", "ERROR"], ASR_TIMEOUT);
+    assert_eq!(done["status"], "DONE", "{done}");
+    let txt = server.get("/jobs/export-txt", key, &[("jobId", &id)]).text.to_lowercase();
+    assert!(txt.contains("est-il"), "the inverted question reads as one word: {txt}");
+    assert!(!txt.contains(" -"), "no hyphen hangs apart from its word: {txt}");
+    let json = server.get("/jobs/export-json", key, &[("jobId", &id)]).ok();
+    let words: Vec<String> = json["segments"]
+        .as_array()
+        .expect("segments")
+        .iter()
+        .flat_map(|s| s["words"].as_array().expect("words").iter().map(|w| w["text"].as_str().unwrap_or_default().to_lowercase()))
+        .collect();
+    assert!(words.iter().any(|w| w.trim_end_matches(['?', '.']) == "est-il"), "one timed word: {words:?}");
+}
+
+#[test]
 fn silent_clip_ends_in_error_saying_no_speech() {
     let server = TestServer::start();
     let files = FileServer::start();

@@ -4,18 +4,26 @@
 //! to the addresses the guard vetted, so redirects and DNS cannot lead into the operator's network.
 //! That is why redirects are followed here (at most `max_redirects`) rather than by reqwest.
 //! The body streams chunk by chunk into a temp file with a byte cap; it is never whole in memory.
+//! The whole download, redirects included, has an overall deadline: a server that drips a byte
+//! a second never times out between chunks, and would otherwise hold a download slot for hours.
 //! Each failure is a [`FetchError`] whose message can go straight into a job's `errorMsg`.
 
 use std::time::Duration;
+
+use tokio::time::{Instant, timeout_at};
 
 use reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE, LOCATION};
 use url::Url;
 
 use super::address_guard::{AddressGuard, GuardError};
+use super::human;
 use super::storage::{MediaError, MediaStore, StoredMedia, TempMedia};
 
 /// Largest file accepted from `upload-media-from-url` (the spec's 16 GB).
 pub const MAX_URL_MEDIA_BYTES: u64 = 16_000_000_000;
+
+/// Longest a whole download may take by default (operator setting `--download-deadline`).
+pub const DEFAULT_DOWNLOAD_DEADLINE: Duration = Duration::from_secs(30 * 60);
 
 /// How downloads behave. `Default` gives the production values.
 #[derive(Debug, Clone)]
@@ -24,6 +32,8 @@ pub struct FetchConfig {
     pub connect_timeout: Duration,
     /// Longest wait for the next bytes of the response (reset by every chunk received).
     pub read_timeout: Duration,
+    /// Longest the whole download may take, from the first request to the last byte.
+    pub deadline: Duration,
     /// Redirects followed before giving up.
     pub max_redirects: usize,
     /// Largest body accepted, in bytes.
@@ -37,6 +47,7 @@ impl Default for FetchConfig {
         FetchConfig {
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(30),
+            deadline: DEFAULT_DOWNLOAD_DEADLINE,
             max_redirects: 5,
             max_bytes: MAX_URL_MEDIA_BYTES,
             allow_private: false,
@@ -60,6 +71,11 @@ pub enum FetchError {
     TooManyRedirects { max: usize },
     #[error("The server at {host} did not answer within {} s", seconds(.after))]
     Timeout { host: String, after: Duration },
+    #[error(
+        "The download from {host} did not finish within the limit of {}: the server sent {} in {}",
+        human::limit(*.limit), human::size(*.received), human::limit(*.limit)
+    )]
+    TooSlow { host: String, received: u64, limit: Duration },
     #[error("The download from {host} was interrupted: {reason}")]
     Interrupted { host: String, reason: String },
     #[error("The URL returned a web page ({content_type}), not a media file")]
@@ -121,10 +137,13 @@ impl Fetcher {
     /// Downloads `url` into a temp file of `store`, following redirects hop by hop.
     pub async fn download(&self, url: &str, store: &MediaStore) -> Result<Download, FetchError> {
         let mut url = Url::parse(url).map_err(|e| FetchError::InvalidUrl(e.to_string()))?;
+        let deadline = Instant::now() + self.config.deadline;
         let mut redirects = 0;
         loop {
             let host = url.host_str().unwrap_or_default().to_owned();
-            let response = self.request(&url).await?;
+            let response = timeout_at(deadline, self.request(&url))
+                .await
+                .map_err(|_| self.too_slow(&host, 0))??;
             let status = response.status();
             if let Some(location) = response
                 .headers()
@@ -182,7 +201,7 @@ impl Fetcher {
                 .and_then(file_name_from_content_disposition)
                 .or_else(|| file_name_from_url(&url))
                 .unwrap_or_else(|| "media".to_owned());
-            let temp = self.receive_body(response, store, &host).await?;
+            let temp = self.receive_body(response, store, &host, deadline).await?;
             return Ok(Download {
                 temp,
                 file_name,
@@ -218,12 +237,21 @@ impl Fetcher {
         mut response: reqwest::Response,
         store: &MediaStore,
         host: &str,
+        deadline: Instant,
     ) -> Result<TempMedia, FetchError> {
         let mut temp = store.create_temp(self.config.max_bytes).await?;
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.classify(host, e))? {
+        loop {
+            let chunk = timeout_at(deadline, response.chunk())
+                .await
+                .map_err(|_| self.too_slow(host, temp.written()))?
+                .map_err(|e| self.classify(host, e))?;
+            let Some(chunk) = chunk else { return Ok(temp) };
             temp.write_chunk(&chunk).await?;
         }
-        Ok(temp)
+    }
+
+    fn too_slow(&self, host: &str, received: u64) -> FetchError {
+        FetchError::TooSlow { host: host.to_owned(), received, limit: self.config.deadline }
     }
 
     fn classify(&self, host: &str, error: reqwest::Error) -> FetchError {

@@ -4,6 +4,7 @@
 pub mod address_guard;
 mod block_writer;
 pub mod fetch;
+pub mod human;
 pub mod storage;
 
 pub use address_guard::{AddressGuard, GuardError, VettedUrl};

@@ -17,6 +17,8 @@ use super::block_writer::{self, BlockWriter};
 
 /// Temp files start with this prefix; any left at start-up are remains of a crash.
 const TEMP_PREFIX: &str = ".incoming-";
+/// In a shared media directory, a temp file untouched this long is a crashed node's remains.
+pub const SHARED_TEMP_STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
 /// Longest file name kept, in bytes (file systems allow 255).
 const MAX_NAME_BYTES: usize = 180;
 
@@ -63,6 +65,17 @@ impl MediaStore {
     /// Creates `<data_dir>/media` and `<data_dir>/transcripts` if needed and removes temp files
     /// left by a crash.
     pub async fn open(data_dir: &Path) -> Result<Self, MediaError> {
+        Self::open_with_cleanup(data_dir, None).await
+    }
+
+    /// Like [`MediaStore::open`], for a directory that several nodes share (`--media-dir`):
+    /// another node may be writing a temp file right now, so only those untouched for
+    /// [`SHARED_TEMP_STALE_AFTER`] are taken for the remains of a crash.
+    pub async fn open_shared(dir: &Path) -> Result<Self, MediaError> {
+        Self::open_with_cleanup(dir, Some(SHARED_TEMP_STALE_AFTER)).await
+    }
+
+    async fn open_with_cleanup(data_dir: &Path, stale_after: Option<std::time::Duration>) -> Result<Self, MediaError> {
         let store = MediaStore {
             media_dir: data_dir.join("media"),
             transcripts_dir: data_dir.join("transcripts"),
@@ -83,6 +96,13 @@ impl MediaStore {
             {
                 if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
                     let path = entry.path();
+                    if let Some(stale_after) = stale_after {
+                        let modified = entry.metadata().await.and_then(|m| m.modified()).ok();
+                        let age = modified.and_then(|m| m.elapsed().ok()).unwrap_or_default();
+                        if age < stale_after {
+                            continue; // perhaps another node's upload in progress
+                        }
+                    }
                     tracing::info!(path = %path.display(), "removing a partial file left by an interrupted run");
                     tokio::fs::remove_file(&path)
                         .await

@@ -235,6 +235,37 @@ pub fn merge_punctuations(words: &mut [WordTiming]) {
     }
 }
 
+/// Joins a word that Whisper's split left hanging to the word it belongs to: a piece that
+/// starts with a hyphen or an apostrophe without a space before it (French "est" + "-il",
+/// "aujourd" + "'hui"), or that follows a word ending in one ("l'" + "homme"). Written apart,
+/// they would read "est -il" in every export. Like [`merge_punctuations`], the absorbed entry
+/// keeps an empty word, so token counts per segment stay as they were.
+pub fn join_attached_words(words: &mut [WordTiming]) {
+    const JOINERS: [char; 4] = ['-', '\'', '’', '‑'];
+    let mut last: Option<usize> = None;
+    for j in 0..words.len() {
+        if words[j].word.is_empty() {
+            continue;
+        }
+        let attached = !words[j].word.starts_with(' ')
+            && last.is_some_and(|i| words[j].word.starts_with(JOINERS) || words[i].word.ends_with(JOINERS));
+        match last {
+            Some(i) if attached => {
+                let word = std::mem::take(&mut words[j].word);
+                let tokens = std::mem::take(&mut words[j].tokens);
+                let (probability, end) = (words[j].probability, words[j].end);
+                let prev = &mut words[i];
+                let (n0, n1) = (prev.tokens.len() as f32, tokens.len() as f32);
+                prev.probability = (prev.probability * n0 + probability * n1) / (n0 + n1).max(1.0);
+                prev.end = prev.end.max(end);
+                prev.word.push_str(&word);
+                prev.tokens.extend(tokens);
+            }
+            _ => last = Some(j),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,5 +327,18 @@ mod tests {
         merge_punctuations(&mut ws);
         let texts: Vec<&str> = ws.iter().map(|w| w.word.as_str()).collect();
         assert_eq!(texts, vec!["", " \"Hello,", "", " world.", ""]);
+    }
+
+    #[test]
+    fn hyphens_and_apostrophes_join_their_word() {
+        let mut ws = vec![w(" quelle"), w(" heure"), w(" est"), w("-il"), w(" l'"), w("homme"), w(" -"), w(" oui")];
+        ws[3].end = 2.0;
+        ws[3].probability = 0.5;
+        join_attached_words(&mut ws);
+        let texts: Vec<&str> = ws.iter().map(|w| w.word.as_str()).collect();
+        assert_eq!(texts, vec![" quelle", " heure", " est-il", "", " l'homme", "", " -", " oui"]);
+        assert_eq!(ws[2].end, 2.0, "the joined word ends where its last piece ends");
+        assert_eq!(ws[2].tokens.len(), 2);
+        assert!((ws[2].probability - 0.75).abs() < 1e-6, "token-weighted confidence");
     }
 }

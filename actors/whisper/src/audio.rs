@@ -56,11 +56,21 @@ pub enum AudioError {
     Corrupt { reason: String },
     #[error("The file is cut short: it ends after {got_s:.1} s although it announces {announced_s:.1} s (an incomplete upload or download?)")]
     Truncated { got_s: f64, announced_s: f64 },
+    #[error("The file announces {announced_s:.0} s of audio but holds only {bytes} bytes: it is cut short or its header is damaged")]
+    Implausible { announced_s: f64, bytes: u64 },
     #[error("Could not read {}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error("Decoding with ffmpeg failed: {reason}")]
     Ffmpeg { reason: String },
 }
+
+/// Sample rates a real recording can have; a header outside them is damaged (and a resampler
+/// built for it would run away with memory and time).
+const PLAUSIBLE_RATES: std::ops::RangeInclusive<u32> = 1_000..=768_000;
+
+/// Fewer bytes than this per announced second of audio cannot hold it in any codec (two hours
+/// of digital silence in FLAC take about 190 bytes a second): the header lies.
+const MIN_BYTES_PER_SECOND: f64 = 8.0;
 
 /// Looks at the content of `path` (never its name) and reports duration, container and codec.
 pub fn probe(path: &Path) -> Result<MediaInfo, AudioError> {
@@ -169,7 +179,10 @@ impl AudioStream {
 /// A file whose header announces far more audio than it holds was cut short (a partial
 /// upload or download): say so rather than transcribe a fragment.
 fn check_not_truncated(samples: u64, announced_s: f64) -> Result<(), AudioError> {
-    let got_s = samples as f64 / SAMPLE_RATE as f64;
+    check_not_truncated_s(samples as f64 / SAMPLE_RATE as f64, announced_s)
+}
+
+fn check_not_truncated_s(got_s: f64, announced_s: f64) -> Result<(), AudioError> {
     if announced_s > 0.0 && got_s < 0.9 * announced_s - 0.5 {
         return Err(AudioError::Truncated { got_s, announced_s });
     }
@@ -189,7 +202,19 @@ impl Probed {
         if len == 0 {
             return Err(AudioError::Empty);
         }
-        match SymphoniaSource::open(file) {
+        let probed = Probed::open_file(path, file, len)?;
+        let info = match &probed {
+            Probed::Symphonia(s) => &s.info,
+            Probed::Ffmpeg(info) => info,
+        };
+        if info.duration_s > 60.0 && (len as f64) < info.duration_s * MIN_BYTES_PER_SECOND {
+            return Err(AudioError::Implausible { announced_s: info.duration_s, bytes: len });
+        }
+        Ok(probed)
+    }
+
+    fn open_file(path: &Path, file: File, len: u64) -> Result<Probed, AudioError> {
+        match SymphoniaSource::open(file, len) {
             // symphonia 0.6 ignores MP4 edit lists, so AAC's encoder delay (1024+ samples)
             // would shift every timestamp; ffmpeg honours them.
             Ok(s) if s.info.container == "isomp4" && ffmpeg_available() => Ok(Probed::Ffmpeg(ffprobe(path)?)),
@@ -197,6 +222,7 @@ impl Probed {
             // ffprobe has the last word: it may see an audio track symphonia does not list.
             Err(SymphoniaRefusal::NoAudioTrack) if !ffmpeg_available() => Err(AudioError::NoAudioTrack),
             Err(SymphoniaRefusal::Io(source)) => Err(AudioError::Io { path: path.into(), source }),
+            Err(SymphoniaRefusal::Refused(e)) => Err(e),
             Err(SymphoniaRefusal::Unknown | SymphoniaRefusal::NoAudioTrack) => {
                 if !ffmpeg_available() {
                     return Err(AudioError::NotMedia);
@@ -216,6 +242,8 @@ enum SymphoniaRefusal {
     /// A container symphonia understands, holding no audio at all.
     NoAudioTrack,
     Io(std::io::Error),
+    /// Understood, and wrong: the file cannot be used.
+    Refused(AudioError),
 }
 
 struct SymphoniaSource {
@@ -235,7 +263,7 @@ struct SymphoniaSource {
 const MAX_BAD_PACKETS: u32 = 20;
 
 impl SymphoniaSource {
-    fn open(file: File) -> Result<SymphoniaSource, SymphoniaRefusal> {
+    fn open(file: File, len: u64) -> Result<SymphoniaSource, SymphoniaRefusal> {
         let mss = MediaSourceStream::new(Box::new(file), Default::default());
         let format = match symphonia::default::get_probe().probe(
             &Hint::new(),
@@ -267,12 +295,30 @@ impl SymphoniaSource {
         let Some(rate) = params.sample_rate.filter(|&r| r > 0) else {
             return Err(SymphoniaRefusal::Unknown);
         };
+        if !PLAUSIBLE_RATES.contains(&rate) {
+            return Err(SymphoniaRefusal::Refused(AudioError::Corrupt {
+                reason: format!("the file announces a sample rate of {rate} Hz, which no real recording has (a damaged header?)"),
+            }));
+        }
+        if track.num_frames == Some(0) {
+            return Err(SymphoniaRefusal::Refused(AudioError::Empty));
+        }
         let duration_s = track.num_frames.map_or(0.0, |n| n as f64 / rate as f64);
         let info = MediaInfo {
             duration_s,
             container: format.format_info().short_name.to_string(),
             codec: decoder.codec_info().short_name.to_string(),
         };
+        // Uncompressed audio takes a known number of bytes a second: a header announcing more
+        // than the file holds (a cut upload, or a lie) is caught before anyone is charged for it.
+        if info.codec.starts_with("pcm") {
+            let bits = params.bits_per_coded_sample.or(params.bits_per_sample).unwrap_or(0);
+            let channels = params.channels.as_ref().map_or(0, |c| c.count());
+            let bytes_per_s = f64::from(rate) * channels as f64 * f64::from(bits.div_ceil(8));
+            if bytes_per_s > 0.0 {
+                check_not_truncated_s(len as f64 / bytes_per_s, duration_s).map_err(SymphoniaRefusal::Refused)?;
+            }
+        }
         let resampler = if rate == SAMPLE_RATE { None } else { Some(To16k::new(rate)) };
         Ok(SymphoniaSource {
             info,
@@ -452,11 +498,11 @@ fn ffprobe(path: &Path) -> Result<MediaInfo, AudioError> {
     };
     let seconds = |v: &serde_json::Value| v.as_str().and_then(|s| s.parse::<f64>().ok());
     let duration_s = seconds(&audio["duration"]).or_else(|| seconds(&format["duration"])).unwrap_or(0.0);
-    Ok(MediaInfo {
-        duration_s,
-        container,
-        codec: audio["codec_name"].as_str().unwrap_or_default().to_string(),
-    })
+    let codec = audio["codec_name"].as_str().unwrap_or_default().to_string();
+    if codec.is_empty() || codec == "none" {
+        return Err(AudioError::Corrupt { reason: "its audio is in a codec that no decoder here knows".into() });
+    }
+    Ok(MediaInfo { duration_s, container, codec })
 }
 
 /// ffmpeg demuxers that accept plain text or images; a file detected as one of these is not
@@ -546,11 +592,13 @@ impl FfmpegSource {
         let status = self.child.wait().map_err(|e| AudioError::Ffmpeg { reason: e.to_string() })?;
         let stderr = self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default();
         if !status.success() {
-            let reason = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message").trim().to_string();
-            if reason.contains("matches no streams") {
+            let detail = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message").trim().to_string();
+            if detail.contains("matches no streams") {
                 return Err(AudioError::NoAudioTrack);
             }
-            return Err(AudioError::Corrupt { reason });
+            // ffmpeg's words are for programmers: they go to the log, the person gets a sentence.
+            tracing::info!(%detail, "ffmpeg could not decode a file");
+            return Err(AudioError::Corrupt { reason: "the file is damaged or its codec is not supported".into() });
         }
         Ok(false)
     }

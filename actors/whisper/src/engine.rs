@@ -9,6 +9,8 @@
 //! The media is streamed ([`crate::speech`]): memory is bounded by a window, not by the file.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -64,6 +66,9 @@ pub struct TranscribeOptions {
     /// prompted with disfluent text in the (given or detected) language (see [`crate::verbatim`]).
     pub verbatim: bool,
     pub use_vad: bool,
+    /// Set from outside (e.g. when the job is deleted) to stop the work: the engine looks at it
+    /// before each 30 s window and answers [`EngineError::Cancelled`].
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Default for TranscribeOptions {
@@ -78,6 +83,7 @@ impl Default for TranscribeOptions {
             initial_prompt: None,
             verbatim: false,
             use_vad: true,
+            cancel: None,
         }
     }
 }
@@ -128,6 +134,16 @@ pub enum EngineError {
     UnsupportedTask { model: String },
     #[error("Voice detection failed: {0}")]
     Vad(String),
+    #[error("The transcription was cancelled")]
+    Cancelled,
+}
+
+/// `Err(Cancelled)` once the caller has asked the work to stop.
+fn check_cancelled(opts: &TranscribeOptions) -> Result<(), EngineError> {
+    match &opts.cancel {
+        Some(flag) if flag.load(Ordering::Relaxed) => Err(EngineError::Cancelled),
+        _ => Ok(()),
+    }
 }
 
 /// What the loaded model is.
@@ -230,6 +246,7 @@ impl Engine {
         // Pass 1: decode once for the duration and the VAD's probabilities (a few KB).
         let vad = self.vad.as_ref().filter(|_| opts.use_vad);
         let scan = profile::time("scan (decode+vad)", || speech::scan(media, vad))?;
+        check_cancelled(opts)?;
         let duration_s = scan.n_samples as f64 / SAMPLE_RATE as f64;
         // Voice activity: keep only speech, remembering where each piece came from.
         let (spans, map) = match vad {
@@ -357,6 +374,7 @@ impl Engine {
         let mut last_speech_timestamp = 0.0f64;
         let mut segments: Vec<Segment> = Vec::new();
         while seek < content_frames {
+            check_cancelled(opts)?;
             let time_offset = seek as f64 / FRAMES_PER_SECOND as f64;
             let (mel_window, segment_size) = window(seek)?;
             let audio = match (seek, first_audio.take()) {
@@ -564,6 +582,7 @@ impl Engine {
             }
         }
         align::merge_punctuations(&mut alignment);
+        align::join_attached_words(&mut alignment);
 
         let round2 = |x: f64| (x * 100.0).round() / 100.0;
         let mut word_index = 0;

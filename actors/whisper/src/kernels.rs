@@ -7,12 +7,15 @@
 //! summation order) and multiplies with AVX2/FMA/F16C when the CPU has them (detected at
 //! run time, so the binary still runs on any x86-64), on rayon's pool, two weight rows per
 //! pass and prefetching ahead (the hardware prefetcher alone leaves half the memory
-//! bandwidth unused). [`Packed`] is the blocked GEMM for the encoder's 1500-row products;
-//! [`AttentionKv`] packs attention keys and values for the same GEMM (the encoder's
-//! [`window_attention`] and the decoder's cross-attention), and [`attend_cached`] is the
-//! decoder's self-attention over its cache. These and [`gelu`] replace burn-flex ops that are
-//! slow for these shapes (flash attention; a scalar, single-threaded libm erf). Every SIMD
-//! kernel has a plain-loop twin for CPUs without AVX2, and the tests compare the two.
+//! bandwidth unused); `scribe bench gemm` measures it at 2–26× the `gemm` crate on these
+//! shapes. The encoder's 1500-row products are true GEMMs, where the `gemm` crate (the one
+//! burn-flex runs on) is about twice as fast as the blocked AVX2 GEMM this file once had, so
+//! [`Dense`] and [`AttentionKv`] (attention keys and values laid out per head for the encoder's
+//! [`window_attention`] and the decoder's cross-attention) call it, a block of queries per
+//! task. [`attend_cached`] is the decoder's self-attention over its cache. These and [`gelu`]
+//! replace burn-flex ops that are slow for these shapes (flash attention; a scalar,
+//! single-threaded libm erf). Every SIMD kernel has a plain-loop twin for CPUs without AVX2,
+//! and the tests compare the two.
 
 use half::f16;
 use rayon::prelude::*;
@@ -85,20 +88,80 @@ impl Matrix {
     }
 }
 
-/// Output columns per packed panel of [`Packed`] (two AVX2 registers).
-const PANEL: usize = 16;
-/// Rows of `x` per rayon task of [`Packed::forward`].
-const GEMM_ROWS: usize = 48;
-/// Depth (input features) per pass of [`Packed::forward`]: a panel's slice (`GEMM_DEPTH` × 16
-/// f32, 16 KiB) stays in L1, the task's rows of `x` for it in L2.
-const GEMM_DEPTH: usize = 256;
+/// A matrix in memory: element `(r, c)` of a `rows` × `cols` matrix is
+/// `data[r·row_stride + c·col_stride]`, so one slice can be read as itself or as its transpose.
+#[derive(Clone, Copy)]
+struct View<'a> {
+    data: &'a [f32],
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+}
 
-/// A linear layer `y = x·Wᵀ + b` for many rows (the encoder's 1500 frames): `W` (`[out, in]`)
-/// packed at load time into panels of 16 output columns, `[out/16][in][16]` f32 (widening
-/// f16 is exact, so results equal an f32 matmul up to summation order), multiplied with a
-/// blocked 6×16 register-tile GEMM on rayon's pool.
-pub struct Packed {
-    panels: Vec<f32>,
+impl<'a> View<'a> {
+    /// `rows` rows of `cols` values, `row_stride` apart.
+    fn rows(data: &'a [f32], rows: usize, cols: usize, row_stride: usize) -> View<'a> {
+        View { data, rows, cols, row_stride, col_stride: 1 }
+    }
+
+    /// The transpose of `rows(data, cols, rows, row_stride)`: a column per stored row.
+    fn columns(data: &'a [f32], rows: usize, cols: usize, col_stride: usize) -> View<'a> {
+        View { data, rows, cols, row_stride: 1, col_stride }
+    }
+
+    /// Whether every element's offset is inside `data`.
+    fn fits(&self) -> bool {
+        self.rows == 0 || self.cols == 0 || (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride < self.data.len()
+    }
+}
+
+/// `out = a·b`, or `out += a·b` when `accumulate`, `out` row-major `a.rows` × `b.cols`, through
+/// the `gemm` crate (the GEMM burn-flex runs on: AVX-512 or AVX2 kernels chosen at run time),
+/// on rayon's pool or on the calling thread.
+fn matmul(a: View, b: View, out: &mut [f32], accumulate: bool, parallel: bool) {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    assert!(b.rows == k && a.fits() && b.fits() && out.len() >= m * n, "matmul shapes");
+    if m == 0 || n == 0 {
+        return;
+    }
+    let parallelism = if parallel { gemm::Parallelism::Rayon(0) } else { gemm::Parallelism::None };
+    // SAFETY: the assertion keeps every offset the crate reads inside `a.data` and `b.data`
+    // (`fits`) and every one it writes (`i·n + j`, i < m, j < n) inside `out`; `out` is a
+    // unique borrow, so it aliases neither input; strides fit `isize` because they index
+    // slices.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            out.as_mut_ptr(),
+            1,
+            n as isize,
+            accumulate,
+            a.data.as_ptr(),
+            a.col_stride as isize,
+            a.row_stride as isize,
+            b.data.as_ptr(),
+            b.col_stride as isize,
+            b.row_stride as isize,
+            1.0,
+            1.0,
+            false,
+            false,
+            false,
+            parallelism,
+        )
+    }
+}
+
+/// A linear layer `y = x·Wᵀ + b` for many rows (the encoder's 1500 frames), `W` f32 row-major
+/// `[out, in]` (widened from the model's f16 at load time: exact, so results equal an f32
+/// matmul up to summation order), multiplied by the `gemm` crate. It replaced a hand-written
+/// blocked AVX2 GEMM that `scribe bench gemm` measured at about half the crate's speed on
+/// every encoder shape (the crate uses AVX-512 where the CPU has it).
+pub struct Dense {
+    w: Vec<f32>,
     bias: Vec<f32>,
     /// Output features.
     pub out: usize,
@@ -106,22 +169,13 @@ pub struct Packed {
     pub inp: usize,
 }
 
-impl Packed {
-    /// From a row-major `[out, in]` weight and its bias (zero when absent); `out` is a
-    /// multiple of 16, as every Whisper width is.
-    pub fn new(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Packed {
+impl Dense {
+    /// From a row-major `[out, in]` weight and its bias (zero when absent).
+    pub fn new(w: Vec<f32>, out: usize, inp: usize, bias: Option<Vec<f32>>) -> Dense {
         assert_eq!(w.len(), out * inp, "weight size");
-        assert_eq!(out % PANEL, 0, "output features must be a multiple of {PANEL}");
-        let mut panels = vec![0.0f32; out * inp];
-        for r in 0..out {
-            let (p, j) = (r / PANEL, r % PANEL);
-            for c in 0..inp {
-                panels[(p * inp + c) * PANEL + j] = w[r * inp + c];
-            }
-        }
         let bias = bias.unwrap_or_else(|| vec![0.0; out]);
         assert_eq!(bias.len(), out, "bias size");
-        Packed { panels, bias, out, inp }
+        Dense { w, bias, out, inp }
     }
 
     /// `x` holds `m` rows of `inp` values; returns `m` rows of `out` values, through
@@ -129,42 +183,12 @@ impl Packed {
     pub fn forward(&self, x: &[f32], m: usize, with_gelu: bool) -> Vec<f32> {
         let (n, k) = (self.out, self.inp);
         assert_eq!(x.len(), m * k, "input size");
-        let mut y = vec![0.0f32; m * n];
-        y.par_chunks_mut(GEMM_ROWS * n).enumerate().for_each(|(b, out)| {
-            let rows = out.len() / n;
-            packed_gemm(&x[b * GEMM_ROWS * k..], k, &self.panels, Some(&self.bias), rows, k, n, out);
-            if with_gelu {
-                gelu_serial(out);
-            }
-        });
-        y
-    }
-}
-
-/// `out = x · W + bias` on one thread, for `m` rows of `x` (row `i` is `x[i·ldx..][..k]`) and
-/// `W` (`k` × `n`) packed in 16-column panels, `[n/16][k][16]`; `out` is `[m, n]`.
-#[allow(clippy::too_many_arguments)]
-fn packed_gemm(x: &[f32], ldx: usize, panels: &[f32], bias: Option<&[f32]>, m: usize, k: usize, n: usize, out: &mut [f32]) {
-    assert!(n % PANEL == 0 && panels.len() >= n * k && out.len() >= m * n && bias.is_none_or(|b| b.len() >= n));
-    assert!(m == 0 || x.len() >= (m - 1) * ldx + k, "input size");
-    #[cfg(target_arch = "x86_64")]
-    if simd_available() {
-        // SAFETY: features detected; the assertions above bound every access.
-        unsafe { avx2::gemm(x, ldx, panels, bias, m, k, n, out) };
-        return;
-    }
-    packed_gemm_scalar(x, ldx, panels, bias, m, k, n, out);
-}
-
-/// [`packed_gemm`] as a plain loop.
-#[allow(clippy::too_many_arguments)]
-fn packed_gemm_scalar(x: &[f32], ldx: usize, panels: &[f32], bias: Option<&[f32]>, m: usize, k: usize, n: usize, out: &mut [f32]) {
-    for i in 0..m {
-        for r in 0..n {
-            let (p, j) = (r / PANEL, r % PANEL);
-            let dot: f32 = (0..k).map(|c| panels[(p * k + c) * PANEL + j] * x[i * ldx + c]).sum();
-            out[i * n + r] = dot + bias.map_or(0.0, |b| b[r]);
+        let mut y = self.bias.repeat(m);
+        matmul(View::rows(x, m, k, k), View::columns(&self.w, k, n, k), &mut y, true, true);
+        if with_gelu {
+            gelu(&mut y);
         }
+        y
     }
 }
 
@@ -187,6 +211,8 @@ impl Weight for f16 {
     #[inline(always)]
     unsafe fn load8(p: *const Self) -> std::arch::x86_64::__m256 {
         use std::arch::x86_64::*;
+        // SAFETY: the caller promises 8 readable f16 (16 bytes, the unaligned load's width)
+        // and F16C.
         unsafe { _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i)) }
     }
 }
@@ -198,6 +224,7 @@ impl Weight for f32 {
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     unsafe fn load8(p: *const Self) -> std::arch::x86_64::__m256 {
+        // SAFETY: the caller promises 8 readable f32 (an unaligned load) and AVX.
         unsafe { std::arch::x86_64::_mm256_loadu_ps(p) }
     }
 }
@@ -253,6 +280,12 @@ mod avx2 {
     /// are in L2, so many input rows still read the weights from memory once.
     const CHUNK_BYTES: usize = 64 * 1024;
 
+    /// [`super::dot_rows`].
+    ///
+    /// # Safety
+    /// The CPU has AVX2, FMA and F16C; `w` holds whole rows of `k`; `x` holds at least `m`
+    /// rows of `k`; `out` has every index `r·stride.0 + i·stride.1` for `r` below the rows of
+    /// `w` and `i` below `m` (what [`super::dot_rows`] asserts).
     #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn dot_rows<W: Weight>(w: &[W], x: &[f32], m: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
         let chunk = (CHUNK_BYTES / (k * size_of::<W>())).max(2) * k;
@@ -261,6 +294,9 @@ mod avx2 {
             let mut i0 = 0;
             while i0 < m {
                 let mb = (m - i0).min(BLOCK);
+                // SAFETY: rows `i0..i0 + mb` of `x` exist (`mb` ≤ m − i0); `w` is this chunk's
+                // whole rows and `out` starts at this chunk's first row, so `block`'s contract
+                // is this function's.
                 unsafe {
                     match mb {
                         1 => block::<W, 1>(w, x, i0, k, out, stride),
@@ -278,15 +314,20 @@ mod avx2 {
 
     /// Input rows `i0..i0 + B` against every weight row, two weight rows per pass: 2·B
     /// independent sums hide the FMA latency and each load of `x` feeds two FMAs.
+    ///
+    /// # Safety
+    /// As [`dot_rows`], with `i0 + B` ≤ the rows of `x`.
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn block<W: Weight, const B: usize>(w: &[W], x: &[f32], i0: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
         let n = w.len() / k;
         let mut r = 0;
         while r + 2 <= n {
+            // SAFETY: weight rows `r` and `r + 1` exist (r + 2 ≤ n); the rest is our contract.
             unsafe { rows::<W, B, 2>(w, x, r, i0, k, out, stride) };
             r += 2;
         }
         if r < n {
+            // SAFETY: weight row `r` exists (r < n); the rest is our contract.
             unsafe { rows::<W, B, 1>(w, x, r, i0, k, out, stride) };
         }
     }
@@ -295,16 +336,25 @@ mod avx2 {
     const PREFETCH_BYTES: usize = 8192;
 
     /// Weight rows `r0..r0 + R` against input rows `i0..i0 + B`.
+    ///
+    /// # Safety
+    /// As [`block`], with weight rows `r0..r0 + R` in `w`.
     #[target_feature(enable = "avx2,fma,f16c")]
     #[allow(clippy::too_many_arguments)]
     unsafe fn rows<W: Weight, const B: usize, const R: usize>(w: &[W], x: &[f32], r0: usize, i0: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
+        // SAFETY: row `i0` of `x` and row `r0` of `w` exist (the contract), so both offsets
+        // stay inside their slices.
         let xp = unsafe { x.as_ptr().add(i0 * k) };
+        // SAFETY: as above.
         let wp = unsafe { w.as_ptr().add(r0 * k) };
         let mut acc = [[_mm256_setzero_ps(); B]; R];
         let mut c = 0;
         while c + 8 <= k {
+            // SAFETY: columns `c..c + 8` are inside every row (c + 8 ≤ k) of weight rows
+            // `r0..r0 + R` and input rows `i0..i0 + B`, which exist by the contract; the
+            // prefetch is a hint that cannot fault, so its address may pass the end (hence
+            // wrapping arithmetic). AVX2/FMA/F16C: the contract.
             unsafe {
-                // (a hint: no fault past the end, hence wrapping arithmetic)
                 _mm_prefetch::<_MM_HINT_T0>(wp.wrapping_add(c * R + PREFETCH_BYTES / size_of::<W>()) as *const i8);
                 let mut wv = [_mm256_setzero_ps(); R];
                 for (r, v) in wv.iter_mut().enumerate() {
@@ -329,88 +379,22 @@ mod avx2 {
         }
     }
 
-    /// [`super::packed_gemm`]; `n` is a multiple of 16. Depth blocks outermost (the partial
-    /// sums are reloaded from `out`), then panels, then 6-row tiles.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn gemm(x: &[f32], ldx: usize, panels: &[f32], bias: Option<&[f32]>, m: usize, k: usize, n: usize, out: &mut [f32]) {
-        let mut k0 = 0;
-        while k0 < k {
-            let kc = (k - k0).min(super::GEMM_DEPTH);
-            for p in 0..n / 16 {
-                let w = unsafe { panels.as_ptr().add((p * k + k0) * 16) };
-                // The first depth block starts from the bias (or zero), later ones from `out`.
-                let start = if k0 > 0 { Start::Out } else { bias.map_or(Start::Zero, |b| Start::Bias(unsafe { b.as_ptr().add(p * 16) })) };
-                let mut i0 = 0;
-                while i0 < m {
-                    let rows = (m - i0).min(6);
-                    unsafe {
-                        let xp = x.as_ptr().add(i0 * ldx + k0);
-                        let op = out.as_mut_ptr().add(i0 * n + p * 16);
-                        match rows {
-                            1 => gemm_tile::<1>(xp, w, start, op, kc, ldx, n),
-                            2 => gemm_tile::<2>(xp, w, start, op, kc, ldx, n),
-                            3 => gemm_tile::<3>(xp, w, start, op, kc, ldx, n),
-                            4 => gemm_tile::<4>(xp, w, start, op, kc, ldx, n),
-                            5 => gemm_tile::<5>(xp, w, start, op, kc, ldx, n),
-                            _ => gemm_tile::<6>(xp, w, start, op, kc, ldx, n),
-                        }
-                    }
-                    i0 += rows;
-                }
-            }
-            k0 += kc;
-        }
-    }
-
-    /// What a [`gemm_tile`] adds its products to.
-    #[derive(Clone, Copy)]
-    enum Start {
-        Zero,
-        Bias(*const f32),
-        Out,
-    }
-
-    /// `R` rows × 16 columns over `kc` depth, rows of `x` `ldx` apart, of `out` `n` apart.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn gemm_tile<const R: usize>(x: *const f32, w: *const f32, start: Start, out: *mut f32, kc: usize, ldx: usize, n: usize) {
-        unsafe {
-            let mut acc = [[_mm256_setzero_ps(); 2]; R];
-            for (r, a) in acc.iter_mut().enumerate() {
-                let src = match start {
-                    Start::Zero => continue,
-                    Start::Bias(b) => b,
-                    Start::Out => out.add(r * n) as *const f32,
-                };
-                a[0] = _mm256_loadu_ps(src);
-                a[1] = _mm256_loadu_ps(src.add(8));
-            }
-            for c in 0..kc {
-                let w0 = _mm256_loadu_ps(w.add(c * 16));
-                let w1 = _mm256_loadu_ps(w.add(c * 16 + 8));
-                for (r, a) in acc.iter_mut().enumerate() {
-                    let xv = _mm256_set1_ps(*x.add(r * ldx + c));
-                    a[0] = _mm256_fmadd_ps(xv, w0, a[0]);
-                    a[1] = _mm256_fmadd_ps(xv, w1, a[1]);
-                }
-            }
-            for (r, a) in acc.iter().enumerate() {
-                _mm256_storeu_ps(out.add(r * n), a[0]);
-                _mm256_storeu_ps(out.add(r * n + 8), a[1]);
-            }
-        }
-    }
-
     /// [`super::attend_cached`] for heads 64 wide: one dot product per key (two sums, then
     /// horizontal), [`softmax`], then the weighted sum of the values in eight registers.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; `q` and `out` hold 64 values; `keys` and `values` hold `n`
+    /// rows of 64 `stride` apart (what [`super::attend_cached`] asserts).
     #[target_feature(enable = "avx2,fma,f16c")]
     pub unsafe fn attend_cached(q: &[f32], keys: &[f32], values: &[f32], stride: usize, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
         let qp = q.as_ptr();
         scores.clear();
         for j in 0..n {
+            // SAFETY: key row `j` < n exists (the contract).
             let kp = unsafe { keys.as_ptr().add(j * stride) };
             let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
             for c in (0..64).step_by(16) {
+                // SAFETY: lanes `c..c + 16` ≤ 64 of the query and of key row `j`.
                 unsafe {
                     a = _mm256_fmadd_ps(_mm256_loadu_ps(qp.add(c)), _mm256_loadu_ps(kp.add(c)), a);
                     b = _mm256_fmadd_ps(_mm256_loadu_ps(qp.add(c + 8)), _mm256_loadu_ps(kp.add(c + 8)), b);
@@ -418,9 +402,11 @@ mod avx2 {
             }
             scores.push(hsum(_mm256_add_ps(a, b)) * scale);
         }
+        // SAFETY: AVX2 and FMA, the contract.
         unsafe { softmax(scores) };
         let mut acc = [_mm256_setzero_ps(); 8];
         for (j, &p) in scores.iter().enumerate() {
+            // SAFETY: value row `j` < n (one score per key) exists, 64 values from its start.
             unsafe {
                 let vp = values.as_ptr().add(j * stride);
                 let pv = _mm256_set1_ps(p);
@@ -430,6 +416,7 @@ mod avx2 {
             }
         }
         for (c, a) in acc.iter().enumerate() {
+            // SAFETY: lanes `c·8..c·8 + 8` ≤ 64 of `out`.
             unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(c * 8), *a) };
         }
     }
@@ -463,14 +450,19 @@ mod avx2 {
         let full = row.len() / 8 * 8;
         let mut mv = _mm256_set1_ps(f32::NEG_INFINITY);
         for i in (0..full).step_by(8) {
+            // SAFETY: `i + 8` ≤ `full` ≤ the row's length.
             mv = _mm256_max_ps(mv, unsafe { _mm256_loadu_ps(row.as_ptr().add(i)) });
         }
         let mut lanes = [0.0f32; 8];
+        // SAFETY: `lanes` holds the 8 values stored.
         unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), mv) };
         lanes.iter().chain(&row[full..]).copied().fold(f32::NEG_INFINITY, f32::max)
     }
 
     /// [`super::log_sum_exp`] with [`exp8`]: max, then the sum of exponentials.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn log_sum_exp(row: &[f32]) -> f32 {
         let max = max(row);
@@ -481,6 +473,7 @@ mod avx2 {
         let mx = _mm256_set1_ps(max);
         let mut sv = _mm256_setzero_ps();
         for i in (0..full).step_by(8) {
+            // SAFETY: `i + 8` ≤ `full` ≤ the row's length.
             sv = _mm256_add_ps(sv, exp8(_mm256_sub_ps(unsafe { _mm256_loadu_ps(row.as_ptr().add(i)) }, mx)));
         }
         let tail: f32 = row[full..].iter().map(|v| (v - max).exp()).sum();
@@ -489,6 +482,9 @@ mod avx2 {
 
     /// [`super::softmax`] with [`exp8`]: max, exp and sum, scale; the tail (< 8 values)
     /// goes through a padded register.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     pub unsafe fn softmax(row: &mut [f32]) {
         let len = row.len();
@@ -498,6 +494,7 @@ mod avx2 {
         let mx = _mm256_set1_ps(max);
         let mut sv = _mm256_setzero_ps();
         for i in (0..full).step_by(8) {
+            // SAFETY: `i + 8` ≤ `full` ≤ the row's length, and `p` is the row's start.
             unsafe {
                 let e = exp8(_mm256_sub_ps(_mm256_loadu_ps(p.add(i)), mx));
                 _mm256_storeu_ps(p.add(i), e);
@@ -508,12 +505,14 @@ mod avx2 {
         if full < len {
             let mut tail = [max; 8];
             tail[..len - full].copy_from_slice(&row[full..]);
+            // SAFETY: `tail` holds the 8 values loaded and stored.
             unsafe { _mm256_storeu_ps(tail.as_mut_ptr(), exp8(_mm256_sub_ps(_mm256_loadu_ps(tail.as_ptr()), mx))) };
             row[full..].copy_from_slice(&tail[..len - full]);
             sum += tail[..len - full].iter().sum::<f32>();
         }
         let inv = _mm256_set1_ps(1.0 / sum);
         for i in (0..full).step_by(8) {
+            // SAFETY: `i + 8` ≤ `full` ≤ the row's length.
             unsafe { _mm256_storeu_ps(p.add(i), _mm256_mul_ps(_mm256_loadu_ps(p.add(i)), inv)) };
         }
         let inv = 1.0 / sum;
@@ -522,6 +521,7 @@ mod avx2 {
 
     #[inline(always)]
     fn hsum(v: __m256) -> f32 {
+        // SAFETY: register-only SSE/AVX operations; every caller runs with AVX enabled.
         unsafe {
             let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
             let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -531,9 +531,12 @@ mod avx2 {
     }
 }
 
+/// Values per rayon task of [`gelu`].
+const GELU_CHUNK: usize = 16 * 1024;
+
 /// Exact-form GELU, `x·(1 + erf(x/√2))/2`, in place and in parallel.
 pub fn gelu(x: &mut [f32]) {
-    x.par_chunks_mut(16 * 1024).for_each(gelu_serial);
+    x.par_chunks_mut(GELU_CHUNK).for_each(gelu_serial);
 }
 
 /// [`gelu`] on the calling thread.
@@ -636,19 +639,15 @@ fn softmax_scalar(row: &mut [f32]) {
     row.iter_mut().for_each(|v| *v *= inv);
 }
 
-/// Query rows per attention task (a multiple of the GEMM's 6-row tile): their score rows
-/// (× 1500 positions) stay in L2.
+/// Query rows per attention task: their score rows (× 1500 positions) stay in L2.
 const QUERY_BLOCK: usize = 48;
 
-/// Keys and values of `t` positions for `h` heads of width `dh` (a multiple of 16), packed
-/// for [`packed_gemm`] so both products of attention stream contiguous memory: per head,
-/// the keys as panels of `Kᵀ`, `[tp/16][dh][16]` (positions padded with zeros to `tp`, a
-/// multiple of 16), and the values as panels of `V`, `[dh/16][t][16]`.
+/// Keys and values of `t` positions for `h` heads of width `dh`, each head's keys and values
+/// contiguous (`[h][t][dh]`), so both products of attention stream memory.
 pub struct AttentionKv {
     k: Vec<f32>,
     v: Vec<f32>,
     t: usize,
-    tp: usize,
     h: usize,
     dh: usize,
 }
@@ -658,50 +657,52 @@ impl AttentionKv {
     /// followed by the values.
     pub fn new(rows: &[f32], stride: usize, t: usize, h: usize, dh: usize) -> AttentionKv {
         let d = h * dh;
-        assert!(dh % PANEL == 0, "head width must be a multiple of {PANEL}");
         assert!(t == 0 || rows.len() >= (t - 1) * stride + 2 * d, "kv size");
-        let tp = t.next_multiple_of(PANEL);
-        let (mut k, mut v) = (vec![0.0f32; h * tp * dh], vec![0.0f32; h * t * dh]);
-        k.par_chunks_mut(tp * dh).zip(v.par_chunks_mut(t * dh)).enumerate().for_each(|(head, (k, v))| {
+        let (mut k, mut v) = (vec![0.0f32; h * t * dh], vec![0.0f32; h * t * dh]);
+        k.par_chunks_mut(t * dh).zip(v.par_chunks_mut(t * dh)).enumerate().for_each(|(head, (k, v))| {
             for j in 0..t {
                 let row = &rows[j * stride..j * stride + 2 * d];
-                for c in 0..dh {
-                    k[(j / PANEL * dh + c) * PANEL + j % PANEL] = row[head * dh + c];
-                    v[(c / PANEL * t + j) * PANEL + c % PANEL] = row[d + head * dh + c];
-                }
+                k[j * dh..(j + 1) * dh].copy_from_slice(&row[head * dh..(head + 1) * dh]);
+                v[j * dh..(j + 1) * dh].copy_from_slice(&row[d + head * dh..d + (head + 1) * dh]);
             }
         });
-        AttentionKv { k, v, t, tp, h, dh }
+        AttentionKv { k, v, t, h, dh }
     }
 
-    /// Into `s` (`rows` × `tp`): scores `q·kᵀ/√dh` of query rows `i0..i0 + rows` of `q`
-    /// (rows `ldq` apart, heads side by side) against head `head`.
+    /// Head `head`'s keys or values, `[t][dh]`.
+    fn head<'a>(&self, kv: &'a [f32], head: usize) -> &'a [f32] {
+        &kv[head * self.t * self.dh..(head + 1) * self.t * self.dh]
+    }
+
+    /// Into `s` (`rows` × `t`): scores `q·kᵀ/√dh` of query rows `i0..i0 + rows` of `q`
+    /// (rows `ldq` apart, heads side by side) against head `head`, on this thread.
     fn head_scores(&self, q: &[f32], ldq: usize, i0: usize, rows: usize, head: usize, s: &mut [f32]) {
         let dh = self.dh;
         let scale = 1.0 / (dh as f32).sqrt();
         let qh: Vec<f32> = (i0..i0 + rows).flat_map(|i| q[i * ldq + head * dh..i * ldq + (head + 1) * dh].iter().map(|x| x * scale)).collect();
-        packed_gemm(&qh, dh, &self.k[head * self.tp * dh..(head + 1) * self.tp * dh], None, rows, dh, self.tp, s);
+        let keys = View::columns(self.head(&self.k, head), dh, self.t, dh);
+        matmul(View::rows(&qh, rows, dh, dh), keys, s, false, false);
     }
 
     /// Scaled scores `q·kᵀ/√dh` of `n` query rows (`[n, h·dh]`) against head `head`: `[n, t]`.
     pub fn scores(&self, q: &[f32], n: usize, head: usize) -> Vec<f32> {
-        let mut s = vec![0.0f32; n * self.tp];
+        let mut s = vec![0.0f32; n * self.t];
         self.head_scores(q, self.h * self.dh, 0, n, head, &mut s);
-        s.chunks_exact(self.tp).flat_map(|row| row[..self.t].iter().copied()).collect()
+        s
     }
 
     /// Attention of `n` query rows, `ldq` apart (heads side by side), over all positions:
     /// `[n, h·dh]`. Each (head, block of queries) is one rayon task.
     pub fn attend(&self, q: &[f32], ldq: usize, n: usize) -> Vec<f32> {
-        let (t, tp, dh, d) = (self.t, self.tp, self.dh, self.h * self.dh);
+        let (t, dh, d) = (self.t, self.dh, self.h * self.dh);
         let mut per_head = vec![0.0f32; self.h * n * dh]; // [h, n, dh]
         per_head.par_chunks_mut(n * dh).enumerate().for_each(|(head, out)| {
             out.par_chunks_mut(QUERY_BLOCK * dh).enumerate().for_each(|(b, o)| {
                 let rows = o.len() / dh;
-                let mut s = vec![0.0f32; rows * tp];
+                let mut s = vec![0.0f32; rows * t];
                 self.head_scores(q, ldq, b * QUERY_BLOCK, rows, head, &mut s);
-                s.chunks_exact_mut(tp).for_each(|row| softmax(&mut row[..t]));
-                packed_gemm(&s, tp, &self.v[head * t * dh..(head + 1) * t * dh], None, rows, t, dh, o);
+                s.chunks_exact_mut(t).for_each(softmax);
+                matmul(View::rows(&s, rows, t, t), View::rows(self.head(&self.v, head), t, dh, dh), o, false, false);
             });
         });
         let mut merged = vec![0.0f32; n * d];
@@ -903,23 +904,20 @@ mod tests {
     }
 
     #[test]
-    fn packed_matches_a_plain_matmul() {
-        // k above GEMM_DEPTH (several depth passes), m across task and tile boundaries.
-        for (m, n, k) in [(1, 16, 8), (7, 32, 300), (53, 48, 600), (100, 16, 33)] {
+    fn dense_matches_a_plain_matmul() {
+        // Row counts across thread splits, an odd width, a tiny and a deep product.
+        for (m, n, k) in [(1, 16, 8), (7, 30, 300), (53, 48, 600), (100, 16, 33)] {
             let w: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0).collect();
             let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
             let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
             let want = reference(&w, &b, &x, m, n, k);
-            let packed = Packed::new(&w, n, k, Some(b.clone()));
-            let got = packed.forward(&x, m, false);
-            let mut scalar = vec![0.0; m * n];
-            packed_gemm_scalar(&x, k, &packed.panels, Some(&packed.bias), m, k, n, &mut scalar);
-            for (g, e) in got.iter().chain(&scalar).zip(want.iter().chain(&want)) {
+            let dense = Dense::new(w, n, k, Some(b));
+            for (g, e) in dense.forward(&x, m, false).iter().zip(&want) {
                 assert!((g - e).abs() < 1e-3 * e.abs().max(1.0), "({m},{n},{k}): {g} vs {e}");
             }
             let mut gelu_want = want.clone();
             gelu(&mut gelu_want);
-            for (g, e) in packed.forward(&x, m, true).iter().zip(&gelu_want) {
+            for (g, e) in dense.forward(&x, m, true).iter().zip(&gelu_want) {
                 assert!((g - e).abs() < 1e-3 * e.abs().max(1.0), "gelu ({m},{n},{k}): {g} vs {e}");
             }
         }

@@ -2,7 +2,7 @@
 //!
 //! Weights come from a parsed CTranslate2 file ([`crate::ct2`]); the encoder's linear layers
 //! (and the decoder's cross-attention key/value projection, applied to all 1500 frames) are
-//! packed once at load time for a blocked GEMM ([`Packed`]), the decoder's stay f16
+//! widened to f32 once at load time for the `gemm` crate ([`Dense`]), the decoder's stay f16
 //! ([`Matrix`]); q/k/v stay fused so each attention block does one matmul, and the logits
 //! projection is the token embedding (tied).
 //! The decoder keeps a self-attention key/value cache per layer; cross-attention keys/values are
@@ -15,7 +15,7 @@ use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Device, Tensor, TensorData};
 
 use crate::ct2::{Ct2Error, Ct2File, WhisperDims};
-use crate::kernels::{self, AttentionKv, Matrix, Packed};
+use crate::kernels::{self, AttentionKv, Dense, Matrix};
 use crate::profile::time;
 
 const LN_EPS: f64 = 1e-5;
@@ -31,11 +31,11 @@ impl Norm {
     }
 }
 
-/// The encoder's feed-forward block, on [`Packed`] kernels (GELU fused into the first).
+/// The encoder's feed-forward block, on [`Dense`] kernels (GELU fused into the first).
 struct Mlp {
     norm: Norm,
-    fc1: Packed,
-    fc2: Packed,
+    fc1: Dense,
+    fc2: Dense,
 }
 
 impl Mlp {
@@ -56,8 +56,8 @@ struct DecMlp {
 
 struct EncoderLayer {
     norm: Norm,
-    qkv: Packed,
-    out: Packed,
+    qkv: Dense,
+    out: Dense,
     mlp: Mlp,
 }
 
@@ -69,7 +69,7 @@ struct DecoderLayer {
     out: Matrix,
     cross_norm: Norm,
     cross_q: Matrix,
-    cross_kv: Packed,
+    cross_kv: Dense,
     cross_out: Matrix,
     mlp: DecMlp,
 }
@@ -183,9 +183,9 @@ impl Loader<'_> {
         Ok(from_vec(v, [n], &self.device))
     }
     /// A `[out, in]` linear layer for the 1500-row encoder products.
-    fn packed(&self, name: &str) -> Result<Packed, Ct2Error> {
+    fn dense(&self, name: &str) -> Result<Dense, Ct2Error> {
         let s = self.f.shape(&format!("{name}/weight"))?.to_vec();
-        Ok(Packed::new(&self.f.f32(&format!("{name}/weight"))?, s[0], s[1], Some(self.f.f32(&format!("{name}/bias"))?)))
+        Ok(Dense::new(self.f.f32(&format!("{name}/weight"))?, s[0], s[1], Some(self.f.f32(&format!("{name}/bias"))?)))
     }
     fn norm(&self, name: &str) -> Result<Norm, Ct2Error> {
         Ok(Norm { g: self.vec1(&format!("{name}/gamma"))?, b: self.vec1(&format!("{name}/beta"))? })
@@ -193,8 +193,8 @@ impl Loader<'_> {
     fn mlp(&self, p: &str) -> Result<Mlp, Ct2Error> {
         Ok(Mlp {
             norm: self.norm(&format!("{p}/ffn/layer_norm"))?,
-            fc1: self.packed(&format!("{p}/ffn/linear_0"))?,
-            fc2: self.packed(&format!("{p}/ffn/linear_1"))?,
+            fc1: self.dense(&format!("{p}/ffn/linear_0"))?,
+            fc2: self.dense(&format!("{p}/ffn/linear_1"))?,
         })
     }
     fn conv(&self, name: &str) -> Result<(Tensor<3>, Tensor<1>), Ct2Error> {
@@ -229,8 +229,8 @@ impl Whisper {
                 let p = format!("encoder/layer_{i}");
                 Ok(EncoderLayer {
                     norm: l.norm(&format!("{p}/self_attention/layer_norm"))?,
-                    qkv: l.packed(&format!("{p}/self_attention/linear_0"))?,
-                    out: l.packed(&format!("{p}/self_attention/linear_1"))?,
+                    qkv: l.dense(&format!("{p}/self_attention/linear_0"))?,
+                    out: l.dense(&format!("{p}/self_attention/linear_1"))?,
                     mlp: l.mlp(&p)?,
                 })
             })
@@ -244,7 +244,7 @@ impl Whisper {
                     out: l.kernel_linear(&format!("{p}/self_attention/linear_1"))?,
                     cross_norm: l.norm(&format!("{p}/attention/layer_norm"))?,
                     cross_q: l.kernel_linear(&format!("{p}/attention/linear_0"))?,
-                    cross_kv: l.packed(&format!("{p}/attention/linear_1"))?,
+                    cross_kv: l.dense(&format!("{p}/attention/linear_1"))?,
                     cross_out: l.kernel_linear(&format!("{p}/attention/linear_2"))?,
                     mlp: DecMlp {
                         norm: l.norm(&format!("{p}/ffn/layer_norm"))?,

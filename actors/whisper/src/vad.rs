@@ -99,7 +99,15 @@ impl SileroVad {
 
     /// A VAD pass fed piece by piece (for files too long to hold whole).
     pub fn stream(&self) -> VadStream<'_> {
-        VadStream { vad: self, h: [0.0; HIDDEN], c: [0.0; HIDDEN], context: [0.0; CONTEXT], pending: Vec::new() }
+        VadStream {
+            vad: self,
+            h: [0.0; HIDDEN],
+            c: [0.0; HIDDEN],
+            context: [0.0; CONTEXT],
+            pending: Vec::new(),
+            silent_gates: None,
+            settled: None,
+        }
     }
 
     /// Input projection `W_ih·x + b` of the LSTM for a batch of 640-sample windows
@@ -127,6 +135,10 @@ pub struct VadStream<'a> {
     c: [f32; HIDDEN],
     context: [f32; CONTEXT],
     pending: Vec<f32>,
+    /// The encoder's output for a window of digital silence (all zeros), computed once.
+    silent_gates: Option<Vec<f32>>,
+    /// The probability of a silent chunk once the LSTM state no longer changes under silence.
+    settled: Option<f32>,
 }
 
 impl VadStream<'_> {
@@ -153,20 +165,57 @@ impl VadStream<'_> {
         probs
     }
 
+    /// Windows of digital silence (context and chunk all zeros, as in a file padded with
+    /// silence or a compression bomb of hours of it) all give the encoder the same input: they
+    /// reuse its output for one such window, and once the LSTM state stops changing, its
+    /// probability. The result is the same; hours of silence take seconds instead of minutes.
     fn run(&mut self, block: &[f32], probs: &mut Vec<f32>) {
-        let n = block.len() / CHUNK;
-        let mut windows = Vec::with_capacity(n * (CHUNK + 2 * CONTEXT));
+        let mut windows = Vec::with_capacity(block.len() / CHUNK * (CHUNK + 2 * CONTEXT));
+        let mut n = 0;
         for chunk in block.chunks_exact(CHUNK) {
+            if self.context.iter().all(|&s| s == 0.0) && chunk.iter().all(|&s| s == 0.0) {
+                self.encode_and_step(std::mem::take(&mut windows), n, probs);
+                n = 0;
+                probs.push(self.step_silent());
+                continue;
+            }
             windows.extend_from_slice(&self.context);
             windows.extend_from_slice(chunk);
             // Silero pads each 576-sample input by reflection on the right (64 samples).
             windows.extend((0..CONTEXT).map(|k| chunk[CHUNK - 2 - k]));
             self.context.copy_from_slice(&chunk[CHUNK - CONTEXT..]);
+            n += 1;
         }
+        self.encode_and_step(windows, n, probs);
+    }
+
+    fn encode_and_step(&mut self, windows: Vec<f32>, n: usize, probs: &mut Vec<f32>) {
+        if n == 0 {
+            return;
+        }
+        self.settled = None;
         let gates = self.vad.encode(windows, n);
         for g in gates.chunks_exact(4 * HIDDEN) {
             probs.push(self.step(g));
         }
+    }
+
+    /// The step of a chunk of digital silence.
+    fn step_silent(&mut self) -> f32 {
+        if let Some(p) = self.settled {
+            return p;
+        }
+        let gates = match self.silent_gates.take() {
+            Some(g) => g,
+            None => self.vad.encode(vec![0.0; CHUNK + 2 * CONTEXT], 1),
+        };
+        let (h, c) = (self.h, self.c);
+        let p = self.step(&gates);
+        self.silent_gates = Some(gates);
+        if h == self.h && c == self.c {
+            self.settled = Some(p);
+        }
+        p
     }
 
     /// One LSTM cell step (PyTorch gate order i, f, g, o) and the output head.

@@ -210,6 +210,15 @@ pub enum JobEvent {
         words: u64,
         at_ms: u64,
     },
+    /// A node of a cluster took (or renewed) the job's `stage` until `lease_until_ms`; see
+    /// `job::work_claim`.
+    WorkClaimed {
+        #[serde(with = "super::work_claim::stage_serde")]
+        stage: super::Stage,
+        node: String,
+        lease_until_ms: u64,
+        at_ms: u64,
+    },
 }
 
 impl VersionedEvent for JobEvent {
@@ -233,6 +242,7 @@ impl VersionedEvent for JobEvent {
             JobEvent::TaskReleased { .. } => "TaskReleased",
             JobEvent::TaskSubmitted { .. } => "TaskSubmitted",
             JobEvent::DocumentEdited { .. } => "DocumentEdited",
+            JobEvent::WorkClaimed { .. } => "WorkClaimed",
         }
     }
 

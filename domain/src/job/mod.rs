@@ -39,6 +39,7 @@ mod events;
 mod state;
 pub mod task;
 mod view;
+pub mod work_claim;
 
 #[cfg(test)]
 mod tests;
@@ -78,6 +79,17 @@ pub enum JobCommand {
         request: JobRequest,
         source: NewMedia,
         media: Option<StoredMedia>,
+    },
+    /// Accept an upload the edge received, stored and probed: the job, its file and its
+    /// duration are recorded in one append, so nothing probes it again.
+    SubmitUpload {
+        job_id: JobId,
+        owner: UserName,
+        at_ms: u64,
+        request: JobRequest,
+        filename: String,
+        media: StoredMedia,
+        duration_ms: u64,
     },
     /// Accept a request for translated subtitles of an existing manual captions job, whose
     /// facts the caller looked up.
@@ -177,6 +189,14 @@ pub enum JobCommand {
         words: u64,
         at_ms: u64,
     },
+    /// The cluster node `node` takes (or renews) the job's current `stage` until `until_ms`
+    /// (see `work_claim`).
+    ClaimWork {
+        stage: Stage,
+        node: String,
+        until_ms: u64,
+        at_ms: u64,
+    },
 }
 
 /// Why a command was refused. The API maps `NotFound` and `NoSuchTask` → 404, `Forbidden` and
@@ -219,6 +239,8 @@ pub enum JobRefusal {
     TaskNotHeld(String),
     #[error("task {0} has no saved translation to submit: save the target-language document first")]
     NothingToSubmit(String),
+    #[error("node {node} runs this job's current stage until {until_ms} (milliseconds since the epoch)")]
+    WorkHeldByOther { node: String, until_ms: u64 },
 }
 
 /// Marker type implementing [`Aggregate`] for jobs.
@@ -255,6 +277,11 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
                 source,
                 media,
             } => Ok(submit(job_id, owner, at_ms, request, source, media)),
+            C::SubmitUpload { job_id, owner, at_ms, request, filename, media, duration_ms } => {
+                let mut events = submit(job_id, owner, at_ms, request, NewMedia::Upload { filename }, Some(media));
+                events.push(E::MediaProbed { duration_ms, nr_audio_seconds: nr_audio_seconds(duration_ms), at_ms });
+                Ok(events)
+            }
             C::RequestTranslation {
                 job_id,
                 owner,
@@ -265,7 +292,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             _ => Err(JobRefusal::NotFound),
         };
     };
-    if matches!(command, C::Submit { .. } | C::RequestTranslation { .. }) {
+    if matches!(command, C::Submit { .. } | C::SubmitUpload { .. } | C::RequestTranslation { .. }) {
         return Err(JobRefusal::AlreadyExists);
     }
     if let C::Delete { by, at_ms } = command {
@@ -283,6 +310,10 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
     if state.deleted {
         return Err(JobRefusal::Deleted);
     }
+    // Callback delivery follows the end of a job, so work is claimed before the terminal check.
+    if let C::ClaimWork { stage, node, until_ms, at_ms } = command {
+        return work_claim::decide_claim(state, stage, node, until_ms, at_ms);
+    }
     let status = state.status().expect("a submitted job has a status");
     let is_callback = matches!(command, C::RecordCallbackAttempt { .. });
     if status.is_terminal() && !is_callback {
@@ -291,7 +322,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
     let from_job = matches!(submission.source, MediaSource::Job { .. });
 
     match command {
-        C::Submit { .. } | C::RequestTranslation { .. } | C::Delete { .. } | C::EditDocument { .. } => {
+        C::Submit { .. } | C::SubmitUpload { .. } | C::RequestTranslation { .. } | C::Delete { .. } | C::EditDocument { .. } | C::ClaimWork { .. } => {
             unreachable!("handled above")
         }
         C::OpenTask { at_ms } => {
@@ -815,6 +846,9 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
             }
         }
         E::DocumentEdited { revision, path, words, .. } => edit::apply_edit(&mut state, *revision, path, *words),
+        E::WorkClaimed { stage, node, lease_until_ms, .. } => {
+            state.claim = Some(work_claim::WorkClaim { stage: *stage, node: node.clone(), until_ms: *lease_until_ms })
+        }
     }
     state
 }

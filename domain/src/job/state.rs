@@ -128,6 +128,8 @@ pub struct JobState {
     pub tasks: Vec<TaskState>,
     /// Revisions of the document the owner saved after `DONE` (see `DocumentEdited`).
     pub document_edits: u32,
+    /// The last claim on the job's machine work (see `job::work_claim`).
+    pub claim: Option<super::work_claim::WorkClaim>,
 }
 
 impl JobState {

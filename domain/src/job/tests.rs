@@ -881,6 +881,28 @@ fn an_unknown_version_is_an_error_naming_type_and_version() {
     ));
 }
 
+#[test]
+fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
+    let cmd = JobCommand::SubmitUpload {
+        job_id: id("j1"),
+        owner: user("ann"),
+        at_ms: 1_000,
+        request: request(|_| {}),
+        filename: "talk.wav".into(),
+        media: media(),
+        duration_ms: 61_200,
+    };
+    let events = decide(&JobState::default(), cmd.clone()).unwrap();
+    let types: Vec<_> = events.iter().map(|e| e.event_type()).collect();
+    assert_eq!(types, ["JobSubmitted", "MediaStored", "MediaProbed"]);
+    let state = events.iter().fold(JobState::default(), evolve);
+    assert_eq!(state.duration_ms, Some(61_200));
+    assert_eq!(state.nr_audio_seconds, 61);
+    assert_eq!(state.stage(), Stage::Transcribe, "nothing is left to store or probe");
+    assert_eq!(decide(&state, cmd), Err(JobRefusal::AlreadyExists));
+}
+
 mod properties;
 mod tasks;
 mod edits;
+mod claims;

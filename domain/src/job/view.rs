@@ -37,6 +37,9 @@ pub struct Job {
     /// Only on translatedSubtitles jobs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_language: Option<TargetLanguage>,
+    /// Why the job failed, only when the status is `ERROR` (the same sentence as the callback's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_msg: Option<String>,
 }
 
 /// An open task of a manual job, with what a staff member needs to pick it (the work queue).
@@ -141,6 +144,7 @@ impl JobState {
             job_options: s.job_options,
             source_job_id,
             target_language: s.target_language,
+            error_msg: self.error_msg.clone().filter(|_| self.status() == Some(JobStatus::Error)),
         })
     }
 
@@ -196,11 +200,7 @@ impl JobState {
             job_options: job.job_options,
             source_job_id: job.source_job_id,
             target_language: job.target_language,
-            error_msg: if job.status == JobStatus::Error {
-                self.error_msg.clone()
-            } else {
-                None
-            },
+            error_msg: job.error_msg,
         })
     }
 }

@@ -40,15 +40,25 @@ fn an_empty_upload_request_gets_the_spec_defaults() {
 }
 
 #[test]
-fn blank_parameters_count_as_not_given() {
+fn empty_parameters_count_as_not_given() {
     let r = job(|p| {
         p.language = s("");
-        p.callback_url = s("  ");
+        p.callback_url = s("");
         p.glossary_id = s("");
         p.transcription_style = s("");
     })
     .unwrap();
     assert_eq!(r, job(|_| {}).unwrap());
+}
+
+#[test]
+fn values_are_checked_as_sent_spaces_and_case_included() {
+    // One rule for every enumerated value: the exact spelling the OpenAPI document lists.
+    assert_eq!(job(|p| p.language = s("EN")).unwrap_err().field, "language");
+    assert_eq!(job(|p| p.job_type = s("DIRECT")).unwrap_err().field, "jobType");
+    assert_eq!(job(|p| p.language = s(" en")).unwrap_err().field, "language");
+    assert_eq!(job(|p| p.callback_url = s("  ")).unwrap_err().field, "callbackUrl");
+    assert_eq!(job(|p| p.callback_url = s("http:example.com")).unwrap_err().field, "callbackUrl");
 }
 
 #[test]
@@ -462,6 +472,7 @@ fn the_list_filter_matches_on_every_given_field() {
         job_options: None,
         source_job_id: None,
         target_language: None,
+        error_msg: None,
     };
     assert!(list(|_| {}).unwrap().matches(&job));
     assert!(list(|p| p.status = s("DONE")).unwrap().matches(&job));

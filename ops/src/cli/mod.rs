@@ -2,8 +2,10 @@
 
 pub mod bench_asr;
 pub mod bench_env;
+pub mod bench_cluster;
 pub mod bench_crash;
 pub mod bench_eventstore;
+pub mod bench_gemm;
 pub mod bench_restart;
 pub mod bench_status;
 pub mod bench_upload;

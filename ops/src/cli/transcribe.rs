@@ -38,6 +38,9 @@ pub struct TranscribeArgs {
     /// Translate the speech to English instead of transcribing it.
     #[arg(long)]
     pub translate: bool,
+    /// A term to favour (a name, a product), as a glossary gives it to a job; repeatable.
+    #[arg(long = "hotword", value_name = "TERM")]
+    pub hotwords: Vec<String>,
 }
 
 /// What `--language` asks of the engine: a fixed Whisper language, or detection among some.
@@ -83,6 +86,7 @@ pub fn run(args: TranscribeArgs) -> anyhow::Result<()> {
         detect_among,
         task: if args.translate { Task::Translate } else { Task::Transcribe },
         beam_size: args.beam as usize,
+        hotwords: args.hotwords.clone(),
         ..TranscribeOptions::default()
     };
 

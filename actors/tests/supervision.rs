@@ -40,9 +40,13 @@ async fn start(data_dir: &Path) -> Services {
     let config = EngineConfig { model_dir: models_dir().join("whisper-tiny.en"), vad_path: None, threads: None };
     let settings = RuntimeSettings {
         data_dir: data_dir.to_owned(),
+        node_dir: data_dir.to_owned(),
+        cluster: None,
         allow_private_urls: true,
         asr_workers: 1,
         max_downloads: 2,
+        download_deadline: Duration::from_secs(600),
+        max_duration: None,
         job_idle: Duration::from_secs(60),
         model: SpeechModel::new(config, Duration::from_secs(60), None),
         text_models: Default::default(),

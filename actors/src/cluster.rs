@@ -187,19 +187,27 @@ impl ClaimGate {
         let (pipeline, jobs, job_id) = (pipeline.clone(), jobs.clone(), job_id.clone());
         let cmd = JobCommand::ClaimWork { stage, node: self.settings.node.clone(), until_ms: now + millis(self.settings.lease), at_ms: now };
         tokio::spawn(async move {
+            // Whether the pipeline should look at the job again at once: the claim's own event
+            // brings a won claim back through the log, but a refused one brings nothing.
+            let mut look_again = false;
             match jobs.execute(&job_id, cmd).await {
                 Ok(_) => tracing::debug!(%job_id, ?stage, "claimed"),
                 Err(CommandError::Refused(JobRefusal::WorkHeldByOther { node, until_ms })) => {
                     tracing::debug!(%job_id, ?stage, %node, "another node claimed the stage first");
                     recheck_at(&pipeline, &job_id, stage, until_ms);
                 }
-                Err(CommandError::Refused(refusal)) => tracing::debug!(%job_id, ?stage, %refusal, "claim not needed"),
+                Err(CommandError::Refused(refusal)) => {
+                    // The job moved on while the claim was made (an upload records its file and
+                    // duration in one append): its next stage may be waiting for this claim to end.
+                    tracing::debug!(%job_id, ?stage, %refusal, "claim not needed");
+                    look_again = true;
+                }
                 Err(e) => {
                     tracing::warn!(%job_id, ?stage, error = %e, "claiming a job's work; trying again shortly");
                     recheck_at(&pipeline, &job_id, stage, now_ms() + 2_000);
                 }
             }
-            let _ = pipeline.cast(PipelineMsg::ClaimSettled(job_id));
+            let _ = pipeline.cast(PipelineMsg::ClaimSettled { job_id, look_again });
         });
     }
 }

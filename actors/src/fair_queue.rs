@@ -4,8 +4,8 @@
 //!
 //! Each account has its own first-in-first-out line. When a slot frees, the next task comes from
 //! the account with the fewest tasks running, and among those from the one served longest ago
-//! (an account never served comes first): a round-robin between the accounts that have work
-//! waiting. An optional cap on the tasks one account may run at once keeps a slot free for
+//! (an account never served comes first; ties go to the account whose line formed first): a
+//! round-robin between the accounts that have work waiting. An optional cap on the tasks one account may run at once keeps a slot free for
 //! the others, so a newcomer starts at once instead of waiting for a slow task to end.
 
 use std::collections::{HashMap, VecDeque};
@@ -17,6 +17,8 @@ pub struct FairQueue<A, T> {
     lines: HashMap<A, Line<T>>,
     /// Bumped at every start: an account's `last_started` says how long ago it was served.
     clock: u64,
+    /// Bumped when an account's line forms: breaks ties in the order accounts came.
+    arrivals: u64,
     /// Most tasks one account may run at once.
     per_account: usize,
 }
@@ -26,19 +28,24 @@ struct Line<T> {
     waiting: VecDeque<T>,
     running: usize,
     last_started: u64,
+    arrived: u64,
 }
 
 impl<A: Clone + Eq + Hash, T> FairQueue<A, T> {
     /// A queue where one account may run at most `per_account` tasks at once (at least 1).
     pub fn new(per_account: usize) -> Self {
-        FairQueue { lines: HashMap::new(), clock: 0, per_account: per_account.max(1) }
+        FairQueue { lines: HashMap::new(), clock: 0, arrivals: 0, per_account: per_account.max(1) }
     }
 
     /// Puts `task` at the end of `account`'s line.
     pub fn push(&mut self, account: A, task: T) {
+        let arrivals = &mut self.arrivals;
         self.lines
             .entry(account)
-            .or_insert_with(|| Line { waiting: VecDeque::new(), running: 0, last_started: 0 })
+            .or_insert_with(|| {
+                *arrivals += 1;
+                Line { waiting: VecDeque::new(), running: 0, last_started: 0, arrived: *arrivals }
+            })
             .waiting
             .push_back(task);
     }
@@ -51,7 +58,7 @@ impl<A: Clone + Eq + Hash, T> FairQueue<A, T> {
             .lines
             .iter_mut()
             .filter(|(_, line)| !line.waiting.is_empty() && line.running < per_account)
-            .min_by_key(|(_, line)| (line.running, line.last_started))?;
+            .min_by_key(|(_, line)| (line.running, line.last_started, line.arrived))?;
         let task = line.waiting.pop_front().expect("filtered on waiting work");
         self.clock += 1;
         line.running += 1;
@@ -131,10 +138,8 @@ mod tests {
         }
         q.push("c", 21);
         let order: Vec<&str> = drain_order(&mut q).into_iter().map(|(a, _)| a).collect();
-        // a is served first (all equal), then the never-served b and c, then round and round.
-        assert_eq!(order[3..], ["a", "b", "a"]);
-        assert_eq!(order.iter().filter(|a| **a == "a").count(), 3);
-        assert_eq!(order[..3].iter().collect::<std::collections::HashSet<_>>().len(), 3);
+        // Never served: in the order they came; then round and round among those with work left.
+        assert_eq!(order, ["a", "b", "c", "a", "b", "a"]);
     }
 
     #[test]

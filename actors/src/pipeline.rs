@@ -68,7 +68,7 @@ pub enum PipelineMsg {
     /// Record the expiry of task leases that ran out.
     SweepLeases,
     /// A claim on a job's work was appended or refused (cluster nodes only; see `cluster`).
-    ClaimSettled(JobId),
+    ClaimSettled { job_id: JobId, look_again: bool },
     /// Renew the claims on the work running here, and offer waiting recognitions again.
     RenewClaims,
     /// Write the checkpoint (see `checkpoint`), if the pipeline moved since the last one.
@@ -274,9 +274,12 @@ impl Actor for Pipeline {
             PipelineMsg::Workers(reply) => {
                 let _ = reply.send(state.workers.clone());
             }
-            PipelineMsg::ClaimSettled(job_id) => {
+            PipelineMsg::ClaimSettled { job_id, look_again } => {
                 if let Some(gate) = &mut state.claims {
                     gate.settled(&job_id);
+                }
+                if look_again && state.live {
+                    state.dispatch(&myself, &job_id).await;
                 }
             }
             PipelineMsg::RenewClaims => {

@@ -24,6 +24,7 @@ use crate::auth::{AnyKeyAuth, ApiKeyAuth, Caller};
 use crate::error::{ApiError, job_error};
 use crate::exports::Exports;
 use crate::state::ApiState;
+use crate::strict_json::StrictJson;
 use crate::work::WorkDocument;
 
 /// Path template of the document upload (its body cap is the work API's document cap).
@@ -117,7 +118,7 @@ impl EditorApi {
         /// The job's id.
         #[oai(name = "jobId")]
         job_id: Query<String>,
-        body: Json<WorkDocument>,
+        body: StrictJson<WorkDocument>,
     ) -> Result<Json<EditedDocument>, ApiError> {
         let caller = auth.0;
         let job_id = JobId::parse(&job_id.0)?;

@@ -145,6 +145,9 @@ impl JobsApi {
         body: StrictJson<UploadFromUrl>,
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;
+        if let Some(field) = body.0.empty_field() {
+            return Err(ApiError::invalid(field, format!("{field} is empty: leave it out, or send null, to take the default")));
+        }
         let (source_url, request) = UrlJobParams::from(body.0).validate()?;
         submit::check_capabilities(&state, &request)?;
         submit::check_glossary(&state, &caller, request.glossary_id.as_ref())?;

@@ -188,6 +188,28 @@ pub struct UploadFromUrl {
     pub target_language: Option<String>,
 }
 
+impl UploadFromUrl {
+    /// The first field sent as an empty string. A query parameter left empty (`glossaryId=`)
+    /// means "not given", but a JSON body says that with `null` or by leaving the field out,
+    /// and the document holds "" to every field's pattern or list of values.
+    pub fn empty_field(&self) -> Option<&'static str> {
+        [
+            ("sourceUrl", &self.source_url),
+            ("language", &self.language),
+            ("transcriptionType", &self.transcription_type),
+            ("jobType", &self.job_type),
+            ("callbackUrl", &self.callback_url),
+            ("glossaryId", &self.glossary_id),
+            ("transcriptionStyle", &self.transcription_style),
+            ("turnaroundTime", &self.turnaround_time),
+            ("targetLanguage", &self.target_language),
+        ]
+        .into_iter()
+        .find(|(_, value)| value.as_deref() == Some(""))
+        .map(|(name, _)| name)
+    }
+}
+
 impl From<kinds::JobStatus> for JobStatus {
     fn from(s: kinds::JobStatus) -> Self {
         match s {

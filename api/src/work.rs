@@ -33,6 +33,7 @@ use crate::exports::Exports;
 use crate::exports::document::{ExportHighlight, ExportSpeaker};
 use crate::model::{Glossary, Message, TranscriptionStyle, TranscriptionType as ApiTranscriptionType};
 use crate::state::ApiState;
+use crate::strict_json::StrictJson;
 
 /// Path of the signed media download (audio player), under `/api`.
 pub const MEDIA_PATH: &str = "/work/media";
@@ -130,24 +131,26 @@ pub struct WorkTaskDetail {
 /// A document being worked on: the export-json shape. Sent back with `PUT .../document`, where
 /// a word whose text contains spaces is split into timed words, and a word stays `pristine` only
 /// if the machine draft has it unchanged.
-#[derive(Object, Debug, Clone, PartialEq)]
+#[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
 #[oai(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub struct WorkDocument {
     pub speakers: Vec<ExportSpeaker>,
     /// Speaker turns in time order.
     pub segments: Vec<WorkSegment>,
     #[oai(default)]
+    #[serde(default)]
     pub highlights: Vec<ExportHighlight>,
 }
 
-#[derive(Object, Debug, Clone, PartialEq)]
+#[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
 pub struct WorkSegment {
     /// The `spkid` of the speaker (declared in `speakers`).
     pub speaker: String,
     pub words: Vec<WorkWord>,
 }
 
-#[derive(Object, Debug, Clone, PartialEq)]
+#[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
 pub struct WorkWord {
     /// Seconds from the start of the media.
     pub start: f64,
@@ -155,9 +158,11 @@ pub struct WorkWord {
     pub text: String,
     /// Confidence, 0 to 1 (default 1: a person typed it).
     #[oai(default = "one")]
+    #[serde(default = "one")]
     pub conf: f64,
     /// Untouched machine output; checked by the service against the draft.
     #[oai(default = "yes")]
+    #[serde(default = "yes")]
     pub pristine: bool,
 }
 
@@ -283,7 +288,7 @@ impl WorkApi {
         /// The task's id.
         #[oai(name = "taskId")]
         task_id: Path<String>,
-        body: Json<WorkDocument>,
+        body: StrictJson<WorkDocument>,
     ) -> Result<Json<SavedRevision>, ApiError> {
         let caller = auth.0;
         let (job, view) = held_task(&state, &caller, &task_id).await?;

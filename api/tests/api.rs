@@ -169,9 +169,11 @@ async fn a_file_that_is_not_media_is_refused_and_leaves_nothing() {
     let (_, list) = body(cli.get("/api/jobs").query("apiKey", &ANN_KEY).send().await).await;
     assert_eq!(list, json!([]));
 
+    // A part other than `file` is refused naming it, never skipped.
     let resp = cli.post("/api/jobs/upload-media").query("apiKey", &ANN_KEY).multipart(TestForm::new().text("other", "x")).send().await;
     let (status, error) = body(resp).await;
-    assert_eq!((status, error["field"].as_str()), (StatusCode::BAD_REQUEST, Some("file")));
+    assert_eq!((status, error["field"].as_str()), (StatusCode::BAD_REQUEST, Some("other")), "{error}");
+    assert!(error["message"].as_str().unwrap().contains("query string"), "{error}");
 }
 
 #[tokio::test]

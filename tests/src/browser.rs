@@ -318,6 +318,19 @@ impl Browser {
         }
     }
 
+    /// Waits until exactly `count` elements match `css` (the app re-renders lists after a fetch).
+    pub fn wait_for_count(&self, css: &str, count: usize, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let found = self.script("return document.querySelectorAll(arguments[0]).length;", vec![json!(css)]);
+            if found.as_u64() == Some(count as u64) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{css} matched {found} elements, not {count}, within {timeout:?}; the page says:\n{}", self.page_text());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     /// Runs JavaScript in the page and returns its value.
     pub fn script(&self, js: &str, args: Vec<Value>) -> Value {
         let client = self.client().clone();

@@ -133,11 +133,12 @@ fn a_text_file_named_wav_is_refused_by_its_content() {
 #[test]
 fn a_body_without_the_file_part_is_refused_naming_file() {
     let server = TestServer::start();
-    let form = reqwest::blocking::multipart::Form::new().text("other", "value");
-    let reply = scribe_tests::Reply::send(
-        server.http().post(server.url("/api/jobs/upload-media")).query(&[("apiKey", server.key())]).multipart(form),
-    );
-    reply.error(400, Some("file"));
+    let send = |form| {
+        scribe_tests::Reply::send(server.http().post(server.url("/api/jobs/upload-media")).query(&[("apiKey", server.key())]).multipart(form))
+    };
+    send(reqwest::blocking::multipart::Form::new()).error(400, Some("file"));
+    // A part that is not `file` is named, not skipped.
+    send(reqwest::blocking::multipart::Form::new().text("other", "value")).error(400, Some("other"));
 }
 
 #[test]

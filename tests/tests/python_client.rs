@@ -18,7 +18,7 @@ from scribe_client import Client
 from scribe_client.api.jobs import upload_media, get_job_status, list_jobs, delete_job
 from scribe_client.api.exports import export_srt, export_vtt
 from scribe_client.api.glossaries import create_glossary, list_glossaries
-from scribe_client.models import UploadMediaBody, UserGlossary
+from scribe_client.models import UploadMediaBody, UploadMediaLanguage, UserGlossary
 from scribe_client.types import File
 
 base_url, key, media = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -26,7 +26,7 @@ client = Client(base_url=base_url, httpx_args={"params": {"apiKey": key}}, raise
 
 with open(media, "rb") as f:
     body = UploadMediaBody(file=File(payload=f, file_name="en_jfk.wav", mime_type="audio/wav"))
-    uploaded = upload_media.sync_detailed(client=client, body=body, language="en")
+    uploaded = upload_media.sync_detailed(client=client, body=body, language=UploadMediaLanguage("en"))
 assert uploaded.status_code == 200, (uploaded.status_code, uploaded.content)
 job = uploaded.parsed.job_status
 job_id = job.job_id

@@ -27,9 +27,21 @@ const SEED: &str = "20261123";
 
 #[test]
 fn schemathesis_finds_nothing_wrong_with_the_document_or_the_server() {
-    // The test's requests must not be throttled: a 429 is documented, but it hides answers.
+    // The test's requests must not be throttled: a 429 is documented, but it hides answers
+    // (schemathesis sends many invalid keys on purpose, which the failed-auth limit counts).
     let server = TestServer::start_with(Options {
-        extra_args: ["--rate-per-second", "100000", "--rate-burst", "100000"].map(String::from).to_vec(),
+        extra_args: [
+            "--rate-per-second",
+            "100000",
+            "--rate-burst",
+            "100000",
+            "--auth-failures-per-minute",
+            "100000",
+            "--auth-failures-burst",
+            "100000",
+        ]
+        .map(String::from)
+        .to_vec(),
         ..Options::default()
     });
     let config = paths::repo().join("tests/schemathesis/schemathesis.toml");

@@ -38,7 +38,7 @@ pub struct ExportDocument {
     pub language: String,
 }
 
-#[derive(Object, Debug, Clone, PartialEq)]
+#[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
 pub struct ExportSpeaker {
     pub spkid: String,
     pub name: String,
@@ -67,7 +67,7 @@ pub struct ExportWord {
 }
 
 /// A highlighted passage.
-#[derive(Object, Debug, Clone, PartialEq)]
+#[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
 pub struct ExportHighlight {
     pub start: f64,
     pub end: f64,

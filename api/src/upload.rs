@@ -223,7 +223,14 @@ async fn drain(mut multipart: multer::Multipart<'static>, limit: u64) {
 async fn receive(mut multipart: multer::Multipart<'static>, state: &ApiState, limit: u64) -> Result<(TempMedia, String), ApiError> {
     let unreadable = |e: multer::Error| ApiError::invalid_body(format!("The multipart body could not be read: {e}"));
     let mut received: Option<(TempMedia, String)> = None;
-    while let Some(field) = multipart.next_field().await.map_err(unreadable)? {
+    loop {
+        let field = match multipart.next_field().await {
+            Ok(Some(field)) => field,
+            Ok(None) => break,
+            // A body with no part at all (only the closing boundary) ends before its first part.
+            Err(multer::Error::IncompleteStream) if received.is_none() => break,
+            Err(e) => return Err(unreadable(e)),
+        };
         if let Some(refusal) = unexpected_part(field.name(), received.is_some()) {
             drop(field);
             drain(multipart, DRAIN_LIMIT).await;

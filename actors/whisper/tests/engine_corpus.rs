@@ -51,9 +51,9 @@ fn text(t: &Transcript) -> String {
 
 /// Per-file WER (percent) from the corpus scorer, which defines the text normalisation.
 fn wer(hyps: &[(String, String)]) -> Vec<(String, f64)> {
-    let dir = std::env::temp_dir().join(format!("scribe-wer-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let hyp_path = dir.join("hyps.tsv");
+    // One file per call: the tests of both models run at once in this process.
+    let dir = tempfile::tempdir().unwrap();
+    let hyp_path = dir.path().join("hyps.tsv");
     let body: String = hyps.iter().map(|(f, t)| format!("{f}\t{}\n", t.replace(['\t', '\n'], " "))).collect();
     std::fs::write(&hyp_path, body).unwrap();
     let out = std::process::Command::new("python3")

@@ -47,6 +47,9 @@ use crate::pipeline::{StageDone, report};
 /// store or a job actor is briefly unavailable); no attempt is recorded for these.
 const TROUBLE_PAUSE: Duration = Duration::from_secs(2);
 
+/// How often recording a sent attempt is tried again before the attempt counts as not made.
+const RECORD_TRIES: u32 = 5;
+
 pub enum CallbackMsg {
     /// Deliver the callback of a finished job; `done` is reported once it is settled.
     Deliver { job_id: JobId, done: StageDone },
@@ -217,14 +220,24 @@ impl Deliverer {
             None => tracing::info!(%job_id, attempt, %outcome, "callback not acknowledged; no more retries"),
         }
         let record = JobCommand::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms };
-        match self.jobs.execute(job_id, record).await {
-            Ok(executed) => Ok(executed.state),
-            // Settled or deleted meanwhile: the job's state says so.
-            Err(CommandError::Refused(refusal)) => {
-                tracing::debug!(%job_id, %refusal, "callback attempt not recorded");
-                Ok(self.read(job_id).await)
+        // The POST went out: record it, trying again on trouble, since an attempt that is not
+        // recorded is sent again (a second POST with the same webhook-id).
+        let mut tries = 0;
+        loop {
+            match self.jobs.execute(job_id, record.clone()).await {
+                Ok(executed) => return Ok(executed.state),
+                // Settled or deleted meanwhile: the job's state says so.
+                Err(CommandError::Refused(refusal)) => {
+                    tracing::debug!(%job_id, %refusal, "callback attempt not recorded");
+                    return Ok(self.read(job_id).await);
+                }
+                Err(e) if tries < RECORD_TRIES => {
+                    tries += 1;
+                    tracing::warn!(%job_id, error = %e, "recording a callback attempt; trying again shortly");
+                    tokio::time::sleep(TROUBLE_PAUSE).await;
+                }
+                Err(e) => return Err(e.into()),
             }
-            Err(e) => Err(e.into()),
         }
     }
 }

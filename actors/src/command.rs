@@ -11,7 +11,7 @@ use scribe_domain::{Aggregate, DecodeError, VersionedEvent};
 use crate::eventstore::{EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError};
 
 /// How often a command is decided again after losing a race with another writer.
-const MAX_CONFLICT_RETRIES: usize = 5;
+pub(crate) const MAX_CONFLICT_RETRIES: usize = 5;
 
 /// An aggregate's state as of a stream version.
 pub struct Loaded<A: Aggregate> {

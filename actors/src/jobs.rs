@@ -103,24 +103,28 @@ impl Actor for JobActor {
 impl JobActorState {
     async fn execute(&mut self, cmd: JobCommand) -> Result<JobExecuted, JobError> {
         let store = self.store.as_ref();
-        match command::append_decision::<JobAggregate>(store, &self.stream, &mut self.loaded, cmd.clone()).await {
-            // Another writer (an older actor of this job that had not stopped yet, or another
-            // process) appended first: catch up and decide once more on the newer state.
-            Err(CommandError::Store(StoreError::WrongExpectedVersion { .. })) => {
-                self.loaded = command::catch_up::<JobAggregate>(store, &self.stream, self.loaded.clone()).await?;
-                command::append_decision::<JobAggregate>(store, &self.stream, &mut self.loaded, cmd).await
-            }
-            // A refusal decided on a state that other nodes (sharing the store) may have moved
-            // on: when the stream grew meanwhile, decide once more on the newer state.
-            Err(CommandError::Refused(refusal)) => {
-                let before = self.loaded.version;
-                self.loaded = command::catch_up::<JobAggregate>(store, &self.stream, self.loaded.clone()).await?;
-                if self.loaded.version == before {
-                    return Err(CommandError::Refused(refusal));
+        let mut retries = 0;
+        loop {
+            match command::append_decision::<JobAggregate>(store, &self.stream, &mut self.loaded, cmd.clone()).await {
+                // Another writer (an older actor of this job that had not stopped yet, or another
+                // node: several may race for one job's claim) appended first: catch up and decide
+                // once more on the newer state.
+                Err(CommandError::Store(StoreError::WrongExpectedVersion { .. })) if retries < command::MAX_CONFLICT_RETRIES => {
+                    retries += 1;
+                    self.loaded = command::catch_up::<JobAggregate>(store, &self.stream, self.loaded.clone()).await?;
                 }
-                command::append_decision::<JobAggregate>(store, &self.stream, &mut self.loaded, cmd).await
+                // A refusal decided on a state that other nodes (sharing the store) may have
+                // moved on: when the stream grew meanwhile, decide once more on the newer state.
+                Err(CommandError::Refused(refusal)) if retries < command::MAX_CONFLICT_RETRIES => {
+                    let before = self.loaded.version;
+                    self.loaded = command::catch_up::<JobAggregate>(store, &self.stream, self.loaded.clone()).await?;
+                    if self.loaded.version == before {
+                        return Err(CommandError::Refused(refusal));
+                    }
+                    retries += 1;
+                }
+                other => return other,
             }
-            other => other,
         }
     }
 }

@@ -121,10 +121,15 @@ fn describe(name: &str, rule: &Value) -> Option<String> {
     })
 }
 
+/// A pattern that holds when a string has a character that is not White_Space.
+const NOT_BLANK: &str = "[^\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+
 /// Rules of the fields of the request bodies, by schema name: (field, rule), the required
 /// fields, and whether `null` is read as "not given" for the optional ones.
 fn body_rules(schema_name: &str) -> Option<(Vec<(&'static str, Value)>, Vec<&'static str>)> {
-    let text = |max: usize| json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": "\\S"});
+    // Not blank: one character outside Unicode's White_Space (what Rust's `trim` removes),
+    // spelled out, since regex engines disagree on `\s` (Python's counts U+001C..U+001F).
+    let text = |max: usize| json!({"type": "string", "minLength": 1, "maxLength": max, "pattern": NOT_BLANK});
     match schema_name {
         "UserGlossary" => Some((
             vec![

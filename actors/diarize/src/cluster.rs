@@ -1,0 +1,154 @@
+//! Agglomerative clustering of speaker embeddings across windows.
+//!
+//! Average linkage on cosine distance, with a cannot-link rule: two local speakers of the same
+//! segmentation window are different people by construction, so their distance is infinite
+//! and stays so through every merge. The dendrogram is built with the nearest-neighbour-chain
+//! algorithm (O(n²), exact for average linkage, which is reducible), then replayed from the
+//! lowest merge up: merging goes on while the next merge is under the distance threshold, or
+//! while there are more clusters than the caller allows.
+
+/// One merge of the dendrogram: two representatives and the distance they merged at.
+#[derive(Clone, Copy, Debug)]
+struct Merge {
+    a: usize,
+    b: usize,
+    height: f32,
+}
+
+/// Cluster labels `0..k` for `embeddings` (L2-normalised or not; cosine is used).
+/// `group[i]` is the window of item `i`: items of one group never share a cluster.
+/// Merging continues while the merge distance is at most `threshold` or while more than
+/// `max_clusters` clusters are left (when the cannot-link rule allows).
+pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], threshold: f32, max_clusters: usize) -> Vec<usize> {
+    let n = embeddings.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let unit: Vec<Vec<f32>> = embeddings.iter().map(|e| normalise(e)).collect();
+    let mut d = vec![0.0f32; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let v = if group[i] == group[j] {
+                f32::INFINITY
+            } else {
+                1.0 - unit[i].iter().zip(&unit[j]).map(|(a, b)| a * b).sum::<f32>()
+            };
+            d[i * n + j] = v;
+            d[j * n + i] = v;
+        }
+    }
+    let merges = nn_chain(&mut d, n);
+    let mut sorted = merges;
+    sorted.sort_by(|x, y| x.height.total_cmp(&y.height));
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    let mut clusters = n;
+    for m in sorted {
+        if !m.height.is_finite() || clusters <= 1 {
+            break;
+        }
+        if m.height > threshold && clusters <= max_clusters {
+            break;
+        }
+        let (ra, rb) = (find(&mut parent, m.a), find(&mut parent, m.b));
+        if ra != rb {
+            parent[rb] = ra;
+            clusters -= 1;
+        }
+    }
+    let mut label = vec![usize::MAX; n];
+    let mut next = 0;
+    (0..n)
+        .map(|i| {
+            let r = find(&mut parent, i);
+            if label[r] == usize::MAX {
+                label[r] = next;
+                next += 1;
+            }
+            label[r]
+        })
+        .collect()
+}
+
+/// Average-linkage dendrogram of the `n × n` distance matrix `d` (overwritten).
+fn nn_chain(d: &mut [f32], n: usize) -> Vec<Merge> {
+    let mut size = vec![1usize; n];
+    let mut active = vec![true; n];
+    let mut merges = Vec::with_capacity(n.saturating_sub(1));
+    let mut chain: Vec<usize> = Vec::new();
+    let mut remaining = n;
+    while remaining > 1 {
+        if chain.is_empty() {
+            chain.push(active.iter().position(|&a| a).expect("an active cluster"));
+        }
+        loop {
+            let a = *chain.last().expect("non-empty chain");
+            let prev = if chain.len() >= 2 { Some(chain[chain.len() - 2]) } else { None };
+            // Nearest active neighbour of a; ties go to the previous element of the chain.
+            let mut best = prev;
+            let mut best_d = prev.map_or(f32::INFINITY, |p| d[a * n + p]);
+            for c in 0..n {
+                if active[c] && c != a && (d[a * n + c] < best_d || best.is_none()) {
+                    best = Some(c);
+                    best_d = d[a * n + c];
+                }
+            }
+            let b = best.expect("another active cluster");
+            if Some(b) == prev {
+                chain.pop();
+                chain.pop();
+                merges.push(Merge { a, b, height: best_d });
+                let (sa, sb) = (size[a] as f32, size[b] as f32);
+                for c in 0..n {
+                    if active[c] && c != a && c != b {
+                        let v = (sa * d[a * n + c] + sb * d[b * n + c]) / (sa + sb);
+                        d[a * n + c] = v;
+                        d[c * n + a] = v;
+                    }
+                }
+                active[b] = false;
+                size[a] += size[b];
+                remaining -= 1;
+                break;
+            }
+            chain.push(b);
+        }
+    }
+    merges
+}
+
+pub fn normalise(e: &[f32]) -> Vec<f32> {
+    let norm = e.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    e.iter().map(|v| v / norm).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(x: f32, y: f32) -> Vec<f32> {
+        vec![x, y]
+    }
+
+    #[test]
+    fn threshold_separates_directions() {
+        let emb = vec![e(1.0, 0.0), e(0.99, 0.1), e(0.0, 1.0), e(0.1, 0.99)];
+        let labels = agglomerate(&emb, &[0, 1, 2, 3], 0.3, 5);
+        assert_eq!(labels, vec![0, 0, 1, 1]);
+        // Capped at one cluster, everything merges.
+        assert_eq!(agglomerate(&emb, &[0, 1, 2, 3], 0.3, 1), vec![0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn same_window_never_merges() {
+        let emb = vec![e(1.0, 0.0), e(1.0, 0.01), e(0.0, 1.0)];
+        let labels = agglomerate(&emb, &[0, 0, 1], 0.5, 1);
+        assert_ne!(labels[0], labels[1]);
+    }
+}

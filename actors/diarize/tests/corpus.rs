@@ -1,0 +1,73 @@
+//! Diarization of the shared corpus's real recordings against their reference turns.
+//!
+//! Needs the models (`bash ops/setup.sh`; `SCRIBE_MODELS_DIR`, default `./models` at the
+//! repository root) and the corpus at `../shared/corpus` (or `SCRIBE_CORPUS`). The DER bounds
+//! are what this engine measured, plus a margin (see `scribe bench diarization`).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use scribe_diarize::der::{self, Turn};
+use scribe_diarize::{DiarizeOptions, Diarizer, Speakers};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn models() -> PathBuf {
+    std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("models"))
+}
+
+fn corpus() -> PathBuf {
+    std::env::var_os("SCRIBE_CORPUS").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"))
+}
+
+fn run(clip: &str, reference: &str, speakers: Speakers) -> (f64, usize) {
+    let diarizer = Diarizer::load(&models()).expect("diarization models (bash ops/setup.sh)");
+    let samples = scribe_whisper::audio::decode_all(&corpus().join("audio").join(clip)).expect("corpus clip");
+    let secs = samples.len() as f64 / 16_000.0;
+    let t0 = Instant::now();
+    let d = diarizer.diarize(&samples, &DiarizeOptions { speakers, ..Default::default() });
+    let took = t0.elapsed().as_secs_f64();
+    let reference = der::read_turns(&std::fs::read_to_string(corpus().join("audio/ref").join(reference)).expect("reference turns"));
+    let hyp: Vec<Turn> = d.turns.iter().map(|t| Turn { start: t.start, end: t.end, speaker: t.speaker.to_string() }).collect();
+    let parts = der::score(&reference, &hyp, 0.0, secs);
+    eprintln!(
+        "{clip}: {} speakers, DER {:.1}% (miss {:.2}s fa {:.2}s conf {:.2}s of {:.2}s), {took:.2}s for {secs:.1}s (RTF {:.3})",
+        d.speakers,
+        100.0 * parts.der(),
+        parts.missed,
+        parts.false_alarm,
+        parts.confusion,
+        parts.reference,
+        took / secs
+    );
+    (parts.der(), d.speakers)
+}
+
+#[test]
+fn two_voices_are_two_speakers() {
+    let (der, speakers) = run("en_synth_gettysburg_2voices.wav", "en_synth_gettysburg_2voices.turns.tsv", Speakers::AtMost(2));
+    assert_eq!(speakers, 2);
+    assert!(der < 0.10, "DER {der}");
+}
+
+#[test]
+fn two_voices_estimated() {
+    let (_, speakers) = run("en_synth_gettysburg_2voices.wav", "en_synth_gettysburg_2voices.turns.tsv", Speakers::Estimate);
+    assert_eq!(speakers, 2);
+}
+
+#[test]
+fn real_recordings_print_their_der() {
+    for (clip, reference) in [
+        ("en_childes_macwhinney_010411a_18s.wav", "en_childes_macwhinney_010411a_18s.rttm"),
+        ("en_ami_pyannote_trn04.wav", "en_ami_pyannote_trn04.rttm"),
+        ("en_ami_pyannote_trn05.wav", "en_ami_pyannote_trn05.rttm"),
+    ] {
+        for s in [Speakers::AtMost(5), Speakers::Estimate] {
+            let (der, _) = run(clip, reference, s);
+            assert!(der < 0.8, "{clip} {s:?}: DER {der}");
+        }
+    }
+}

@@ -211,6 +211,7 @@ fn affine(x: Tensor<3>, n: &Norm) -> Tensor<3> {
 /// One bidirectional LSTM layer over `[n, 589, inp]`; returns `[n, 589, 256]` (forward
 /// state, then backward state, per frame, as PyTorch concatenates them).
 fn bilstm(dirs: &[LstmDir; 2], x: &[f32], n: usize, inp: usize) -> Vec<f32> {
+    debug_assert_eq!(x.len(), n * FRAMES * inp);
     let outs: Vec<Vec<f32>> = dirs
         .par_iter()
         .enumerate()

@@ -4,8 +4,8 @@
 //! segmentation window are different people by construction, so their distance is infinite
 //! and stays so through every merge. The dendrogram is built with the nearest-neighbour-chain
 //! algorithm (O(n²), exact for average linkage, which is reducible), then replayed from the
-//! lowest merge up: merging goes on while the next merge is under the distance threshold, or
-//! while there are more clusters than the caller allows.
+//! lowest merge up: merging goes on while there are more clusters than the caller allows, then
+//! while the next merge passes the [`Stop`] rule.
 
 /// One merge of the dendrogram: two representatives and the distance they merged at.
 #[derive(Clone, Copy, Debug)]
@@ -15,11 +15,25 @@ struct Merge {
     height: f32,
 }
 
-/// Cluster labels `0..k` for `embeddings` (L2-normalised or not; cosine is used).
+/// When to stop merging.
+#[derive(Clone, Copy, Debug)]
+pub struct Stop {
+    /// Merging goes on, whatever the distances, while there are more clusters than this.
+    pub max_clusters: usize,
+    /// Never merge two clusters farther apart than this (cosine distance, average linkage).
+    pub threshold: f32,
+    /// Below `threshold`, two clusters merge when their distance is at most `ratio` times the
+    /// larger of their spreads (mean distance between their own members): two voices can be
+    /// close in absolute terms (two synthetic voices are) yet far apart compared with how much
+    /// each varies, while one voice split in two is about as far from itself as it varies.
+    pub ratio: f32,
+    /// Two single items (no spread to compare with) merge under this distance.
+    pub singles: f32,
+}
+
+/// Cluster labels `0..k` for `embeddings` (cosine distance is used).
 /// `group[i]` is the window of item `i`: items of one group never share a cluster.
-/// Merging continues while the merge distance is at most `threshold` or while more than
-/// `max_clusters` clusters are left (when the cannot-link rule allows).
-pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], threshold: f32, max_clusters: usize) -> Vec<usize> {
+pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], stop: &Stop) -> Vec<usize> {
     let n = embeddings.len();
     if n == 0 {
         return Vec::new();
@@ -37,6 +51,7 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], threshold: f32, max
             d[j * n + i] = v;
         }
     }
+    let original = d.clone();
     let merges = nn_chain(&mut d, n);
     let mut sorted = merges;
     sorted.sort_by(|x, y| x.height.total_cmp(&y.height));
@@ -53,10 +68,38 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], threshold: f32, max
         if !m.height.is_finite() || clusters <= 1 {
             break;
         }
-        if m.height > threshold && clusters <= max_clusters {
-            break;
-        }
         let (ra, rb) = (find(&mut parent, m.a), find(&mut parent, m.b));
+        if clusters <= stop.max_clusters {
+            if m.height > stop.threshold {
+                break;
+            }
+            let members = |r: usize, p: &mut Vec<usize>| (0..n).filter(|&i| find(p, i) == r).collect::<Vec<_>>();
+            let (ma, mb) = (members(ra, &mut parent), members(rb, &mut parent));
+            let spread = |m: &[usize]| -> Option<f32> {
+                let mut sum = 0.0f64;
+                let mut count = 0usize;
+                for (x, &i) in m.iter().enumerate() {
+                    for &j in &m[x + 1..] {
+                        let v = original[i * n + j];
+                        if v.is_finite() {
+                            sum += v as f64;
+                            count += 1;
+                        }
+                    }
+                }
+                (count > 0).then(|| (sum / count as f64) as f32)
+            };
+            let merge = match (spread(&ma), spread(&mb)) {
+                (None, None) => m.height <= stop.singles,
+                (a, b) => m.height <= stop.ratio * a.unwrap_or(0.0).max(b.unwrap_or(0.0)),
+            };
+            if std::env::var_os("SCRIBE_DIARIZE_DEBUG").is_some() {
+                eprintln!("merge? d={:.3} sizes {} {} spreads {:?} {:?} -> {merge}", m.height, ma.len(), mb.len(), spread(&ma), spread(&mb));
+            }
+            if !merge {
+                break;
+            }
+        }
         if ra != rb {
             parent[rb] = ra;
             clusters -= 1;
@@ -139,16 +182,17 @@ mod tests {
     #[test]
     fn threshold_separates_directions() {
         let emb = vec![e(1.0, 0.0), e(0.99, 0.1), e(0.0, 1.0), e(0.1, 0.99)];
-        let labels = agglomerate(&emb, &[0, 1, 2, 3], 0.3, 5);
+        let stop = Stop { max_clusters: 5, threshold: 0.5, ratio: 2.0, singles: 0.3 };
+        let labels = agglomerate(&emb, &[0, 1, 2, 3], &stop);
         assert_eq!(labels, vec![0, 0, 1, 1]);
         // Capped at one cluster, everything merges.
-        assert_eq!(agglomerate(&emb, &[0, 1, 2, 3], 0.3, 1), vec![0, 0, 0, 0]);
+        assert_eq!(agglomerate(&emb, &[0, 1, 2, 3], &Stop { max_clusters: 1, ..stop }), vec![0, 0, 0, 0]);
     }
 
     #[test]
     fn same_window_never_merges() {
         let emb = vec![e(1.0, 0.0), e(1.0, 0.01), e(0.0, 1.0)];
-        let labels = agglomerate(&emb, &[0, 0, 1], 0.5, 1);
+        let labels = agglomerate(&emb, &[0, 0, 1], &Stop { max_clusters: 1, threshold: 0.5, ratio: 2.0, singles: 0.3 });
         assert_ne!(labels[0], labels[1]);
     }
 }

@@ -40,15 +40,23 @@ pub struct DiarizeOptions {
     pub speakers: Speakers,
     /// Frames (of 270 samples) between window starts; 148 ≈ 2.5 s.
     pub step_frames: usize,
-    /// Cosine distance under which clusters merge.
+    /// Cosine distance above which clusters never merge (once within the maximum).
     pub threshold: f32,
+    /// Clusters closer than this many times their spread merge (see [`cluster::Stop`]).
+    pub ratio: f32,
+    /// Two single embeddings closer than this merge.
+    pub singles: f32,
+    /// Clusters with less than this share of the embedded speech join the nearest larger one.
+    pub min_cluster_share: f32,
+    /// Pauses of one speaker shorter than this (seconds) are filled when nobody else speaks.
+    pub fill_gaps_s: f64,
     /// Windows per segmentation batch.
     pub batch: usize,
 }
 
 impl Default for DiarizeOptions {
     fn default() -> Self {
-        DiarizeOptions { speakers: Speakers::AtMost(2), step_frames: 148, threshold: 0.6, batch: 8 }
+        DiarizeOptions { speakers: Speakers::AtMost(2), step_frames: 148, threshold: 0.5, ratio: 1.5, singles: 0.3, min_cluster_share: 0.2, fill_gaps_s: 0.5, batch: 8 }
     }
 }
 
@@ -217,7 +225,7 @@ impl Diarizer {
         // 3. clustering: long local speakers first, the short ones attached afterwards.
         let max = match opts.speakers {
             Speakers::AtMost(k) => k.max(1),
-            Speakers::Estimate => 20,
+            Speakers::Estimate => 5,
         };
         const LONG: usize = 150; // 1.5 s of fbank frames
         let long: Vec<usize> = {
@@ -226,7 +234,8 @@ impl Diarizer {
         };
         let long_emb: Vec<Vec<f32>> = long.iter().map(|&i| embeddings[i].clone()).collect();
         let groups: Vec<usize> = long.iter().map(|&i| locals[i].window).collect();
-        let long_labels = cluster::agglomerate(&long_emb, &groups, opts.threshold, max);
+        let stop = cluster::Stop { max_clusters: max, threshold: opts.threshold, ratio: opts.ratio, singles: opts.singles };
+        let long_labels = cluster::agglomerate(&long_emb, &groups, &stop);
         let k = long_labels.iter().max().map_or(0, |m| m + 1);
         let mut centroids = vec![vec![0.0f32; embeddings[0].len()]; k];
         for (&i, &c) in long.iter().zip(&long_labels) {
@@ -245,6 +254,25 @@ impl Diarizer {
                     .unwrap_or(0);
             }
         }
+        // Clusters holding little of the speech (a cough, a stray window) join the nearest
+        // large cluster: they are more often a voice seen badly than a person.
+        let mut size = vec![0usize; k];
+        for (l, &c) in locals.iter().zip(&label) {
+            size[c] += l.frames.len();
+        }
+        let total: usize = size.iter().sum();
+        let small = |c: usize| (size[c] as f32) < opts.min_cluster_share * total as f32;
+        if (0..k).any(|c| !small(c)) {
+            for i in 0..locals.len() {
+                if small(label[i]) {
+                    let u = cluster::normalise(&embeddings[i]);
+                    label[i] = (0..k)
+                        .filter(|&c| !small(c))
+                        .max_by(|&x, &y| cosine(&centroids[x], &u).total_cmp(&cosine(&centroids[y], &u)))
+                        .expect("a large cluster");
+                }
+            }
+        }
 
         // 4. reconstruction on the global frame grid
         let g_frames = (n_windows - 1) * opts.step_frames.max(1) + FRAMES;
@@ -260,17 +288,17 @@ impl Diarizer {
             for i in 0..FRAMES {
                 let g = g0 + i;
                 cover[g] += 1.0;
-                let mut local = [0.0f32; 8];
+                // Two local speakers mapped to one cluster count once.
+                let mut seen = [usize::MAX; LOCAL_SPEAKERS];
                 for kk in 0..LOCAL_SPEAKERS {
                     if a(w, i, kk) {
                         count[g] += 1.0;
-                        if map[w][kk] != usize::MAX {
-                            local[map[w][kk]] = 1.0f32.max(local[map[w][kk]]);
+                        let c = map[w][kk];
+                        if c != usize::MAX && !seen.contains(&c) {
+                            seen[kk] = c;
+                            scores[g][c] += 1.0;
                         }
                     }
-                }
-                for (s, v) in local.iter().enumerate().take(k) {
-                    scores[g][s] += v;
                 }
             }
         }
@@ -328,6 +356,24 @@ impl Diarizer {
             }
         }
         turns.sort_by(|x, y| x.start.total_cmp(&y.start));
+        // A speaker's pause shorter than `fill_gaps_s` with nobody else speaking is part of
+        // the turn (a breath, a short hesitation).
+        if opts.fill_gaps_s > 0.0 {
+            let mut merged: Vec<SpeakerTurn> = Vec::with_capacity(turns.len());
+            for t in turns {
+                let prev = merged.iter().rposition(|p| p.speaker == t.speaker);
+                let joinable = prev.is_some_and(|p| {
+                    let gap = (merged[p].end, t.start);
+                    gap.1 - gap.0 < opts.fill_gaps_s
+                        && !merged.iter().any(|o| o.speaker != t.speaker && o.start < gap.1 && o.end > gap.0)
+                });
+                match prev {
+                    Some(p) if joinable => merged[p].end = merged[p].end.max(t.end),
+                    _ => merged.push(t),
+                }
+            }
+            turns = merged;
+        }
         Diarization { speakers, turns, scores: new_scores, active: new_active }
     }
 }

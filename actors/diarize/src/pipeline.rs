@@ -14,6 +14,8 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use crate::cluster;
 use crate::embedding::CamPlus;
 use crate::fbank::{self, FRAME_LENGTH, FRAME_SHIFT, N_MELS};
@@ -50,13 +52,15 @@ pub struct DiarizeOptions {
     pub min_cluster_share: f32,
     /// Pauses of one speaker shorter than this (seconds) are filled when nobody else speaks.
     pub fill_gaps_s: f64,
+    /// At most this many fbank frames (10 ms each) go into one embedding.
+    pub max_embed_frames: usize,
     /// Windows per segmentation batch.
     pub batch: usize,
 }
 
 impl Default for DiarizeOptions {
     fn default() -> Self {
-        DiarizeOptions { speakers: Speakers::AtMost(2), step_frames: 148, threshold: 0.5, ratio: 1.5, singles: 0.3, min_cluster_share: 0.2, fill_gaps_s: 0.5, batch: 8 }
+        DiarizeOptions { speakers: Speakers::AtMost(2), step_frames: 148, threshold: 0.5, ratio: 1.5, singles: 0.3, min_cluster_share: 0.2, fill_gaps_s: 0.5, max_embed_frames: 600, batch: 16 }
     }
 }
 
@@ -159,6 +163,7 @@ impl Diarizer {
         let mut audio = samples.to_vec();
         audio.resize(padded_len, 0.0);
 
+        let t0 = std::time::Instant::now();
         // 1. segmentation
         let mut act = Vec::with_capacity(n_windows * FRAMES * LOCAL_SPEAKERS);
         let mut w0 = 0;
@@ -175,6 +180,7 @@ impl Diarizer {
         // Global frames that hold real audio.
         let real_frames = n.saturating_sub(FRAME_SPAN) / FRAME_STEP + 1;
 
+        let t_seg = t0.elapsed().as_secs_f64();
         // 2. embeddings
         let feats = fbank::fbank(samples);
         let n_fb = feats.len() / N_MELS;
@@ -202,7 +208,12 @@ impl Diarizer {
                 }
             }
             for k in 0..LOCAL_SPEAKERS {
-                let frames = if clean[k].len() >= 50 { std::mem::take(&mut clean[k]) } else { std::mem::take(&mut any[k]) };
+                let mut frames = if clean[k].len() >= 50 { std::mem::take(&mut clean[k]) } else { std::mem::take(&mut any[k]) };
+                // The middle of a long stretch is enough for a voice print, and costs less.
+                if frames.len() > opts.max_embed_frames {
+                    let skip = (frames.len() - opts.max_embed_frames) / 2;
+                    frames = frames[skip..skip + opts.max_embed_frames].to_vec();
+                }
                 if frames.len() >= 20 {
                     locals.push(Local { window: w, speaker: k, frames });
                 }
@@ -212,7 +223,7 @@ impl Diarizer {
             return Diarization::default();
         }
         let embeddings: Vec<Vec<f32>> = locals
-            .iter()
+            .par_iter()
             .map(|l| {
                 let mut x = Vec::with_capacity(l.frames.len() * N_MELS);
                 for &j in &l.frames {
@@ -222,6 +233,11 @@ impl Diarizer {
             })
             .collect();
 
+        let t_emb = t0.elapsed().as_secs_f64() - t_seg;
+        tracing::debug!(windows = n_windows, embeddings = locals.len(), segmentation_s = t_seg, embedding_s = t_emb, "diarization stages");
+        if std::env::var_os("SCRIBE_DIARIZE_DEBUG").is_some() {
+            eprintln!("windows {n_windows} embeddings {} segmentation {t_seg:.2}s embeddings {t_emb:.2}s", locals.len());
+        }
         // 3. clustering: long local speakers first, the short ones attached afterwards.
         let max = match opts.speakers {
             Speakers::AtMost(k) => k.max(1),

@@ -27,8 +27,11 @@ pub struct Stop {
     /// close in absolute terms (two synthetic voices are) yet far apart compared with how much
     /// each varies, while one voice split in two is about as far from itself as it varies.
     pub ratio: f32,
-    /// Two single items (no spread to compare with) merge under this distance.
+    /// Two clusters without a spread to compare with merge under this distance.
     pub singles: f32,
+    /// Items whose groups (windows) differ by at most this share audio: their distance says
+    /// little about how much a voice varies, so spreads leave such pairs out.
+    pub overlapping_groups: usize,
 }
 
 /// Cluster labels `0..k` for `embeddings` (cosine distance is used).
@@ -81,7 +84,7 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], stop: &Stop) -> Vec
                 for (x, &i) in m.iter().enumerate() {
                     for &j in &m[x + 1..] {
                         let v = original[i * n + j];
-                        if v.is_finite() {
+                        if v.is_finite() && group[i].abs_diff(group[j]) > stop.overlapping_groups {
                             sum += v as f64;
                             count += 1;
                         }
@@ -182,7 +185,7 @@ mod tests {
     #[test]
     fn threshold_separates_directions() {
         let emb = vec![e(1.0, 0.0), e(0.99, 0.1), e(0.0, 1.0), e(0.1, 0.99)];
-        let stop = Stop { max_clusters: 5, threshold: 0.5, ratio: 2.0, singles: 0.3 };
+        let stop = Stop { max_clusters: 5, threshold: 0.5, ratio: 2.0, singles: 0.3, overlapping_groups: 0 };
         let labels = agglomerate(&emb, &[0, 1, 2, 3], &stop);
         assert_eq!(labels, vec![0, 0, 1, 1]);
         // Capped at one cluster, everything merges.
@@ -192,7 +195,7 @@ mod tests {
     #[test]
     fn same_window_never_merges() {
         let emb = vec![e(1.0, 0.0), e(1.0, 0.01), e(0.0, 1.0)];
-        let labels = agglomerate(&emb, &[0, 0, 1], &Stop { max_clusters: 1, threshold: 0.5, ratio: 2.0, singles: 0.3 });
+        let labels = agglomerate(&emb, &[0, 0, 1], &Stop { max_clusters: 1, threshold: 0.5, ratio: 2.0, singles: 0.3, overlapping_groups: 0 });
         assert_ne!(labels[0], labels[1]);
     }
 }

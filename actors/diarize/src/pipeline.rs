@@ -60,7 +60,7 @@ pub struct DiarizeOptions {
 
 impl Default for DiarizeOptions {
     fn default() -> Self {
-        DiarizeOptions { speakers: Speakers::AtMost(2), step_frames: 148, threshold: 0.5, ratio: 1.5, singles: 0.3, min_cluster_share: 0.2, fill_gaps_s: 0.5, max_embed_frames: 600, batch: 16 }
+        DiarizeOptions { speakers: Speakers::AtMost(2), step_frames: 148, threshold: 0.5, ratio: 1.3, singles: 0.2, min_cluster_share: 0.2, fill_gaps_s: 0.5, max_embed_frames: 600, batch: 16 }
     }
 }
 
@@ -250,7 +250,8 @@ impl Diarizer {
         };
         let long_emb: Vec<Vec<f32>> = long.iter().map(|&i| embeddings[i].clone()).collect();
         let groups: Vec<usize> = long.iter().map(|&i| locals[i].window).collect();
-        let stop = cluster::Stop { max_clusters: max, threshold: opts.threshold, ratio: opts.ratio, singles: opts.singles };
+        let overlapping_groups = (WINDOW - 1) / step;
+        let stop = cluster::Stop { max_clusters: max, threshold: opts.threshold, ratio: opts.ratio, singles: opts.singles, overlapping_groups };
         let long_labels = cluster::agglomerate(&long_emb, &groups, &stop);
         let k = long_labels.iter().max().map_or(0, |m| m + 1);
         let mut centroids = vec![vec![0.0f32; embeddings[0].len()]; k];

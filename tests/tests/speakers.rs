@@ -15,6 +15,10 @@ fn transcribe(server: &TestServer, key: &str, speakers: &str) -> (Value, String)
     assert_eq!(done["status"], "DONE", "{done}");
     let json = server.get("/jobs/export-json", key, &[("jobId", &id)]).ok();
     let txt = server.get("/jobs/export-txt", key, &[("jobId", &id)]).text;
+    // For the record (`--nocapture`): how long recognition and diarization took.
+    for line in server.logs().lines().filter(|l| l.contains("diarized") || l.contains("transcrib")) {
+        eprintln!("{line}");
+    }
     (json, txt)
 }
 

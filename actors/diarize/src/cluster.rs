@@ -4,8 +4,8 @@
 //! segmentation window are different people by construction, so their distance is infinite
 //! and stays so through every merge. The dendrogram is built with the nearest-neighbour-chain
 //! algorithm (O(n²), exact for average linkage, which is reducible), then replayed from the
-//! lowest merge up: merging goes on while there are more clusters than the caller allows, then
-//! while the next merge passes the [`Stop`] rule.
+//! lowest merge up to cut it into 1..=max clusters, and the cut with the best silhouette wins
+//! (see [`Stop`]).
 
 /// One merge of the dendrogram: two representatives and the distance they merged at.
 #[derive(Clone, Copy, Debug)]
@@ -15,28 +15,30 @@ struct Merge {
     height: f32,
 }
 
-/// When to stop merging.
+/// How many clusters to keep.
 #[derive(Clone, Copy, Debug)]
 pub struct Stop {
-    /// Merging goes on, whatever the distances, while there are more clusters than this.
+    /// At most this many clusters.
     pub max_clusters: usize,
-    /// Never merge two clusters farther apart than this (cosine distance, average linkage).
-    pub threshold: f32,
-    /// Below `threshold`, two clusters merge when their distance is at most `ratio` times the
-    /// larger of their spreads (mean distance between their own members): two voices can be
-    /// close in absolute terms (two synthetic voices are) yet far apart compared with how much
-    /// each varies, while one voice split in two is about as far from itself as it varies.
-    pub ratio: f32,
-    /// Two clusters without a spread to compare with merge under this distance.
-    pub singles: f32,
+    /// Among the dendrogram's cuts into 2..=`max_clusters` clusters, the one with the best mean
+    /// silhouette is kept when that silhouette reaches this; otherwise everything is one
+    /// cluster. (Silhouette: for each item, how much nearer it is to its own cluster than to
+    /// the next one, from -1 to 1.) Two voices can be close in absolute terms (two synthetic
+    /// voices are) yet well separated compared with how much each varies, which is what the
+    /// silhouette measures.
+    pub min_silhouette: f32,
     /// Items whose groups (windows) differ by at most this share audio: their distance says
-    /// little about how much a voice varies, so spreads leave such pairs out.
+    /// little about how much a voice varies, so the silhouette leaves such pairs out.
     pub overlapping_groups: usize,
+    /// In each cut, clusters with less than this share of the items' weight (speech) join the
+    /// nearest larger cluster before the cut is judged: an outlier split off is not a speaker.
+    pub min_share: f32,
 }
 
 /// Cluster labels `0..k` for `embeddings` (cosine distance is used).
-/// `group[i]` is the window of item `i`: items of one group never share a cluster.
-pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], stop: &Stop) -> Vec<usize> {
+/// `group[i]` is the window of item `i`: items of one group never share a cluster (unless only
+/// one cluster is kept).
+pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], weight: &[f32], stop: &Stop) -> Vec<usize> {
     let n = embeddings.len();
     if n == 0 {
         return Vec::new();
@@ -55,9 +57,82 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], stop: &Stop) -> Vec
         }
     }
     let original = d.clone();
-    let merges = nn_chain(&mut d, n);
-    let mut sorted = merges;
-    sorted.sort_by(|x, y| x.height.total_cmp(&y.height));
+    let mut merges = nn_chain(&mut d, n);
+    merges.sort_by(|x, y| x.height.total_cmp(&y.height));
+    let finite = merges.iter().take_while(|m| m.height.is_finite()).count();
+    // Fewest clusters the cannot-link rule allows.
+    let floor = n - finite;
+    if stop.max_clusters.max(floor) <= 1 {
+        return vec![0; n];
+    }
+    // Cuts finer than the maximum are judged too, once their small clusters are absorbed and
+    // the smallest ones beyond the maximum with them: the dendrogram's first splits are often
+    // outliers rather than voices.
+    let upper = (stop.max_clusters + 3).max(floor).min(n);
+    let mut best: Option<(f32, Vec<usize>)> = None;
+    for k in floor.max(2)..=upper {
+        let labels = absorb_small(&cut(&merges, n, k), &unit, weight, stop.min_share, stop.max_clusters.max(floor));
+        if best.as_ref().is_some_and(|b| b.1 == labels) {
+            continue;
+        }
+        let s = silhouette(&original, &labels, group, stop.overlapping_groups, n);
+        if std::env::var_os("SCRIBE_DIARIZE_DEBUG").is_some() {
+            eprintln!("k={k} silhouette {s:?}");
+        }
+        if let Some(s) = s {
+            if best.as_ref().is_none_or(|b| s > b.0) {
+                best = Some((s, labels));
+            }
+        }
+    }
+    match best {
+        Some((s, labels)) if s >= stop.min_silhouette || floor >= 2 => labels,
+        _ => vec![0; n],
+    }
+}
+
+/// `labels` with the items of clusters under `min_share` of the total weight, or beyond the
+/// `max` largest, moved to the nearest (cosine to the mean direction) kept cluster, renumbered.
+fn absorb_small(labels: &[usize], unit: &[Vec<f32>], weight: &[f32], min_share: f32, max: usize) -> Vec<usize> {
+    let k = labels.iter().max().map_or(0, |m| m + 1);
+    let mut size = vec![0.0f32; k];
+    for (&l, &w) in labels.iter().zip(weight) {
+        size[l] += w;
+    }
+    let total: f32 = size.iter().sum();
+    let mut by_size: Vec<usize> = (0..k).collect();
+    by_size.sort_by(|a, b| size[*b].total_cmp(&size[*a]));
+    let large: Vec<usize> = by_size.into_iter().take(max.max(1)).filter(|&c| size[c] >= min_share * total).collect();
+    if large.is_empty() || large.len() == k {
+        return labels.to_vec();
+    }
+    let dim = unit[0].len();
+    let mut centroid = vec![vec![0.0f32; dim]; k];
+    for (&l, u) in labels.iter().zip(unit) {
+        centroid[l].iter_mut().zip(u).for_each(|(a, b)| *a += b);
+    }
+    let sim = |c: usize, u: &[f32]| centroid[c].iter().zip(u).map(|(a, b)| a * b).sum::<f32>() / centroid[c].iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    let moved: Vec<usize> = labels
+        .iter()
+        .zip(unit)
+        .map(|(&l, u)| if large.contains(&l) { l } else { *large.iter().max_by(|a, b| sim(**a, u).total_cmp(&sim(**b, u))).expect("a large cluster") })
+        .collect();
+    let mut renumber = vec![usize::MAX; k];
+    let mut next = 0;
+    moved
+        .iter()
+        .map(|&l| {
+            if renumber[l] == usize::MAX {
+                renumber[l] = next;
+                next += 1;
+            }
+            renumber[l]
+        })
+        .collect()
+}
+
+/// Labels `0..k` after replaying the lowest merges until `k` clusters are left.
+fn cut(sorted: &[Merge], n: usize, k: usize) -> Vec<usize> {
     let mut parent: Vec<usize> = (0..n).collect();
     fn find(p: &mut [usize], mut x: usize) -> usize {
         while p[x] != x {
@@ -68,41 +143,10 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], stop: &Stop) -> Vec
     }
     let mut clusters = n;
     for m in sorted {
-        if !m.height.is_finite() || clusters <= 1 {
+        if clusters <= k || !m.height.is_finite() {
             break;
         }
         let (ra, rb) = (find(&mut parent, m.a), find(&mut parent, m.b));
-        if clusters <= stop.max_clusters {
-            if m.height > stop.threshold {
-                break;
-            }
-            let members = |r: usize, p: &mut Vec<usize>| (0..n).filter(|&i| find(p, i) == r).collect::<Vec<_>>();
-            let (ma, mb) = (members(ra, &mut parent), members(rb, &mut parent));
-            let spread = |m: &[usize]| -> Option<f32> {
-                let mut sum = 0.0f64;
-                let mut count = 0usize;
-                for (x, &i) in m.iter().enumerate() {
-                    for &j in &m[x + 1..] {
-                        let v = original[i * n + j];
-                        if v.is_finite() && group[i].abs_diff(group[j]) > stop.overlapping_groups {
-                            sum += v as f64;
-                            count += 1;
-                        }
-                    }
-                }
-                (count > 0).then(|| (sum / count as f64) as f32)
-            };
-            let merge = match (spread(&ma), spread(&mb)) {
-                (None, None) => m.height <= stop.singles,
-                (a, b) => m.height <= stop.ratio * a.unwrap_or(0.0).max(b.unwrap_or(0.0)),
-            };
-            if std::env::var_os("SCRIBE_DIARIZE_DEBUG").is_some() {
-                eprintln!("merge? d={:.3} sizes {} {} spreads {:?} {:?} -> {merge}", m.height, ma.len(), mb.len(), spread(&ma), spread(&mb));
-            }
-            if !merge {
-                break;
-            }
-        }
         if ra != rb {
             parent[rb] = ra;
             clusters -= 1;
@@ -120,6 +164,36 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], stop: &Stop) -> Vec
             label[r]
         })
         .collect()
+}
+
+/// Mean silhouette of `labels`, over the items that have a defined one, leaving out pairs of
+/// overlapping groups and infinite distances; `None` when no item has one.
+fn silhouette(d: &[f32], labels: &[usize], group: &[usize], overlapping: usize, n: usize) -> Option<f32> {
+    let k = labels.iter().max().map_or(0, |m| m + 1);
+    let mut total = 0.0f64;
+    let mut count = 0usize;
+    for i in 0..n {
+        let mut sum = vec![0.0f64; k];
+        let mut cnt = vec![0usize; k];
+        for j in 0..n {
+            let v = d[i * n + j];
+            if j != i && v.is_finite() && group[i].abs_diff(group[j]) > overlapping {
+                sum[labels[j]] += v as f64;
+                cnt[labels[j]] += 1;
+            }
+        }
+        let own = labels[i];
+        if cnt[own] == 0 {
+            continue;
+        }
+        let a = sum[own] / cnt[own] as f64;
+        let Some(b) = (0..k).filter(|&c| c != own && cnt[c] > 0).map(|c| sum[c] / cnt[c] as f64).min_by(|x, y| x.total_cmp(y)) else {
+            continue;
+        };
+        total += (b - a) / a.max(b).max(1e-9);
+        count += 1;
+    }
+    (count > 0).then(|| (total / count as f64) as f32)
 }
 
 /// Average-linkage dendrogram of the `n × n` distance matrix `d` (overwritten).
@@ -185,17 +259,17 @@ mod tests {
     #[test]
     fn threshold_separates_directions() {
         let emb = vec![e(1.0, 0.0), e(0.99, 0.1), e(0.0, 1.0), e(0.1, 0.99)];
-        let stop = Stop { max_clusters: 5, threshold: 0.5, ratio: 2.0, singles: 0.3, overlapping_groups: 0 };
-        let labels = agglomerate(&emb, &[0, 1, 2, 3], &stop);
+        let stop = Stop { max_clusters: 5, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 };
+        let labels = agglomerate(&emb, &[0, 1, 2, 3], &[1.0; 4], &stop);
         assert_eq!(labels, vec![0, 0, 1, 1]);
         // Capped at one cluster, everything merges.
-        assert_eq!(agglomerate(&emb, &[0, 1, 2, 3], &Stop { max_clusters: 1, ..stop }), vec![0, 0, 0, 0]);
+        assert_eq!(agglomerate(&emb, &[0, 1, 2, 3], &[1.0; 4], &Stop { max_clusters: 1, ..stop }), vec![0, 0, 0, 0]);
     }
 
     #[test]
     fn same_window_never_merges() {
         let emb = vec![e(1.0, 0.0), e(1.0, 0.01), e(0.0, 1.0)];
-        let labels = agglomerate(&emb, &[0, 0, 1], &Stop { max_clusters: 1, threshold: 0.5, ratio: 2.0, singles: 0.3, overlapping_groups: 0 });
+        let labels = agglomerate(&emb, &[0, 0, 1], &[1.0; 3], &Stop { max_clusters: 1, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 });
         assert_ne!(labels[0], labels[1]);
     }
 }

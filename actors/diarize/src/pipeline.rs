@@ -42,12 +42,8 @@ pub struct DiarizeOptions {
     pub speakers: Speakers,
     /// Frames (of 270 samples) between window starts; 148 ≈ 2.5 s.
     pub step_frames: usize,
-    /// Cosine distance above which clusters never merge (once within the maximum).
-    pub threshold: f32,
-    /// Clusters closer than this many times their spread merge (see [`cluster::Stop`]).
-    pub ratio: f32,
-    /// Two single embeddings closer than this merge.
-    pub singles: f32,
+    /// Least mean silhouette for more than one speaker (see [`cluster::Stop`]).
+    pub min_silhouette: f32,
     /// Clusters with less than this share of the embedded speech join the nearest larger one.
     pub min_cluster_share: f32,
     /// Pauses of one speaker shorter than this (seconds) are filled when nobody else speaks.
@@ -60,7 +56,7 @@ pub struct DiarizeOptions {
 
 impl Default for DiarizeOptions {
     fn default() -> Self {
-        DiarizeOptions { speakers: Speakers::AtMost(2), step_frames: 148, threshold: 0.5, ratio: 1.3, singles: 0.2, min_cluster_share: 0.2, fill_gaps_s: 0.5, max_embed_frames: 600, batch: 16 }
+        DiarizeOptions { speakers: Speakers::AtMost(2), step_frames: 148, min_silhouette: 0.25, min_cluster_share: 0.2, fill_gaps_s: 0.5, max_embed_frames: 450, batch: 16 }
     }
 }
 
@@ -251,8 +247,9 @@ impl Diarizer {
         let long_emb: Vec<Vec<f32>> = long.iter().map(|&i| embeddings[i].clone()).collect();
         let groups: Vec<usize> = long.iter().map(|&i| locals[i].window).collect();
         let overlapping_groups = (WINDOW - 1) / step;
-        let stop = cluster::Stop { max_clusters: max, threshold: opts.threshold, ratio: opts.ratio, singles: opts.singles, overlapping_groups };
-        let long_labels = cluster::agglomerate(&long_emb, &groups, &stop);
+        let stop = cluster::Stop { max_clusters: max, min_silhouette: opts.min_silhouette, overlapping_groups, min_share: opts.min_cluster_share };
+        let weights: Vec<f32> = long.iter().map(|&i| locals[i].frames.len() as f32).collect();
+        let long_labels = cluster::agglomerate(&long_emb, &groups, &weights, &stop);
         let k = long_labels.iter().max().map_or(0, |m| m + 1);
         let mut centroids = vec![vec![0.0f32; embeddings[0].len()]; k];
         for (&i, &c) in long.iter().zip(&long_labels) {
@@ -278,7 +275,11 @@ impl Diarizer {
             size[c] += l.frames.len();
         }
         let total: usize = size.iter().sum();
-        let small = |c: usize| (size[c] as f32) < opts.min_cluster_share * total as f32;
+        // Beyond the `max` largest clusters (the cannot-link rule can leave more), all are small.
+        let mut by_size: Vec<usize> = (0..k).collect();
+        by_size.sort_by(|a, b| size[*b].cmp(&size[*a]));
+        let kept: Vec<usize> = by_size.into_iter().take(max).collect();
+        let small = |c: usize| !kept.contains(&c) || (size[c] as f32) < opts.min_cluster_share * total as f32;
         if (0..k).any(|c| !small(c)) {
             for i in 0..locals.len() {
                 if small(label[i]) {

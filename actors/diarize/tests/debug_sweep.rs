@@ -17,13 +17,13 @@ fn sweep() {
     let step: usize = std::env::var("STEP").ok().and_then(|s| s.parse().ok()).unwrap_or(148);
     let audio: Vec<Vec<f32>> = clips.iter().map(|c| scribe_whisper::audio::decode_all(&PathBuf::from("/work/shared/corpus/audio").join(c.0)).unwrap()).collect();
     let refs: Vec<Vec<Turn>> = clips.iter().map(|c| der::read_turns(&std::fs::read_to_string(PathBuf::from("/work/shared/corpus/audio/ref").join(c.1)).unwrap())).collect();
-    for mode in [Speakers::AtMost(2), Speakers::AtMost(5)] {
-        for (th, share) in [(1.3f32, 0.2f32), (1.5, 0.2), (1.5, 0.3), (1.7, 0.2), (2.0, 0.2)] {
+    for mode in [Speakers::AtMost(2), Speakers::AtMost(3), Speakers::Estimate] {
+        for (th, share) in [(0.25f32, 450usize)] {
             let mut line = format!("{mode:?} th {th} share {share}: ");
             let mut tot = der::DerParts::default();
             let t0 = std::time::Instant::now();
             for (a, r) in audio.iter().zip(&refs) {
-                let out = d.diarize(a, &DiarizeOptions { speakers: mode, ratio: th, singles: share, step_frames: step, ..Default::default() });
+                let out = d.diarize(a, &DiarizeOptions { speakers: mode, min_silhouette: th, max_embed_frames: share, step_frames: step, ..Default::default() });
                 let hyp: Vec<Turn> = out.turns.iter().map(|t| Turn { start: t.start, end: t.end, speaker: t.speaker.to_string() }).collect();
                 let p = der::score(r, &hyp, 0.0, a.len() as f64 / 16000.0);
                 tot = tot.add(&p);

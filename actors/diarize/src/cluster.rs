@@ -76,9 +76,7 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], weight: &[f32], sto
             continue;
         }
         let s = silhouette(&original, &labels, group, stop.overlapping_groups, n);
-        if std::env::var_os("SCRIBE_DIARIZE_DEBUG").is_some() {
-            eprintln!("k={k} silhouette {s:?}");
-        }
+        tracing::trace!(k, silhouette = ?s, "cut");
         if let Some(s) = s {
             if best.as_ref().is_none_or(|b| s > b.0) {
                 best = Some((s, labels));

@@ -119,7 +119,9 @@ impl Segmentation {
     /// Powerset logits of `n` windows (`n × 160 000` samples, row-major): `[n, 589, 7]`.
     pub fn logits(&self, windows: &[f32], n: usize) -> Vec<f32> {
         assert_eq!(windows.len(), n * WINDOW, "window size");
+        let t0 = std::time::Instant::now();
         let feats = self.sincnet(windows, n); // [n, 589, 60]
+        let t_sinc = t0.elapsed().as_secs_f64();
         let mut x = feats;
         let mut inp = 60;
         for layer in &self.lstm {
@@ -130,7 +132,9 @@ impl Segmentation {
             x = l.forward(&x, n * FRAMES, false);
             x.iter_mut().for_each(|v| *v = if *v < 0.0 { 0.01 * *v } else { *v });
         }
-        self.classifier.forward(&x, n * FRAMES, false)
+        let out = self.classifier.forward(&x, n * FRAMES, false);
+        tracing::trace!(windows = n, sincnet_s = t_sinc, lstm_and_heads_s = t0.elapsed().as_secs_f64() - t_sinc, "segmentation batch");
+        out
     }
 
     /// Active local speakers per frame of `n` windows: `[n, 589, 3]`, 1.0 or 0.0 (the most

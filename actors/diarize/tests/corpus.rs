@@ -75,3 +75,33 @@ fn real_recordings_print_their_der() {
         }
     }
 }
+
+/// One voice stays one speaker under the API's default (at most 2): the single-speaker clips
+/// of the corpus (a speech, audiobook sentences, voice commands in two languages).
+#[test]
+fn monologues_are_one_speaker() {
+    let diarizer = Diarizer::load(&models()).expect("diarization models (bash ops/setup.sh)");
+    for clip in [
+        "en_jfk.wav",
+        "en_librispeech_1272-128104-0000.wav",
+        "en_librivox_sense_sensibility_0880.wav",
+        "en_command_what_s_the_weather_like_in_new_york.wav",
+        "fr_command_quelle_heure_est_il.wav",
+        "variants/en_jfk.mp3",
+    ] {
+        let samples = scribe_whisper::audio::decode_all(&corpus().join("audio").join(clip)).expect("corpus clip");
+        let d = diarizer.diarize(&samples, &DiarizeOptions::default());
+        assert_eq!(d.speakers, 1, "{clip}: {:?}", d.turns);
+        assert!(d.speaker_for(0.5, 1.5) == Some(0));
+    }
+}
+
+/// Silence has no speakers, and every word still gets none rather than a panic.
+#[test]
+fn silence_has_no_speakers() {
+    let diarizer = Diarizer::load(&models()).expect("diarization models (bash ops/setup.sh)");
+    let d = diarizer.diarize(&vec![0.0; 16_000 * 12], &DiarizeOptions::default());
+    assert_eq!(d.speakers, 0);
+    assert_eq!(d.speaker_for(1.0, 2.0), None);
+    assert_eq!(diarizer.diarize(&[0.0; 100], &DiarizeOptions::default()).speakers, 0);
+}

@@ -157,9 +157,6 @@ impl Diarizer {
         let step = opts.step_frames.max(1) * FRAME_STEP;
         let extra = n.saturating_sub(WINDOW);
         let n_windows = 1 + extra.div_ceil(step);
-        let padded_len = (n_windows - 1) * step + WINDOW;
-        let mut audio = samples.to_vec();
-        audio.resize(padded_len, 0.0);
 
         let t0 = std::time::Instant::now();
         // 1. segmentation
@@ -169,7 +166,11 @@ impl Diarizer {
             let nb = opts.batch.max(1).min(n_windows - w0);
             let mut buf = Vec::with_capacity(nb * WINDOW);
             for w in w0..w0 + nb {
-                buf.extend_from_slice(&audio[w * step..w * step + WINDOW]);
+                // The last windows run past the end: silence there.
+                let from = (w * step).min(n);
+                let to = (w * step + WINDOW).min(n);
+                buf.extend_from_slice(&samples[from..to]);
+                buf.resize(buf.len() + WINDOW - (to - from), 0.0);
             }
             act.extend(self.segmentation.activations(&buf, nb));
             w0 += nb;
@@ -180,8 +181,9 @@ impl Diarizer {
 
         let t_seg = t0.elapsed().as_secs_f64();
         // 2. embeddings
-        let feats = fbank::fbank(samples);
-        let n_fb = feats.len() / N_MELS;
+        // Filter-bank frames are computed for the frames an embedding uses, not for the whole
+        // file (hours of audio would take hundreds of MB of features).
+        let n_fb = fbank::num_frames(n);
         let mut locals = Vec::new();
         for w in 0..n_windows {
             let s0 = w * step;
@@ -225,7 +227,7 @@ impl Diarizer {
             .map(|l| {
                 let mut x = Vec::with_capacity(l.frames.len() * N_MELS);
                 for &j in &l.frames {
-                    x.extend_from_slice(&feats[j * N_MELS..(j + 1) * N_MELS]);
+                    x.extend_from_slice(&fbank::fbank(&samples[j * FRAME_SHIFT..j * FRAME_SHIFT + FRAME_LENGTH]));
                 }
                 self.embedding.embed(&x, l.frames.len())
             })

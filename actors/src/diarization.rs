@@ -61,3 +61,36 @@ pub async fn label_speakers(
         Err(e) => Err(format!("Speaker diarization failed unexpectedly: {e}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document() -> doc::Transcript {
+        let word = doc::Word { start: 0.5, end: 1.0, text: "Hello".into(), conf: 1.0, pristine: true };
+        doc::Transcript {
+            id: "j".into(),
+            record_id: "j".into(),
+            filename: "a.wav".into(),
+            start_time_offset: 0.0,
+            speakers: vec![doc::Speaker { spkid: "spk1".into(), name: "Speaker 1".into() }],
+            segments: vec![doc::Segment { speaker: "spk1".into(), words: vec![word] }],
+            highlights: Vec::new(),
+        }
+    }
+
+    /// numberOfSpeakers=1 needs neither the models nor the media.
+    #[tokio::test]
+    async fn one_speaker_skips_diarization() {
+        let out = label_speakers("/nonexistent".into(), "/nonexistent.wav".into(), 1, document(), Arc::default()).await;
+        assert_eq!(out, Ok(Some(document())));
+    }
+
+    /// Without the models the job fails with a message naming the missing file.
+    #[tokio::test]
+    async fn missing_models_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = label_speakers(dir.path().into(), "/nonexistent.wav".into(), 2, document(), Arc::default()).await.unwrap_err();
+        assert!(err.contains("pyannote_segmentation_3.0.bin"), "{err}");
+    }
+}

@@ -77,10 +77,10 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], weight: &[f32], sto
         }
         let s = silhouette(&original, &labels, group, stop.overlapping_groups, n);
         tracing::trace!(k, silhouette = ?s, "cut");
-        if let Some(s) = s {
-            if best.as_ref().is_none_or(|b| s > b.0) {
-                best = Some((s, labels));
-            }
+        if let Some(s) = s
+            && best.as_ref().is_none_or(|b| s > b.0)
+        {
+            best = Some((s, labels));
         }
     }
     match best {

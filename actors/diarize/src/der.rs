@@ -129,10 +129,10 @@ pub fn read_turns(text: &str) -> Vec<Turn> {
             if let (Ok(s), Ok(d)) = (f[3].parse::<f64>(), f[4].parse::<f64>()) {
                 out.push(Turn { start: s, end: s + d, speaker: f[7].to_string() });
             }
-        } else if f.len() >= 3 {
-            if let (Ok(s), Ok(e)) = (f[0].parse::<f64>(), f[1].parse::<f64>()) {
-                out.push(Turn { start: s, end: e, speaker: f[2].to_string() });
-            }
+        } else if f.len() >= 3
+            && let (Ok(s), Ok(e)) = (f[0].parse::<f64>(), f[1].parse::<f64>())
+        {
+            out.push(Turn { start: s, end: e, speaker: f[2].to_string() });
         }
     }
     out

@@ -4,13 +4,17 @@
 //!    that is a whole number of frames, so every window's frames fall on one global frame grid);
 //!    the last window is padded with silence. Each gives up to 3 local speakers per frame.
 //! 2. One CAM++ embedding per (window, local speaker) from the fbank frames where that speaker
-//!    speaks alone (or, when that is under half a second, wherever it speaks).
-//! 3. Agglomerative clustering of the embeddings across windows ([`crate::cluster`]), capped
-//!    at the caller's maximum; short local speakers are attached to the nearest cluster after.
+//!    speaks alone (or, when that is under half a second, wherever it speaks), at most
+//!    [`DiarizeOptions::max_embed_frames`] of them from the middle of the stretch.
+//! 3. Agglomerative clustering of the embeddings of local speakers with at least 1.5 s of
+//!    speech across windows ([`crate::cluster`]): the number of speakers is the cut with the
+//!    best silhouette, at most the caller's maximum; shorter local speakers join the nearest
+//!    cluster afterwards, and clusters with under a fifth of the speech join a larger one.
 //! 4. Reconstruction: each global frame's speaker scores are the mean, over the windows that
 //!    cover it, of their local activity mapped to clusters; the number of speakers of a frame
 //!    is the windows' mean local count, rounded, and the frame keeps that many top scorers.
-//! 5. Turns per speaker, speakers numbered by first appearance.
+//! 5. Turns per speaker (a pause under half a second with nobody else speaking is filled),
+//!    speakers numbered by first appearance.
 
 use std::path::{Path, PathBuf};
 
@@ -31,9 +35,9 @@ const SAMPLE_RATE: f64 = 16_000.0;
 /// How many speakers to look for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Speakers {
-    /// At most this many (1–5); fewer when the voices are alike enough.
+    /// At most this many (1–5); fewer when the voices do not separate clearly.
     AtMost(usize),
-    /// Estimate the number.
+    /// Estimate the number (up to 5, the API's maximum).
     Estimate,
 }
 
@@ -58,7 +62,15 @@ pub struct DiarizeOptions {
 
 impl Default for DiarizeOptions {
     fn default() -> Self {
-        DiarizeOptions { speakers: Speakers::AtMost(2), step_frames: 222, min_silhouette: 0.25, min_cluster_share: 0.2, fill_gaps_s: 0.5, max_embed_frames: 450, batch: 16 }
+        DiarizeOptions {
+            speakers: Speakers::AtMost(2),
+            step_frames: 222,
+            min_silhouette: 0.25,
+            min_cluster_share: 0.2,
+            fill_gaps_s: 0.5,
+            max_embed_frames: 450,
+            batch: 16,
+        }
     }
 }
 

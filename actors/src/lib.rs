@@ -9,6 +9,7 @@ pub mod callbacks;
 pub mod checkpoint;
 pub mod clock;
 pub mod cluster;
+pub mod diarization;
 pub mod command;
 pub mod fair_queue;
 pub mod jobs;

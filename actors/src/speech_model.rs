@@ -61,6 +61,16 @@ impl SpeechModel {
         Ok(EngineLease { model: self.clone(), engine })
     }
 
+    /// The models folder: where the VAD weights are, else the parent of the Whisper folder.
+    /// Other models (speaker diarization) are found there.
+    pub fn models_dir(&self) -> std::path::PathBuf {
+        let dir = match &self.config.vad_path {
+            Some(vad) => vad.parent(),
+            None => self.config.model_dir.parent(),
+        };
+        dir.map(|d| d.to_path_buf()).unwrap_or_default()
+    }
+
     /// Whether the weights are in memory now.
     pub fn is_loaded(&self) -> bool {
         self.slot.lock().expect("the model lock").engine.is_some()

@@ -172,7 +172,7 @@ pub struct UploadFromUrl {
     pub transcription_type: Option<String>,
     /// `direct` (default, automatic) or `perfect` (manual).
     pub job_type: Option<String>,
-    /// 0 to 5, default 2; 0 means unknown.
+    /// 0 to 5, default 2. Direct jobs: 1 = one speaker (no diarization); 2 to 5 = at most that many speakers (fewer when fewer are heard); 0 = unknown, the number is estimated. Every word of the transcript gets its speaker and segments split at speaker changes.
     pub number_of_speakers: Option<i64>,
     /// http(s) URL that receives a POST when the job ends.
     pub callback_url: Option<String>,

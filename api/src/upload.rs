@@ -106,7 +106,7 @@ impl UploadApi {
         /// `direct` (default, automatic) or `perfect` (manual).
         #[oai(name = "jobType")]
         job_type: Query<Option<String>>,
-        /// 0 to 5, default 2; 0 means unknown.
+        /// 0 to 5, default 2. Direct jobs: 1 = one speaker (no diarization); 2 to 5 = at most that many speakers (fewer when fewer are heard); 0 = unknown, the number is estimated. Every word of the transcript gets its speaker and segments split at speaker changes.
         #[oai(name = "numberOfSpeakers")]
         number_of_speakers: Query<Option<String>>,
         /// http(s) URL that receives a POST with the job when it ends.

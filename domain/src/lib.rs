@@ -19,6 +19,7 @@ pub mod job;
 pub mod kinds;
 pub mod languages;
 pub mod requests;
+pub mod speakers;
 pub mod style;
 pub mod subtitles;
 pub mod transcript;

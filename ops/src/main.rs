@@ -109,6 +109,8 @@ enum BalanceCommand {
 enum BenchCommand {
     /// Our engine against faster-whisper on the corpus: wall time, speed ratio, WER.
     Asr(cli::bench_asr::BenchAsrArgs),
+    /// Our speaker diarization against senko on the corpus: DER and wall time.
+    Diarization(cli::bench_diarization::BenchDiarizationArgs),
     /// Peak server memory during a large upload, and its throughput against `dd`.
     Upload(cli::bench_upload::BenchUploadArgs),
     /// Kill the server at random moments; count lost, doubled and undelivered jobs.
@@ -144,6 +146,7 @@ fn main() -> ExitCode {
         Command::Transcribe(args) => cli::transcribe::run(args),
         Command::SubtitleReport(args) => cli::subtitle_report::run(args),
         Command::Bench(BenchCommand::Asr(args)) => cli::bench_asr::run(args),
+        Command::Bench(BenchCommand::Diarization(args)) => cli::bench_diarization::run(args),
         Command::Bench(BenchCommand::Upload(args)) => cli::bench_upload::run(args),
         Command::Bench(BenchCommand::Crash(args)) => cli::bench_crash::run(args),
         Command::Bench(BenchCommand::Restart(args)) => cli::bench_restart::run(args),

@@ -30,10 +30,15 @@ pub fn scribe_bin() -> PathBuf {
 }
 
 /// The models directory: `$SCRIBE_MODELS_DIR`, else `<repo>/models`. It must hold the default
-/// Whisper model and the VAD weights.
+/// Whisper model, the VAD weights and the speaker diarization models.
 pub fn models_dir() -> PathBuf {
     let dir = std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("models"));
-    for needed in ["whisper-base/model.bin", "silero_vad_16k.safetensors"] {
+    for needed in [
+        "whisper-base/model.bin",
+        "silero_vad_16k.safetensors",
+        "diarization/pyannote_segmentation_3.0.bin",
+        "diarization/campplus_cn_en_common.pt",
+    ] {
         assert!(
             dir.join(needed).is_file(),
             "{} is missing: install the models with `bash ops/setup.sh` (or set SCRIBE_MODELS_DIR)",

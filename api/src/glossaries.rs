@@ -57,7 +57,9 @@ impl GlossaryApi {
         body: StrictJson<UserGlossary>,
     ) -> Result<Json<Glossary>, ApiError> {
         let content = GlossaryParams::from(body.0).validate()?;
-        let id = GlossaryId::parse(&uuid::Uuid::new_v4().to_string()).expect("a UUID is a valid glossary id");
+        // Time-ordered (UUIDv7, monotonic within the process): glossaries made in the same
+        // millisecond still list in the order they were made.
+        let id = GlossaryId::parse(&uuid::Uuid::now_v7().to_string()).expect("a UUID is a valid glossary id");
         let cmd = GlossaryCommand::Create { id: id.clone(), owner: auth.0.user, content, at_ms: now_ms() };
         write(&state, &id, cmd).await
     }

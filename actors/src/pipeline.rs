@@ -194,6 +194,7 @@ impl Actor for Pipeline {
         let live = start_head <= saved.position;
         if live {
             // Nothing after the checkpoint: resume every unfinished job now.
+            tracing::info!(jobs = open.len(), "pipeline caught up with the log (at its checkpoint); resuming unfinished jobs");
             for (job_id, job) in &open {
                 let (job_id, stage) = (job_id.clone(), job.stage());
                 let _ = myself.cast(PipelineMsg::Recheck(job_id, stage));

@@ -196,7 +196,9 @@ impl WorkerContext {
         .await;
         let transcript = match result {
             Ok(Ok(t)) => t,
-            Ok(Err(EngineError::Cancelled)) => {
+            // Stopped by the cancel flag, whichever step the engine was in (an error while its
+            // input was being cut short is the delete's doing, not the media's).
+            Ok(Err(e)) if matches!(e, EngineError::Cancelled) || self.cancel.load(Ordering::Relaxed) => {
                 tracing::info!(%job_id, "recognition stopped: the job was deleted");
                 remove_files_of_deleted(&self.media, &job_id).await;
                 return report(done);
@@ -211,6 +213,7 @@ impl WorkerContext {
         let document = match crate::diarization::label_speakers(models_dir, media_path.clone(), submission.number_of_speakers, document, self.cancel.clone()).await {
             Ok(Some(d)) => d,
             Ok(None) => {
+                tracing::info!(%job_id, "recognition stopped: the job was deleted (before speaker diarization)");
                 remove_files_of_deleted(&self.media, &job_id).await;
                 return report(done);
             }
@@ -236,6 +239,7 @@ impl WorkerContext {
             Ok(_) => {}
             // Deleted after recognition passed its last cancel check: the transcript must not stay.
             Err(CommandError::Refused(JobRefusal::Deleted)) => {
+                tracing::info!(%job_id, "the job was deleted while its transcript was made; the transcript is removed");
                 remove_files_of_deleted(&self.media, &job_id).await;
                 return report(done);
             }

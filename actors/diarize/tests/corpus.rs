@@ -105,3 +105,32 @@ fn silence_has_no_speakers() {
     assert_eq!(d.speaker_for(1.0, 2.0), None);
     assert_eq!(diarizer.diarize(&[0.0; 100], &DiarizeOptions::default()).speakers, 0);
 }
+
+/// Streamed audio (how the service diarizes media, never decoding it whole) gives the same
+/// turns whatever the size of its pieces, and a read error (a cancellation) ends the work.
+#[test]
+fn streamed_audio_gives_the_same_turns_in_any_pieces() {
+    let diarizer = Diarizer::load(&models()).expect("diarization models (bash ops/setup.sh)");
+    let samples = scribe_whisper::audio::decode_all(&corpus().join("audio/en_synth_gettysburg_2voices.wav")).expect("corpus clip");
+    let opts = DiarizeOptions::default();
+    let whole = diarizer.diarize(&samples, &opts);
+    assert_eq!(whole.speakers, 2);
+    for piece in [777, 16_000 * 7] {
+        let mut pieces = samples.chunks(piece);
+        let streamed = diarizer
+            .diarize_stream(|| Ok::<_, ()>(pieces.next().map(<[f32]>::to_vec)), &opts)
+            .expect("no read error");
+        assert_eq!(streamed.turns, whole.turns, "pieces of {piece} samples");
+    }
+    // A read error ends the work with that error, at once.
+    let mut reads = 0;
+    let stopped = diarizer.diarize_stream(
+        || {
+            reads += 1;
+            if reads > 3 { Err("cancelled") } else { Ok(Some(vec![0.0; 16_000])) }
+        },
+        &opts,
+    );
+    assert_eq!(stopped.err(), Some("cancelled"));
+    assert_eq!(reads, 4);
+}

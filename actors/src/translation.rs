@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use scribe_domain::ids::JobId;
 use scribe_domain::job::{JobCommand, JobRefusal, JobState};
+use scribe_domain::speakers::speakers_like;
 use scribe_domain::style::clean_read;
 use scribe_domain::transcript::Transcript;
 use scribe_domain::translation::{sentences, translated_document};
@@ -91,7 +92,8 @@ impl TranslationWork {
                 tracing::info!(%job_id, from = code, "translating the speech into English (Whisper)");
                 let filename = submission.source.filename().to_owned();
                 let english = self.whisper_translate(job_id, media_path, code).await?;
-                clean_read(&to_document(job_id, &filename, &english))
+                // The transcript was diarized; the translation's words take its speakers by time.
+                speakers_like(&clean_read(&to_document(job_id, &filename, &english)), &transcript)
             }
             None => {
                 return Err(format!(

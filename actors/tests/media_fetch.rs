@@ -1,7 +1,8 @@
 //! URL downloads against a real HTTP server on 127.0.0.1: success, file names, redirects,
 //! HTTP errors, size caps, timeouts, unreachable hosts and the address guard.
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::Duration;
 
 use poem::http::StatusCode;
@@ -10,20 +11,8 @@ use poem::web::{Path, Redirect};
 use poem::{Body, Response, Route, Server, get, handler};
 use scribe_actors::media::{FetchConfig, FetchError, Fetcher, GuardError, MediaStore};
 
-fn corpus_dir() -> PathBuf {
-    let dir = std::env::var_os("SCRIBE_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../shared/corpus"));
-    assert!(
-        dir.join("audio/en_jfk.wav").is_file(),
-        "corpus not found at {} (set SCRIBE_CORPUS_DIR)",
-        dir.display()
-    );
-    dir
-}
-
 fn jfk() -> Vec<u8> {
-    std::fs::read(corpus_dir().join("audio/en_jfk.wav")).unwrap()
+    std::fs::read(common::jfk()).unwrap()
 }
 
 #[handler]

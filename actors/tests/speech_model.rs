@@ -2,26 +2,13 @@
 //! released, and the next job loads it again: with the real tiny.en model from the models
 //! directory and a real transcription.
 
-use std::path::PathBuf;
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::{jfk, models_dir};
 use scribe_actors::speech_model::SpeechModel;
 use scribe_whisper::engine::{EngineConfig, TranscribeOptions};
-
-fn models_dir() -> PathBuf {
-    let dir = std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../models")
-    });
-    assert!(dir.join("whisper-tiny.en/model.bin").is_file(), "no models in {} (run `bash ops/setup.sh`)", dir.display());
-    dir
-}
-
-fn jfk() -> PathBuf {
-    let corpus = std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../shared/corpus")
-    });
-    corpus.join("audio/en_jfk.wav")
-}
 
 fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -4,10 +4,13 @@
 //! real speech; the ASR worker is killed while one job is being transcribed and another waits in
 //! its queue.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use common::{jfk, models_dir};
 use scribe_actors::callbacks::CallbackSettings;
 use scribe_actors::runtime::{RuntimeSettings, Services, open_event_store};
 use scribe_actors::speech_model::SpeechModel;
@@ -19,21 +22,6 @@ use scribe_domain::requests::JobParams;
 use scribe_whisper::engine::EngineConfig;
 
 const SETTLE: Duration = Duration::from_secs(600);
-
-fn models_dir() -> PathBuf {
-    let dir = std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../models")
-    });
-    assert!(dir.join("whisper-tiny.en/model.bin").is_file(), "no models in {} (run `bash ops/setup.sh`)", dir.display());
-    dir
-}
-
-fn jfk() -> PathBuf {
-    let corpus = std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../shared/corpus")
-    });
-    corpus.join("audio/en_jfk.wav")
-}
 
 async fn start(data_dir: &Path) -> Services {
     let store = open_event_store(data_dir).unwrap();

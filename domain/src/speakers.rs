@@ -5,6 +5,8 @@
 //! speaker number. Segments keep the recogniser's own boundaries and are also split at every
 //! change of speaker, so a segment is always one speaker's words. Speakers are listed, and
 //! named `Speaker <n>`, in order of first appearance, so the first voice heard is Speaker 1.
+//! A second transcript of the same media (Whisper's English translation) takes its speakers
+//! from the first by time ([`speakers_like`]).
 
 use crate::transcript::{Segment, Speaker, Transcript, Word};
 
@@ -41,6 +43,50 @@ pub fn assign_speakers(doc: &Transcript, mut speaker_of: impl FnMut(&Word) -> us
     Transcript { speakers, segments, ..doc.clone() }
 }
 
+/// `doc`, a second transcript of the same media (Whisper's English translation of the speech),
+/// with the speakers of `reference`, the diarized transcript: each word goes to the reference
+/// speaker whose words overlap it longest in time, else to the one whose word is nearest. The
+/// reference's speaker ids and names are kept, so both documents call a voice the same.
+pub fn speakers_like(doc: &Transcript, reference: &Transcript) -> Transcript {
+    let spoken: Vec<(&Word, &str)> = reference.segments.iter().flat_map(|s| s.words.iter().map(move |w| (w, s.speaker.as_str()))).collect();
+    let Some(&(_, first)) = spoken.first() else { return doc.clone() };
+    let speaker_of = |word: &Word| -> &str {
+        let mut overlap: Vec<(&str, f64)> = Vec::new();
+        for &(w, s) in &spoken {
+            let o = w.end.min(word.end) - w.start.max(word.start);
+            if o > 0.0 {
+                match overlap.iter_mut().find(|(id, _)| *id == s) {
+                    Some((_, total)) => *total += o,
+                    None => overlap.push((s, o)),
+                }
+            }
+        }
+        if let Some((s, _)) = overlap.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+            return s;
+        }
+        let mid = (word.start + word.end) / 2.0;
+        let distance = |w: &Word| if mid < w.start { w.start - mid } else if mid > w.end { mid - w.end } else { 0.0 };
+        spoken.iter().min_by(|a, b| distance(a.0).total_cmp(&distance(b.0))).map_or(first, |&(_, s)| s)
+    };
+    let mut segments: Vec<Segment> = Vec::new();
+    for seg in &doc.segments {
+        let mut current: Option<Segment> = None;
+        for word in &seg.words {
+            let speaker = speaker_of(word);
+            match &mut current {
+                Some(c) if c.speaker == speaker => c.words.push(word.clone()),
+                _ => {
+                    segments.extend(current.take());
+                    current = Some(Segment { speaker: speaker.to_owned(), words: vec![word.clone()] });
+                }
+            }
+        }
+        segments.extend(current);
+    }
+    let speakers = reference.speakers.iter().filter(|sp| segments.iter().any(|s| s.speaker == sp.spkid)).cloned().collect();
+    Transcript { speakers, segments, ..doc.clone() }
+}
+
 fn spkid(n: usize) -> String {
     format!("spk{}", n + 1)
 }
@@ -54,15 +100,7 @@ mod tests {
     }
 
     fn doc(segments: Vec<Vec<Word>>) -> Transcript {
-        Transcript {
-            id: "j".into(),
-            record_id: "j".into(),
-            filename: "a.wav".into(),
-            start_time_offset: 0.0,
-            speakers: vec![Speaker { spkid: "spk1".into(), name: "Speaker 1".into() }],
-            segments: segments.into_iter().map(|words| Segment { speaker: "spk1".into(), words }).collect(),
-            highlights: Vec::new(),
-        }
+        crate::transcript::test_document(segments.into_iter().map(|words| Segment { speaker: "spk1".into(), words }).collect())
     }
 
     #[test]
@@ -82,5 +120,41 @@ mod tests {
         assert_eq!(out.speakers.len(), 1);
         assert_eq!(out.segments.len(), 2);
         assert_eq!(out, assign_speakers(&out, |_| 0));
+    }
+
+    fn two_speakers(segments: Vec<Segment>) -> Transcript {
+        let speakers = ["1", "2"].map(|n| Speaker { spkid: format!("spk{n}"), name: format!("Speaker {n}") }).to_vec();
+        Transcript { speakers, segments, ..doc(vec![]) }
+    }
+
+    #[test]
+    fn a_translation_takes_the_speakers_of_the_words_it_overlaps() {
+        // Given a diarized source: Speaker 1 from 0 to 2 s, Speaker 2 from 3 to 5 s
+        let source = two_speakers(vec![
+            Segment { speaker: "spk1".into(), words: vec![word(0.0, "Bonjour"), word(1.0, "à tous.")] },
+            Segment { speaker: "spk2".into(), words: vec![word(3.0, "Merci"), word(4.0, "beaucoup.")] },
+        ]);
+        // When its translation (other words, other times, one segment, one speaker) is labelled
+        let translation = doc(vec![vec![word(0.2, "Hello"), word(1.4, "everyone."), word(2.6, "Thank"), word(4.2, "you.")]]);
+        let out = speakers_like(&translation, &source);
+        // Then each word has the speaker it overlaps, or the nearest (2.6–3.1 s overlaps spk2 only)
+        let segs: Vec<(&str, Vec<&str>)> =
+            out.segments.iter().map(|s| (s.speaker.as_str(), s.words.iter().map(|w| w.text.as_str()).collect())).collect();
+        assert_eq!(segs, [("spk1", vec!["Hello", "everyone."]), ("spk2", vec!["Thank", "you."])]);
+        assert_eq!(out.speakers, source.speakers);
+    }
+
+    #[test]
+    fn a_word_between_speakers_goes_to_the_nearest_and_unused_speakers_are_not_listed() {
+        let source = two_speakers(vec![
+            Segment { speaker: "spk1".into(), words: vec![word(0.0, "Oui.")] },
+            Segment { speaker: "spk2".into(), words: vec![word(10.0, "Non.")] },
+        ]);
+        let out = speakers_like(&doc(vec![vec![word(2.0, "Yes.")]]), &source);
+        assert_eq!(out.segments[0].speaker, "spk1");
+        assert_eq!(out.speakers.len(), 1);
+        // An empty reference leaves the document as it was.
+        let empty = doc(vec![]);
+        assert_eq!(speakers_like(&source, &empty), source);
     }
 }

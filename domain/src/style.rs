@@ -117,7 +117,6 @@ fn capitalise(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcript::Speaker;
 
     fn doc(text: &str) -> Transcript {
         let words = text
@@ -125,15 +124,7 @@ mod tests {
             .enumerate()
             .map(|(i, t)| Word { start: i as f64, end: i as f64 + 0.5, text: t.into(), conf: 0.9, pristine: true })
             .collect();
-        Transcript {
-            id: "j".into(),
-            record_id: "j".into(),
-            filename: "a.wav".into(),
-            start_time_offset: 0.0,
-            speakers: vec![Speaker { spkid: "spk1".into(), name: "Speaker 1".into() }],
-            segments: vec![Segment { speaker: "spk1".into(), words }],
-            highlights: vec![],
-        }
+        crate::transcript::test_document(vec![Segment { speaker: "spk1".into(), words }])
     }
 
     fn text(t: &Transcript) -> String {

@@ -155,6 +155,20 @@ impl Transcript {
     }
 }
 
+/// A test document: job `j` of `a.wav`, one listed speaker `spk1` ("Speaker 1"), `segments`.
+#[cfg(test)]
+pub(crate) fn test_document(segments: Vec<Segment>) -> Transcript {
+    Transcript {
+        id: "j".into(),
+        record_id: "j".into(),
+        filename: "a.wav".into(),
+        start_time_offset: 0.0,
+        speakers: vec![Speaker { spkid: "spk1".into(), name: "Speaker 1".into() }],
+        segments,
+        highlights: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,22 +145,13 @@ fn spread(sentence: &Sentence, text: &str) -> Vec<Word> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcript::Speaker;
 
     fn word(start: f64, end: f64, text: &str) -> Word {
         Word { start, end, text: text.into(), conf: 0.8, pristine: true }
     }
 
     fn doc(segments: Vec<(&str, Vec<Word>)>) -> Transcript {
-        Transcript {
-            id: "j".into(),
-            record_id: "j".into(),
-            filename: "a.wav".into(),
-            start_time_offset: 0.0,
-            speakers: vec![Speaker { spkid: "spk1".into(), name: "Speaker 1".into() }],
-            segments: segments.into_iter().map(|(s, words)| Segment { speaker: s.into(), words }).collect(),
-            highlights: vec![],
-        }
+        crate::transcript::test_document(segments.into_iter().map(|(s, words)| Segment { speaker: s.into(), words }).collect())
     }
 
     #[test]

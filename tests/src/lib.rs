@@ -1,8 +1,9 @@
 //! The harness of Scribe's black-box tests (the tests themselves are in `tests/tests/`): a real
 //! `scribe serve` on a loopback port with its own data directory ([`TestServer`]), the client
 //! calls and error-body checks every test repeats ([`api`]), a loopback file server that plays
-//! the internet for URL jobs and callbacks ([`FileServer`]), and where the binary, the models and
-//! the corpus live ([`paths`]).
+//! the internet for URL jobs and callbacks ([`FileServer`]), the binary's own checks run as tests
+//! ([`bench`]), speech the corpus lacks ([`speech`]), and where the binary, the models and the
+//! corpus live ([`paths`]).
 //!
 //! ```no_run
 //! use scribe_tests::{TestServer, paths};
@@ -12,10 +13,12 @@
 //! ```
 
 pub mod api;
+pub mod bench;
 pub mod browser;
 pub mod files;
 pub mod paths;
 pub mod server;
+pub mod speech;
 
 pub use api::Reply;
 pub use browser::Browser;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use scribe_tests::{ASR_TIMEOUT, FileServer, TestServer, clips, paths};
+use scribe_tests::{ASR_TIMEOUT, FileServer, TestServer, clips, paths, speech};
 use serde_json::{Value, json};
 
 #[test]
@@ -65,21 +65,13 @@ fn french_hyphenated_words_stay_whole_in_the_exports() {
 }
 
 /// `language=auto` detects among every language Whisper and the spec share, not just the five the
-/// spec names. The corpus has no Spanish clip, so the test has espeak-ng (installed by
-/// `ops/setup.sh`) speak one; synthetic speech, used here for which language it is, not for WER.
+/// spec names. The corpus has no Spanish clip, so espeak-ng speaks one.
 #[test]
 fn spanish_speech_sent_with_auto_comes_back_spanish() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let wav = dir.path().join("es_el_tiempo.wav");
     let text = "Buenos días. Hoy vamos a hablar del tiempo en Madrid. Mañana hará sol por la mañana \
                 y lloverá por la tarde, así que no olvides el paraguas.";
-    let spoken = std::process::Command::new("espeak-ng")
-        .args(["-v", "es", "-s", "150", "-w"])
-        .arg(&wav)
-        .arg(text)
-        .status()
-        .expect("espeak-ng runs (ops/setup.sh installs it)");
-    assert!(spoken.success(), "espeak-ng failed: {spoken}");
+    let wav = speech::spoken(dir.path(), "es_el_tiempo.wav", "es", text);
 
     let server = TestServer::start();
     let key = server.key();

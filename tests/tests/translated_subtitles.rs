@@ -1,9 +1,10 @@
 //! Direct translatedSubtitles jobs over HTTP with real speech: French speech into English
 //! subtitles (Whisper's translate task), English speech into Portuguese subtitles (the Bergamot
 //! model `ops/setup.sh` installs), a target the server has no model for refused at submission,
-//! and every export saying the language of its text.
+//! every export saying the language of its text, and a Spanish dialogue whose English subtitles
+//! keep its two speakers.
 
-use scribe_tests::{ASR_TIMEOUT, TestServer, clips, paths};
+use scribe_tests::{ASR_TIMEOUT, TestServer, clips, paths, speech};
 use serde_json::{Value, json};
 
 const FRENCH: &str = "audio/fr_command_quelle_heure_est_il.wav";
@@ -167,4 +168,48 @@ fn a_transcript_export_says_its_language_too() {
     assert_eq!(done["status"], "DONE", "{done}");
     assert_eq!(done["language"], "fr", "detected: {done}");
     assert_exports_say(&server, id, "fr", "0F");
+}
+
+/// The English subtitles of a Spanish dialogue keep who said what: Whisper's translation takes
+/// the speakers of the diarized transcript by time. The corpus has no dialogue in another
+/// language, so espeak-ng speaks one in two voices (Pedro 0–6.4 s and 13.7–19 s, María
+/// 7.2–12.9 s and 19.8–23.9 s).
+#[test]
+fn a_spanish_dialogue_keeps_its_two_speakers_in_english() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let turns = [
+        ("es", "Buenos días a todos. Me llamo Pedro y trabajo en la estación de Madrid desde hace diez años."),
+        ("es+f3", "Mucho gusto, Pedro. Yo soy María y vivo en Barcelona, cerca del puerto."),
+        ("es", "Barcelona es una ciudad muy bonita. Voy allí cada verano con mi familia."),
+        ("es+f3", "Entonces venid a vernos el año que viene y comeremos una paella."),
+    ];
+    let wav = speech::dialogue(dir.path(), "es_dialogue.wav", &turns, 0.8);
+    let server = TestServer::start();
+    let key = server.key();
+    let query = [("language", "es"), ("transcriptionType", "translatedSubtitles"), ("targetLanguage", "en")];
+    let job = server.upload_ok(key, &wav, &query);
+    let id = job["jobId"].as_str().unwrap().to_owned();
+    let done = server.wait_for_status(key, &id, &["DONE", "ERROR"], ASR_TIMEOUT);
+    assert_eq!(done["status"], "DONE", "{done}");
+
+    let json = server.get("/jobs/export-json", key, &[("jobId", &id)]).ok();
+    assert_eq!(json["language"], "en", "the English subtitles: {json}");
+    let speakers: Vec<&str> = json["speakers"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(speakers, ["Speaker 1", "Speaker 2"], "{json}");
+    // (time of the word's middle, speaker) for every English word
+    let words: Vec<(f64, &str)> = json["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| {
+            let speaker = s["speaker"].as_str().unwrap();
+            s["words"].as_array().unwrap().iter().map(move |w| ((w["start"].as_f64().unwrap() + w["end"].as_f64().unwrap()) / 2.0, speaker))
+        })
+        .collect();
+    let speaker_at = |t: f64| words.iter().min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs())).expect("words").1;
+    let (pedro, maria) = (speaker_at(3.0), speaker_at(10.0));
+    assert_ne!(pedro, maria, "two voices, two speakers: {words:?}");
+    assert_eq!((speaker_at(16.0), speaker_at(22.0)), (pedro, maria), "each keeps their voice: {words:?}");
+    let txt = server.get("/jobs/export-txt", key, &[("jobId", &id)]).text;
+    assert!(txt.contains("Speaker 1:") && txt.contains("Speaker 2:"), "{txt}");
 }

@@ -171,6 +171,12 @@ impl WorkerContext {
         match self.jobs.execute(&job_id, JobCommand::StartTranscription { at_ms: now_ms() }).await {
             Ok(_) => {}
             Err(CommandError::Refused(JobRefusal::Deleted)) => return report(done),
+            // Ended meanwhile (an upload longer than the server accepts fails in the append
+            // that records it, which the pipeline may read after it dispatched the stage).
+            Err(CommandError::Refused(JobRefusal::Finished(status))) => {
+                tracing::debug!(%job_id, ?status, "not transcribing: the job has ended");
+                return report(done);
+            }
             Err(e) => tracing::debug!(%job_id, error = %e, "recording transcription start"),
         }
         let mut options = match self.options(&state).await {

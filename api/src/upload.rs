@@ -173,9 +173,13 @@ impl UploadApi {
         let (request, limit) = match checked {
             Ok(ok) => ok,
             Err(e) => {
-                // A body announced larger than we would read is not waited for.
+                // A body announced larger than we would read is not waited for. A body that
+                // breaks the upload's form (no `file` part, another part) is told first: that
+                // is a malformed request whatever its parameters name.
                 if content_length(req).is_none_or(|n| n <= DRAIN_LIMIT) {
-                    drain(body.0, DRAIN_LIMIT).await;
+                    if let Some(malformed) = drain(body.0, DRAIN_LIMIT).await {
+                        return Err(malformed);
+                    }
                 }
                 return Err(e);
             }
@@ -204,17 +208,34 @@ fn too_large(limit: u64) -> ApiError {
 /// Largest upload read and discarded after an early refusal; past it the connection is closed.
 const DRAIN_LIMIT: u64 = 64 << 20;
 
-/// Reads and discards up to `limit` bytes of the multipart body.
-async fn drain(mut multipart: multer::Multipart<'static>, limit: u64) {
+/// Reads and discards up to `limit` bytes of the multipart body; returns the refusal of a body
+/// read to its end that is not exactly one `file` part.
+async fn drain(mut multipart: multer::Multipart<'static>, limit: u64) -> Option<ApiError> {
     let mut left = limit;
-    while let Ok(Some(mut field)) = multipart.next_field().await {
+    let mut have_file = false;
+    let mut refusal = None;
+    loop {
+        let mut field = match multipart.next_field().await {
+            Ok(Some(field)) => field,
+            Ok(None) | Err(multer::Error::IncompleteStream) if !have_file && refusal.is_none() => return Some(file_required()),
+            Ok(None) => return refusal,
+            Err(_) => return None,
+        };
+        if refusal.is_none() {
+            refusal = unexpected_part(field.name(), have_file);
+        }
+        have_file |= field.name() == Some("file");
         while let Ok(Some(chunk)) = field.chunk().await {
             left = left.saturating_sub(chunk.len() as u64);
             if left == 0 {
-                return;
+                return None;
             }
         }
     }
+}
+
+fn file_required() -> ApiError {
+    ApiError::invalid("file", "file is required: send the media as a multipart/form-data part named file")
 }
 
 /// Streams the `file` part into a temp file; returns it and the client's file name. The body
@@ -238,7 +259,7 @@ async fn receive(mut multipart: multer::Multipart<'static>, state: &ApiState, li
         }
         received = Some(receive_file(field, state, limit).await?);
     }
-    received.ok_or_else(|| ApiError::invalid("file", "file is required: send the media as a multipart/form-data part named file"))
+    received.ok_or_else(file_required)
 }
 
 /// Why a multipart part is refused: anything but the first `file`.
@@ -318,7 +339,9 @@ async fn create(
     submit::charge(state, &caller.user, job_id, price).await?;
 
     // One command records what the edge received: the job, its file and its duration, in one
-    // append. The pipeline has nothing to probe, and the answer shows `nrAudioSeconds`.
+    // append. The pipeline has nothing to probe, and the answer shows `nrAudioSeconds`. Media
+    // longer than the operator accepts fails in that same append (with the media worker's words
+    // for URL jobs), so nothing starts on it; the refund reactor gives the charge back.
     let media = StoredMedia { path: relative(&state.data_dir, &path), bytes };
     let cmd = JobCommand::SubmitUpload {
         job_id: job_id.clone(),
@@ -328,6 +351,7 @@ async fn create(
         filename,
         media,
         duration_ms,
+        fails_with: scribe_actors::media_worker::too_long(state.settings.max_duration, duration_ms),
     };
     let submitted = match state.jobs.execute(job_id, cmd).await {
         Ok(executed) => executed,
@@ -336,15 +360,7 @@ async fn create(
             return Err(job_error(e));
         }
     };
-    // Media longer than the operator accepts fails at once, with the media worker's words for
-    // URL jobs, and the refund reactor gives the charge back.
-    let (job_state, position) = match scribe_actors::media_worker::too_long(state.settings.max_duration, duration_ms) {
-        Some(error_msg) => {
-            let failed = state.jobs.execute(job_id, JobCommand::Fail { error_msg, at_ms: now_ms() }).await.map_err(job_error)?;
-            (failed.state, failed.position)
-        }
-        None => (submitted.state, submitted.position),
-    };
+    let (job_state, position) = (submitted.state, submitted.position);
     state.settle(position).await;
     let view = job_state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
     Ok(Json(view.into()))

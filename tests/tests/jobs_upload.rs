@@ -154,12 +154,21 @@ fn a_text_file_named_wav_is_refused_by_its_content() {
 #[test]
 fn a_body_without_the_file_part_is_refused_naming_file() {
     let server = TestServer::start();
-    let send = |form| {
-        scribe_tests::Reply::send(server.http().post(server.url("/api/jobs/upload-media")).query(&[("apiKey", server.key())]).multipart(form))
+    let send = |form, query: &[(&str, &str)]| {
+        let url = server.url("/api/jobs/upload-media");
+        scribe_tests::Reply::send(server.http().post(url).query(&[("apiKey", server.key())]).query(query).multipart(form))
     };
-    send(reqwest::blocking::multipart::Form::new()).error(400, Some("file"));
+    send(reqwest::blocking::multipart::Form::new(), &[]).error(400, Some("file"));
     // A part that is not `file` is named, not skipped.
-    send(reqwest::blocking::multipart::Form::new().text("other", "value")).error(400, Some("other"));
+    send(reqwest::blocking::multipart::Form::new().text("other", "value"), &[]).error(400, Some("other"));
+    // A malformed body is told before what its parameters name (here a deleted glossary, 410).
+    let glossary = server.post_json("/glossary", server.key(), &json!({"name": "gone"})).ok();
+    let glossary_id = glossary["id"].as_str().expect("a glossary id").to_owned();
+    server.delete(&format!("/glossary/{glossary_id}"), server.key(), &[]).ok();
+    let with_glossary = [("glossaryId", glossary_id.as_str())];
+    send(reqwest::blocking::multipart::Form::new(), &with_glossary).error(400, Some("file"));
+    let file = || reqwest::blocking::multipart::Part::bytes(b"RIFF".to_vec()).file_name("a.wav");
+    send(reqwest::blocking::multipart::Form::new().part("file", file()), &with_glossary).error(410, Some("glossaryId"));
 }
 
 #[test]

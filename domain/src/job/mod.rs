@@ -90,6 +90,9 @@ pub enum JobCommand {
         filename: String,
         media: StoredMedia,
         duration_ms: u64,
+        /// The `errorMsg` the job ends in at once (media longer than the operator accepts),
+        /// recorded in the same append, so no stage ever starts on it.
+        fails_with: Option<String>,
     },
     /// Accept a request for translated subtitles of an existing manual captions job, whose
     /// facts the caller looked up.
@@ -277,9 +280,10 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
                 source,
                 media,
             } => Ok(submit(job_id, owner, at_ms, request, source, media)),
-            C::SubmitUpload { job_id, owner, at_ms, request, filename, media, duration_ms } => {
+            C::SubmitUpload { job_id, owner, at_ms, request, filename, media, duration_ms, fails_with } => {
                 let mut events = submit(job_id, owner, at_ms, request, NewMedia::Upload { filename }, Some(media));
                 events.push(E::MediaProbed { duration_ms, nr_audio_seconds: nr_audio_seconds(duration_ms), at_ms });
+                events.extend(fails_with.map(|error_msg| E::JobFailed { error_msg, at_ms }));
                 Ok(events)
             }
             C::RequestTranslation {

@@ -882,6 +882,26 @@ fn an_unknown_version_is_an_error_naming_type_and_version() {
 }
 
 #[test]
+fn given_media_longer_than_allowed_when_uploaded_then_it_fails_in_the_same_decision() {
+    let cmd = JobCommand::SubmitUpload {
+        job_id: id("j1"),
+        owner: user("ann"),
+        at_ms: 1_000,
+        request: request(|_| {}),
+        filename: "long.wav".into(),
+        media: media(),
+        duration_ms: 100_000,
+        fails_with: Some("The media is 1 min 40 s long; this server accepts media of at most 1 minute".into()),
+    };
+    let events = decide(&JobState::default(), cmd).unwrap();
+    let types: Vec<_> = events.iter().map(|e| e.event_type()).collect();
+    assert_eq!(types, ["JobSubmitted", "MediaStored", "MediaProbed", "JobFailed"]);
+    let state = events.iter().fold(JobState::default(), evolve);
+    assert_eq!(state.status(), Some(JobStatus::Error));
+    assert_eq!(state.stage(), Stage::Finished);
+}
+
+#[test]
 fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
     let cmd = JobCommand::SubmitUpload {
         job_id: id("j1"),
@@ -891,6 +911,7 @@ fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
         filename: "talk.wav".into(),
         media: media(),
         duration_ms: 61_200,
+        fails_with: None,
     };
     let events = decide(&JobState::default(), cmd.clone()).unwrap();
     let types: Vec<_> = events.iter().map(|e| e.event_type()).collect();

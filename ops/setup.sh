@@ -55,7 +55,7 @@ fi
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
     apt_install "the web app's browser tests" chromium chromium-driver
 fi
-# espeak-ng speaks a language the corpus has no clip of (Spanish), for the language-detection test.
+# espeak-ng speaks what the corpus has no clip of (Spanish speech, a Spanish dialogue) for tests.
 if ! command -v espeak-ng >/dev/null 2>&1; then
     apt_install "speech in languages the corpus lacks, for tests" espeak-ng
 fi

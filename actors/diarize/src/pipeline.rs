@@ -214,36 +214,8 @@ impl Diarizer {
             let t0 = std::time::Instant::now();
             let first_new = locals.len();
             for w in w0..w0 + nb {
-                let s0 = w * step;
-                let last = (s0 + WINDOW).min(end);
-                let mut clean: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
-                let mut any: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
-                let mut j = s0.div_ceil(FRAME_SHIFT);
-                while j * FRAME_SHIFT + FRAME_LENGTH <= last {
-                    let center = (j * FRAME_SHIFT + FRAME_LENGTH / 2 - s0) as f64;
-                    let i = ((center - FRAME_SPAN as f64 / 2.0) / FRAME_STEP as f64).round().clamp(0.0, (FRAMES - 1) as f64) as usize;
-                    let count = (0..LOCAL_SPEAKERS).filter(|&k| a(w, i, k)).count();
-                    for k in 0..LOCAL_SPEAKERS {
-                        if a(w, i, k) {
-                            any[k].push(j);
-                            if count == 1 {
-                                clean[k].push(j);
-                            }
-                        }
-                    }
-                    j += 1;
-                }
-                for k in 0..LOCAL_SPEAKERS {
-                    let mut frames = if clean[k].len() >= 50 { std::mem::take(&mut clean[k]) } else { std::mem::take(&mut any[k]) };
-                    // The middle of a long stretch is enough for a voice print, and costs less.
-                    if frames.len() > opts.max_embed_frames {
-                        let skip = (frames.len() - opts.max_embed_frames) / 2;
-                        frames = frames[skip..skip + opts.max_embed_frames].to_vec();
-                    }
-                    if frames.len() >= 20 {
-                        locals.push(Local { window: w, speaker: k, frames });
-                    }
-                }
+                let active = |i: usize, k: usize| a(w, i, k);
+                locals.extend(window_locals(w, w * step, (w * step + WINDOW).min(end), active, opts.max_embed_frames));
             }
             embeddings.par_extend(locals[first_new..].par_iter().map(|l| {
                 let mut x = Vec::with_capacity(l.frames.len() * N_MELS);
@@ -430,6 +402,41 @@ impl Diarizer {
         }
         Ok(Diarization { speakers, turns, scores: new_scores, active: new_active })
     }
+}
+
+/// The local speakers of window `w` (which starts at sample `s0`; its audio ends at `last`) worth
+/// an embedding, each with the filter-bank frames to take it from: where it speaks alone (or,
+/// when that is under half a second, wherever it speaks), at most `max_frames` from the middle.
+/// `active(i, k)`: local speaker `k` speaks in the window's output frame `i`.
+fn window_locals(w: usize, s0: usize, last: usize, active: impl Fn(usize, usize) -> bool, max_frames: usize) -> Vec<Local> {
+    let mut clean: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
+    let mut any: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
+    let mut j = s0.div_ceil(FRAME_SHIFT);
+    while j * FRAME_SHIFT + FRAME_LENGTH <= last {
+        let center = (j * FRAME_SHIFT + FRAME_LENGTH / 2 - s0) as f64;
+        let i = ((center - FRAME_SPAN as f64 / 2.0) / FRAME_STEP as f64).round().clamp(0.0, (FRAMES - 1) as f64) as usize;
+        let count = (0..LOCAL_SPEAKERS).filter(|&k| active(i, k)).count();
+        for k in (0..LOCAL_SPEAKERS).filter(|&k| active(i, k)) {
+            any[k].push(j);
+            if count == 1 {
+                clean[k].push(j);
+            }
+        }
+        j += 1;
+    }
+    let mut locals = Vec::new();
+    for k in 0..LOCAL_SPEAKERS {
+        let mut frames = if clean[k].len() >= 50 { std::mem::take(&mut clean[k]) } else { std::mem::take(&mut any[k]) };
+        // The middle of a long stretch is enough for a voice print, and costs less.
+        if frames.len() > max_frames {
+            let skip = (frames.len() - max_frames) / 2;
+            frames = frames[skip..skip + max_frames].to_vec();
+        }
+        if frames.len() >= 20 {
+            locals.push(Local { window: w, speaker: k, frames });
+        }
+    }
+    locals
 }
 
 /// The part of the audio still needed: samples from file position `offset` on.

@@ -104,9 +104,19 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for WordedIo<T> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 
-    // Not vectored, so hyper hands each response head over as one contiguous buffer.
+    // hyper writes a bare refusal as one buffer: alone in a vectored write (its queue holds the
+    // head in a buffer of its own), so only that case is looked at and bodies pass untouched.
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        let mut filled = bufs.iter().filter(|b| !b.is_empty());
+        if let (Some(only), None) = (filled.next(), filled.next()) {
+            return self.poll_write(cx, only);
+        }
+        ready!(self.poll_send_reworded(cx))?;
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
     fn is_write_vectored(&self) -> bool {
-        false
+        self.inner.is_write_vectored()
     }
 }
 

@@ -228,7 +228,7 @@ impl WorkerContext {
         // Verbatim was asked of the engine (prompt); clean read removes what it kept anyway.
         let document = match submission.job_options.map(|o| o.transcription_style) {
             Some(TranscriptionStyle::Verbatim) => document,
-            _ => clean_read(&document),
+            _ => clean_read(&document, Language::from_whisper(&transcript.language).unwrap_or(submission.language)),
         };
         if document.segments.is_empty() {
             return fail_and_report(&self.jobs, done, "No speech found in the audio (only hesitation sounds)".into());

@@ -8,6 +8,9 @@
 //!   the accounts' `BalanceCharged` events) and refunds a job when its `JobFailed` arrives; on
 //!   start it reads the log from the beginning and refunds, once caught up, every failed job
 //!   that still has a charge, so a crash between the failure and the refund loses no refund.
+//!   A job deleted before any work was spent on it (see `JobState::refunded_on_delete`: a
+//!   direct job whose recognition has not started, a manual job nobody claimed) is refunded
+//!   the same way.
 //!   It also gives back an *orphan* charge: an upload is charged by the edge just before its job
 //!   is submitted, so a crash (or a failed refund) between the two leaves a charge for a job that
 //!   does not exist. A charge whose job has not appeared `ORPHAN_GRACE` after it is refunded.
@@ -23,7 +26,6 @@ use scribe_domain::VersionedEvent;
 use scribe_domain::account::{AccountAggregate, AccountCommand, AccountEvent, AccountRefusal, Prices, insufficient_balance_message};
 use scribe_domain::ids::{JobId, UserName, account_stream, job_id_of_stream, job_stream, user_of_account_stream};
 use scribe_domain::job::{self, JobState, MediaSource};
-use scribe_domain::kinds::JobType;
 
 use crate::checkpoint::{self, CheckpointFile, RefundCheckpoint};
 use crate::clock::now_ms;
@@ -91,8 +93,9 @@ pub struct RefundState {
     charged: HashMap<JobId, UserName>,
     /// Failed jobs to refund once the log is caught up with.
     pending: HashMap<JobId, UserName>,
-    /// Unfinished manual jobs, folded with the domain's rules, to decide a refund on deletion.
-    manual: HashMap<JobId, JobState>,
+    /// Jobs that a deletion would still refund, folded with the domain's rules (a job leaves
+    /// once it finishes or work is spent on it).
+    refundable: HashMap<JobId, JobState>,
     /// Charges not yet followed by any event of their job, with the account and when (ms).
     unmatched: HashMap<JobId, (UserName, i64)>,
     position: u64,
@@ -100,7 +103,7 @@ pub struct RefundState {
     /// Refunds asked for whose `BalanceRefunded` has not come back through the log yet (kept as
     /// pending in the checkpoint, so a crash before the refund is recorded loses nothing).
     refunding: HashMap<JobId, UserName>,
-    /// The stream version folded into each manual job (to skip what a checkpoint already holds).
+    /// The stream version folded into each refundable job (to skip what a checkpoint already holds).
     versions: HashMap<JobId, u64>,
     checkpoint: Option<CheckpointFile>,
     saved_position: u64,
@@ -120,7 +123,7 @@ impl Actor for RefundActor {
             store: store.clone(),
             charged: parse_accounts(&saved.charged),
             pending: parse_accounts(&saved.pending),
-            manual: HashMap::new(),
+            refundable: HashMap::new(),
             unmatched: HashMap::new(),
             position: saved.position,
             start_head,
@@ -129,8 +132,8 @@ impl Actor for RefundActor {
             checkpoint: file,
             saved_position: saved.position,
         };
-        for (job_id, job, version) in checkpoint::restore_jobs(store.as_ref(), &saved.manual).await? {
-            state.manual.insert(job_id.clone(), job);
+        for (job_id, job, version) in checkpoint::restore_jobs(store.as_ref(), &saved.refundable).await? {
+            state.refundable.insert(job_id.clone(), job);
             state.versions.insert(job_id, version);
         }
         if state.checkpoint.is_some() {
@@ -194,7 +197,7 @@ impl RefundState {
             }
         } else if let Some(job_id) = job_id_of_stream(&recorded.stream) {
             self.unmatched.remove(&job_id);
-            self.follow_manual(&job_id, recorded);
+            self.follow_refundable(&job_id, recorded);
             match recorded.event_type.as_str() {
                 "JobFailed" => {
                     if let Some(user) = self.charged.remove(&job_id) {
@@ -238,15 +241,15 @@ impl RefundState {
         }
     }
 
-    /// Folds the events of manual jobs; a deletion that the domain says is refunded moves the
-    /// job's charge to the pending refunds.
-    fn follow_manual(&mut self, job_id: &JobId, recorded: &RecordedEvent) {
+    /// Folds the events of jobs that a deletion would refund; a deletion that the domain says
+    /// is refunded moves the job's charge to the pending refunds.
+    fn follow_refundable(&mut self, job_id: &JobId, recorded: &RecordedEvent) {
         let Ok(event) = job::JobEvent::decode(&recorded.data) else { return };
         if self.versions.get(job_id).is_some_and(|v| recorded.version <= *v) {
             return; // already in the state restored from the checkpoint
         }
         self.versions.remove(job_id);
-        let prior = match self.manual.remove(job_id) {
+        let prior = match self.refundable.remove(job_id) {
             Some(state) => state,
             None if recorded.version == 0 => JobState::default(),
             None => return,
@@ -258,9 +261,10 @@ impl RefundState {
             return;
         }
         let state = job::evolve(prior, &event);
-        let manual = state.submission.as_ref().is_some_and(|s| s.job_type == JobType::Perfect);
-        if manual && state.finished.is_none() && !state.deleted {
-            self.manual.insert(job_id.clone(), state);
+        // A job stays followed while a deletion would refund it; once work is spent on it (or it
+        // finishes) that never changes back.
+        if !state.deleted && state.refunded_on_delete() {
+            self.refundable.insert(job_id.clone(), state);
             self.versions.insert(job_id.clone(), recorded.version);
         }
     }
@@ -286,7 +290,7 @@ impl RefundState {
             position: self.position,
             charged: accounts(&self.charged),
             pending,
-            manual: self.versions.iter().map(|(j, v)| (j.to_string(), *v)).collect(),
+            refundable: self.versions.iter().map(|(j, v)| (j.to_string(), *v)).collect(),
         };
         file.save(&saved).await;
         self.saved_position = self.position;

@@ -15,8 +15,14 @@
 //!    schedule is over, abandons;
 //!
 //! and repeats until the callback is settled, then reports the stage done to the pipeline.
-//! Delivery is at least once: a crash between the POST and its record sends it again, with the
-//! same `webhook-id`, so receivers can drop the repeat.
+//!
+//! On a cluster, each attempt is claimed right before the POST, with a lease that outlasts the
+//! request (`WorkClaimed` until now + timeout + lease, appended with an expected version): the
+//! pipeline's claim may have lapsed while this node was slow, or the job actor's view may be
+//! behind another node's delivery, and either would let two nodes send the same callback. A
+//! node that cannot claim the attempt does not send. Delivery is still at least once across a
+//! crash between the POST and its record (it is sent again, with the same `webhook-id`, so
+//! receivers can drop the repeat), but never twice between live nodes.
 
 mod delivery;
 mod schedule;
@@ -29,7 +35,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::account::AccountAggregate;
 use scribe_domain::ids::{JobId, account_stream};
-use scribe_domain::job::{CallbackOutcome, JobCommand, JobState, Stage, callback_message_id};
+use scribe_domain::job::{CallbackOutcome, JobCommand, JobRefusal, JobState, Stage, callback_message_id};
 use tokio::sync::Semaphore;
 use tokio::task::AbortHandle;
 
@@ -37,6 +43,7 @@ pub use schedule::CallbackSettings;
 pub use signing::{SecretError, WebhookSecret};
 
 use crate::clock::now_ms;
+use crate::cluster::ClusterSettings;
 use crate::command::{self, CommandError};
 use crate::eventstore::EventStore;
 use crate::jobs::{JobError, Jobs};
@@ -67,6 +74,8 @@ pub struct CallbackArgs {
     pub store: Arc<dyn EventStore>,
     pub guard: AddressGuard,
     pub settings: CallbackSettings,
+    /// This node's part in a cluster: each attempt is claimed before it is sent.
+    pub cluster: Option<ClusterSettings>,
 }
 
 pub struct CallbackState {
@@ -82,7 +91,8 @@ impl Actor for CallbackActor {
 
     async fn pre_start(&self, _: ActorRef<CallbackMsg>, args: CallbackArgs) -> Result<CallbackState, ActorProcessingErr> {
         let sending = Semaphore::new(args.settings.max_concurrent.max(1));
-        let deliverer = Deliverer { jobs: args.jobs, store: args.store, guard: args.guard, settings: args.settings, sending };
+        let deliverer =
+            Deliverer { jobs: args.jobs, store: args.store, guard: args.guard, settings: args.settings, cluster: args.cluster, sending };
         Ok(CallbackState { deliverer: Arc::new(deliverer), running: HashMap::new() })
     }
 
@@ -126,6 +136,7 @@ struct Deliverer {
     store: Arc<dyn EventStore>,
     guard: AddressGuard,
     settings: CallbackSettings,
+    cluster: Option<ClusterSettings>,
     /// Bounds the requests in flight.
     sending: Semaphore,
 }
@@ -139,6 +150,8 @@ enum Trouble {
     Account(String),
     #[error("the job has no callback to send")]
     NoPayload,
+    #[error("another node delivers this callback, or it is no longer due")]
+    NotOurs,
 }
 
 impl Deliverer {
@@ -155,6 +168,11 @@ impl Deliverer {
             }
             job = match self.attempt(job_id, &job).await {
                 Ok(after) => after,
+                Err(Trouble::NotOurs) => {
+                    // The pipeline looks at the job again and waits for the holder's lease.
+                    tracing::debug!(%job_id, "callback attempt held by another node, or settled");
+                    return;
+                }
                 Err(trouble) => {
                     tracing::warn!(%job_id, error = %trouble, "callback attempt not made; trying again shortly");
                     tokio::time::sleep(TROUBLE_PAUSE).await;
@@ -190,6 +208,7 @@ impl Deliverer {
             return Err(Trouble::NoPayload);
         };
         let url = submission.callback_url.as_ref().ok_or(Trouble::NoPayload)?.url();
+        self.hold_attempt(job_id).await?;
         let account = command::load::<AccountAggregate>(self.store.as_ref(), &account_stream(&submission.owner))
             .await
             .map_err(|e| Trouble::Account(e.to_string()))?;
@@ -238,6 +257,21 @@ impl Deliverer {
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+    }
+
+    /// On a cluster, claims the delivery for one attempt (the request's timeout plus a lease),
+    /// so that no other node sends it meanwhile; `NotOurs` when another node holds it or the
+    /// job has moved on. A single node has nobody to share with.
+    async fn hold_attempt(&self, job_id: &JobId) -> Result<(), Trouble> {
+        let Some(cluster) = &self.cluster else { return Ok(()) };
+        let now = now_ms();
+        let lease = u64::try_from((self.settings.timeout + cluster.lease).as_millis()).unwrap_or(u64::MAX);
+        let claim = JobCommand::ClaimWork { stage: Stage::DeliverCallback, node: cluster.node.clone(), until_ms: now.saturating_add(lease), at_ms: now };
+        match self.jobs.execute(job_id, claim).await {
+            Ok(_) => Ok(()),
+            Err(CommandError::Refused(JobRefusal::WorkHeldByOther { .. } | JobRefusal::OutOfOrder(_) | JobRefusal::Deleted)) => Err(Trouble::NotOurs),
+            Err(e) => Err(e.into()),
         }
     }
 }

@@ -115,8 +115,10 @@ pub struct RefundCheckpoint {
     pub charged: BTreeMap<String, String>,
     /// Failed (or refundably deleted) jobs whose refund was not seen yet: job id → account.
     pub pending: BTreeMap<String, String>,
-    /// Unfinished manual jobs and the stream version folded into each.
-    pub manual: Versions,
+    /// Jobs a deletion would still refund, and the stream version folded into each (written as
+    /// `manual` by versions that refunded only manual jobs on deletion).
+    #[serde(alias = "manual")]
+    pub refundable: Versions,
 }
 
 /// Restores the jobs a checkpoint names: each job's state up to its saved version, with that

@@ -5,13 +5,29 @@
 //! and call [`append_decision`]; glossaries and accounts, which are written rarely, go through
 //! [`execute`], which loads the stream each time. Either way a concurrent writer cannot fork a
 //! stream: the loser of a race gets `WrongExpectedVersion`, reloads and decides again.
+//!
+//! Commands that [`execute`] runs on one stream in this process take turns (a lock per stream),
+//! so many requests of one account at once (parallel uploads, each charging it) do not race one
+//! another; only writers on other nodes can still win a race, and the loser decides again after
+//! a short random pause, up to [`MAX_EXECUTE_RETRIES`] times.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rand::Rng;
 use scribe_domain::{Aggregate, DecodeError, VersionedEvent};
 
 use crate::eventstore::{EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError};
 
-/// How often a command is decided again after losing a race with another writer.
+/// How often a job actor's command is decided again after losing a race with another writer.
 pub(crate) const MAX_CONFLICT_RETRIES: usize = 5;
+
+/// How often [`execute`] decides again after losing a race with a writer on another node.
+pub const MAX_EXECUTE_RETRIES: usize = 20;
+
+/// The longest random pause before deciding again after a lost race.
+const MAX_RETRY_PAUSE: Duration = Duration::from_millis(20);
 
 /// An aggregate's state as of a stream version.
 pub struct Loaded<A: Aggregate> {
@@ -145,7 +161,8 @@ pub async fn append_decision<A: Aggregate>(
     Ok(Executed { state, events, version: loaded.version, position: Some(appended.position) })
 }
 
-/// Loads the aggregate, decides, appends; on a lost race reloads and decides again.
+/// Loads the aggregate, decides, appends; on a lost race reloads and decides again. Commands
+/// on the same stream in this process run one at a time.
 pub async fn execute<A: Aggregate>(
     store: &dyn EventStore,
     stream: &str,
@@ -154,17 +171,38 @@ pub async fn execute<A: Aggregate>(
 where
     A::Command: Clone,
 {
+    let turn = stream_lock(stream);
+    let _turn = turn.lock().await;
     let mut loaded = load::<A>(store, stream).await?;
     let mut retries = 0;
     loop {
         match append_decision::<A>(store, stream, &mut loaded, command.clone()).await {
-            Err(CommandError::Store(StoreError::WrongExpectedVersion { .. })) if retries < MAX_CONFLICT_RETRIES => {
+            Err(CommandError::Store(StoreError::WrongExpectedVersion { .. })) if retries < MAX_EXECUTE_RETRIES => {
                 retries += 1;
+                let pause = rand::rng().random_range(Duration::ZERO..=MAX_RETRY_PAUSE);
+                tokio::time::sleep(pause).await;
                 loaded = catch_up::<A>(store, stream, loaded).await?;
             }
             other => return other,
         }
     }
+}
+
+/// The lock that commands on `stream` take turns with in this process. Locks live while someone
+/// holds or waits for them; the table forgets the others as it grows.
+fn stream_lock(stream: &str) -> Arc<tokio::sync::Mutex<()>> {
+    static LOCKS: Mutex<Option<HashMap<String, Weak<tokio::sync::Mutex<()>>>>> = Mutex::new(None);
+    let mut locks = LOCKS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let locks = locks.get_or_insert_with(HashMap::new);
+    if let Some(lock) = locks.get(stream).and_then(Weak::upgrade) {
+        return lock;
+    }
+    if locks.len() >= 1024 {
+        locks.retain(|_, lock| lock.strong_count() > 0);
+    }
+    let lock = Arc::new(tokio::sync::Mutex::new(()));
+    locks.insert(stream.to_owned(), Arc::downgrade(&lock));
+    lock
 }
 
 /// Folds in whatever was appended to the stream after `loaded.version`.

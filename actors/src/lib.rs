@@ -15,6 +15,7 @@ pub mod fair_queue;
 pub mod jobs;
 pub mod media_worker;
 pub mod pipeline;
+pub mod retention;
 pub mod runtime;
 pub mod speech_model;
 pub mod translation;

@@ -1,5 +1,5 @@
 //! Starts Scribe's write side in one process: the event store, the job actors, the media, ASR,
-//! callback and refund actors, and the pipeline that drives jobs from one stage to the next. The HTTP edge and the
+//! callback, refund and retention actors, and the pipeline that drives jobs from one stage to the next. The HTTP edge and the
 //! projections are started beside it by the binary.
 
 use std::path::PathBuf;
@@ -22,6 +22,7 @@ use crate::jobs::Jobs;
 use crate::media::{AddressGuard, FetchConfig, Fetcher, MediaStore};
 use crate::media_worker::MediaArgs;
 use crate::pipeline::{Pipeline, PipelineArgs, PipelineMsg, WorkerArgs, WorkerRefs};
+use crate::retention::{RetentionActor, RetentionArgs, RetentionMsg};
 use crate::speech_model::SpeechModel;
 
 /// What the write side needs to start.
@@ -55,6 +56,9 @@ pub struct RuntimeSettings {
     pub callbacks: CallbackSettings,
     /// What jobs cost (URL jobs are charged once their media is probed).
     pub prices: Prices,
+    /// How long finished jobs' media and documents are kept (`--retention`); `None`: until
+    /// deleted, unless a job asked for less (`deleteAfterSeconds`).
+    pub retention: Option<Duration>,
 }
 
 /// Handles to the running write side.
@@ -75,6 +79,7 @@ struct Actors {
     /// Also stops its workers (media, ASR, callbacks) when it stops.
     pipeline: ActorRef<PipelineMsg>,
     refunds: ActorRef<RefundMsg>,
+    retention: ActorRef<RetentionMsg>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +116,14 @@ impl Services {
         };
         let refund_checkpoint = Some(CheckpointFile::new(&settings.node_dir, "refunds"));
         let (refunds, _) = Actor::spawn(None, RefundActor, (store.clone(), refund_checkpoint)).await?;
+        let retention_args = RetentionArgs {
+            store: store.clone(),
+            jobs: jobs.clone(),
+            media: media.clone(),
+            retention: settings.retention,
+            checkpoint: Some(CheckpointFile::new(&settings.node_dir, "retention")),
+        };
+        let (retention, _) = Actor::spawn(None, RetentionActor, retention_args).await?;
         let asr_queue = Arc::new(AtomicUsize::new(0));
         // The media, ASR and callback workers are the pipeline's supervised children: it starts
         // them, and starts one again if it dies.
@@ -140,6 +153,7 @@ impl Services {
                 store: store.clone(),
                 guard: AddressGuard::new(settings.allow_private_urls),
                 settings: settings.callbacks,
+                cluster: settings.cluster.clone(),
             },
         };
         let (pipeline, _) = Actor::spawn(
@@ -162,7 +176,7 @@ impl Services {
             media,
             guard: AddressGuard::new(settings.allow_private_urls),
             asr_queue,
-            actors: Actors { pipeline, refunds },
+            actors: Actors { pipeline, refunds, retention },
         })
     }
 
@@ -176,6 +190,7 @@ impl Services {
     pub fn stop(&self) {
         self.actors.pipeline.stop(None);
         self.actors.refunds.stop(None);
+        self.actors.retention.stop(None);
         self.jobs.stop();
     }
 }

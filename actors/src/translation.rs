@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use scribe_domain::ids::JobId;
 use scribe_domain::job::{JobCommand, JobRefusal, JobState};
+use scribe_domain::languages::Language;
 use scribe_domain::speakers::speakers_like;
 use scribe_domain::style::clean_read;
 use scribe_domain::transcript::Transcript;
@@ -93,7 +94,7 @@ impl TranslationWork {
                 let filename = submission.source.filename().to_owned();
                 let english = self.whisper_translate(job_id, media_path, code).await?;
                 // The transcript was diarized; the translation's words take its speakers by time.
-                speakers_like(&clean_read(&to_document(job_id, &filename, &english)), &transcript)
+                speakers_like(&clean_read(&to_document(job_id, &filename, &english), Language::from_whisper("en").expect("English is a language")), &transcript)
             }
             None => {
                 return Err(format!(

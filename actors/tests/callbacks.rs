@@ -18,6 +18,7 @@ use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::{Request, Response, Server};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_actors::callbacks::{CallbackActor, CallbackArgs, CallbackMsg, CallbackSettings, WebhookSecret};
+use scribe_actors::cluster::ClusterSettings;
 use scribe_actors::command;
 use scribe_actors::eventstore::{EventStore, SqliteEventStore};
 use scribe_actors::jobs::Jobs;
@@ -166,8 +167,14 @@ impl World {
     /// `allow_private`.
     async fn start(dir: &Path, settings: CallbackSettings, allow_private: bool) -> World {
         let store: Arc<dyn EventStore> = Arc::new(SqliteEventStore::open_in(dir).unwrap());
+        World::node(store, settings, allow_private, None).await
+    }
+
+    /// One node of a cluster on `store` (its own job actors and callback actor), or the only
+    /// node when `cluster` is `None`.
+    async fn node(store: Arc<dyn EventStore>, settings: CallbackSettings, allow_private: bool, cluster: Option<ClusterSettings>) -> World {
         let jobs = Jobs::start(store.clone(), Duration::from_secs(60)).await.unwrap();
-        let args = CallbackArgs { jobs: jobs.clone(), store: store.clone(), guard: AddressGuard::new(allow_private), settings };
+        let args = CallbackArgs { jobs: jobs.clone(), store: store.clone(), guard: AddressGuard::new(allow_private), settings, cluster };
         let (callbacks, _) = Actor::spawn(None, CallbackActor, args).await.unwrap();
         let reports = Arc::new(Mutex::new(vec![]));
         let (pipeline, _) = Actor::spawn(None, ReportProbe, reports.clone()).await.unwrap();
@@ -284,6 +291,41 @@ fn outcomes(events: &[JobEvent]) -> Vec<String> {
 }
 
 // --- Tests
+
+/// Two nodes of a cluster handed the same delivery at once (a lease that lapsed while a node was
+/// slow, a job actor whose view is behind the other node's claim) send it once between them:
+/// each claims the attempt before it sends, and only one claim wins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_nodes_handed_the_same_callback_send_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn EventStore> = Arc::new(SqliteEventStore::open_in(dir.path()).unwrap());
+    let node = |name: &str| ClusterSettings { node: name.into(), lease: Duration::from_secs(30), asr_slots: 1 };
+    let receiver = receiver_on(0, &[]).await;
+    for round in 0..10 {
+        let a = World::node(store.clone(), quick(), true, Some(node("node-a"))).await;
+        let b = World::node(store.clone(), quick(), true, Some(node("node-b"))).await;
+        let owner = format!("ann{round}");
+        a.account(&owner).await;
+        let job_id = a.finished_job(&owner, &receiver.url, None).await;
+        // Node b's job actor reads the job now, as its pipeline would have.
+        assert_eq!(b.state(&job_id).await.stage(), Stage::DeliverCallback);
+        a.deliver(&job_id);
+        b.deliver(&job_id);
+        for world in [&a, &b] {
+            let reports = world.reports.clone();
+            eventually("both nodes to report the stage", async || {
+                reports.lock().unwrap().contains(&(job_id.clone(), Stage::DeliverCallback)).then_some(())
+            })
+            .await;
+        }
+        let sent: Vec<_> = receiver.receiver.received().into_iter().filter(|r| r.header("webhook-id").contains(job_id.as_str())).collect();
+        assert_eq!(sent.len(), 1, "round {round}: one POST between the two nodes: {sent:?}");
+        let events = outcomes(&a.callback_events(&job_id).await);
+        assert_eq!(events, ["delivered: 200"], "round {round}");
+        a.stop().await;
+        b.stop().await;
+    }
+}
 
 #[tokio::test]
 async fn a_finished_job_is_delivered_once_with_a_signature_the_receiver_verifies() {

@@ -40,6 +40,7 @@ async fn start(data_dir: &Path) -> Services {
         text_models: Default::default(),
         callbacks: CallbackSettings::default(),
         prices: Prices::default(),
+        retention: None,
     };
     Services::start(store, settings).await.unwrap()
 }

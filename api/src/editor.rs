@@ -166,7 +166,7 @@ async fn editable_job(state: &ApiState, caller: &Caller, job_id: &JobId) -> Resu
         return Err(ApiError::new(StatusCode::FORBIDDEN, "This job belongs to another account", field()));
     }
     if job.deleted {
-        return Err(ApiError::new(StatusCode::GONE, format!("Job {job_id} was deleted"), field()));
+        return Err(crate::error::deleted_job(job_id, job.expired));
     }
     let status = job.status().expect("a submitted job has a status");
     if status == JobStatus::Error {

@@ -255,6 +255,16 @@ impl From<ValidationError> for ApiError {
     }
 }
 
+/// 410 for a job that is gone: deleted by its owner, or `expired` (its retention ended).
+pub fn deleted_job(job_id: &scribe_domain::ids::JobId, expired: bool) -> ApiError {
+    let message = if expired {
+        format!("Job {job_id} was deleted: its retention period ended, and its media and transcripts with it")
+    } else {
+        format!("Job {job_id} was deleted")
+    };
+    ApiError::new(StatusCode::GONE, message, Some("jobId".to_owned()))
+}
+
 /// What a refused or failed job command means for the client.
 pub fn job_error(e: CommandError<JobRefusal>) -> ApiError {
     match e {

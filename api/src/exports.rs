@@ -292,11 +292,7 @@ fn exportable_job(
     }
     if record.deleted {
         exports.cache.forget_job(job_id.as_str());
-        return Err(ApiError::new(
-            StatusCode::GONE,
-            format!("Job {job_id} was deleted"),
-            field(),
-        ));
+        return Err(crate::error::deleted_job(job_id, record.job.expired));
     }
     let status = record.job.status;
     if status != JobStatus::Done {

@@ -18,7 +18,7 @@ use scribe_domain::requests::{ListJobsParams, TranslationParams, UrlJobParams};
 
 use crate::ApiTags;
 use crate::auth::ApiKeyAuth;
-use crate::error::{ApiError, job_error};
+use crate::error::{ApiError, deleted_job, job_error};
 use crate::model::{Job, JobStatusResponse, Message, UploadFromUrl};
 use crate::state::ApiState;
 use crate::strict_json::StrictJson;
@@ -50,14 +50,14 @@ impl JobsApi {
             Some(r) if r.owner != auth.0.user => {
                 Err(ApiError::new(StatusCode::FORBIDDEN, "This job belongs to another account", field))
             }
-            Some(r) if r.deleted => Err(ApiError::new(StatusCode::GONE, format!("Job {job_id} was deleted"), field)),
+            Some(r) if r.deleted => Err(deleted_job(&job_id, r.job.expired)),
             Some(r) => {
                 let mut job = r.job;
                 // Read models written before jobs carried their errorMsg keep it beside the job.
                 if job.status == scribe_domain::kinds::JobStatus::Error && job.error_msg.is_none() {
                     job.error_msg = r.error_msg;
                 }
-                Ok(Json(job.into()))
+                Ok(Json(JobStatusResponse { job_status: Job::shown(job, state.settings.retention_s()) }))
             }
         }
     }
@@ -101,11 +101,14 @@ impl JobsApi {
             .run(move |read| read.list_jobs(&owner, &filter))
             .await
             .map_err(|e| ApiError::internal("Listing jobs", &e))?;
-        Ok(Json(jobs.into_iter().map(Job::from).collect()))
+        let retention_s = state.settings.retention_s();
+        Ok(Json(jobs.into_iter().map(|job| Job::shown(job, retention_s)).collect()))
     }
 
     /// Deletes a job: its media and transcript files are removed; its history keeps a
-    /// `JobDeleted` event for audit. Afterwards the job answers 410.
+    /// `JobDeleted` event for audit. Afterwards the job answers 410. The charge is refunded
+    /// while no work was spent on the job: a `direct` job whose recognition has not started, a
+    /// `perfect` job that no transcriber has claimed.
     #[oai(path = "/jobs", method = "delete", operation_id = "deleteJob")]
     async fn delete(
         &self,

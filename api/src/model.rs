@@ -84,6 +84,15 @@ pub struct Job {
     /// Why the job failed; only when the status is `ERROR`.
     #[oai(skip_serializing_if_is_none)]
     pub error_msg: Option<String>,
+    /// Beyond the spec: the `deleteAfterSeconds` given at submission.
+    #[oai(skip_serializing_if_is_none)]
+    pub delete_after_seconds: Option<u64>,
+    /// Beyond the spec: when the job's media and transcripts will be deleted, in milliseconds
+    /// since the Unix epoch: once the job is `DONE` or `ERROR`, if its `deleteAfterSeconds` or
+    /// the server's retention limits how long they are kept (the shorter wins). Afterwards the
+    /// job answers 410, as a deleted job does.
+    #[oai(skip_serializing_if_is_none)]
+    pub expires_at: Option<u64>,
 }
 
 /// `{"jobStatus": Job}`.
@@ -186,6 +195,10 @@ pub struct UploadFromUrl {
     /// Required for and only for translatedSubtitles; the allowed list depends on jobType. For
     /// direct jobs, the targets this server has models for (`GET /capabilities`); others 400.
     pub target_language: Option<String>,
+    /// Beyond the spec: delete the job's media and transcripts this many seconds after it
+    /// ends (`DONE` or `ERROR`), 1 to 315360000 (ten years); the server's own retention, if
+    /// shorter, wins. The job then answers 410; its history is kept.
+    pub delete_after_seconds: Option<i64>,
 }
 
 impl UploadFromUrl {
@@ -251,6 +264,14 @@ impl From<kinds::TranscriptionStyle> for TranscriptionStyle {
 
 impl From<job::Job> for Job {
     fn from(j: job::Job) -> Self {
+        Job::shown(j, None)
+    }
+}
+
+impl Job {
+    /// The domain's view as clients see it, with its expiry under the server's `retention_s`.
+    pub fn shown(j: job::Job, retention_s: Option<u64>) -> Job {
+        let expires_at = j.expires_at_ms(retention_s);
         Job {
             job_id: j.job_id.to_string(),
             created: j.created,
@@ -265,6 +286,8 @@ impl From<job::Job> for Job {
             source_job_id: j.source_job_id.map(|id| id.to_string()),
             target_language: j.target_language.map(|t| t.code().to_owned()),
             error_msg: j.error_msg,
+            delete_after_seconds: j.delete_after_seconds,
+            expires_at,
         }
     }
 }
@@ -317,6 +340,7 @@ impl From<UploadFromUrl> for scribe_domain::requests::UrlJobParams {
                 transcription_style: b.transcription_style,
                 turnaround_time: b.turnaround_time,
                 target_language: b.target_language,
+                delete_after_seconds: b.delete_after_seconds,
             },
         }
     }
@@ -348,6 +372,9 @@ mod tests {
             source_job_id: None,
             target_language: None,
             error_msg: None,
+            delete_after_seconds: None,
+            finished_ms: None,
+            expired: false,
         };
         let full = job::Job {
             status: kinds::JobStatus::Busy,
@@ -358,6 +385,7 @@ mod tests {
             source_job_id: Some(JobId::parse("j0").unwrap()),
             target_language: Some(TargetLanguage::parse_for(kinds::JobType::Perfect, "fr-ca").unwrap()),
             error_msg: Some("The media could not be decoded".into()),
+            delete_after_seconds: Some(86_400),
             ..plain.clone()
         };
         for domain_job in [plain, full] {

@@ -59,6 +59,16 @@ pub struct ApiSettings {
     /// Longest media accepted (`--max-duration`): a longer upload's job fails at probe, as a
     /// URL job's does in the media stage, and its charge is refunded. `None`: no limit.
     pub max_duration: Option<Duration>,
+    /// How long a finished job's media and documents are kept (`--retention`); a job's own
+    /// `deleteAfterSeconds` may make it shorter. `None`: kept until deleted.
+    pub retention: Option<Duration>,
+}
+
+impl ApiSettings {
+    /// The retention in whole seconds, as the domain's retention rule takes it.
+    pub fn retention_s(&self) -> Option<u64> {
+        self.retention.map(|d| d.as_secs())
+    }
 }
 
 impl Default for ApiSettings {
@@ -80,6 +90,7 @@ impl Default for ApiSettings {
             // A multilingual speech model and no text translation models: English targets only.
             capabilities: Arc::new(Capabilities::new(true, &AUTO_DETECT_WHISPER, &[])),
             max_duration: None,
+            retention: None,
         }
     }
 }

@@ -130,6 +130,11 @@ impl UploadApi {
         /// jobType perfect: the spec's longer list.
         #[oai(name = "targetLanguage")]
         target_language: Query<Option<String>>,
+        /// Beyond the spec: delete the job's media and transcripts this many seconds after it
+        /// ends (`DONE` or `ERROR`), 1 to 315360000 (ten years); the server's own retention, if
+        /// shorter, wins. The job then answers 410; its history is kept.
+        #[oai(name = "deleteAfterSeconds")]
+        delete_after_seconds: Query<Option<String>>,
         body: MediaUpload,
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;
@@ -142,6 +147,12 @@ impl UploadApi {
                     ApiError::invalid("numberOfSpeakers", "numberOfSpeakers must be a whole number between 0 and 5")
                 })?),
             };
+            let delete_after_seconds = match delete_after_seconds.0.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+                None => None,
+                Some(v) => Some(v.parse::<i64>().map_err(|_| {
+                    ApiError::invalid("deleteAfterSeconds", "deleteAfterSeconds must be a whole number of seconds, 1 to 315360000")
+                })?),
+            };
             let request = JobParams {
                 language: language.0,
                 transcription_type: transcription_type.0,
@@ -152,6 +163,7 @@ impl UploadApi {
                 transcription_style: transcription_style.0,
                 turnaround_time: turnaround_time.0,
                 target_language: target_language.0,
+                delete_after_seconds,
             }
             .validate()?;
             // Everything that can be refused without the file is refused before receiving it.

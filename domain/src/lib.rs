@@ -12,6 +12,7 @@ pub mod codec;
 pub mod editing;
 pub mod error;
 pub mod export;
+pub mod fillers;
 pub mod glossary;
 pub mod http_url;
 pub mod ids;

@@ -31,6 +31,8 @@ pub const DEFAULT_SPEAKERS: u8 = 2;
 pub const DEFAULT_PAGE_SIZE: u32 = 20;
 /// Largest `pageSize`.
 pub const MAX_PAGE_SIZE: i64 = 100;
+/// Longest `deleteAfterSeconds`: ten years.
+pub const MAX_DELETE_AFTER_SECONDS: i64 = 10 * 365 * 24 * 3600;
 /// Longest `notes` text. The spec sets no bound; one is needed so a job stays a small record.
 pub const MAX_NOTES_CHARS: usize = 5000;
 /// Glossary bounds of the spec.
@@ -78,6 +80,8 @@ pub struct JobParams {
     pub transcription_style: Option<String>,
     pub turnaround_time: Option<String>,
     pub target_language: Option<String>,
+    /// Beyond the spec: delete the job's media and documents this long after it finishes.
+    pub delete_after_seconds: Option<i64>,
 }
 
 /// The body of `POST /jobs/upload-media-from-url`, as received.
@@ -112,6 +116,9 @@ pub struct JobRequest {
     pub target_language: Option<TargetLanguage>,
     pub callback_url: Option<HttpUrl>,
     pub glossary_id: Option<GlossaryId>,
+    /// Seconds after the job finishes when its media and documents are deleted (the operator's
+    /// `--retention` applies too; the shorter wins).
+    pub delete_after_seconds: Option<u64>,
 }
 
 impl JobRequest {
@@ -139,6 +146,7 @@ impl JobParams {
     ///   **required** there: a translation needs a target, and the spec names no default.
     /// - `callbackUrl`: an absolute http(s) URL. `glossaryId`: an id (existence and ownership are
     ///   checked by the caller, which has the read model).
+    /// - `deleteAfterSeconds` (beyond the spec): 1 to [`MAX_DELETE_AFTER_SECONDS`].
     pub fn validate(self) -> Result<JobRequest, ValidationError> {
         let language = match given(self.language) {
             Some(code) => Language::parse(&code)?,
@@ -223,6 +231,16 @@ impl JobParams {
             }
             (None, _) => None,
         };
+        let delete_after_seconds = match self.delete_after_seconds {
+            Some(s) if (1..=MAX_DELETE_AFTER_SECONDS).contains(&s) => Some(s as u64),
+            Some(_) => {
+                return Err(ValidationError::new(
+                    "deleteAfterSeconds",
+                    format!("deleteAfterSeconds must be between 1 and {MAX_DELETE_AFTER_SECONDS} (ten years)"),
+                ));
+            }
+            None => None,
+        };
         Ok(JobRequest {
             language,
             transcription_type,
@@ -233,6 +251,7 @@ impl JobParams {
             target_language,
             callback_url,
             glossary_id,
+            delete_after_seconds,
         })
     }
 }

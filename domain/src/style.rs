@@ -1,43 +1,36 @@
-//! Transcription style: `cleanread` (the default) reads as clean text — no fillers ("um", "uh",
-//! "er", "hmm", ...), no stutters ("I- I", "th- the", "we, we") — while `verbatim` keeps what was
+//! Transcription style: `cleanread` (the default) reads as clean text — no fillers (the spoken
+//! language's own: "um", "uh" in English, "äh" in German, "euh" in French; see [`crate::fillers`]),
+//! no stutters ("I- I", "th- the", "we, we") — while `verbatim` keeps what was
 //! said. The engine is asked for verbatim text when the job wants it (the ASR actor prompts
 //! Whisper with disfluent text); for clean read, whatever fillers and stutters it still writes
 //! are removed here from the transcript, keeping every other word with its timing.
 //!
 //! A plain repetition without a break ("that that nation") is grammatical English and stays.
 
+use crate::fillers::{is_filler, normalized};
+use crate::languages::Language;
 use crate::transcript::{Segment, Transcript, Word};
 
-/// Hesitation sounds, lower case without punctuation.
-pub const FILLERS: &[&str] = &[
-    "um", "umm", "ummm", "uh", "uhh", "uhm", "er", "erm", "ehm", "eh", "ah", "ahh", "hm", "hmm", "hmmm", "mm", "mmm", "mhm",
-];
-
-/// Whether a word (with its punctuation) is a hesitation sound.
-pub fn is_filler(word: &str) -> bool {
-    FILLERS.contains(&normalized(word).as_str())
-}
-
-/// The transcript without fillers and stutters. Punctuation that ended a sentence on a removed
-/// word moves to the word before it, and a sentence that started with a removed word starts
-/// with a capital again.
-pub fn clean_read(transcript: &Transcript) -> Transcript {
+/// The transcript, spoken in `language`, without fillers and stutters. Punctuation that ended a
+/// sentence on a removed word moves to the word before it, and a sentence that started with a
+/// removed word starts with a capital again.
+pub fn clean_read(transcript: &Transcript, language: Language) -> Transcript {
     let segments = transcript
         .segments
         .iter()
-        .map(|s| Segment { speaker: s.speaker.clone(), words: clean_words(&s.words) })
+        .map(|s| Segment { speaker: s.speaker.clone(), words: clean_words(&s.words, language) })
         .filter(|s| !s.words.is_empty())
         .collect();
     Transcript { segments, ..transcript.clone() }
 }
 
-fn clean_words(words: &[Word]) -> Vec<Word> {
+fn clean_words(words: &[Word], language: Language) -> Vec<Word> {
     let false_starts = false_starts(words);
     let mut kept: Vec<Word> = Vec::with_capacity(words.len());
     // Whether the next kept word starts a sentence (a removed sentence opener was capitalised).
     let mut capitalise_next = false;
     for (word, false_start) in words.iter().zip(false_starts) {
-        if false_start || is_filler(&word.text) || word.text.trim().is_empty() {
+        if false_start || is_filler(&word.text, language) || word.text.trim().is_empty() {
             let text = word.text.trim();
             let opens_sentence = kept.last().is_none_or(|w: &Word| crate::translation::ends_sentence(&w.text));
             if opens_sentence && text.chars().next().is_some_and(char::is_uppercase) {
@@ -95,11 +88,6 @@ fn false_starts(words: &[Word]) -> Vec<bool> {
     drop
 }
 
-/// Lower case, without surrounding punctuation.
-fn normalized(word: &str) -> String {
-    word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()
-}
-
 /// The sentence-ending punctuation at the end of `text`, if any.
 fn sentence_end(text: &str) -> Option<&str> {
     let tail = &text[text.trim_end_matches(['.', '!', '?', '…']).len()..];
@@ -127,34 +115,56 @@ mod tests {
         crate::transcript::test_document(vec![Segment { speaker: "spk1".into(), words }])
     }
 
+    fn english(t: &Transcript) -> Transcript {
+        clean_read(t, Language::from_whisper("en").unwrap())
+    }
+
     fn text(t: &Transcript) -> String {
         t.segments.iter().flat_map(|s| &s.words).map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ")
     }
 
     #[test]
     fn removes_fillers_and_keeps_the_sentence_shape() {
-        assert_eq!(text(&clean_read(&doc("Um, so I, uh, think that's the uh. What's that?"))), "So I, think that's the. What's that?");
-        assert_eq!(text(&clean_read(&doc("Hmm? Yeah, mm, nice."))), "Yeah, nice.");
-        assert_eq!(text(&clean_read(&doc("It was good, um."))), "It was good.");
+        assert_eq!(text(&english(&doc("Um, so I, uh, think that's the uh. What's that?"))), "So I, think that's the. What's that?");
+        assert_eq!(text(&english(&doc("Hmm? Yeah, mm, nice."))), "Yeah, nice.");
+        assert_eq!(text(&english(&doc("It was good, um."))), "It was good.");
     }
 
     #[test]
     fn removes_stutters_but_not_grammatical_repetition() {
-        assert_eq!(text(&clean_read(&doc("I- I think th- the plan, the plan works."))), "I think the plan works.");
-        assert_eq!(text(&clean_read(&doc("we, we can go"))), "we can go");
-        assert_eq!(text(&clean_read(&doc("gave their lives that that nation might live"))), "gave their lives that that nation might live");
+        assert_eq!(text(&english(&doc("I- I think th- the plan, the plan works."))), "I think the plan works.");
+        assert_eq!(text(&english(&doc("we, we can go"))), "we can go");
+        assert_eq!(text(&english(&doc("gave their lives that that nation might live"))), "gave their lives that that nation might live");
     }
 
     #[test]
     fn kept_words_keep_their_times() {
-        let cleaned = clean_read(&doc("uh hello"));
+        let cleaned = english(&doc("uh hello"));
         let w = &cleaned.segments[0].words[0];
         assert_eq!((w.start, w.end, w.text.as_str()), (1.0, 1.5, "hello"));
-        assert!(clean_read(&doc("um")).segments.is_empty());
+        assert!(english(&doc("um")).segments.is_empty());
     }
 
     #[test]
     fn recognises_fillers_with_punctuation() {
-        assert!(is_filler("Uh,") && is_filler("hmm?") && is_filler("Mm.") && !is_filler("us") && !is_filler("ahead"));
+        let en = Language::from_whisper("en").unwrap();
+        assert!(is_filler("Uh,", en) && is_filler("hmm?", en) && is_filler("Mm.", en) && !is_filler("us", en) && !is_filler("ahead", en));
+    }
+
+    /// Clean read of `text` spoken in the language with Whisper code `code`.
+    fn cleaned(code: &str, text_: &str) -> String {
+        text(&clean_read(&doc(text_), Language::from_whisper(code).unwrap()))
+    }
+
+    #[test]
+    fn each_language_loses_only_its_own_hesitations() {
+        assert_eq!(cleaned("de", "Er ging, äh, um die Ecke, ähm."), "Er ging, um die Ecke.");
+        assert_eq!(cleaned("de", "Das ist eh egal."), "Das ist eh egal.");
+        assert_eq!(cleaned("nl", "Er is een, eh, probleem met de uh planning."), "Er is een, probleem met de planning.");
+        assert_eq!(cleaned("fr", "Euh, je pense que, euh, c'est bon."), "Je pense que, c'est bon.");
+        assert_eq!(cleaned("es", "Este libro es, ehm, muy bueno."), "Este libro es, muy bueno.");
+        assert_eq!(cleaned("it", "Ehm, va bene, eh."), "Va bene, eh.");
+        assert_eq!(cleaned("en", "Er, the um plan."), "The plan.");
+        assert_eq!(cleaned("ja", "Hmm, um er."), "Um er.");
     }
 }

@@ -86,6 +86,11 @@ pub struct ServeArgs {
     /// is probed, with an errorMsg giving the limit and the length; an upload is refunded.
     #[arg(long, env = "SCRIBE_MAX_DURATION", value_parser = humantime::parse_duration)]
     pub max_duration: Option<Duration>,
+    /// How long finished jobs' media and transcripts are kept, e.g. `30d` (default: until the
+    /// owner deletes them). A job may ask for less with `deleteAfterSeconds`. An expired job
+    /// answers 410; its history (`scribe replay`) keeps every event, `JobExpired` last.
+    #[arg(long, env = "SCRIBE_RETENTION", value_parser = humantime::parse_duration)]
+    pub retention: Option<Duration>,
     /// Directory for job files (media, transcripts, documents) and the download-link key. Every
     /// node sharing one event store must mount the same one (default: the data directory).
     #[arg(long, env = "SCRIBE_MEDIA_DIR")]
@@ -125,6 +130,8 @@ struct FileConfig {
     download_deadline: Option<Duration>,
     #[serde(default, deserialize_with = "duration")]
     max_duration: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    retention: Option<Duration>,
     media_dir: Option<PathBuf>,
     #[serde(default, deserialize_with = "duration")]
     claim_lease: Option<Duration>,
@@ -160,6 +167,8 @@ pub struct Config {
     pub download_deadline: Duration,
     /// Longest media accepted; `None`: no limit.
     pub max_duration: Option<Duration>,
+    /// How long finished jobs' files are kept; `None`: until deleted.
+    pub retention: Option<Duration>,
     /// Where job files live (the data directory unless `--media-dir` says otherwise).
     pub media_dir: PathBuf,
     /// How long a node's claim on a job's work lasts (several nodes on one store).
@@ -236,6 +245,7 @@ impl Config {
                 .or(file.download_deadline)
                 .unwrap_or(scribe_actors::media::fetch::DEFAULT_DOWNLOAD_DEADLINE),
             max_duration: args.max_duration.or(file.max_duration),
+            retention: args.retention.or(file.retention),
             media_dir,
             claim_lease,
         })

@@ -75,6 +75,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         job_idle: scribe_actors::jobs::DEFAULT_IDLE,
         callbacks: config.callbacks.clone(),
         prices: Prices::default(),
+        retention: config.retention,
         model,
         text_models,
     };
@@ -97,6 +98,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         task_lease: config.task_lease,
         capabilities,
         max_duration: config.max_duration,
+        retention: config.retention,
         ..ApiSettings::default()
     };
     let app = scribe_api::app(ApiState::new(&services, read, api_settings));

@@ -181,6 +181,19 @@ impl TestServer {
         }
     }
 
+    /// Waits until `GET /me` shows `expected` cents (charges and refunds arrive through the log).
+    pub fn wait_for_balance(&self, key: &str, expected: u64) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let me = self.get("/me", key, &[]).ok();
+            if me["balance"] == expected {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the balance stays {} instead of {expected}", me["balance"]);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     /// `POST /api/glossary`; returns the created glossary.
     pub fn create_glossary(&self, key: &str, body: &Value) -> Value {
         self.post_json("/glossary", key, body).ok()

@@ -79,3 +79,19 @@ pub fn venv_bin(tool: &str) -> PathBuf {
     );
     path
 }
+
+/// Every file and folder under `dir` whose name contains `id` (a job's media, transcripts and
+/// documents are named after it).
+pub fn files_named_after(dir: &Path, id: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.file_name().is_some_and(|n| n.to_string_lossy().contains(id)) {
+            found.push(path.clone());
+        }
+        if path.is_dir() {
+            found.extend(files_named_after(&path, id));
+        }
+    }
+    found
+}

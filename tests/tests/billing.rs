@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use scribe_tests::{ASR_TIMEOUT, FileServer, TestServer, clips, paths};
+use scribe_tests::{ASR_TIMEOUT, FileServer, Options, TestServer, clips, paths};
 use serde_json::json;
 
 /// How long a charge or refund may take to reach the balance the edge checks.
@@ -81,4 +81,67 @@ fn a_job_that_ends_in_error_gets_its_charge_back() {
     // No speech, no charge: the refund pays for the next upload.
     let next = upload_until(&server, &key, 200).expect("an accepted upload");
     server.wait_for_status(&key, &next, &["DONE", "ERROR"], ASR_TIMEOUT);
+}
+
+#[test]
+fn parallel_uploads_of_one_account_are_all_accepted_and_charged_once_each() {
+    const UPLOADS: u64 = 32;
+    let server = TestServer::start();
+    // Each upload of the short clip costs 10 cents (one started minute); 5 cents are left over.
+    let key = server.create_key("busy", Some(UPLOADS * 10 + 5));
+    let clip = std::fs::read(paths::corpus_file(clips::SHORT)).expect("the short clip");
+    let replies: Vec<(u16, serde_json::Value)> = std::thread::scope(|scope| {
+        let uploads: Vec<_> = (0..UPLOADS)
+            .map(|i| {
+                let (server, key, clip) = (&server, &key, clip.clone());
+                scope.spawn(move || {
+                    let reply = server.upload_bytes(key, &format!("clip{i}.wav"), clip, &[]);
+                    (reply.status, reply.json())
+                })
+            })
+            .collect();
+        uploads.into_iter().map(|u| u.join().expect("an upload thread")).collect()
+    });
+    let refused: Vec<_> = replies.iter().filter(|(status, _)| *status != 200).collect();
+    assert!(refused.is_empty(), "{} of {UPLOADS} parallel uploads were refused: {refused:?}", refused.len());
+    let mut ids: Vec<&str> = replies.iter().map(|(_, body)| body["jobStatus"]["jobId"].as_str().expect("a job id")).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len() as u64, UPLOADS, "every upload is its own job");
+    // Charged exactly once each: 5 cents are left, and the next upload is refused for it.
+    server.wait_for_balance(&key, 5);
+    server.upload(&key, &paths::corpus_file(clips::SHORT), &[]).error(402, None);
+}
+
+#[test]
+fn a_direct_job_deleted_before_its_recognition_starts_is_refunded_and_one_deleted_after_is_not() {
+    const QUEUED: u64 = 8;
+    // One recognition at a time, so the jobs behind the first one wait in the queue.
+    let server = TestServer::start_with(Options { extra_args: vec!["--asr-workers".into(), "1".into()], ..Options::default() });
+    // The 100 s clip costs 20 cents (two started minutes), each short clip 10.
+    let key = server.create_key("deleter", Some(20 + QUEUED * 10));
+    let long = server.upload_ok(&key, &paths::corpus_file("audio/en_synth_gettysburg_2voices.wav"), &[("language", "en")]);
+    let long = long["jobId"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + ASR_TIMEOUT;
+    while !server.scribe_ok(&["replay", &long]).contains("TranscriptionStarted") {
+        assert!(Instant::now() < deadline, "the recognition never started\n{}", server.logs());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let queued: Vec<String> = (0..QUEUED)
+        .map(|_| server.upload_ok(&key, &paths::corpus_file(clips::SHORT), &[("language", "en")])["jobId"].as_str().unwrap().to_owned())
+        .collect();
+    server.wait_for_balance(&key, 0);
+    for id in &queued {
+        server.delete("/jobs", &key, &[("jobId", id)]).ok();
+    }
+    // The job being recognised is deleted last (before, a queued job would start in its place).
+    server.delete("/jobs", &key, &[("jobId", &long)]).ok();
+    server.wait_for_balance(&key, QUEUED * 10);
+    for id in &queued {
+        let history = server.scribe_ok(&["replay", id]);
+        assert!(!history.contains("TranscriptionStarted"), "a queued job started after all: {history}");
+    }
+    // The started job keeps its charge: the balance stays at the queued jobs' refunds.
+    std::thread::sleep(Duration::from_secs(2));
+    server.wait_for_balance(&key, QUEUED * 10);
 }

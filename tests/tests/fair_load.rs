@@ -9,7 +9,6 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -123,7 +122,7 @@ fn a_download_past_its_deadline_fails_saying_what_the_server_sent() {
     // A byte a second for four seconds: a handful of bytes, said as such.
     assert!(msg.contains("the server sent ") && msg.contains(" bytes in 4 seconds"), "{msg}");
     // The partial download left nothing behind.
-    assert!(files_named_after(&server.data_dir(), &id).is_empty());
+    assert!(paths::files_named_after(&server.data_dir(), &id).is_empty());
 }
 
 #[test]
@@ -151,20 +150,6 @@ fn recognition_takes_turns_between_accounts() {
     }
 }
 
-/// The balance `GET /me` shows, once it equals `expected` (charges and refunds arrive through
-/// the log).
-fn wait_for_balance(server: &TestServer, key: &str, expected: u64) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let me = server.get("/me", key, &[]).ok();
-        if me["balance"] == expected {
-            return;
-        }
-        assert!(Instant::now() < deadline, "the balance stays {} instead of {expected}", me["balance"]);
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
 #[test]
 fn media_longer_than_the_operator_allows_fails_at_probe_and_is_refunded() {
     let server = TestServer::start_with(Options { extra_args: vec!["--max-duration".into(), "1m".into()], ..Options::default() });
@@ -179,7 +164,7 @@ fn media_longer_than_the_operator_allows_fails_at_probe_and_is_refunded() {
     // The upload was charged when it was accepted (two started minutes) and is refunded.
     let history = server.scribe_ok(&["replay", &upload]);
     assert!(history.contains("JobFailed") && !history.contains("TranscriptionStarted"), "{history}");
-    wait_for_balance(&server, &key, 100);
+    server.wait_for_balance(&key, 100);
 
     // A URL job is refused the same way, before it is charged.
     let url_job = job_id(&server.upload_url_ok(&key, &files.corpus_url(long_clip), &json!({"callbackUrl": files.callback_url()})));
@@ -187,22 +172,7 @@ fn media_longer_than_the_operator_allows_fails_at_probe_and_is_refunded() {
     assert_eq!(ended["status"], "ERROR", "{ended}");
     let payload = files.wait_for_callback(&url_job, Duration::from_secs(60));
     assert_eq!(payload["errorMsg"], msg.as_str(), "{payload}");
-    wait_for_balance(&server, &key, 100);
-}
-
-/// Every file or directory under `dir` whose name contains `id`.
-fn files_named_after(dir: &Path, id: &str) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.file_name().is_some_and(|n| n.to_string_lossy().contains(id)) {
-            found.push(path.clone());
-        }
-        if path.is_dir() {
-            found.extend(files_named_after(&path, id));
-        }
-    }
-    found
+    server.wait_for_balance(&key, 100);
 }
 
 /// What the server printed so far (the harness keeps each start's output beside the data dir).
@@ -233,7 +203,7 @@ fn deleting_a_job_being_transcribed_stops_it_and_leaves_nothing() {
     let next = job_id(&server.upload_ok(&key, &paths::corpus_file(clips::SHORT), &[("language", "en")]));
     let done = server.wait_for_status(&key, &next, &["DONE", "ERROR"], ASR_TIMEOUT);
     assert_eq!(done["status"], "DONE", "{done}");
-    let left = files_named_after(&server.data_dir(), &id);
+    let left = paths::files_named_after(&server.data_dir(), &id);
     assert!(left.is_empty(), "files of the deleted job left on disk: {left:?}");
     let output = server_output(&server);
     assert!(
@@ -248,5 +218,5 @@ fn deleting_a_job_being_transcribed_stops_it_and_leaves_nothing() {
     let history = server.scribe_ok(&["replay", &id]);
     assert!(!history.contains("TranscriptProduced"), "{history}");
     assert!(history.lines().last().is_some_and(|l| l.contains("JobDeleted")), "{history}");
-    assert!(files_named_after(&server.data_dir(), &id).is_empty());
+    assert!(paths::files_named_after(&server.data_dir(), &id).is_empty());
 }

@@ -83,6 +83,18 @@ fn spanish_speech_sent_with_auto_comes_back_spanish() {
     let txt = server.get("/jobs/export-txt", key, &[("jobId", &id)]).text.to_lowercase();
     assert!(txt.contains("buenos días") && txt.contains("madrid"), "a Spanish transcript, not a translation: {txt}");
     assert!(!txt.contains("good morning") && !txt.contains("weather"), "not translated to English: {txt}");
+
+    // The command line detects by the same rule.
+    let model = paths::models_dir().join("whisper-base");
+    let out = std::process::Command::new(paths::scribe_bin())
+        .args(["transcribe", "--language", "auto", "--model"])
+        .arg(&model)
+        .arg(&wav)
+        .output()
+        .expect("scribe transcribe runs");
+    let cli = String::from_utf8_lossy(&out.stdout).to_lowercase();
+    assert!(out.status.success(), "scribe transcribe failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(cli.contains("buenos días") && cli.contains("madrid"), "scribe transcribe --language auto heard Spanish: {cli}");
 }
 
 #[test]

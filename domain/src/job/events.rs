@@ -32,6 +32,9 @@ pub struct Submission {
     pub glossary_id: Option<GlossaryId>,
     pub notes: Option<String>,
     pub source: MediaSource,
+    /// Seconds after the job finishes when its media and documents are deleted, as requested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_after_seconds: Option<u64>,
 }
 
 /// Where a job's media comes from.
@@ -159,6 +162,9 @@ pub enum JobEvent {
     CallbackAbandoned { reason: String, at_ms: u64 },
     /// The owner deleted the job; its files are to be removed. Kept for audit.
     JobDeleted { by: UserName, at_ms: u64 },
+    /// The job's retention ended `retention_s` after it finished: its files are to be removed,
+    /// and it answers as a deleted job from now on (see `job::retention`).
+    JobExpired { retention_s: u64, at_ms: u64 },
     /// Human work was opened on a manual job (see `job::task`), due by `deadline_ms`.
     TaskOpened {
         task_id: String,
@@ -236,6 +242,7 @@ impl VersionedEvent for JobEvent {
             JobEvent::CallbackDelivered { .. } => "CallbackDelivered",
             JobEvent::CallbackAbandoned { .. } => "CallbackAbandoned",
             JobEvent::JobDeleted { .. } => "JobDeleted",
+            JobEvent::JobExpired { .. } => "JobExpired",
             JobEvent::TaskOpened { .. } => "TaskOpened",
             JobEvent::TaskClaimed { .. } => "TaskClaimed",
             JobEvent::DraftSaved { .. } => "DraftSaved",

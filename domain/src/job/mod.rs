@@ -5,6 +5,7 @@
 //! (none) ──RequestTranslation──▶ BUSY ──Fail──────▶ ERROR ┴─▶ callback attempts until delivered
 //!                                                             or abandoned
 //! any submitted job ──Delete──▶ deleted (refuses everything after)
+//! DONE/ERROR job ──Expire (retention ended)──▶ deleted
 //! ```
 //!
 //! An `OPEN` direct job walks the pipeline: media stored → probed → transcription started →
@@ -36,6 +37,7 @@
 
 mod edit;
 mod events;
+pub mod retention;
 mod state;
 pub mod task;
 mod view;
@@ -145,6 +147,12 @@ pub enum JobCommand {
     /// The owner `by` deletes the job.
     Delete {
         by: UserName,
+        at_ms: u64,
+    },
+    /// The job's retention (its own `deleteAfterSeconds`, or the operator's `retention_s`)
+    /// ended: its data goes as for a deletion (see `job::retention`).
+    Expire {
+        retention_s: Option<u64>,
         at_ms: u64,
     },
     /// Open the next task of a manual job whose draft exists but whose task was never opened.
@@ -308,6 +316,12 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
         }
         return Ok(vec![E::JobDeleted { by, at_ms }]);
     }
+    if let C::Expire { retention_s, at_ms } = command {
+        if state.deleted {
+            return Err(JobRefusal::Deleted);
+        }
+        return retention::decide_expire(state, retention_s, at_ms);
+    }
     if let C::EditDocument { by, path, words, at_ms } = command {
         return edit::decide_edit(state, by, path, words, at_ms);
     }
@@ -326,7 +340,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
     let from_job = matches!(submission.source, MediaSource::Job { .. });
 
     match command {
-        C::Submit { .. } | C::SubmitUpload { .. } | C::RequestTranslation { .. } | C::Delete { .. } | C::EditDocument { .. } | C::ClaimWork { .. } => {
+        C::Submit { .. } | C::SubmitUpload { .. } | C::RequestTranslation { .. } | C::Delete { .. } | C::Expire { .. } | C::EditDocument { .. } | C::ClaimWork { .. } => {
             unreachable!("handled above")
         }
         C::OpenTask { at_ms } => {
@@ -653,6 +667,7 @@ fn submit(
         glossary_id: request.glossary_id,
         notes: None,
         source,
+        delete_after_seconds: request.delete_after_seconds,
     }))];
     if let Some(media) = media {
         events.push(JobEvent::MediaStored {
@@ -712,6 +727,7 @@ fn request_translation(
             media_path: source.media_path,
             document_path: source.document_path,
         },
+        delete_after_seconds: None,
     };
     let task = open_task(&submission, TaskKind::Translate, at_ms);
     Ok(vec![JobEvent::JobSubmitted(Box::new(submission)), task])
@@ -807,6 +823,10 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
             state.callback.abandoned = Some(reason.clone());
         }
         E::JobDeleted { .. } => state.deleted = true,
+        E::JobExpired { .. } => {
+            state.deleted = true;
+            state.expired = true;
+        }
         E::TaskOpened { task_id, kind, deadline_ms, at_ms } => state.tasks.push(TaskState {
             task_id: task_id.clone(),
             kind: *kind,

@@ -124,6 +124,8 @@ pub struct JobState {
     pub error_msg: Option<String>,
     pub callback: CallbackProgress,
     pub deleted: bool,
+    /// Deleted because its retention ended (`JobExpired`), not by its owner.
+    pub expired: bool,
     /// The human tasks of a manual job, in the order they were opened.
     pub tasks: Vec<TaskState>,
     /// Revisions of the document the owner saved after `DONE` (see `DocumentEdited`).
@@ -243,12 +245,18 @@ impl JobState {
         }
     }
 
-    /// Whether deleting this job now gives its money back: a manual job that is not finished
-    /// and that nobody ever claimed (no human work was spent on it).
+    /// Whether deleting this job now gives its money back: no work was spent on it yet. A manual
+    /// job is refunded until someone first claims one of its tasks; a direct job until its
+    /// recognition starts (once the machine has started on it, the charge stays, as it does for
+    /// a claimed manual job). A finished job is never refunded on deletion.
     pub fn refunded_on_delete(&self) -> bool {
         let Some(s) = &self.submission else { return false };
-        s.job_type == crate::kinds::JobType::Perfect
-            && self.finished.is_none()
-            && !self.tasks.iter().any(|t| t.ever_claimed)
+        if self.finished.is_some() {
+            return false;
+        }
+        match s.job_type {
+            crate::kinds::JobType::Perfect => !self.tasks.iter().any(|t| t.ever_claimed),
+            crate::kinds::JobType::Direct => self.transcription_attempts == 0 && self.transcript.is_none(),
+        }
     }
 }

@@ -787,7 +787,9 @@ fn the_job_object_has_the_spec_shape() {
         json,
         json!({"jobStatus": {
             "jobId": "j1", "created": 1000, "language": "en", "status": "DONE", "nrAudioSeconds": 11,
-            "transcriptionType": "transcription", "filename": "talk.wav", "jobType": "direct", "notes": null
+            "transcriptionType": "transcription", "filename": "talk.wav", "jobType": "direct", "notes": null,
+            // Beyond the spec, for the read models: when it finished (the API shows `expiresAt`).
+            "finishedMs": 1005
         }})
     );
 }
@@ -927,3 +929,4 @@ mod properties;
 mod tasks;
 mod edits;
 mod claims;
+mod retention;

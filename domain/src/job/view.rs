@@ -40,6 +40,23 @@ pub struct Job {
     /// Why the job failed, only when the status is `ERROR` (the same sentence as the callback's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_msg: Option<String>,
+    /// Beyond the spec: seconds after finishing when the job's data is deleted, as requested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_after_seconds: Option<u64>,
+    /// When the job finished (`DONE` or `ERROR`), milliseconds since the Unix epoch; with the
+    /// operator's retention it tells when the data expires (see `job::retention`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_ms: Option<u64>,
+    /// The job's data was deleted because its retention ended.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
+}
+
+impl Job {
+    /// When this job's media and documents are deleted under the operator's `retention_s`.
+    pub fn expires_at_ms(&self, retention_s: Option<u64>) -> Option<u64> {
+        super::retention::expires_at_ms(self.finished_ms?, self.delete_after_seconds, retention_s)
+    }
 }
 
 /// An open task of a manual job, with what a staff member needs to pick it (the work queue).
@@ -145,6 +162,9 @@ impl JobState {
             source_job_id,
             target_language: s.target_language,
             error_msg: self.error_msg.clone().filter(|_| self.status() == Some(JobStatus::Error)),
+            delete_after_seconds: s.delete_after_seconds,
+            finished_ms: self.finished.map(|(_, at)| at),
+            expired: self.expired,
         })
     }
 

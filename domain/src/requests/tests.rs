@@ -473,6 +473,9 @@ fn the_list_filter_matches_on_every_given_field() {
         source_job_id: None,
         target_language: None,
         error_msg: None,
+        delete_after_seconds: None,
+        finished_ms: Some(2),
+        expired: false,
     };
     assert!(list(|_| {}).unwrap().matches(&job));
     assert!(list(|p| p.status = s("DONE")).unwrap().matches(&job));
@@ -667,10 +670,12 @@ mod properties {
             language in any::<Option<String>>(), ty in any::<Option<String>>(), jt in any::<Option<String>>(),
             cb in any::<Option<String>>(), style in any::<Option<String>>(), tat in any::<Option<String>>(),
             target in any::<Option<String>>(), glossary_id in any::<Option<String>>(), n in any::<Option<i64>>(),
+            keep in any::<Option<i64>>(),
         ) {
             let _ = JobParams {
                 language, transcription_type: ty, job_type: jt, number_of_speakers: n, callback_url: cb,
                 glossary_id, transcription_style: style, turnaround_time: tat, target_language: target,
+                delete_after_seconds: keep,
             }.validate();
         }
     }

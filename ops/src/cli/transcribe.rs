@@ -9,11 +9,9 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
+use scribe_domain::languages::AUTO_DETECT_WHISPER;
 use scribe_whisper::engine::{Engine, EngineConfig, Progress, Task, TranscribeOptions};
 use scribe_whisper::languages::to_whisper_code;
-
-/// Languages `auto` chooses among (the API spec's auto-detection set).
-pub const AUTO_LANGUAGES: &[&str] = &["en", "nl", "de", "fr", "it"];
 
 /// Files at least this long (seconds) get a progress bar.
 const PROGRESS_MIN_S: f64 = 30.0;
@@ -26,7 +24,8 @@ pub struct TranscribeArgs {
     /// [default: <models dir>/whisper-base].
     #[arg(long, env = "SCRIBE_MODEL_DIR")]
     pub model: Option<PathBuf>,
-    /// Spoken language: en-us, nl-be, fr, de, cmn, ... or `auto` to detect it among en, nl, de, fr, it.
+    /// Spoken language: en-us, nl-be, fr, de, es, cmn, ... or `auto` to detect it, as the service
+    /// does, among every language both Whisper and the API know.
     #[arg(long, default_value = "auto")]
     pub language: String,
     /// Print the transcript as JSON with segments and timed words.
@@ -53,7 +52,7 @@ pub enum LanguageChoice {
 /// Maps the spec's language codes (`en-us`, `nl-be`, `cmn`, `iw-il`, `auto`) to Whisper's.
 pub fn language_choice(code: &str) -> anyhow::Result<LanguageChoice> {
     if code.trim().eq_ignore_ascii_case("auto") {
-        return Ok(LanguageChoice::Detect(AUTO_LANGUAGES.iter().map(|c| c.to_string()).collect()));
+        return Ok(LanguageChoice::Detect(AUTO_DETECT_WHISPER.iter().map(|c| c.to_string()).collect()));
     }
     match to_whisper_code(code) {
         Some(whisper) => Ok(LanguageChoice::Fixed(whisper.to_string())),
@@ -139,7 +138,7 @@ mod tests {
         assert_eq!(language_choice("cmn").unwrap(), LanguageChoice::Fixed("zh".into()));
         assert_eq!(language_choice("iw-il").unwrap(), LanguageChoice::Fixed("he".into()));
         match language_choice("AUTO").unwrap() {
-            LanguageChoice::Detect(among) => assert_eq!(among, ["en", "nl", "de", "fr", "it"]),
+            LanguageChoice::Detect(among) => assert_eq!(among, AUTO_DETECT_WHISPER, "the service's detection set"),
             other => panic!("{other:?}"),
         }
         let err = language_choice("tlh").unwrap_err().to_string();

@@ -286,6 +286,17 @@ fn given_a_deleted_manual_job_then_it_is_refunded_only_if_nobody_ever_claimed_it
 }
 
 #[test]
+fn given_a_direct_job_deleted_before_its_recognition_started_then_it_is_refunded() {
+    let mut history = transcribed(request(|_| {}));
+    let started = history.iter().position(|e| matches!(e, JobEvent::TranscriptionStarted { .. })).unwrap();
+    history.truncate(started);
+    assert!(JobAggregate::replay(&history).refunded_on_delete(), "queued, probed, nothing recognised yet");
+    assert!(JobAggregate::replay(&history[..1]).refunded_on_delete(), "media not even stored yet");
+    history.push(JobEvent::TranscriptionStarted { attempt: 1, at_ms: 1_003 });
+    assert!(!JobAggregate::replay(&history).refunded_on_delete(), "the machine has started on it");
+}
+
+#[test]
 fn given_a_draft_recorded_before_tasks_existed_then_the_pipeline_opens_its_task() {
     let mut history = transcribed(perfect(|_| {}));
     history.pop(); // the TaskOpened that older versions did not write

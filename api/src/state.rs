@@ -17,6 +17,8 @@ use scribe_domain::capabilities::Capabilities;
 use scribe_domain::languages::AUTO_DETECT_WHISPER;
 use scribe_projections::ReadModels;
 
+use crate::connections::{ConnectionLimits, OpenConnections};
+
 /// The largest upload of `POST /jobs/upload-media` (the spec's 6 GB).
 pub const MAX_UPLOAD_BYTES: u64 = 6_000_000_000;
 /// The largest JSON (or any non-upload) request body.
@@ -56,9 +58,12 @@ pub struct ApiSettings {
     /// What this server's models can do: direct jobs it could not finish are refused at
     /// submission, and `GET /capabilities` shows it.
     pub capabilities: Arc<Capabilities>,
-    /// Longest media accepted (`--max-duration`): a longer upload's job fails at probe, as a
-    /// URL job's does in the media stage, and its charge is refunded. `None`: no limit.
+    /// Longest media accepted (`--max-duration`): a longer upload is refused (400 on `file`,
+    /// nothing charged or kept); a URL job, whose length is known only once it is fetched,
+    /// fails when it is probed. `None`: no limit.
     pub max_duration: Option<Duration>,
+    /// How long slow clients may hold a connection, and how many are served at once.
+    pub connections: ConnectionLimits,
 }
 
 impl Default for ApiSettings {
@@ -80,6 +85,7 @@ impl Default for ApiSettings {
             // A multilingual speech model and no text translation models: English targets only.
             capabilities: Arc::new(Capabilities::new(true, &AUTO_DETECT_WHISPER, &[])),
             max_duration: None,
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -96,6 +102,9 @@ pub struct ApiState {
     /// ASR tasks waiting for a worker (shown by `/metrics`).
     pub asr_queue: Arc<AtomicUsize>,
     pub settings: ApiSettings,
+    /// The connections the server accepted through [`crate::connections::GuardedAcceptor`], for
+    /// the edge to mark requests in flight (empty when requests come another way, as in tests).
+    pub connections: OpenConnections,
 }
 
 impl ApiState {
@@ -110,6 +119,7 @@ impl ApiState {
             read,
             asr_queue: services.asr_queue.clone(),
             settings,
+            connections: OpenConnections::default(),
         }
     }
 

@@ -176,7 +176,7 @@ fn a_slow_upload_that_keeps_moving_succeeds() {
     assert!(sending > TIMEOUT * 2, "the upload took {sending:?}: not slow enough to prove anything");
     let closed = wait_closed(&mut conn, Instant::now(), |_| {});
     assert_eq!(closed.status(), Some(200), "{:?}", String::from_utf8_lossy(&closed.received));
-    assert_eq!(closed.body()["status"], "OPEN");
+    assert_eq!(closed.body()["jobStatus"]["status"], "OPEN");
 }
 
 #[test]

@@ -182,7 +182,7 @@ fn media_longer_than_the_operator_allows_is_refused_at_upload_and_fails_a_url_jo
     assert_eq!(server.get("/me", &key, &[]).ok()["balance"], 100, "nothing was charged");
     let media_dir = server.data_dir().join("media");
     let left: Vec<_> = std::fs::read_dir(&media_dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
-    assert!(left.iter().all(|p| !p.is_file() && !scribe_tests::dir_has_entries(p)), "files of the refused upload remain: {left:?}");
+    assert!(left.iter().all(|p| !p.is_file() && !scribe_tests::server::dir_has_entries(p)), "files of the refused upload remain: {left:?}");
     // Media within the limit is accepted as before.
     let short = server.upload_ok(&key, &paths::corpus_file(clips::JFK), &[]);
     assert_eq!(short["status"], "OPEN", "{short}");

@@ -9,7 +9,8 @@
 //! servers drip (each download also has an overall deadline, see [`crate::media::FetchConfig`]).
 //! A job deleted while its media downloads has its download stopped and its files removed.
 //! Media longer than the operator's `max_duration` is refused at probe, before a URL job is
-//! charged (an upload, charged at submission, is refunded when its job fails).
+//! charged, in the same append as its probed length (an upload that long is refused by the
+//! edge before it becomes a job).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -144,25 +145,32 @@ impl Actor for MediaActor {
                     match probed {
                         Ok(Ok(info)) => {
                             let duration_ms = (info.duration_s * 1000.0).round().max(0.0) as u64;
-                            if let Some(msg) = too_long(max_duration, duration_ms) {
-                                tracing::info!(%job_id, duration_ms, "media longer than the server accepts");
-                                return fail_and_report(&jobs, done, msg);
-                            }
-                            // A URL job is paid for now that its duration is known, before any
-                            // transcription starts.
-                            let charged = match jobs.state(&job_id).await {
-                                Ok((job, _)) => charge_url_job(event_store.as_ref(), &prices, &job_id, &job, duration_ms).await,
-                                Err(e) => Err(ChargeError::Store(e.to_string())),
-                            };
-                            match charged {
-                                Ok(()) => {}
-                                Err(ChargeError::Insufficient(msg)) => return fail_and_report(&jobs, done, msg),
-                                Err(ChargeError::Store(e)) => {
-                                    tracing::warn!(%job_id, error = %e, "charging a URL job; the stage runs again");
-                                    return report(done);
+                            let fails_with = match too_long(max_duration, duration_ms) {
+                                Some(msg) => {
+                                    tracing::info!(%job_id, duration_ms, "media longer than the server accepts");
+                                    Some(msg)
                                 }
-                            }
-                            match jobs.execute(&job_id, JobCommand::RecordMediaProbed { duration_ms, at_ms: now_ms() }).await {
+                                // A URL job is paid for now that its duration is known, before
+                                // any transcription starts.
+                                None => {
+                                    let charged = match jobs.state(&job_id).await {
+                                        Ok((job, _)) => charge_url_job(event_store.as_ref(), &prices, &job_id, &job, duration_ms).await,
+                                        Err(e) => Err(ChargeError::Store(e.to_string())),
+                                    };
+                                    match charged {
+                                        Ok(()) => None,
+                                        Err(ChargeError::Insufficient(msg)) => Some(msg),
+                                        Err(ChargeError::Store(e)) => {
+                                            tracing::warn!(%job_id, error = %e, "charging a URL job; the stage runs again");
+                                            return report(done);
+                                        }
+                                    }
+                                }
+                            };
+                            // The length, and the refusal if any, in one append: the job shows
+                            // the probed length, and no stage starts on refused media.
+                            let cmd = JobCommand::RecordMediaProbed { duration_ms, fails_with, at_ms: now_ms() };
+                            match jobs.execute(&job_id, cmd).await {
                                 Ok(_) => {}
                                 // The edge recorded the upload's duration in the meantime: the
                                 // job has what it needs.

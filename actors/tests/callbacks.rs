@@ -205,7 +205,7 @@ impl World {
         match fail {
             Some(error_msg) => commands.push(JobCommand::Fail { error_msg: error_msg.into(), at_ms: now + 1 }),
             None => commands.extend([
-                JobCommand::RecordMediaProbed { duration_ms: 11_000, at_ms: now + 1 },
+                JobCommand::RecordMediaProbed { duration_ms: 11_000, fails_with: None, at_ms: now + 1 },
                 JobCommand::StartTranscription { at_ms: now + 2 },
                 JobCommand::RecordTranscript { path: format!("transcripts/{job_id}.json"), detected_language: None, words: 22, at_ms: now + 3 },
                 JobCommand::Complete { at_ms: now + 4 },

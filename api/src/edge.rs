@@ -1,16 +1,21 @@
 //! What happens to every request around its handler: the 406 check against the operation's
 //! media types (after the API key: an unauthenticated request is told 401 first), the body cap of non-upload endpoints (413), the common error body for errors
 //! poem raised itself (with `Allow` on a 405), the access log line (debug; warn for server errors), and the latency metric.
+//! It also tells the connection that a request is in flight, and puts the body timeout on the
+//! request body (408 when the body stops arriving; see [`crate::connections`]).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use poem::http::{StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use poem::http::{HeaderValue, StatusCode, header};
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 use tokio::io::AsyncReadExt;
 
 use crate::auth::{FailedAuthLimits, client_address, hash_api_key, too_many_failures};
-use crate::error::{ApiError, render_poem_error};
+use crate::connections::StallGuard;
+use crate::error::{ApiError, ErrorCode, error_response, render_poem_error};
 use crate::state::ApiState;
 use crate::metrics::Metrics;
 use crate::negotiate::acceptable;
@@ -41,13 +46,25 @@ impl Edge {
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
         let route = self.routes.find(&path);
-        let response = match self.admit(&mut req, route).await {
+        let in_flight = self.state.connections.request_started(req.remote_addr());
+        let stalled = self.guard_body(&mut req);
+        let mut response = match self.admit(&mut req, route).await {
             Err(refused) => refused.into_response(),
             Ok(()) => match ep.call(req).await {
                 Ok(output) => output.into_response(),
                 Err(err) => render_poem_error(err, route.map(RouteEntry::allow).as_deref()),
             },
         };
+        if stalled.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            let timeout = self.state.settings.connections.body_timeout;
+            response = error_response(
+                StatusCode::REQUEST_TIMEOUT,
+                ErrorCode::RequestTimeout,
+                format!("The request body stopped arriving: nothing came for {timeout:?} (the server's body timeout); send it again"),
+            );
+            response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        drop(in_flight);
         let status = response.status();
         let elapsed = started.elapsed();
         let label = match route {
@@ -67,6 +84,21 @@ impl Edge {
             tracing::debug!(method = %method, path = %path, status = status.as_u16(), latency_ms, "request");
         }
         Ok(response)
+    }
+
+    /// Puts the body timeout on a request that has a body; the flag says whether it fired.
+    fn guard_body(&self, req: &mut Request) -> Option<Arc<AtomicBool>> {
+        let headers = req.headers();
+        let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+        let has_body = declared.is_some_and(|n| n > 0) || headers.contains_key(header::TRANSFER_ENCODING);
+        if !has_body {
+            return None;
+        }
+        let stalled = Arc::new(AtomicBool::new(false));
+        let body: BoxBody<bytes::Bytes, std::io::Error> = req.take_body().into();
+        let guarded = StallGuard::new(body, self.state.settings.connections.body_timeout, stalled.clone());
+        req.set_body(Body::from(BoxBody::new(guarded)));
+        Some(stalled)
     }
 
     /// Refuses, before the handler runs, a request whose `Accept` excludes every media type

@@ -36,6 +36,8 @@ pub enum ErrorCode {
     MethodNotAllowed,
     /// 406: the `Accept` header excludes the endpoint's response format (JSON).
     NotAcceptable,
+    /// 408: the request's body stopped arriving (nothing for the server's body timeout).
+    RequestTimeout,
     /// 409: the request conflicts with the resource's current state.
     Conflict,
     /// 410: the job or glossary was deleted.
@@ -46,6 +48,8 @@ pub enum ErrorCode {
     UriTooLong,
     /// 415: the body's `Content-Type` is not the one the endpoint reads.
     UnsupportedMediaType,
+    /// 416: the `Range` of a media download selects no byte of the file.
+    RangeNotSatisfiable,
     /// 429: too many requests for this key; retry after `Retry-After` seconds.
     RateLimited,
     /// 431: the request's headers are larger than the server reads (100 fields, 408 KiB).
@@ -67,11 +71,13 @@ impl ErrorCode {
             404 => ErrorCode::NotFound,
             405 => ErrorCode::MethodNotAllowed,
             406 => ErrorCode::NotAcceptable,
+            408 => ErrorCode::RequestTimeout,
             409 => ErrorCode::Conflict,
             410 => ErrorCode::Gone,
             411 | 413 => ErrorCode::PayloadTooLarge,
             414 => ErrorCode::UriTooLong,
             415 => ErrorCode::UnsupportedMediaType,
+            416 => ErrorCode::RangeNotSatisfiable,
             429 => ErrorCode::RateLimited,
             431 => ErrorCode::HeadersTooLarge,
             503 => ErrorCode::ServiceUnavailable,
@@ -263,6 +269,18 @@ pub fn deleted_job(job_id: &scribe_domain::ids::JobId, expired: bool) -> ApiErro
         format!("Job {job_id} was deleted")
     };
     ApiError::new(StatusCode::GONE, message, Some("jobId".to_owned()))
+}
+
+/// A response with the common error body for a status no OpenAPI operation declares (408 from
+/// the body timeout, 416 from the media link), built directly: [`ApiError`] lists only the
+/// statuses every operation documents.
+pub fn error_response(status: StatusCode, error: ErrorCode, message: impl Into<String>) -> Response {
+    use poem_openapi::types::ToJSON;
+    let body = ErrorBody { status: status.as_u16(), error, message: message.into(), field: None };
+    Response::builder()
+        .status(status)
+        .content_type("application/json; charset=utf-8")
+        .body(body.to_json_string())
 }
 
 /// What a refused or failed job command means for the client.

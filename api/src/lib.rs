@@ -29,7 +29,9 @@
 //! ```
 
 pub mod auth;
+pub mod byte_ranges;
 pub mod capabilities;
+pub mod connections;
 pub mod contract;
 pub mod edge;
 pub mod editor;

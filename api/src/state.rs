@@ -17,6 +17,8 @@ use scribe_domain::capabilities::Capabilities;
 use scribe_domain::languages::AUTO_DETECT_WHISPER;
 use scribe_projections::ReadModels;
 
+use crate::connections::{ConnectionLimits, OpenConnections};
+
 /// The largest upload of `POST /jobs/upload-media` (the spec's 6 GB).
 pub const MAX_UPLOAD_BYTES: u64 = 6_000_000_000;
 /// The largest JSON (or any non-upload) request body.
@@ -56,12 +58,15 @@ pub struct ApiSettings {
     /// What this server's models can do: direct jobs it could not finish are refused at
     /// submission, and `GET /capabilities` shows it.
     pub capabilities: Arc<Capabilities>,
-    /// Longest media accepted (`--max-duration`): a longer upload's job fails at probe, as a
-    /// URL job's does in the media stage, and its charge is refunded. `None`: no limit.
+    /// Longest media accepted (`--max-duration`): a longer upload is refused (400 on `file`,
+    /// nothing charged or kept); a URL job, whose length is known only once it is fetched,
+    /// fails when it is probed. `None`: no limit.
     pub max_duration: Option<Duration>,
     /// How long a finished job's media and documents are kept (`--retention`); a job's own
     /// `deleteAfterSeconds` may make it shorter. `None`: kept until deleted.
     pub retention: Option<Duration>,
+    /// How long slow clients may hold a connection, and how many are served at once.
+    pub connections: ConnectionLimits,
 }
 
 impl ApiSettings {
@@ -91,6 +96,7 @@ impl Default for ApiSettings {
             capabilities: Arc::new(Capabilities::new(true, &AUTO_DETECT_WHISPER, &[])),
             max_duration: None,
             retention: None,
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -107,6 +113,9 @@ pub struct ApiState {
     /// ASR tasks waiting for a worker (shown by `/metrics`).
     pub asr_queue: Arc<AtomicUsize>,
     pub settings: ApiSettings,
+    /// The connections the server accepted through [`crate::connections::GuardedAcceptor`], for
+    /// the edge to mark requests in flight (empty when requests come another way, as in tests).
+    pub connections: OpenConnections,
 }
 
 impl ApiState {
@@ -121,6 +130,7 @@ impl ApiState {
             read,
             asr_queue: services.asr_queue.clone(),
             settings,
+            connections: OpenConnections::default(),
         }
     }
 

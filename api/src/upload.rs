@@ -85,8 +85,11 @@ impl UploadApi {
     /// Creates a job from an uploaded audio or video file (at most 6 GB).
     ///
     /// The file is checked by its content: one that is not audio or video is refused (400,
-    /// field `file`). Returns the new job, status `OPEN`, with `nrAudioSeconds` already set.
-    /// Every parameter but the file is in the query.
+    /// field `file`), and so is media longer than the server accepts when its operator set a
+    /// limit (`--max-duration`): 400 `INVALID_PARAMETER`, field `file`, with a message giving
+    /// both lengths ("The media is 1 min 40 s long; this server accepts media of at most 1
+    /// minute"); nothing is charged or kept. Returns the new job, status `OPEN`, with
+    /// `nrAudioSeconds` already set. Every parameter but the file is in the query.
     ///
     /// Billing: the job is charged per started minute of its audio when it is created; a
     /// balance that does not cover it is refused (402) and no job is created. A job that ends
@@ -344,6 +347,11 @@ async fn create(
     bytes: u64,
 ) -> Result<Json<JobStatusResponse>, ApiError> {
     let duration_ms = probe(path.clone()).await?;
+    // A new job is OPEN: media longer than the operator accepts is no job at all, refused before
+    // anything is charged (its files are removed by the caller).
+    if let Some(refusal) = scribe_actors::media_worker::too_long(state.settings.max_duration, duration_ms) {
+        return Err(ApiError::invalid("file", refusal));
+    }
     let price = submit::price_cents(state, &request, job::nr_audio_seconds(duration_ms));
     // Charged first, so that a balance that does not cover the job is a 402 and no job. A crash
     // between the charge and the submission leaves a charge without a job: the refund reactor
@@ -351,9 +359,7 @@ async fn create(
     submit::charge(state, &caller.user, job_id, price).await?;
 
     // One command records what the edge received: the job, its file and its duration, in one
-    // append. The pipeline has nothing to probe, and the answer shows `nrAudioSeconds`. Media
-    // longer than the operator accepts fails in that same append (with the media worker's words
-    // for URL jobs), so nothing starts on it; the refund reactor gives the charge back.
+    // append. The pipeline has nothing to probe, and the answer shows `nrAudioSeconds`.
     let media = StoredMedia { path: relative(&state.data_dir, &path), bytes };
     let cmd = JobCommand::SubmitUpload {
         job_id: job_id.clone(),
@@ -363,7 +369,6 @@ async fn create(
         filename,
         media,
         duration_ms,
-        fails_with: scribe_actors::media_worker::too_long(state.settings.max_duration, duration_ms),
     };
     let submitted = match state.jobs.execute(job_id, cmd).await {
         Ok(executed) => executed,

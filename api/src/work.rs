@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use poem::http::StatusCode;
-use poem::web::{Data, StaticFileRequest};
-use poem::{FromRequest, IntoResponse, Request, Response, handler};
+use poem::web::Data;
+use poem::{IntoResponse, Request, Response, handler};
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::{Enum, Object, OpenApi};
@@ -388,18 +388,12 @@ impl WorkApi {
 }
 
 /// `GET /api/work/media?jobId&expires&sig`: the media of a job that has tasks, for an audio
-/// player, with HTTP Range support. The signature (from `GET /api/work/tasks/{taskId}`) is the
+/// player, with HTTP Range support ([`crate::byte_ranges`]: RFC 9110 §14). The signature (from `GET /api/work/tasks/{taskId}`) is the
 /// permission; 403 for a bad signature, 410 once expired or deleted.
 #[handler]
 pub async fn media(req: &Request, state: Data<&Arc<ApiState>>, exports: Data<&Arc<Exports>>) -> Response {
     match media_file(req, &state, &exports).await {
-        Ok(path) => match StaticFileRequest::from_request_without_body(req).await {
-            Ok(file) => match file.create_response(&path, false, false) {
-                Ok(response) => response.into_response(),
-                Err(e) => ApiError::new(StatusCode::RANGE_NOT_SATISFIABLE, e.to_string(), None).into_response(),
-            },
-            Err(e) => ApiError::invalid_body(e.to_string()).into_response(),
-        },
+        Ok(path) => crate::byte_ranges::serve(req.headers(), &path).await,
         Err(e) => e.into_response(),
     }
 }

@@ -58,6 +58,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
         read,
         asr_queue: Arc::new(AtomicUsize::new(0)),
         settings,
+        connections: Default::default(),
     };
     Stack { _dir: dir, data_dir, state, _projection: projection }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use scribe_actors::callbacks::CallbackSettings;
 use scribe_actors::eventstore::StoreLocation;
+use scribe_api::connections::ConnectionLimits;
 use serde::Deserialize;
 
 /// How long an idle server keeps the speech model in memory.
@@ -82,8 +83,9 @@ pub struct ServeArgs {
     /// server fails its job with an errorMsg saying how much it sent in that time.
     #[arg(long, env = "SCRIBE_DOWNLOAD_DEADLINE", value_parser = humantime::parse_duration)]
     pub download_deadline: Option<Duration>,
-    /// Longest media accepted, e.g. `4h` (default: no limit). Longer media fails its job when it
-    /// is probed, with an errorMsg giving the limit and the length; an upload is refunded.
+    /// Longest media accepted, e.g. `4h` (default: no limit). A longer upload is refused (HTTP
+    /// 400 on `file`, nothing charged); a longer sourceUrl fails its job when it is probed, with
+    /// an errorMsg giving the limit and the length.
     #[arg(long, env = "SCRIBE_MAX_DURATION", value_parser = humantime::parse_duration)]
     pub max_duration: Option<Duration>,
     /// How long finished jobs' media and transcripts are kept, e.g. `30d` (default: until the
@@ -99,6 +101,20 @@ pub struct ServeArgs {
     /// renewed (default: 30s). A dead node's work continues on another node after this.
     #[arg(long, env = "SCRIBE_CLAIM_LEASE", value_parser = humantime::parse_duration)]
     pub claim_lease: Option<Duration>,
+    /// Longest a request's line and headers may take to arrive, from the connection's opening
+    /// (or a later request's first byte); slower connections are closed (default: 30s).
+    #[arg(long, env = "SCRIBE_HEADER_READ_TIMEOUT", value_parser = humantime::parse_duration)]
+    pub header_read_timeout: Option<Duration>,
+    /// Longest a keep-alive connection may stay silent between requests (default: 60s).
+    #[arg(long, env = "SCRIBE_IDLE_TIMEOUT", value_parser = humantime::parse_duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Longest a request body may go without sending a byte; the request then ends with 408
+    /// (default: 60s). Slow uploads that keep moving are never cut.
+    #[arg(long, env = "SCRIBE_BODY_TIMEOUT", value_parser = humantime::parse_duration)]
+    pub body_timeout: Option<Duration>,
+    /// Connections served at once (default: 512); more wait in the listen queue until one closes.
+    #[arg(long, env = "SCRIBE_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
 }
 
 /// The TOML file's shape: the same settings, all optional.
@@ -135,6 +151,13 @@ struct FileConfig {
     media_dir: Option<PathBuf>,
     #[serde(default, deserialize_with = "duration")]
     claim_lease: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    header_read_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    idle_timeout: Option<Duration>,
+    #[serde(default, deserialize_with = "duration")]
+    body_timeout: Option<Duration>,
+    max_connections: Option<usize>,
 }
 
 /// Resolved configuration.
@@ -173,6 +196,8 @@ pub struct Config {
     pub media_dir: PathBuf,
     /// How long a node's claim on a job's work lasts (several nodes on one store).
     pub claim_lease: Duration,
+    /// How long slow clients may hold a connection, and how many are served at once.
+    pub connections: ConnectionLimits,
 }
 
 impl Config {
@@ -191,6 +216,7 @@ impl Config {
             Some(path) => read_file(path)?,
             None => FileConfig::default(),
         };
+        let connections = connection_limits(args, &file)?;
         let bind = args.bind.or(file.bind).unwrap_or(IpAddr::from([127, 0, 0, 1]));
         let port = args.port.or(file.port).unwrap_or(8080);
         let data_dir = args.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
@@ -248,8 +274,33 @@ impl Config {
             retention: args.retention.or(file.retention),
             media_dir,
             claim_lease,
+            connections,
         })
     }
+}
+
+/// The connection limits: each from the flag, else the file, else the default; none may be zero.
+fn connection_limits(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<ConnectionLimits> {
+    let defaults = ConnectionLimits::default();
+    let limits = ConnectionLimits {
+        header_read_timeout: args.header_read_timeout.or(file.header_read_timeout).unwrap_or(defaults.header_read_timeout),
+        idle_timeout: args.idle_timeout.or(file.idle_timeout).unwrap_or(defaults.idle_timeout),
+        body_timeout: args.body_timeout.or(file.body_timeout).unwrap_or(defaults.body_timeout),
+        max_connections: args.max_connections.or(file.max_connections).unwrap_or(defaults.max_connections),
+    };
+    for (name, value) in [
+        ("--header-read-timeout", limits.header_read_timeout),
+        ("--idle-timeout", limits.idle_timeout),
+        ("--body-timeout", limits.body_timeout),
+    ] {
+        if value.is_zero() {
+            anyhow::bail!("{name} must be more than 0s");
+        }
+    }
+    if limits.max_connections == 0 {
+        anyhow::bail!("--max-connections must be at least 1");
+    }
+    Ok(limits)
 }
 
 /// Where the operator's tools (`replay`, `keys`, `balance`, `rebuild`) find the event store: the
@@ -382,6 +433,29 @@ mod tests {
         assert_eq!(c.port, 9100);
         assert_eq!(c.data_dir, PathBuf::from("/srv/scribe"));
         assert!(c.allow_private_urls);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_connection_limits_come_from_the_flag_else_the_file_else_the_defaults() {
+        assert_eq!(Config::resolve(&ServeArgs::default()).unwrap().connections, ConnectionLimits::default());
+        let dir = std::env::temp_dir().join(format!("scribe-config-conn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "header_read_timeout = \"5s\"\nidle_timeout = \"1m\"\nbody_timeout = \"2m\"\nmax_connections = 64\n").unwrap();
+        let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
+        let from_file = ConnectionLimits {
+            header_read_timeout: Duration::from_secs(5),
+            idle_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(120),
+            max_connections: 64,
+        };
+        assert_eq!(c.connections, from_file);
+        let args = ServeArgs { config: Some(file), max_connections: Some(8), body_timeout: Some(Duration::from_secs(9)), ..Default::default() };
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!((c.connections.max_connections, c.connections.body_timeout), (8, Duration::from_secs(9)));
+        let zero = ServeArgs { idle_timeout: Some(Duration::ZERO), ..Default::default() };
+        assert!(format!("{:#}", Config::resolve(&zero).unwrap_err()).contains("--idle-timeout"));
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -10,6 +10,7 @@ use scribe_actors::accounts;
 use scribe_actors::cluster::ClusterSettings;
 use scribe_actors::runtime::{RuntimeSettings, Services};
 use scribe_actors::speech_model::SpeechModel;
+use scribe_api::connections::GuardedAcceptor;
 use scribe_api::{ApiSettings, ApiState};
 use scribe_domain::account::Prices;
 use scribe_domain::capabilities::Capabilities;
@@ -99,14 +100,19 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         capabilities,
         max_duration: config.max_duration,
         retention: config.retention,
+        connections: config.connections,
         ..ApiSettings::default()
     };
-    let app = scribe_api::app(ApiState::new(&services, read, api_settings));
+    let api_state = ApiState::new(&services, read, api_settings);
+    let open_connections = api_state.connections.clone();
+    let app = scribe_api::app(api_state);
     println!("scribe listening on {listening} (API under /api, Swagger UI at /api/docs)");
     tracing::info!(data_dir = %config.data_dir.display(), event_store = %config.event_store, model = %config.model_dir.display(), "service started");
 
-    // hyper's own refusals (431, 414, malformed requests) answer with the API's error body too.
-    poem::Server::new_with_acceptor(scribe_api::refusals::WordedRefusals::new(acceptor))
+    // Slow clients cannot hold connections (head, idle and body timeouts, a cap on connections),
+    // and hyper's own refusals (431, 414, malformed requests) answer with the API's error body.
+    let guarded = GuardedAcceptor::new(acceptor, config.connections, open_connections);
+    poem::Server::new_with_acceptor(scribe_api::refusals::WordedRefusals::new(guarded))
         .run_with_graceful_shutdown(app, stop_signal(), Some(GRACE))
         .await
         .context("the HTTP server failed")?;

@@ -34,7 +34,7 @@ async fn catch_up_throughput() {
                 source: NewMedia::Upload { filename: "jfk.wav".into() },
                 media: Some(StoredMedia { path: format!("media/{job_id}"), bytes: 352_844 }),
             },
-            JobCommand::RecordMediaProbed { duration_ms: 11_000, at_ms },
+            JobCommand::RecordMediaProbed { duration_ms: 11_000, fails_with: None, at_ms },
             JobCommand::StartTranscription { at_ms },
             JobCommand::RecordTranscript { path: format!("t/{job_id}"), detected_language: None, words: 22, at_ms },
             JobCommand::Complete { at_ms },

@@ -81,7 +81,7 @@ impl World {
 
     /// Probes, transcribes and (for direct jobs) completes a job.
     async fn transcribe(&mut self, id: &str, duration_ms: u64, complete: bool) -> Appended {
-        self.job(id, |at_ms| JobCommand::RecordMediaProbed { duration_ms, at_ms }).await;
+        self.job(id, |at_ms| JobCommand::RecordMediaProbed { duration_ms, fails_with: None, at_ms }).await;
         self.job(id, |at_ms| JobCommand::StartTranscription { at_ms }).await;
         let path = format!("transcripts/{id}.json");
         let last = self

@@ -151,28 +151,59 @@ fn recognition_takes_turns_between_accounts() {
 }
 
 #[test]
-fn media_longer_than_the_operator_allows_fails_at_probe_and_is_refunded() {
+fn media_longer_than_the_operator_allows_is_refused_at_upload_and_fails_a_url_job_at_probe() {
     let server = TestServer::start_with(Options { extra_args: vec!["--max-duration".into(), "1m".into()], ..Options::default() });
     let files = FileServer::start();
     let key = server.create_key("carol", Some(100));
     let long_clip = "audio/en_synth_gettysburg_2voices.wav"; // 100 s
-    let upload = job_id(&server.upload_ok(&key, &paths::corpus_file(long_clip), &[("callbackUrl", &files.callback_url())]));
-    let ended = server.wait_for_status(&key, &upload, &["DONE", "ERROR"], ASR_TIMEOUT);
-    assert_eq!(ended["status"], "ERROR", "{ended}");
-    let msg = files.wait_for_callback(&upload, Duration::from_secs(60))["errorMsg"].as_str().unwrap_or_default().to_owned();
-    assert_eq!(msg, "The media is 1 min 40 s long; this server accepts media of at most 1 minute");
-    // The upload was charged when it was accepted (two started minutes) and is refunded.
-    let history = server.scribe_ok(&["replay", &upload]);
-    assert!(history.contains("JobFailed") && !history.contains("TranscriptionStarted"), "{history}");
-    server.wait_for_balance(&key, 100);
+    let msg = "The media is 1 min 40 s long; this server accepts media of at most 1 minute";
 
-    // A URL job is refused the same way, before it is charged.
-    let url_job = job_id(&server.upload_url_ok(&key, &files.corpus_url(long_clip), &json!({"callbackUrl": files.callback_url()})));
+    // A new job is OPEN: an upload that long is no job, refused naming the file and both
+    // lengths, before it is charged, and nothing of it stays on disk.
+    let refused = server.upload(&key, &paths::corpus_file(long_clip), &[("callbackUrl", &files.callback_url())]).error(400, Some("file"));
+    assert_eq!(refused["error"], "INVALID_PARAMETER", "{refused}");
+    assert_eq!(refused["message"], msg, "{refused}");
+    assert!(server.list_jobs(&key, &[]).is_empty(), "a refused upload is no job");
+    assert_eq!(server.get("/me", &key, &[]).ok()["balance"], 100, "nothing was charged");
+    let media_dir = server.data_dir().join("media");
+    let left: Vec<_> = std::fs::read_dir(&media_dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
+    assert!(left.iter().all(|p| !p.is_file() && !scribe_tests::server::dir_has_entries(p)), "files of the refused upload remain: {left:?}");
+    // Media within the limit is accepted as before.
+    let short = server.upload_ok(&key, &paths::corpus_file(clips::JFK), &[]);
+    assert_eq!(short["status"], "OPEN", "{short}");
+
+    // A URL job's length is known once it is fetched: it is answered OPEN, then fails at probe
+    // before it is charged, and its status shows the probed length.
+    let balance = server.get("/me", &key, &[]).ok()["balance"].as_u64().unwrap();
+    let accepted = server.upload_url_ok(&key, &files.corpus_url(long_clip), &json!({"callbackUrl": files.callback_url()}));
+    assert_eq!(accepted["status"], "OPEN", "{accepted}");
+    let url_job = job_id(&accepted);
     let ended = server.wait_for_status(&key, &url_job, &["DONE", "ERROR"], ASR_TIMEOUT);
     assert_eq!(ended["status"], "ERROR", "{ended}");
+    assert_eq!(ended["errorMsg"], msg, "{ended}");
+    assert_eq!(ended["nrAudioSeconds"], 100, "the status shows the probed length: {ended}");
     let payload = files.wait_for_callback(&url_job, Duration::from_secs(60));
-    assert_eq!(payload["errorMsg"], msg.as_str(), "{payload}");
-    server.wait_for_balance(&key, 100);
+    assert_eq!(payload["errorMsg"], msg, "{payload}");
+    let history = server.scribe_ok(&["replay", &url_job]);
+    assert!(history.contains("MediaProbed") && history.contains("JobFailed") && !history.contains("TranscriptionStarted"), "{history}");
+    server.wait_for_balance(&key, balance);
+}
+
+#[test]
+fn a_url_job_the_balance_does_not_cover_shows_its_probed_length() {
+    let server = TestServer::start();
+    let files = FileServer::start();
+    // One minute's price is enough to submit; the 100 s clip costs two.
+    let key = server.create_key("dave", Some(10));
+    let accepted = server.upload_url_ok(&key, &files.corpus_url("audio/en_synth_gettysburg_2voices.wav"), &json!({}));
+    assert_eq!(accepted["status"], "OPEN", "{accepted}");
+    let url_job = job_id(&accepted);
+    let ended = server.wait_for_status(&key, &url_job, &["DONE", "ERROR"], ASR_TIMEOUT);
+    assert_eq!(ended["status"], "ERROR", "{ended}");
+    assert!(ended["errorMsg"].as_str().unwrap_or_default().starts_with("Insufficient balance"), "{ended}");
+    assert_eq!(ended["nrAudioSeconds"], 100, "the status shows the probed length: {ended}");
+    server.wait_for_balance(&key, 10);
+}
 }
 
 /// What the server printed so far (the harness keeps each start's output beside the data dir).

@@ -268,6 +268,94 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
     }
 }
 
+/// One answer of the signed media link: status, the headers a player reads, and the body.
+struct MediaReply {
+    status: u16,
+    content_range: Option<String>,
+    content_length: Option<u64>,
+    content_type: String,
+    accept_ranges: Option<String>,
+    body: Vec<u8>,
+}
+
+fn get_media(server: &TestServer, url: &str, headers: &[(&str, &str)]) -> MediaReply {
+    let mut request = server.http().get(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let reply = request.send().expect("the media link answers");
+    let header = |name: &str| reply.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+    let (status, content_range, accept_ranges) = (reply.status().as_u16(), header("content-range"), header("accept-ranges"));
+    let content_length = header("content-length").map(|v| v.parse().unwrap());
+    let content_type = header("content-type").unwrap_or_default();
+    MediaReply { status, content_range, content_length, content_type, accept_ranges, body: reply.bytes().unwrap().to_vec() }
+}
+
+#[test]
+fn the_media_link_answers_ranges_as_rfc_9110_says() {
+    let server = TestServer::start();
+    let customer = server.key().to_owned();
+    let tina = server.create_staff_key("tina", "transcriber", &["en"]);
+    let job_id = upload_perfect(&server, &customer, clips::SHORT, &[]);
+    let task_id = wait_for_task(&server, &tina, &job_id)["taskId"].as_str().unwrap().to_owned();
+    let media_url = detail(&server, &tina, &task_id)["mediaUrl"].as_str().unwrap().to_owned();
+    let file = std::fs::read(paths::corpus_file(clips::SHORT)).unwrap();
+    let n = file.len() as u64;
+
+    let whole = |range: &str, reply: &MediaReply| {
+        assert_eq!(reply.status, 200, "{range}: the whole file");
+        assert_eq!(reply.content_range, None, "{range}");
+        assert_eq!(reply.content_length, Some(n), "{range}");
+        assert!(reply.body == file, "{range}: the body is the file");
+    };
+    let part = |range: &str, reply: &MediaReply, first: u64, last: u64| {
+        assert_eq!(reply.status, 206, "{range}");
+        assert_eq!(reply.content_range.as_deref(), Some(format!("bytes {first}-{last}/{n}").as_str()), "{range}");
+        assert_eq!(reply.content_length, Some(last - first + 1), "{range}");
+        assert!(reply.body == file[first as usize..=last as usize], "{range}: the body is those bytes of the file");
+    };
+    let unsatisfiable = |range: &str, reply: &MediaReply| {
+        assert_eq!(reply.status, 416, "{range}");
+        assert_eq!(reply.content_range.as_deref(), Some(format!("bytes */{n}").as_str()), "{range}");
+        assert!(reply.content_type.starts_with("application/json"), "{range}: {}", reply.content_type);
+        let body: Value = serde_json::from_slice(&reply.body).unwrap();
+        assert_eq!((body["status"].as_u64(), body["error"].as_str()), (Some(416), Some("RANGE_NOT_SATISFIABLE")), "{range}: {body}");
+        assert!(body["message"].as_str().unwrap().contains(&format!("{n} bytes")), "{range}: {body}");
+    };
+
+    // No Range: the whole file, saying ranges are accepted, with the media's type.
+    let plain = get_media(&server, &media_url, &[]);
+    whole("no Range", &plain);
+    assert_eq!(plain.accept_ranges.as_deref(), Some("bytes"));
+    assert!(plain.content_type.starts_with("audio/"), "{}", plain.content_type);
+
+    for (range, first, last) in [
+        ("bytes=0-99".to_owned(), 0, 99),
+        // A last position past the end is cut to the last byte.
+        ("bytes=0-99999999".to_owned(), 0, n - 1),
+        (format!("bytes={}-", n - 10), n - 10, n - 1),
+        ("bytes=-100".to_owned(), n - 100, n - 1),
+        // A suffix longer than the file selects all of it.
+        ("bytes=-99999999".to_owned(), 0, n - 1),
+    ] {
+        let reply = get_media(&server, &media_url, &[("Range", &range)]);
+        part(&range, &reply, first, last);
+        assert_eq!(reply.accept_ranges.as_deref(), Some("bytes"), "{range}");
+    }
+    // Ranges that select no byte: 416 with the size.
+    for range in ["bytes=99999999-".to_owned(), format!("bytes={n}-"), "bytes=-0".to_owned()] {
+        unsatisfiable(&range, &get_media(&server, &media_url, &[("Range", &range)]));
+    }
+    // Invalid Range headers are ignored, and several ranges are answered with the whole file.
+    for range in ["bytes=5-2", "items=0-1", "bytes=abc", "bytes=0-1,5-9"] {
+        whole(range, &get_media(&server, &media_url, &[("Range", range)]));
+    }
+    // If-Range: the range applies to the version named, else the whole (new) file is sent.
+    let etag = server.http().get(&media_url).send().unwrap().headers()["etag"].to_str().unwrap().to_owned();
+    part("If-Range: current", &get_media(&server, &media_url, &[("Range", "bytes=0-9"), ("If-Range", &etag)]), 0, 9);
+    whole("If-Range: another", &get_media(&server, &media_url, &[("Range", "bytes=0-9"), ("If-Range", "\"other\"")]));
+}
+
 #[test]
 fn leases_expire_back_to_the_queue_and_a_restart_keeps_leases_and_drafts() {
     let mut server = TestServer::start_with(Options { extra_args: vec!["--task-lease".into(), "3s".into()], ..Options::default() });

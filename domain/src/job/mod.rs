@@ -83,7 +83,8 @@ pub enum JobCommand {
         media: Option<StoredMedia>,
     },
     /// Accept an upload the edge received, stored and probed: the job, its file and its
-    /// duration are recorded in one append, so nothing probes it again.
+    /// duration are recorded in one append, so nothing probes it again. A new job is `OPEN`:
+    /// media the server refuses (too long, unreadable) is refused by the edge, with no job.
     SubmitUpload {
         job_id: JobId,
         owner: UserName,
@@ -92,9 +93,6 @@ pub enum JobCommand {
         filename: String,
         media: StoredMedia,
         duration_ms: u64,
-        /// The `errorMsg` the job ends in at once (media longer than the operator accepts),
-        /// recorded in the same append, so no stage ever starts on it.
-        fails_with: Option<String>,
     },
     /// Accept a request for translated subtitles of an existing manual captions job, whose
     /// facts the caller looked up.
@@ -109,9 +107,13 @@ pub enum JobCommand {
         media: StoredMedia,
         at_ms: u64,
     },
-    /// The probed length of the media, in milliseconds.
+    /// The probed length of the media, in milliseconds. `fails_with` is the `errorMsg` the job
+    /// ends in when the media worker refuses what it probed (longer than the operator accepts,
+    /// or a balance that does not cover it): the length and the failure are one append, so the
+    /// job shows the probed length and no stage ever starts on it.
     RecordMediaProbed {
         duration_ms: u64,
+        fails_with: Option<String>,
         at_ms: u64,
     },
     StartTranscription {
@@ -288,10 +290,9 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
                 source,
                 media,
             } => Ok(submit(job_id, owner, at_ms, request, source, media)),
-            C::SubmitUpload { job_id, owner, at_ms, request, filename, media, duration_ms, fails_with } => {
+            C::SubmitUpload { job_id, owner, at_ms, request, filename, media, duration_ms } => {
                 let mut events = submit(job_id, owner, at_ms, request, NewMedia::Upload { filename }, Some(media));
                 events.push(E::MediaProbed { duration_ms, nr_audio_seconds: nr_audio_seconds(duration_ms), at_ms });
-                events.extend(fails_with.map(|error_msg| E::JobFailed { error_msg, at_ms }));
                 Ok(events)
             }
             C::RequestTranslation {
@@ -436,7 +437,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
                 at_ms,
             }])
         }
-        C::RecordMediaProbed { duration_ms, at_ms } => {
+        C::RecordMediaProbed { duration_ms, fails_with, at_ms } => {
             if state.media.is_none() {
                 return Err(JobRefusal::OutOfOrder(
                     "media must be stored before it is probed",
@@ -445,11 +446,13 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             if state.duration_ms.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the media duration"));
             }
-            Ok(vec![E::MediaProbed {
+            let mut events = vec![E::MediaProbed {
                 duration_ms,
                 nr_audio_seconds: nr_audio_seconds(duration_ms),
                 at_ms,
-            }])
+            }];
+            events.extend(fails_with.map(|error_msg| E::JobFailed { error_msg, at_ms }));
+            Ok(events)
         }
         C::StartTranscription { at_ms } => {
             if state.duration_ms.is_none() {

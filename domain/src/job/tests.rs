@@ -221,6 +221,7 @@ fn a_direct_job_walks_the_pipeline_to_done() {
         (
             JobCommand::RecordMediaProbed {
                 duration_ms: 11_000,
+                fails_with: None,
                 at_ms: 3,
             },
             Stage::Transcribe,
@@ -256,6 +257,7 @@ fn pipeline_steps_out_of_order_are_refused() {
     fresh()
         .when(JobCommand::RecordMediaProbed {
             duration_ms: 1,
+            fails_with: None,
             at_ms: 2,
         })
         .then_refused(JobRefusal::OutOfOrder(
@@ -303,6 +305,7 @@ fn a_repeated_pipeline_step_is_refused() {
     given::<JobAggregate>(history.clone())
         .when(JobCommand::RecordMediaProbed {
             duration_ms: 1,
+            fails_with: None,
             at_ms: 9,
         })
         .then_refused(JobRefusal::AlreadyRecorded("the media duration"));
@@ -884,23 +887,20 @@ fn an_unknown_version_is_an_error_naming_type_and_version() {
 }
 
 #[test]
-fn given_media_longer_than_allowed_when_uploaded_then_it_fails_in_the_same_decision() {
-    let cmd = JobCommand::SubmitUpload {
-        job_id: id("j1"),
-        owner: user("ann"),
-        at_ms: 1_000,
-        request: request(|_| {}),
-        filename: "long.wav".into(),
-        media: media(),
-        duration_ms: 100_000,
-        fails_with: Some("The media is 1 min 40 s long; this server accepts media of at most 1 minute".into()),
-    };
-    let events = decide(&JobState::default(), cmd).unwrap();
-    let types: Vec<_> = events.iter().map(|e| e.event_type()).collect();
-    assert_eq!(types, ["JobSubmitted", "MediaStored", "MediaProbed", "JobFailed"]);
-    let state = events.iter().fold(JobState::default(), evolve);
+fn given_stored_media_when_probed_and_refused_then_the_length_and_the_failure_are_one_decision() {
+    let mut history = submitted(request(|_| {}));
+    history.push(JobEvent::MediaStored { path: "media/j1".into(), bytes: 3_205_222, at_ms: 1_001 });
+    let refusal = "The media is 1 min 40 s long; this server accepts media of at most 1 minute";
+    let state = given::<JobAggregate>(history)
+        .when(JobCommand::RecordMediaProbed { duration_ms: 100_000, fails_with: Some(refusal.into()), at_ms: 1_002 })
+        .then([
+            JobEvent::MediaProbed { duration_ms: 100_000, nr_audio_seconds: 100, at_ms: 1_002 },
+            JobEvent::JobFailed { error_msg: refusal.into(), at_ms: 1_002 },
+        ]);
     assert_eq!(state.status(), Some(JobStatus::Error));
-    assert_eq!(state.stage(), Stage::Finished);
+    assert_eq!(state.stage(), Stage::Finished, "no stage starts on refused media");
+    let view = state.view().unwrap();
+    assert_eq!((view.nr_audio_seconds, view.error_msg.as_deref()), (100, Some(refusal)), "the job shows the probed length");
 }
 
 #[test]
@@ -913,7 +913,6 @@ fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
         filename: "talk.wav".into(),
         media: media(),
         duration_ms: 61_200,
-        fails_with: None,
     };
     let events = decide(&JobState::default(), cmd.clone()).unwrap();
     let types: Vec<_> = events.iter().map(|e| e.event_type()).collect();

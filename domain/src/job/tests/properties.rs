@@ -116,6 +116,7 @@ fn command(op: &Op, at_ms: u64) -> JobCommand {
         },
         Op::Probe(ms) => JobCommand::RecordMediaProbed {
             duration_ms: *ms,
+            fails_with: None,
             at_ms,
         },
         Op::Start => JobCommand::StartTranscription { at_ms },

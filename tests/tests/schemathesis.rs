@@ -69,6 +69,8 @@ fn schemathesis_finds_nothing_wrong_with_the_document_or_the_server() {
         out.status,
         server.logs()
     );
+    // Shown with `--nocapture`: the phases, the number of test cases and the run's duration.
+    println!("{stdout}");
     let summary = stdout.lines().rev().find(|l| l.contains(" in ") && l.contains('=')).unwrap_or_default();
     for bad in ["failure", "error"] {
         assert!(!summary.contains(bad), "schemathesis summary: {summary}\n{stdout}");

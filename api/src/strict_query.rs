@@ -5,6 +5,7 @@
 //! OpenAPI document ([`crate::routes::QueryParams`]), so the check and the document cannot
 //! disagree; the edge runs it before any handler.
 
+use crate::auth::API_KEY_PARAM;
 use crate::error::ApiError;
 use crate::routes::QueryParams;
 
@@ -13,7 +14,9 @@ pub fn check(params: &QueryParams, query: Option<&str>) -> Result<(), ApiError> 
     let Some(query) = query else { return Ok(()) };
     let mut seen: Vec<String> = Vec::new();
     for (name, _) in url::form_urlencoded::parse(query.as_bytes()) {
-        if !params.declared.iter().any(|d| *d == name) {
+        // The key is welcome everywhere once (a signed download link does not need it, and a
+        // client that sends it with every call is not wrong).
+        if name != API_KEY_PARAM && !params.declared.iter().any(|d| *d == name) {
             return Err(unknown(params, &name));
         }
         if seen.iter().any(|s| *s == name) {

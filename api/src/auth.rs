@@ -1,5 +1,8 @@
-//! Who is calling: the `apiKey` query parameter, looked up by its SHA-256 hash in the account
-//! read model (keys are never stored in clear), then the per-key rate limit.
+//! Who is calling: the API key, in the `apiKey` query parameter or as a Bearer token
+//! (`Authorization: Bearer <key>`, what generated clients send), looked up by its SHA-256 hash in
+//! the account read model (keys are never stored in clear), then the per-key rate limit. Both
+//! ways are one key: the same accounts, roles, rate limits and failed-key limits. A request that
+//! carries both with different keys is refused (400), not resolved by a preference.
 //!
 //! Guessing keys is limited per client address ([`FailedAuthLimits`]): every unknown key spends
 //! from the address's budget, and once it is spent the address gets 429 with `Retry-After`,
@@ -20,10 +23,11 @@ use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
-use poem::Request;
-use poem_openapi::SecurityScheme;
+use poem::http::header;
+use poem::{Request, RequestBody};
 use poem_openapi::payload::Json;
-use poem_openapi::auth::ApiKey;
+use poem_openapi::registry::{MetaSecurityScheme, Registry};
+use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
 use scribe_domain::ids::UserName;
 use scribe_domain::kinds::Role;
 
@@ -41,22 +45,155 @@ pub struct Caller {
     pub languages: Vec<String>,
 }
 
-/// The API key of a customer account, in the `apiKey` query parameter. A staff key is refused
-/// with 403.
-#[derive(SecurityScheme)]
-#[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_customer_key")]
+/// The name of the query parameter that carries the key.
+pub const API_KEY_PARAM: &str = "apiKey";
+/// The security schemes of the OpenAPI document: the key in the query, or as a Bearer token.
+/// Every secured operation accepts either.
+pub const API_KEY_SCHEME: &str = "ApiKeyAuth";
+pub const BEARER_SCHEME: &str = "BearerAuth";
+
+/// The API key of a customer account. A staff key is refused with 403.
 pub struct ApiKeyAuth(pub Caller);
 
-/// The API key of a staff account (transcriber or translator), in the `apiKey` query
-/// parameter. A customer key is refused with 403.
-#[derive(SecurityScheme)]
-#[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_staff_key")]
+/// The API key of a staff account (transcriber or translator). A customer key is refused with
+/// 403.
 pub struct StaffKeyAuth(pub Caller);
 
 /// Any valid API key, customer or staff (`GET /me`).
-#[derive(SecurityScheme)]
-#[oai(ty = "api_key", key_name = "apiKey", key_in = "query", checker = "check_key")]
 pub struct AnyKeyAuth(pub Caller);
+
+/// Declares both schemes; each extractor below checks whichever the request used.
+fn register_schemes(registry: &mut Registry) {
+    registry.create_security_scheme(
+        API_KEY_SCHEME,
+        MetaSecurityScheme {
+            ty: "apiKey",
+            description: Some("Your API key in the `apiKey` query parameter."),
+            name: Some(API_KEY_PARAM),
+            key_in: Some("query"),
+            scheme: None,
+            bearer_format: None,
+            flows: None,
+            openid_connect_url: None,
+        },
+    );
+    registry.create_security_scheme(
+        BEARER_SCHEME,
+        MetaSecurityScheme {
+            ty: "http",
+            description: Some(
+                "The same API key as a Bearer token: `Authorization: Bearer <key>`. Given with a \
+                 different `apiKey` in the query, the request is refused (400).",
+            ),
+            name: None,
+            key_in: None,
+            scheme: Some("bearer"),
+            bearer_format: Some("API key"),
+            flows: None,
+            openid_connect_url: None,
+        },
+    );
+}
+
+/// An extractor of the caller that accepts either scheme and applies `$check` to the account.
+macro_rules! key_extractor {
+    ($name:ident, $check:path) => {
+        impl<'a> ApiExtractor<'a> for $name {
+            const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::SecurityScheme];
+            type ParamType = ();
+            type ParamRawType = ();
+
+            fn register(registry: &mut Registry) {
+                register_schemes(registry);
+            }
+
+            fn security_schemes() -> Vec<&'static str> {
+                vec![API_KEY_SCHEME, BEARER_SCHEME]
+            }
+
+            async fn from_request(req: &'a Request, _body: &mut RequestBody, _: ExtractParamOptions<()>) -> poem::Result<Self> {
+                Ok($name($check(req).await?))
+            }
+        }
+    };
+}
+
+key_extractor!(ApiKeyAuth, check_customer_key);
+key_extractor!(StaffKeyAuth, check_staff_key);
+key_extractor!(AnyKeyAuth, check_key);
+
+/// Where a request's key came from, for the field its refusals name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySource {
+    /// The `apiKey` query parameter.
+    Query,
+    /// `Authorization: Bearer <key>`.
+    Bearer,
+}
+
+impl KeySource {
+    /// The parameter a refusal names: `apiKey`, or the `Authorization` header.
+    pub fn field(self) -> &'static str {
+        match self {
+            KeySource::Query => API_KEY_PARAM,
+            KeySource::Bearer => "Authorization",
+        }
+    }
+}
+
+/// The key a request presents and where it came from: the `apiKey` query parameter or a Bearer
+/// `Authorization` header (another scheme, such as Basic added by a proxy, is not a key).
+/// `None` when neither is given; a blank key is returned as given (empty), for the caller to
+/// count as a failed authentication. 400 when both carry keys and they differ, or when the
+/// header is given twice.
+pub fn presented_key(req: &Request) -> Result<Option<(String, KeySource)>, ApiError> {
+    let query = req
+        .uri()
+        .query()
+        .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == API_KEY_PARAM).map(|(_, v)| v.trim().to_owned()));
+    let mut headers = req.headers().get_all(header::AUTHORIZATION).iter();
+    let first = headers.next();
+    if headers.next().is_some() {
+        return Err(ApiError::invalid("Authorization", "The Authorization header is given twice; send it once"));
+    }
+    let bearer = match first {
+        None => None,
+        Some(value) => {
+            let value = value.to_str().map_err(|_| ApiError::invalid("Authorization", "The Authorization header is not readable text"))?;
+            let value = value.trim();
+            let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
+        }
+    };
+    Ok(match (query, bearer) {
+        (Some(q), Some(b)) if !q.is_empty() && !b.is_empty() && q != b => {
+            return Err(ApiError::invalid(
+                API_KEY_PARAM,
+                "The apiKey query parameter and the Authorization Bearer token are different keys; send one key, once",
+            ));
+        }
+        (Some(q), Some(b)) if q.is_empty() => Some((b, KeySource::Bearer)),
+        (Some(q), _) => Some((q, KeySource::Query)),
+        (None, Some(b)) => Some((b, KeySource::Bearer)),
+        (None, None) => None,
+    })
+}
+
+/// The refusal of a request without a key.
+pub fn key_required() -> ApiError {
+    ApiError::unauthorized(
+        "apiKey is required: pass your API key in the apiKey query parameter or as a Bearer token (Authorization: Bearer <key>)",
+    )
+}
+
+/// The refusal of an unknown or revoked key, naming where it was given.
+pub fn key_not_valid(source: KeySource) -> ApiError {
+    let message = match source {
+        KeySource::Query => "The apiKey is not valid (unknown or revoked)",
+        KeySource::Bearer => "The API key in the Authorization Bearer token is not valid (unknown or revoked)",
+    };
+    ApiError::new(poem::http::StatusCode::UNAUTHORIZED, message, Some(source.field().to_owned()))
+}
 
 /// Keys are stored and looked up by the hash that `scribe keys create` records.
 pub use scribe_actors::accounts::hash_api_key;
@@ -176,8 +313,8 @@ pub(crate) fn too_many_failures(retry_after_s: u64) -> ApiError {
     ApiError::TooManyRequests(Json(body), retry_after_s)
 }
 
-async fn check_customer_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
-    let caller = check_key(req, key).await?;
+async fn check_customer_key(req: &Request) -> poem::Result<Caller> {
+    let caller = check_key(req).await?;
     if caller.role.is_staff() {
         return Err(ApiError::new(
             poem::http::StatusCode::FORBIDDEN,
@@ -189,8 +326,8 @@ async fn check_customer_key(req: &Request, key: ApiKey) -> poem::Result<Caller> 
     Ok(caller)
 }
 
-async fn check_staff_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
-    let caller = check_key(req, key).await?;
+async fn check_staff_key(req: &Request) -> poem::Result<Caller> {
+    let caller = check_key(req).await?;
     if !caller.role.is_staff() {
         return Err(ApiError::new(
             poem::http::StatusCode::FORBIDDEN,
@@ -202,24 +339,25 @@ async fn check_staff_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
     Ok(caller)
 }
 
-async fn check_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
+async fn check_key(req: &Request) -> poem::Result<Caller> {
     let state = req.data::<Arc<ApiState>>().expect("ApiState is attached to every request");
     let limits = req.data::<Arc<RateLimits>>().expect("RateLimits are attached to every request");
     let failures = req.data::<Arc<FailedAuthLimits>>().expect("FailedAuthLimits are attached to every request");
     let client = client_address(req);
-    let key = key.key.trim();
+    // No key at all guesses nothing; a blank one counts as a failed attempt.
+    let Some((key, source)) = presented_key(req)? else { return Err(key_required().into()) };
     if key.is_empty() {
         failures.failed(client).map_err(too_many_failures)?;
-        return Err(ApiError::unauthorized("apiKey is required: pass your API key in the apiKey query parameter").into());
+        return Err(key_required().into());
     }
-    let hash = hash_api_key(key);
+    let hash = hash_api_key(&key);
     let account = state
         .read
         .account_by_key_hash(&hash)
         .map_err(|e| ApiError::unavailable(format!("Checking the apiKey failed ({e}); retry shortly")))?;
     let Some(account) = account else {
         failures.failed(client).map_err(too_many_failures)?;
-        return Err(ApiError::unauthorized("The apiKey is not valid (unknown or revoked)").into());
+        return Err(key_not_valid(source).into());
     };
     failures.admit(client, &hash).map_err(too_many_failures)?;
     limits.check(&hash).map_err(ApiError::rate_limited)?;

@@ -1,7 +1,12 @@
 //! The rules of every request parameter, written into the OpenAPI document so that it tells the
 //! whole truth: the enums, bounds, lengths and patterns the domain enforces (taken from the
 //! domain's own lists and constants, so the document and the checks cannot drift apart), which
-//! body fields are required, and which are nullable.
+//! body fields are required, which are nullable, and, in words, the rules between parameters
+//! that OpenAPI cannot state ([`cross_field_rule`]).
+//!
+//! Every enumerated value list is one named component schema (`Language`, `JobType`, ...),
+//! referenced by `$ref` from every parameter and body field that takes it, so that a generated
+//! client has one type per list rather than one per place.
 //!
 //! Handlers take plain strings and numbers and let the domain validate them (so that every
 //! refusal names its parameter in a sentence); poem-openapi cannot attach an `enum` to such a
@@ -45,21 +50,47 @@ fn all_target_languages() -> Vec<&'static str> {
     all
 }
 
+/// The named enum of the parameter or body field `name` in operation `operation_id` (or body
+/// schema), if it takes one of a list of values: the component's name and its values.
+pub fn enum_of(operation_id: &str, name: &str) -> Option<(&'static str, Vec<&'static str>)> {
+    let names = |all: &[&'static str]| all.to_vec();
+    Some(match name {
+        "language" => ("Language", Language::all().map(Language::code).collect()),
+        "transcriptionType" => ("TranscriptionType", TranscriptionType::ALL.iter().map(|v| v.as_str()).collect()),
+        "jobType" => ("JobType", JobType::ALL.iter().map(|v| v.as_str()).collect()),
+        "transcriptionStyle" => ("TranscriptionStyle", TranscriptionStyle::ALL.iter().map(|v| v.as_str()).collect()),
+        "turnaroundTime" => ("TurnaroundTime", TurnaroundTime::ALL.iter().map(|v| v.as_str()).collect()),
+        "status" if operation_id == "listJobs" => ("JobStatusFilter", names(&["OPEN", "ERROR", "DONE"])),
+        "sortBy" => ("GlossarySortField", GlossarySortField::ALL.iter().map(|v| v.as_str()).collect()),
+        "sortDirection" => ("SortDirection", SortDirection::ALL.iter().map(|v| v.as_str()).collect()),
+        "targetLanguage" if operation_id == "orderTranslatedSubtitles" => ("PerfectTargetLanguage", names(&PERFECT_TARGET_LANGUAGES)),
+        "targetLanguage" => ("TargetLanguage", all_target_languages()),
+        _ => return None,
+    })
+}
+
+/// What each enum component is, for its description.
+fn enum_description(component: &str) -> Option<&'static str> {
+    Some(match component {
+        "Language" => "A language code of the spec's table, or `auto` (detection).",
+        "TurnaroundTime" => "Calendar days from the job's creation to its deadline (manual jobs).",
+        "JobStatusFilter" => "The statuses the job list filters by.",
+        "GlossarySortField" => "The glossary field to sort by.",
+        "SortDirection" => "Sort order.",
+        "TargetLanguage" => "A translation target of either job type (the job type narrows it: see `targetLanguage`).",
+        "PerfectTargetLanguage" => "A translation target of manual (`perfect`) translations.",
+        _ => return None,
+    })
+}
+
 /// The rule of the parameter or body field `name` in operation `operation_id`, if it has one.
 pub fn rule(operation_id: &str, name: &str) -> Option<Value> {
+    if let Some((_, values)) = enum_of(operation_id, name) {
+        return Some(one_of(values));
+    }
     let rule = match name {
         "jobId" | "sourceJobId" | "glossaryId" => id_schema(),
         "callbackUrl" | "sourceUrl" => url_schema(),
-        "language" => one_of(Language::all().map(Language::code)),
-        "transcriptionType" => one_of(TranscriptionType::ALL.iter().map(|v| v.as_str())),
-        "jobType" => one_of(JobType::ALL.iter().map(|v| v.as_str())),
-        "transcriptionStyle" => one_of(TranscriptionStyle::ALL.iter().map(|v| v.as_str())),
-        "turnaroundTime" => one_of(TurnaroundTime::ALL.iter().map(|v| v.as_str())),
-        "status" if operation_id == "listJobs" => one_of(["OPEN", "ERROR", "DONE"]),
-        "sortBy" => one_of(GlossarySortField::ALL.iter().map(|v| v.as_str())),
-        "sortDirection" => one_of(SortDirection::ALL.iter().map(|v| v.as_str())),
-        "targetLanguage" if operation_id == "orderTranslatedSubtitles" => one_of(PERFECT_TARGET_LANGUAGES),
-        "targetLanguage" => one_of(all_target_languages()),
         "numberOfSpeakers" => integer(0, limits::MAX_SPEAKERS),
         "page" => integer(0, i64::MAX),
         "pageSize" => integer(1, limits::MAX_PAGE_SIZE),
@@ -67,6 +98,50 @@ pub fn rule(operation_id: &str, name: &str) -> Option<Value> {
         _ => return None,
     };
     Some(rule)
+}
+
+/// The operations that submit a job, whose parameters (query or body) depend on each other.
+const SUBMISSIONS: &[&str] = &["uploadMedia", "uploadMediaFromUrl", "UploadFromUrl"];
+
+/// The rule between `name` and the other parameters of a job submission, which OpenAPI 3.0 cannot
+/// state, as written into the parameter's description. Each is enforced by
+/// `scribe_domain::requests::JobParams::validate` with a 400 naming `name`.
+pub fn cross_field_rule(operation_id: &str, name: &str) -> Option<String> {
+    if !SUBMISSIONS.contains(&operation_id) {
+        return None;
+    }
+    Some(match name {
+        "targetLanguage" => "Rule: required with transcriptionType `translatedSubtitles`, and refused (400, field \
+            `targetLanguage`) with any other transcriptionType. The jobType chooses the list: `direct` da, en, es, fi, \
+            fr, it, nl, no, pt, ro, ru, sv, uk (of which this server offers those it has models for, `GET \
+            /capabilities`); `perfect` the spec's longer list. A target outside the job type's list is refused (400)."
+            .to_owned(),
+        "turnaroundTime" => "Rule: only with jobType `perfect`; with jobType `direct` (the default) it is refused \
+            (400, field `turnaroundTime`)."
+            .to_owned(),
+        "transcriptionStyle" => "Rule: only with transcriptionType `transcription` (the default); with `captions` \
+            or `translatedSubtitles` it is refused (400, field `transcriptionStyle`)."
+            .to_owned(),
+        "language" => {
+            let unrecognised: Vec<&str> =
+                Language::all().filter(|l| !l.is_supported_by_whisper()).map(Language::code).collect();
+            format!(
+                "Rule: with jobType `direct` (the default), a language the speech model cannot recognise ({}) is \
+                 refused (400, field `language`); use jobType `perfect`.",
+                unrecognised.join(", ")
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// `description` followed by `rule` (once).
+fn with_rule(description: Option<&str>, rule: &str) -> String {
+    match description.map(str::trim).filter(|d| !d.is_empty()) {
+        Some(d) if d.contains(rule) => d.to_owned(),
+        Some(d) => format!("{d}\n\n{rule}"),
+        None => rule.to_owned(),
+    }
 }
 
 /// The export and download bounds (`scribe_domain::transcript` subtitle parameters), which
@@ -190,17 +265,31 @@ pub fn complete(doc: &mut Value) {
                             && param.get("in").and_then(Value::as_str) == Some("query")
                             && param.get("required").and_then(Value::as_bool) != Some(true);
                         if let Some(schema) = param.get_mut("schema") {
-                            merge(schema, rule);
+                            match enum_of(&operation_id, &name) {
+                                Some((component, _)) => *schema = component_ref(component),
+                                None => merge(schema, rule),
+                            }
                         }
                         if empty_is_absent {
                             param["allowEmptyValue"] = Value::Bool(true);
                         }
+                    }
+                    if let Some(text) = cross_field_rule(&operation_id, &name) {
+                        param["description"] = Value::String(with_rule(param.get("description").and_then(Value::as_str), &text));
                     }
                 }
             }
         }
     }
     let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else { return };
+    for (component, values) in enum_components() {
+        let schema = schemas.entry(component).or_insert_with(|| json!({}));
+        schema["type"] = json!("string");
+        schema["enum"] = json!(values);
+        if let Some(description) = enum_description(component) {
+            schema["description"] = json!(description);
+        }
+    }
     for (schema_name, schema) in schemas.iter_mut() {
         let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else { continue };
         let body = body_rules(schema_name);
@@ -216,10 +305,39 @@ pub fn complete(doc: &mut Value) {
             let names: Vec<String> = props.keys().cloned().collect();
             for name in names {
                 let prop = props.get_mut(&name).expect("a listed key");
-                if let Some(rule) = rule(schema_name, &name) {
-                    merge(prop, rule);
+                match (enum_of(schema_name, &name), rule(schema_name, &name)) {
+                    // `allOf` keeps the description beside the reference (and `nullable` below).
+                    (Some((component, _)), _) => {
+                        let description = prop.get("description").cloned();
+                        *prop = json!({"allOf": [component_ref(component)]});
+                        if let Some(d) = description {
+                            prop["description"] = d;
+                        }
+                    }
+                    (None, Some(rule)) => merge(prop, rule),
+                    (None, None) => {}
+                }
+                if let Some(text) = cross_field_rule(schema_name, &name) {
+                    prop["description"] = Value::String(with_rule(prop.get("description").and_then(Value::as_str), &text));
                 }
             }
+        }
+        // A saved document has at least one word (`scribe_domain::editing::validate_document`):
+        // at least one segment, each with at least one word, and so at least one speaker.
+        match schema_name.as_str() {
+            "WorkDocument" => {
+                for field in ["speakers", "segments"] {
+                    if let Some(p) = props.get_mut(field) {
+                        p["minItems"] = json!(1);
+                    }
+                }
+            }
+            "WorkSegment" => {
+                if let Some(p) = props.get_mut("words") {
+                    p["minItems"] = json!(1);
+                }
+            }
+            _ => {}
         }
         let required: Vec<String> = schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)).collect();
         let Some(obj) = schema.as_object_mut() else { continue };
@@ -231,6 +349,8 @@ pub fn complete(doc: &mut Value) {
                 }
             }
             obj.insert("required".into(), json!(all));
+            // Read strictly: a field the schema does not have is refused (serde's `deny_unknown_fields`).
+            obj.insert("additionalProperties".into(), Value::Bool(false));
             // Optional fields of a request body may be sent as null, read as "not given".
             let props = obj.get_mut("properties").and_then(Value::as_object_mut).expect("checked above");
             for (name, prop) in props.iter_mut() {
@@ -253,6 +373,27 @@ pub fn complete(doc: &mut Value) {
     }
 }
 
+fn component_ref(component: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{component}")})
+}
+
+/// Every enum component, from the parameters that take one.
+fn enum_components() -> Vec<(&'static str, Vec<&'static str>)> {
+    let places = [
+        ("", "language"),
+        ("", "transcriptionType"),
+        ("", "jobType"),
+        ("", "transcriptionStyle"),
+        ("", "turnaroundTime"),
+        ("listJobs", "status"),
+        ("", "sortBy"),
+        ("", "sortDirection"),
+        ("orderTranslatedSubtitles", "targetLanguage"),
+        ("", "targetLanguage"),
+    ];
+    places.into_iter().filter_map(|(operation_id, name)| enum_of(operation_id, name)).collect()
+}
+
 fn nullable(schema: &mut Map<String, Value>, field: &str) {
     if let Some(p) = schema.get_mut("properties").and_then(|p| p.get_mut(field)).and_then(Value::as_object_mut) {
         p.insert("nullable".into(), Value::Bool(true));
@@ -270,9 +411,23 @@ mod tests {
         let param = |path: &str, method: &str, name: &str| -> Value {
             doc["paths"][path][method]["parameters"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()["schema"].clone()
         };
+        let component = |schema: Value| -> Value {
+            let name = schema["$ref"].as_str().or_else(|| schema["allOf"][0]["$ref"].as_str()).expect("a reference").to_owned();
+            doc.pointer(name.trim_start_matches('#')).expect("the component exists").clone()
+        };
         assert_eq!(param("/jobs", "get", "pageSize")["maximum"], 100);
-        assert_eq!(param("/jobs", "get", "status")["enum"], json!(["OPEN", "ERROR", "DONE"]));
-        assert!(param("/jobs/upload-media", "post", "language")["enum"].as_array().unwrap().contains(&json!("fr-ca")));
+        assert_eq!(component(param("/jobs", "get", "status"))["enum"], json!(["OPEN", "ERROR", "DONE"]));
+        assert!(component(param("/jobs/upload-media", "post", "language"))["enum"].as_array().unwrap().contains(&json!("fr-ca")));
+        // One component per list, referenced from the query and the body alike.
+        assert_eq!(param("/jobs/upload-media", "post", "jobType"), json!({"$ref": "#/components/schemas/JobType"}));
+        let url_job = &doc["components"]["schemas"]["UploadFromUrl"]["properties"];
+        assert_eq!(url_job["jobType"]["allOf"], json!([{"$ref": "#/components/schemas/JobType"}]));
+        assert_eq!(url_job["jobType"]["nullable"], true);
+        assert_eq!(doc["components"]["schemas"]["JobType"]["enum"], json!(["perfect", "direct"]));
+        assert_eq!(doc["components"]["schemas"]["UploadFromUrl"]["additionalProperties"], false);
+        let style = doc["paths"]["/jobs/upload-media"]["post"]["parameters"].as_array().unwrap().iter().find(|p| p["name"] == "transcriptionStyle").unwrap().clone();
+        assert!(style["description"].as_str().unwrap().contains("Rule: only with transcriptionType `transcription`"), "{style}");
+        assert!(url_job["turnaroundTime"]["description"].as_str().unwrap().contains("Rule: only with jobType `perfect`"));
         assert_eq!(param("/jobs/upload-media", "post", "numberOfSpeakers")["type"], "integer");
         assert_eq!(param("/jobs/export-srt", "get", "maxCharsPerRow")["minimum"], 30);
         let schemas = &doc["components"]["schemas"];

@@ -1,5 +1,7 @@
-//! What happens to every request around its handler: the 406 check against the operation's
-//! media types (after the API key: an unauthenticated request is told 401 first), the body cap of non-upload endpoints (413), the common error body for errors
+//! What happens to every request around its handler: the strict query check (a parameter the
+//! operation does not take, or one given twice: 400, see `strict_query`), the 406 check against
+//! the operation's media types (both after the API key: an unauthenticated request is told 401
+//! first), the body cap of non-upload endpoints (413), the common error body for errors
 //! poem raised itself (with `Allow` on a 405), the access log line (debug; warn for server errors), and the latency metric.
 //! It also tells the connection that a request is in flight, and puts the body timeout on the
 //! request body (408 when the body stops arriving; see [`crate::connections`]).
@@ -13,18 +15,22 @@ use poem::http::{HeaderValue, StatusCode, header};
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 use tokio::io::AsyncReadExt;
 
-use crate::auth::{FailedAuthLimits, client_address, hash_api_key, too_many_failures};
+use crate::auth::{API_KEY_PARAM, FailedAuthLimits, client_address, hash_api_key, key_not_valid, key_required, presented_key, too_many_failures};
 use crate::connections::StallGuard;
 use crate::error::{ApiError, ErrorCode, error_response, render_poem_error};
 use crate::state::ApiState;
 use crate::metrics::Metrics;
 use crate::negotiate::acceptable;
 use crate::routes::{RouteEntry, RouteTable};
+use crate::strict_query;
 
 /// Paths outside the OpenAPI document that get their own metrics label.
 const FIXED_ROUTES: &[&str] = &["/metrics", "/health", "/api/openapi.json"];
 /// The one endpoint whose body is not capped here (it enforces its own, larger cap while streaming).
 const UPLOAD_ROUTE: &str = "/api/jobs/upload-media";
+/// How much of a refused upload's body is read (and dropped) so that the client, still sending,
+/// receives the answer rather than a reset connection.
+const UPLOAD_DRAIN_BYTES: u64 = 64 << 20;
 
 pub struct Edge {
     routes: RouteTable,
@@ -49,7 +55,10 @@ impl Edge {
         let in_flight = self.state.connections.request_started(req.remote_addr());
         let stalled = self.guard_body(&mut req);
         let mut response = match self.admit(&mut req, route).await {
-            Err(refused) => refused.into_response(),
+            Err(refused) => {
+                self.drain(&mut req, route).await;
+                refused.into_response()
+            }
             Ok(()) => match ep.call(req).await {
                 Ok(output) => output.into_response(),
                 Err(err) => render_poem_error(err, route.map(RouteEntry::allow).as_deref()),
@@ -105,6 +114,16 @@ impl Edge {
     /// the operation answers with (406), or whose body is over the cap (413).
     async fn admit(&self, req: &mut Request, route: Option<&RouteEntry>) -> Result<(), ApiError> {
         let Some(route) = route else { return Ok(()) };
+        if let Some(params) = route.query_params(req.method()) {
+            let query = req.uri().query();
+            if let Err(refused) = strict_query::check(params, query) {
+                // Who is asking comes first, unless the key itself is given twice.
+                if route.is_secured(req.method()) && !strict_query::repeats(query, API_KEY_PARAM) {
+                    self.require_known_key(req)?;
+                }
+                return Err(refused);
+            }
+        }
         if let Some(produces) = route.produces(req.method()).filter(|p| !p.is_empty()) {
             if let Some(accept) = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()) {
                 if !acceptable(accept, produces) {
@@ -129,29 +148,40 @@ impl Edge {
         Ok(())
     }
 
-    /// 401 unless the request carries an `apiKey` of some account (roles and rate limits are
-    /// the handler's business; this only decides whether 406 may be told).
+    /// 401 unless the request carries the key of some account, in `apiKey` or as a Bearer token
+    /// (roles and rate limits are the handler's business; this only decides whether another
+    /// refusal may be told).
     fn require_known_key(&self, req: &Request) -> Result<(), ApiError> {
-        let key = req
-            .uri()
-            .query()
-            .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "apiKey").map(|(_, v)| v.into_owned()))
-            .unwrap_or_default();
-        let key = key.trim();
         let client = client_address(req);
+        let Some((key, source)) = presented_key(req)? else { return Err(key_required()) };
         if key.is_empty() {
             self.failed_auth.failed(client).map_err(too_many_failures)?;
-            return Err(ApiError::unauthorized("apiKey is required: pass your API key in the apiKey query parameter"));
+            return Err(key_required());
         }
-        let hash = hash_api_key(key);
+        let hash = hash_api_key(&key);
         match self.state.read.account_by_key_hash(&hash) {
             Ok(Some(_)) => self.failed_auth.admit(client, &hash).map_err(too_many_failures),
             Ok(None) => {
                 self.failed_auth.failed(client).map_err(too_many_failures)?;
-                Err(ApiError::unauthorized("The apiKey is not valid (unknown or revoked)"))
+                Err(key_not_valid(source))
             }
             Err(e) => Err(ApiError::unavailable(format!("Checking the apiKey failed ({e}); retry shortly"))),
         }
+    }
+
+    /// Reads and drops the body of a refused request (up to the route's cap), so that a client
+    /// still sending it hears the refusal.
+    async fn drain(&self, req: &mut Request, route: Option<&RouteEntry>) {
+        let limit = match route {
+            Some(r) if r.template == UPLOAD_ROUTE => UPLOAD_DRAIN_BYTES,
+            _ => self.max_body_bytes,
+        };
+        let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > limit) {
+            return;
+        }
+        let mut sink = tokio::io::sink();
+        let _ = tokio::io::copy(&mut Box::pin(req.take_body().into_async_read().take(limit)), &mut sink).await;
     }
 
     async fn cap_body(&self, req: &mut Request, max_body_bytes: u64) -> Result<(), ApiError> {

@@ -350,7 +350,7 @@ fn translate(err: &poem::Error, status: StatusCode) -> ApiError {
         return ApiError::invalid_body(format!("The request body is invalid: {}", e.reason));
     }
     if err.downcast_ref::<oai::AuthorizationError>().is_some() {
-        return ApiError::unauthorized("apiKey is required: pass your API key in the apiKey query parameter");
+        return crate::auth::key_required();
     }
     if let Some(e) = err.downcast_ref::<oai::ContentTypeError>() {
         return ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, content_type_message(e), None);

@@ -195,13 +195,13 @@ impl JobsApi {
         &self,
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
-        /// The jobId of a finished manual captions job of yours.
+        /// Required: the jobId of a finished manual captions job of yours.
         #[oai(name = "sourceJobId")]
-        source_job_id: Query<Option<String>>,
-        /// pl, en, ru, fr-ca, ca, zh, ga, hu, pt, da, de-at, fr, nl, en-au, ko, it, de, fi, cmn,
-        /// ja, de-ch, en-us, ro, pt-br, nl-be, cs, no, sv, en-uk, es.
+        source_job_id: Query<String>,
+        /// Required: pl, en, ru, fr-ca, ca, zh, ga, hu, pt, da, de-at, fr, nl, en-au, ko, it, de,
+        /// fi, cmn, ja, de-ch, en-us, ro, pt-br, nl-be, cs, no, sv, en-uk, es.
         #[oai(name = "targetLanguage")]
-        target_language: Query<Option<String>>,
+        target_language: Query<String>,
         /// ONE_DAY, TWO_DAYS, THREE_DAYS, FOUR_DAYS, FIVE_DAYS, SEVEN_DAYS (default), TEN_DAYS,
         /// FOURTEEN_DAYS (calendar days).
         #[oai(name = "turnaroundTime")]
@@ -214,8 +214,8 @@ impl JobsApi {
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;
         let request = TranslationParams {
-            source_job_id: source_job_id.0,
-            target_language: target_language.0,
+            source_job_id: Some(source_job_id.0),
+            target_language: Some(target_language.0),
             turnaround_time: turnaround_time.0,
             callback_url: callback_url.0,
             notes: notes.0,

@@ -1,5 +1,5 @@
 //! Scribe's HTTP edge: the endpoints of the API under `/api` (poem-openapi), authentication by
-//! `apiKey`, one JSON error body for every error, rate limits, the OpenAPI document
+//! API key (`apiKey` or a Bearer token), strict query strings, one JSON error body for every error, rate limits, the OpenAPI document
 //! (`/api/openapi.json`), Swagger UI (`/api/docs`, served offline), `/metrics` and `/health`.
 //!
 //! Handlers stay thin: parse, let the domain validate, send a command or query a read model,
@@ -46,6 +46,7 @@ pub mod refusals;
 pub mod routes;
 pub mod state;
 pub mod strict_json;
+pub mod strict_query;
 pub mod submit;
 pub mod upload;
 pub mod webapp;
@@ -92,7 +93,9 @@ pub enum ApiTags {
 type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi);
 
 const DESCRIPTION: &str = "Transcription and subtitling. Every endpoint takes the API key in the `apiKey` query \
-parameter. Errors share one body: `{\"status\": 400, \"error\": \"INVALID_PARAMETER\", \"message\": \"...\", \
+parameter or as a Bearer token (`Authorization: Bearer <key>`); both at once must be the same key (else 400). \
+Query strings are strict: a parameter an endpoint does not take, or one given twice, is a 400 naming it. \
+Errors share one body: `{\"status\": 400, \"error\": \"INVALID_PARAMETER\", \"message\": \"...\", \
 \"field\": \"numberOfSpeakers\"}` (`field` only when one parameter is at fault). Successful calls answer 200. \
 Another account's job or glossary answers 403, an unknown one 404, a deleted one 410. A `glossaryId` given \
 at upload follows the same rule (404/403/410, field `glossaryId`). Rate limit: per API key, 20 requests per \

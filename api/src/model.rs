@@ -143,7 +143,7 @@ pub struct Glossary {
 /// Body of `POST /glossary` and `PUT /glossary/{glossaryId}`. `id`, `userName` and `created`
 /// are set by the service.
 #[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[oai(rename_all = "camelCase", rename = "UserGlossary")]
 pub struct UserGlossary {
     /// Required; at most 60 characters. (Optional in the schema so that a missing name is
@@ -157,7 +157,7 @@ pub struct UserGlossary {
 
 /// A GlossaryItem as sent.
 #[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[oai(rename_all = "camelCase")]
 pub struct UserGlossaryItem {
     /// Required; at most 60 characters (checked by the service, which names the entry).
@@ -169,7 +169,7 @@ pub struct UserGlossaryItem {
 /// Body of `POST /jobs/upload-media-from-url`. Every field but `sourceUrl` is optional and has
 /// the same meaning, default and allowed values as the query parameter of `upload-media`.
 #[derive(Object, serde::Deserialize, Debug, Clone, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[oai(rename_all = "camelCase")]
 pub struct UploadFromUrl {
     /// Required: http(s) URL of the media file, publicly reachable or presigned; at most 16 GB.
@@ -188,12 +188,13 @@ pub struct UploadFromUrl {
     /// The id of one of your glossaries.
     pub glossary_id: Option<String>,
     /// `cleanread` (default: without fillers such as "um"/"uh", stutters and false starts) or
-    /// `verbatim` (keeps them); transcriptionType `transcription` only.
+    /// `verbatim` (keeps them). Captions and subtitles are always clean read.
     pub transcription_style: Option<String>,
-    /// Manual jobs only: ONE_DAY ... FOURTEEN_DAYS; default FIVE_DAYS, SEVEN_DAYS for translatedSubtitles.
+    /// ONE_DAY ... FOURTEEN_DAYS: calendar days to the deadline; default FIVE_DAYS, SEVEN_DAYS for
+    /// translatedSubtitles.
     pub turnaround_time: Option<String>,
-    /// Required for and only for translatedSubtitles; the allowed list depends on jobType. For
-    /// direct jobs, the targets this server has models for (`GET /capabilities`); others 400.
+    /// The language of the translated subtitles (for direct jobs, the targets this server has
+    /// models for: `GET /capabilities`).
     pub target_language: Option<String>,
     /// Beyond the spec: delete the job's media and transcripts this many seconds after it
     /// ends (`DONE` or `ERROR`), 1 to 315360000 (ten years); the server's own retention, if

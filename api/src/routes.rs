@@ -1,6 +1,7 @@
 //! The API's routes as the OpenAPI document declares them: for a request path, which template it
 //! matches (a low-cardinality label for metrics), which methods the path allows (the `Allow`
-//! header of a 405) and which media types each operation answers with (the 406 check). Built
+//! header of a 405), which media types each operation answers with (the 406 check) and which
+//! query parameters it takes (the strict query check of `strict_query`). Built
 //! from the document itself, so endpoints added later (exports, ...) are covered with no edit here.
 
 use poem::http::Method;
@@ -16,6 +17,16 @@ pub struct RouteEntry {
     operations: Vec<(Method, Vec<String>)>,
     /// The methods whose operation needs an API key.
     secured: Vec<Method>,
+    /// Each method with the query parameters its operation takes.
+    queries: Vec<(Method, QueryParams)>,
+}
+
+/// The query parameters an operation declares (a key scheme in the query counts as one), and
+/// the fields of its JSON body, for telling a client that put a body field in the query.
+#[derive(Debug, Clone, Default)]
+pub struct QueryParams {
+    pub declared: Vec<String>,
+    pub body_fields: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +49,11 @@ impl RouteEntry {
     /// Whether `method` on this path needs an API key (its operation declares `security`).
     pub fn is_secured(&self, method: &Method) -> bool {
         self.secured.contains(method)
+    }
+
+    /// The query parameters `method` on this path takes; `None` if the path has no such operation.
+    pub fn query_params(&self, method: &Method) -> Option<&QueryParams> {
+        self.queries.iter().find(|(m, _)| m == method).map(|(_, q)| q)
     }
 
     fn matches(&self, segments: &[&str]) -> bool {
@@ -68,15 +84,17 @@ impl RouteTable {
                 .collect();
             let mut operations = Vec::new();
             let mut secured = Vec::new();
+            let mut queries = Vec::new();
             for (method, op) in item.as_object().into_iter().flatten() {
                 let Ok(method) = Method::from_bytes(method.to_ascii_uppercase().as_bytes()) else { continue };
                 if op.get("security").and_then(Value::as_array).is_some_and(|s| !s.is_empty()) {
                     secured.push(method.clone());
                 }
+                queries.push((method.clone(), query_params(spec, op)));
                 operations.push((method, success_media_types(op)));
             }
             operations.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-            routes.push(RouteEntry { template, segments, operations, secured });
+            routes.push(RouteEntry { template, segments, operations, secured, queries });
         }
         RouteTable { routes }
     }
@@ -93,6 +111,42 @@ impl RouteTable {
 
 fn split(path: &str) -> Vec<&str> {
     path.split('/').filter(|s| !s.is_empty()).collect()
+}
+
+/// The query parameters of `op`: its `in: query` parameters, the query names of the key schemes
+/// it accepts, and the properties of its JSON body schema.
+fn query_params(spec: &Value, op: &Value) -> QueryParams {
+    let mut declared: Vec<String> = op
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|p| p.get("in").and_then(Value::as_str) == Some("query"))
+        .filter_map(|p| p.get("name").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    let schemes = spec.pointer("/components/securitySchemes");
+    for requirement in op.get("security").and_then(Value::as_array).into_iter().flatten() {
+        for name in requirement.as_object().into_iter().flat_map(|r| r.keys()) {
+            let scheme = schemes.and_then(|s| s.get(name));
+            let in_query = scheme.and_then(|s| s.get("in")).and_then(Value::as_str) == Some("query");
+            if let Some(param) = scheme.and_then(|s| s.get("name")).and_then(Value::as_str).filter(|_| in_query) {
+                if !declared.iter().any(|d| d == param) {
+                    declared.push(param.to_owned());
+                }
+            }
+        }
+    }
+    let body_fields = op
+        .pointer("/requestBody/content")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|content| content.iter())
+        .filter(|(content_type, _)| content_type.starts_with("application/json"))
+        .filter_map(|(_, media)| media.pointer("/schema/$ref").and_then(Value::as_str))
+        .filter_map(|reference| reference.strip_prefix('#').and_then(|pointer| spec.pointer(pointer)))
+        .flat_map(|schema| schema.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.keys().cloned()))
+        .collect();
+    QueryParams { declared, body_fields }
 }
 
 fn success_media_types(op: &Value) -> Vec<String> {
@@ -135,5 +189,28 @@ mod tests {
         assert!(t.find("/api/glossary").is_none());
         assert!(t.find("/api/nothing").is_none());
         assert_eq!(t.find("/api/jobs/status").unwrap().template, "/api/jobs/status");
+    }
+
+    #[test]
+    fn an_operation_takes_its_query_parameters_its_query_key_and_names_its_body_fields() {
+        let spec = serde_json::json!({
+            "components": {
+                "securitySchemes": {"ApiKeyAuth": {"type": "apiKey", "in": "query", "name": "apiKey"},
+                                    "BearerAuth": {"type": "http", "scheme": "bearer"}},
+                "schemas": {"Body": {"type": "object", "properties": {"sourceUrl": {}, "language": {}}}},
+            },
+            "paths": {"/jobs/url": {"post": {
+                "parameters": [{"name": "dryRun", "in": "query"}, {"name": "X-Trace", "in": "header"}],
+                "security": [{"ApiKeyAuth": []}, {"BearerAuth": []}],
+                "requestBody": {"content": {"application/json; charset=utf-8": {"schema": {"$ref": "#/components/schemas/Body"}}}},
+                "responses": {},
+            }}},
+        });
+        let t = RouteTable::from_spec("/api", &spec);
+        let q = t.find("/api/jobs/url").unwrap().query_params(&Method::POST).unwrap();
+        assert_eq!(q.declared, ["dryRun", "apiKey"]);
+        let mut body_fields = q.body_fields.clone();
+        body_fields.sort();
+        assert_eq!(body_fields, ["language", "sourceUrl"]);
     }
 }

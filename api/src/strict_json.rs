@@ -1,8 +1,9 @@
 //! JSON request bodies read strictly. poem-openapi's `Json<T>` turns `{"name": false}` into the
 //! string "false" and `[1, true]` into `["1", "true"]`; a client that sent the wrong type has a
 //! bug it deserves to hear about. [`StrictJson`] documents the same schema as `Json<T>` but reads
-//! the body with serde, which refuses a value of the wrong JSON type, and answers 400 naming the
-//! field (`name`, `items[2].description`) in a sentence.
+//! the body with serde, which refuses a value of the wrong JSON type (and, for the types marked
+//! `deny_unknown_fields`, a field the schema does not have), and answers 400 naming the field
+//! (`name`, `items[2].description`) in a sentence.
 
 use poem::{FromRequest, Request, RequestBody};
 use poem_openapi::payload::{ParsePayload, Payload};
@@ -61,7 +62,12 @@ pub fn parse<T: DeserializeOwned>(data: &[u8]) -> Result<T, ApiError> {
             let what = inner.to_string();
             return ApiError::invalid_body(format!("The request body is not a valid JSON object: {what}"));
         }
-        ApiError::invalid(&path, format!("{path} has the wrong type: {}", describe(&inner.to_string())))
+        let message = inner.to_string();
+        let message = message.split(" at line ").next().unwrap_or(&message);
+        if let Some(expected) = message.strip_prefix("unknown field ").and_then(|rest| rest.split_once(", expected ")).map(|(_, e)| e) {
+            return ApiError::invalid(&path, format!("{path} is not a field of this body (expected {expected})"));
+        }
+        ApiError::invalid(&path, format!("{path} has the wrong type: {}", describe(message)))
     })
 }
 
@@ -119,5 +125,10 @@ mod tests {
         let ok = parse::<UserGlossary>(br#"{"name": "x", "names": ["a"], "items": null}"#).unwrap();
         assert_eq!(ok.name.as_deref(), Some("x"));
         assert_eq!(parse::<UserGlossary>(b"{").err().unwrap().body().field, None);
+        let err = parse::<UserGlossary>(br#"{"name": "x", "userName": "ann"}"#).err().unwrap();
+        assert_eq!(err.body().field.as_deref(), Some("userName"));
+        assert_eq!(err.body().message, "userName is not a field of this body (expected one of `name`, `names`, `items`)");
+        let err = parse::<UserGlossary>(br#"{"name": "x", "items": [{"name": "a", "color": "red"}]}"#).err().unwrap();
+        assert_eq!(err.body().field.as_deref(), Some("items[0].color"));
     }
 }

@@ -119,18 +119,16 @@ impl UploadApi {
         #[oai(name = "glossaryId")]
         glossary_id: Query<Option<String>>,
         /// `cleanread` (default: without fillers such as "um"/"uh", stutters and false starts) or
-        /// `verbatim` (keeps them: Whisper is prompted to write what was said); transcriptionType
-        /// `transcription` only (captions and subtitles are clean read).
+        /// `verbatim` (keeps them: Whisper is prompted to write what was said). Captions and
+        /// subtitles are always clean read.
         #[oai(name = "transcriptionStyle")]
         transcription_style: Query<Option<String>>,
-        /// Manual jobs only: ONE_DAY, TWO_DAYS, THREE_DAYS, FOUR_DAYS, FIVE_DAYS (default),
-        /// SEVEN_DAYS (default for translatedSubtitles), TEN_DAYS, FOURTEEN_DAYS.
+        /// ONE_DAY, TWO_DAYS, THREE_DAYS, FOUR_DAYS, FIVE_DAYS (default), SEVEN_DAYS (default for
+        /// translatedSubtitles), TEN_DAYS, FOURTEEN_DAYS: calendar days to the deadline.
         #[oai(name = "turnaroundTime")]
         turnaround_time: Query<Option<String>>,
-        /// Required for and only for translatedSubtitles. jobType direct: da, en, es, fi, fr,
-        /// it, nl, no, pt, ro, ru, sv, uk, of which this server offers those it has models for
-        /// (`GET /capabilities`: `en` always, `pt` with the standard models; others 400);
-        /// jobType perfect: the spec's longer list.
+        /// The language of the translated subtitles (this server's direct targets: `en` always,
+        /// `pt` with the standard models, others with their models; see `GET /capabilities`).
         #[oai(name = "targetLanguage")]
         target_language: Query<Option<String>>,
         /// Beyond the spec: delete the job's media and transcripts this many seconds after it

@@ -28,17 +28,20 @@
     return q;
   }
 
+  // The key travels in the Authorization header, not in URLs (which end up in logs and history).
+  const authorization = () => `Bearer ${sessionStorage.getItem(KEY) || ""}`;
+
   async function api(method, path, { params, json, raw } = {}) {
     const q = query(params);
-    q.set("apiKey", sessionStorage.getItem(KEY) || "");
-    const init = { method, headers: {} };
+    const init = { method, headers: { Authorization: authorization() } };
     if (json !== undefined) {
       init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(json);
     }
     let response;
     try {
-      response = await fetch(`/api${path}?${q}`, init);
+      const search = q.toString();
+      response = await fetch(search ? `/api${path}?${search}` : `/api${path}`, init);
     } catch (e) {
       throw new ApiError(0, { message: `The server could not be reached (${e.message}).` });
     }
@@ -301,11 +304,11 @@
       show(err, null);
       if (!chosen) return show(err, new Error("Choose a file first."));
       const q = query(opts.read());
-      q.set("apiKey", sessionStorage.getItem(KEY));
       const data = new FormData();
       data.append("file", chosen, chosen.name);
       const xhr = new XMLHttpRequest();
       xhr.open("POST", `/api/jobs/upload-media?${q}`);
+      xhr.setRequestHeader("Authorization", authorization());
       progress.hidden = false;
       send.disabled = true;
       xhr.upload.onprogress = (e) => {

@@ -3,7 +3,8 @@
 //! translator works against. The work API applies them before a revision is stored.
 //!
 //! A saved document has the export-JSON shape ([`Transcript`]). It is valid when it has at
-//! least one word, every word has text and times inside the media, words run in time order,
+//! least one word and every segment has at least one (an empty transcript is not an edit: a job
+//! whose words should all go is deleted), every word has text and times inside the media, words run in time order,
 //! every segment's speaker is declared once, and highlights lie inside the media.
 
 use crate::error::ValidationError;
@@ -46,6 +47,12 @@ pub fn validate_document(doc: &Transcript, duration_s: f64) -> Result<(), Valida
                     "document.segments[{s}].speaker {:?} is not declared in document.speakers",
                     segment.speaker
                 ),
+            ));
+        }
+        if segment.words.is_empty() {
+            return Err(ValidationError::new(
+                format!("document.segments[{s}].words"),
+                format!("document.segments[{s}].words is empty: a segment holds at least one word (leave out a segment with none)"),
             ));
         }
         for (w, word) in segment.words.iter().enumerate() {
@@ -188,7 +195,13 @@ mod tests {
             refused_field(&doc(vec![word(2.0, 2.5, "b"), word(1.0, 1.5, "a")])),
             "document.segments[0].words[1].start"
         );
-        assert_eq!(refused_field(&doc(vec![])), "document.segments");
+        let mut no_segments = doc(vec![]);
+        no_segments.segments.clear();
+        assert_eq!(refused_field(&no_segments), "document.segments");
+        assert_eq!(refused_field(&doc(vec![])), "document.segments[0].words");
+        let mut empty_turn = doc(vec![]);
+        empty_turn.segments.push(Segment { speaker: "S1".into(), words: vec![word(0.5, 1.0, "x")] });
+        assert_eq!(refused_field(&empty_turn), "document.segments[0].words", "every segment holds a word");
         let mut undeclared = doc(vec![word(0.5, 1.0, "x")]);
         undeclared.segments[0].speaker = "S9".into();
         assert_eq!(refused_field(&undeclared), "document.segments[0].speaker");

@@ -1,7 +1,9 @@
-//! A client generated from our OpenAPI document works: `openapi-python-client` (PyPI) generates a
-//! Python package from `/api/openapi.json` of a running server, and a Python script uses it for
+//! A client generated from our OpenAPI document works unedited: `openapi-python-client` (PyPI)
+//! generates a Python package from `/api/openapi.json` of a running server, and a Python script
+//! uses its `AuthenticatedClient` (the key as a Bearer token, no `apiKey` anywhere) for
 //! upload → status → list → glossary create → delete. A second test holds the document to
-//! generating without warnings (each warning is a schema a generated client gets wrong).
+//! generating without warnings (each warning is a schema a generated client gets wrong) and to
+//! one Python enum per list of values (named component schemas, referenced wherever used).
 //!
 //! Needs the tools venv (`$SCRIBE_VENV`, default `<repo>/.venv`): `bash ops/setup.sh`.
 
@@ -14,19 +16,19 @@ use serde_json::Value;
 /// Uses only the generated package (and the standard library). Prints one JSON line of what it saw.
 const SCRIPT: &str = r#"
 import json, sys, time
-from scribe_client import Client
+from scribe_client import AuthenticatedClient
 from scribe_client.api.jobs import upload_media, get_job_status, list_jobs, delete_job
 from scribe_client.api.exports import export_srt, export_vtt
 from scribe_client.api.glossaries import create_glossary, list_glossaries
-from scribe_client.models import UploadMediaBody, UploadMediaLanguage, UserGlossary
+from scribe_client.models import JobStatusFilter, Language, UploadMediaBody, UserGlossary
 from scribe_client.types import File
 
 base_url, key, media = sys.argv[1], sys.argv[2], sys.argv[3]
-client = Client(base_url=base_url, httpx_args={"params": {"apiKey": key}}, raise_on_unexpected_status=True)
+client = AuthenticatedClient(base_url=base_url, token=key, raise_on_unexpected_status=True)
 
 with open(media, "rb") as f:
     body = UploadMediaBody(file=File(payload=f, file_name="en_jfk.wav", mime_type="audio/wav"))
-    uploaded = upload_media.sync_detailed(client=client, body=body, language=UploadMediaLanguage("en"))
+    uploaded = upload_media.sync_detailed(client=client, body=body, language=Language("en"))
 assert uploaded.status_code == 200, (uploaded.status_code, uploaded.content)
 job = uploaded.parsed.job_status
 job_id = job.job_id
@@ -39,7 +41,7 @@ while status.status.value == "OPEN" and time.time() < deadline:
 # Subtitles come back parsed as text (no UnexpectedStatus on a 200 of a subtitle media type).
 srt = export_srt.sync_detailed(client=client, job_id=job_id, max_chars_per_row=37)
 vtt = export_vtt.sync_detailed(client=client, job_id=job_id)
-listed = list_jobs.sync(client=client, page_size=10)
+listed = list_jobs.sync(client=client, page_size=10, status=JobStatusFilter("DONE"))
 
 glossary = create_glossary.sync(client=client, body=UserGlossary(name="Inauguration", names=["Kennedy"]))
 glossaries = list_glossaries.sync(client=client)
@@ -139,4 +141,32 @@ fn the_openapi_document_generates_without_other_warnings() {
         .filter(|l| l.starts_with("WARNING") || l.contains("Unable") || l.contains("Unsupported content_type"))
         .collect();
     assert!(unexpected.is_empty(), "openapi-python-client warned about the document:\n{output}");
+
+    // One enum class per list of values: the same list under two names is a duplicate type.
+    let models = dir.path().join("scribe_client/models");
+    let mut enums: Vec<(String, Vec<String>)> = Vec::new();
+    for entry in std::fs::read_dir(&models).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let Some(class) = text.lines().find_map(|l| l.strip_prefix("class ").filter(|rest| rest.contains("Enum):"))) else {
+            continue;
+        };
+        let name = class.split('(').next().unwrap().to_owned();
+        let mut values: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.trim().split_once(" = ").filter(|(member, _)| member.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')))
+            .map(|(_, value)| value.trim_matches('"').to_owned())
+            .collect();
+        values.sort();
+        enums.push((name, values));
+    }
+    enums.sort();
+    let names: Vec<&str> = enums.iter().map(|(n, _)| n.as_str()).collect();
+    for (i, (name, values)) in enums.iter().enumerate() {
+        for (other, other_values) in &enums[i + 1..] {
+            assert_ne!(values, other_values, "{name} and {other} are the same enum ({names:?})");
+        }
+    }
+    for expected in ["Language", "JobType", "TranscriptionType", "TranscriptionStyle", "TurnaroundTime", "TargetLanguage"] {
+        assert!(names.contains(&expected), "no enum {expected} in {names:?}");
+    }
 }

@@ -1,5 +1,7 @@
 //! Security from outside: an address that guesses API keys is slowed down (429 with
-//! `Retry-After`) while the keys that already work from it keep working; no key the test uses
+//! `Retry-After`) while the keys that already work from it keep working; the key given as a
+//! Bearer token is the same key as `apiKey` (same account, role, rate limit and failed-key
+//! budget), and both given with different keys is a 400; no key the test uses
 //! ever reaches the server's log; the data directory and every file in it are owner-only, and a
 //! data directory left readable by others is repaired at start.
 
@@ -7,9 +9,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
+use scribe_tests::Reply;
 use scribe_tests::files::FileServer;
 use scribe_tests::paths;
 use scribe_tests::server::{Options, TestServer};
+use serde_json::{Value, json};
 
 /// Unknown keys allowed per address in a burst, for the rate limit test (the harness's own
 /// polling for a new key to reach the server spends a few).
@@ -205,4 +209,76 @@ fn uploads_refused_or_accepted_log_no_errors_or_warnings() {
     let logs = server.full_logs();
     let noisy: Vec<&str> = logs.lines().filter(|l| l.contains("ERROR") || l.contains("WARN")).collect();
     assert!(noisy.is_empty(), "error or warning lines for ordinary uploads:\n{}", noisy.join("\n"));
+}
+
+/// `GET /api{path}` with `token` as `Authorization: Bearer`, no `apiKey`.
+fn bearer(server: &TestServer, path: &str, token: &str) -> Reply {
+    Reply::send(server.http().get(server.url(&format!("/api{path}"))).bearer_auth(token))
+}
+
+#[test]
+fn the_key_as_a_bearer_token_is_the_same_key_with_the_same_roles_and_failed_key_budget() {
+    let server = guarded_server("info", 10);
+    let key = server.key().to_owned();
+
+    // The document offers both ways on every secured operation.
+    let doc: Value = Reply::send(server.http().get(server.url("/api/openapi.json"))).json();
+    let scheme = &doc["components"]["securitySchemes"]["BearerAuth"];
+    assert_eq!((&scheme["type"], &scheme["scheme"]), (&json!("http"), &json!("bearer")), "{scheme}");
+    let mut secured = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if let Some(security) = op.get("security") {
+                assert_eq!(security, &json!([{"ApiKeyAuth": []}, {"BearerAuth": []}]), "{method} {path}");
+                secured += 1;
+            }
+        }
+    }
+    assert!(secured > 20, "{secured} secured operations");
+
+    assert_eq!(bearer(&server, "/me", &key).ok()["userName"], "admin");
+    assert_eq!(bearer(&server, "/jobs", &key).ok(), json!([]));
+    let both = |token: &str| {
+        Reply::send(server.http().get(server.url("/api/jobs")).query(&[("apiKey", key.as_str())]).bearer_auth(token))
+    };
+    both(&key).ok();
+    let body = both("sk_some_other_key").error(400, Some("apiKey"));
+    assert!(body["message"].as_str().unwrap().contains("different"), "{body}");
+
+    // The same roles: a staff key is refused on customer endpoints and works on its own.
+    let tina = server.create_staff_key("tina", "transcriber", &[]);
+    bearer(&server, "/jobs", &tina).error(403, Some("apiKey"));
+    assert_eq!(bearer(&server, "/work/tasks", &tina).ok(), json!([]));
+
+    // Guessing with Bearer tokens spends the address's budget of failed keys, as apiKey does.
+    let mut limited = None;
+    for i in 0..30 {
+        let reply = bearer(&server, "/jobs", &format!("sk_guess_{i}"));
+        if reply.status == 429 {
+            limited = Some(reply);
+            break;
+        }
+        reply.error(401, Some("Authorization"));
+    }
+    limited.expect("Bearer guesses are limited").error(429, Some("apiKey"));
+    server.get("/jobs", "sk_guess_in_the_query", &[]).error(429, Some("apiKey"));
+    // The key that worked from this address keeps working, either way.
+    bearer(&server, "/jobs", &key).ok();
+    server.get("/jobs", &key, &[]).ok();
+}
+
+#[test]
+fn a_key_has_one_rate_limit_whichever_way_it_is_given() {
+    let server = TestServer::start_with(Options {
+        extra_args: ["--rate-per-second", "1", "--rate-burst", "4"].map(String::from).to_vec(),
+        ..Options::default()
+    });
+    let key = server.key().to_owned();
+    std::thread::sleep(Duration::from_secs(5)); // the burst refills after the harness's own calls
+    for _ in 0..4 {
+        server.get("/jobs", &key, &[]).ok();
+    }
+    let reply = bearer(&server, "/jobs", &key);
+    reply.error(429, None);
+    assert!(reply.header("retry-after").is_some());
 }

@@ -204,7 +204,6 @@ fn a_url_job_the_balance_does_not_cover_shows_its_probed_length() {
     assert_eq!(ended["nrAudioSeconds"], 100, "the status shows the probed length: {ended}");
     server.wait_for_balance(&key, 10);
 }
-}
 
 /// What the server printed so far (the harness keeps each start's output beside the data dir).
 fn server_output(server: &TestServer) -> String {

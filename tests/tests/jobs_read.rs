@@ -139,7 +139,7 @@ fn delete_removes_the_files_answers_410_after_and_keeps_the_audit_event() {
     let reply = server.delete("/jobs", key, &[("jobId", &id)]);
     assert_eq!(reply.ok(), serde_json::json!({"message": "Job deleted"}));
     assert!(!job_dir.exists(), "{} still exists after the delete", job_dir.display());
-    let left = files_named_after(&server.data_dir(), &id);
+    let left = paths::files_named_after(&server.data_dir(), &id);
     assert!(left.is_empty(), "files of the deleted job left on disk (transcript?): {left:?}");
 
     server.get("/jobs/status", key, &[("jobId", &id)]).error(410, Some("jobId"));
@@ -156,21 +156,6 @@ fn delete_removes_the_files_answers_410_after_and_keeps_the_audit_event() {
     assert_eq!(events.len(), lines.len(), "one JSON line per event");
     assert_eq!(events.last().unwrap()["type"], "JobDeleted");
     assert!(events.windows(2).all(|w| w[0]["version"].as_u64() < w[1]["version"].as_u64()), "in order");
-}
-
-/// Every path under `dir` whose name contains `id`.
-fn files_named_after(dir: &std::path::Path, id: &str) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.file_name().is_some_and(|n| n.to_string_lossy().contains(id)) {
-            found.push(path.clone());
-        }
-        if path.is_dir() {
-            found.extend(files_named_after(&path, id));
-        }
-    }
-    found
 }
 
 #[test]

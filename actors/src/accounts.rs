@@ -62,18 +62,36 @@ pub struct AccountKind {
 /// Issues a new key for `user`, opening the account (as `kind`, with `initial_credit_cents`)
 /// if it does not exist yet. An existing account keeps its role: asking for another one is an
 /// error that says which role it has.
-pub async fn create_key(store: &dyn EventStore, user: &UserName, kind: &AccountKind, initial_credit_cents: u64) -> Result<IssuedKey, AccountError> {
+pub async fn create_key(
+    store: &dyn EventStore,
+    user: &UserName,
+    kind: &AccountKind,
+    initial_credit_cents: u64,
+) -> Result<IssuedKey, AccountError> {
     let stream = account_stream(user);
     let existing = command::load::<AccountAggregate>(store, &stream).await?;
     let opened = existing.version.is_none();
     if !opened && existing.state.role != kind.role {
-        return Err(CommandError::Refused(AccountRefusal::RoleMismatch { existing: existing.state.role, asked: kind.role }));
+        return Err(CommandError::Refused(AccountRefusal::RoleMismatch {
+            existing: existing.state.role,
+            asked: kind.role,
+        }));
     }
     if opened {
-        let open = AccountCommand::Open { user_name: user.clone(), webhook_secret: new_webhook_secret(), role: kind.role, languages: kind.languages.clone(), at_ms: now_ms() };
+        let open = AccountCommand::Open {
+            user_name: user.clone(),
+            webhook_secret: new_webhook_secret(),
+            role: kind.role,
+            languages: kind.languages.clone(),
+            at_ms: now_ms(),
+        };
         command::execute::<AccountAggregate>(store, &stream, open).await?;
         if initial_credit_cents > 0 {
-            let credit = AccountCommand::Credit { cents: initial_credit_cents, reason: "initial credit".into(), at_ms: now_ms() };
+            let credit = AccountCommand::Credit {
+                cents: initial_credit_cents,
+                reason: "initial credit".into(),
+                at_ms: now_ms(),
+            };
             command::execute::<AccountAggregate>(store, &stream, credit).await?;
         }
     }

@@ -59,7 +59,10 @@ pub enum AsrMsg {
     /// The job was deleted: take it out of the queue, or stop its recognition.
     Cancel(JobId),
     /// A worker finished a task of this account; start the next task.
-    WorkerFree { owner: Option<UserName>, job_id: JobId },
+    WorkerFree {
+        owner: Option<UserName>,
+        job_id: JobId,
+    },
 }
 
 pub struct AsrActor;
@@ -95,7 +98,12 @@ impl Actor for AsrActor {
         Ok(AsrState { args, queue: FairQueue::new(usize::MAX), running: HashMap::new() })
     }
 
-    async fn handle(&self, myself: ActorRef<AsrMsg>, msg: AsrMsg, state: &mut AsrState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<AsrMsg>,
+        msg: AsrMsg,
+        state: &mut AsrState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             AsrMsg::Enqueue(task) => {
                 let owner = task.state.submission.as_ref().map(|s| s.owner.clone());
@@ -209,14 +217,24 @@ impl WorkerContext {
                 remove_files_of_deleted(&self.media, &job_id).await;
                 return report(done);
             }
-            Ok(Err(EngineError::NoSpeech)) => return fail_and_report(&self.jobs, done, "No speech found in the audio".into()),
+            Ok(Err(EngineError::NoSpeech)) => {
+                return fail_and_report(&self.jobs, done, "No speech found in the audio".into());
+            }
             Ok(Err(e)) => return fail_and_report(&self.jobs, done, e.to_string()),
             Err(e) => return fail_and_report(&self.jobs, done, format!("Speech recognition failed unexpectedly: {e}")),
         };
         let document = to_document(&job_id, submission.source.filename(), &transcript);
         // Speakers (numberOfSpeakers 1 skips this); see `diarization`.
         let models_dir = self.model.models_dir();
-        let document = match crate::diarization::label_speakers(models_dir, media_path.clone(), submission.number_of_speakers, document, self.cancel.clone()).await {
+        let document = match crate::diarization::label_speakers(
+            models_dir,
+            media_path.clone(),
+            submission.number_of_speakers,
+            document,
+            self.cancel.clone(),
+        )
+        .await
+        {
             Ok(Some(d)) => d,
             Ok(None) => {
                 tracing::info!(%job_id, "recognition stopped: the job was deleted (before speaker diarization)");
@@ -239,8 +257,14 @@ impl WorkerContext {
             Ok(p) => p,
             Err(e) => return fail_and_report(&self.jobs, done, format!("Could not store the transcript: {e}")),
         };
-        let detected_language = submission.language.is_auto().then(|| Language::from_whisper(&transcript.language)).flatten();
-        let cmd = JobCommand::RecordTranscript { path: relative(&self.data_dir, &path), detected_language, words, at_ms: now_ms() };
+        let detected_language =
+            submission.language.is_auto().then(|| Language::from_whisper(&transcript.language)).flatten();
+        let cmd = JobCommand::RecordTranscript {
+            path: relative(&self.data_dir, &path),
+            detected_language,
+            words,
+            at_ms: now_ms(),
+        };
         match self.jobs.execute(&job_id, cmd).await {
             Ok(_) => {}
             // Deleted after recognition passed its last cancel check: the transcript must not stay.
@@ -261,7 +285,8 @@ impl WorkerContext {
         let submission = state.submission.as_ref().expect("checked by caller");
         let mut options = TranscribeOptions::default();
         options.task = Task::Transcribe;
-        options.verbatim = submission.job_options.is_some_and(|o| o.transcription_style == TranscriptionStyle::Verbatim);
+        options.verbatim =
+            submission.job_options.is_some_and(|o| o.transcription_style == TranscriptionStyle::Verbatim);
         if submission.language.is_auto() {
             options.language = None;
             options.detect_among = AUTO_DETECT.iter().map(|s| s.to_string()).collect();
@@ -282,14 +307,17 @@ impl WorkerContext {
             match command::load::<GlossaryAggregate>(self.store.as_ref(), &stream).await {
                 Ok(loaded) => {
                     if let Some(g) = loaded.state.view() {
-                        options.hotwords = g.names.iter().cloned().chain(g.items.iter().map(|i| i.name.clone())).collect();
+                        options.hotwords =
+                            g.names.iter().cloned().chain(g.items.iter().map(|i| i.name.clone())).collect();
                     }
                 }
                 // Transcribing without the glossary the client asked for would silently give a
                 // worse transcript: the job fails and says why (and is refunded).
                 Err(e) => {
                     tracing::error!(%glossary_id, error = %e, "glossary unreadable; failing the job");
-                    return Err(format!("The glossary {glossary_id} could not be read ({e}); the job was not transcribed without it"));
+                    return Err(format!(
+                        "The glossary {glossary_id} could not be read ({e}); the job was not transcribed without it"
+                    ));
                 }
             }
         }

@@ -23,7 +23,9 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::VersionedEvent;
-use scribe_domain::account::{AccountAggregate, AccountCommand, AccountEvent, AccountRefusal, Prices, insufficient_balance_message};
+use scribe_domain::account::{
+    AccountAggregate, AccountCommand, AccountEvent, AccountRefusal, Prices, insufficient_balance_message,
+};
 use scribe_domain::ids::{JobId, UserName, account_stream, job_id_of_stream, job_stream, user_of_account_stream};
 use scribe_domain::job::{self, JobState, MediaSource};
 
@@ -46,7 +48,12 @@ pub async fn charge_url_job(
     if !matches!(submission.source, MediaSource::Url { .. }) {
         return Ok(());
     }
-    let cents = prices.price_cents(submission.job_type, submission.transcription_type, job::nr_audio_seconds(duration_ms), false);
+    let cents = prices.price_cents(
+        submission.job_type,
+        submission.transcription_type,
+        job::nr_audio_seconds(duration_ms),
+        false,
+    );
     if cents == 0 {
         return Ok(());
     }
@@ -115,10 +122,18 @@ impl Actor for RefundActor {
     /// The store, and where the reactor keeps its checkpoint (`None`: it reads the log from the start).
     type Arguments = (Arc<dyn EventStore>, Option<CheckpointFile>);
 
-    async fn pre_start(&self, myself: ActorRef<RefundMsg>, (store, file): Self::Arguments) -> Result<RefundState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        myself: ActorRef<RefundMsg>,
+        (store, file): Self::Arguments,
+    ) -> Result<RefundState, ActorProcessingErr> {
         let start_head = store.head_position().await?;
         // A checkpoint past the head belongs to another log (the store was replaced): ignore it.
-        let saved: RefundCheckpoint = file.as_ref().and_then(CheckpointFile::load).filter(|c: &RefundCheckpoint| c.position <= start_head).unwrap_or_default();
+        let saved: RefundCheckpoint = file
+            .as_ref()
+            .and_then(CheckpointFile::load)
+            .filter(|c: &RefundCheckpoint| c.position <= start_head)
+            .unwrap_or_default();
         let mut state = RefundState {
             store: store.clone(),
             charged: parse_accounts(&saved.charged),
@@ -147,7 +162,12 @@ impl Actor for RefundActor {
         Ok(state)
     }
 
-    async fn handle(&self, myself: ActorRef<RefundMsg>, msg: RefundMsg, state: &mut RefundState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<RefundMsg>,
+        msg: RefundMsg,
+        state: &mut RefundState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             RefundMsg::Event(event) => {
                 state.position = event.position;
@@ -236,7 +256,9 @@ impl RefundState {
                 Ok(_) => {
                     self.unmatched.remove(&job_id);
                 }
-                Err(error) => tracing::error!(%job_id, %error, "refunds: could not look for the job of a charge; trying again later"),
+                Err(error) => {
+                    tracing::error!(%job_id, %error, "refunds: could not look for the job of a charge; trying again later")
+                }
             }
         }
     }
@@ -283,7 +305,9 @@ impl RefundState {
         if self.position < self.start_head || self.position <= self.saved_position {
             return;
         }
-        let accounts = |m: &HashMap<JobId, UserName>| m.iter().map(|(j, u)| (j.to_string(), u.to_string())).collect::<std::collections::BTreeMap<_, _>>();
+        let accounts = |m: &HashMap<JobId, UserName>| {
+            m.iter().map(|(j, u)| (j.to_string(), u.to_string())).collect::<std::collections::BTreeMap<_, _>>()
+        };
         let mut pending = accounts(&self.pending);
         pending.extend(accounts(&self.refunding));
         let saved = RefundCheckpoint {
@@ -322,4 +346,3 @@ fn refund(store: Arc<dyn EventStore>, job_id: JobId, user: UserName) {
         }
     });
 }
-

@@ -89,14 +89,29 @@ impl Actor for CallbackActor {
     type State = CallbackState;
     type Arguments = CallbackArgs;
 
-    async fn pre_start(&self, _: ActorRef<CallbackMsg>, args: CallbackArgs) -> Result<CallbackState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        _: ActorRef<CallbackMsg>,
+        args: CallbackArgs,
+    ) -> Result<CallbackState, ActorProcessingErr> {
         let sending = Semaphore::new(args.settings.max_concurrent.max(1));
-        let deliverer =
-            Deliverer { jobs: args.jobs, store: args.store, guard: args.guard, settings: args.settings, cluster: args.cluster, sending };
+        let deliverer = Deliverer {
+            jobs: args.jobs,
+            store: args.store,
+            guard: args.guard,
+            settings: args.settings,
+            cluster: args.cluster,
+            sending,
+        };
         Ok(CallbackState { deliverer: Arc::new(deliverer), running: HashMap::new() })
     }
 
-    async fn handle(&self, myself: ActorRef<CallbackMsg>, msg: CallbackMsg, state: &mut CallbackState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<CallbackMsg>,
+        msg: CallbackMsg,
+        state: &mut CallbackState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             CallbackMsg::Deliver { job_id, done } => {
                 if state.running.contains_key(&job_id) {
@@ -204,7 +219,9 @@ impl Deliverer {
 
     /// Sends the callback once and records the outcome; returns the job after it.
     async fn attempt(&self, job_id: &JobId, job: &JobState) -> Result<JobState, Trouble> {
-        let (Some(payload), Some(submission), Some((_, finished_ms))) = (job.callback_payload(), &job.submission, job.finished) else {
+        let (Some(payload), Some(submission), Some((_, finished_ms))) =
+            (job.callback_payload(), &job.submission, job.finished)
+        else {
             return Err(Trouble::NoPayload);
         };
         let url = submission.callback_url.as_ref().ok_or(Trouble::NoPayload)?.url();
@@ -235,7 +252,9 @@ impl Deliverer {
         };
         match &next_attempt_at_ms {
             _ if outcome.is_acknowledged() => {}
-            Some(next) => tracing::info!(%job_id, attempt, %outcome, retry_in_ms = next - at_ms, "callback not acknowledged"),
+            Some(next) => {
+                tracing::info!(%job_id, attempt, %outcome, retry_in_ms = next - at_ms, "callback not acknowledged")
+            }
             None => tracing::info!(%job_id, attempt, %outcome, "callback not acknowledged; no more retries"),
         }
         let record = JobCommand::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms };
@@ -267,10 +286,17 @@ impl Deliverer {
         let Some(cluster) = &self.cluster else { return Ok(()) };
         let now = now_ms();
         let lease = u64::try_from((self.settings.timeout + cluster.lease).as_millis()).unwrap_or(u64::MAX);
-        let claim = JobCommand::ClaimWork { stage: Stage::DeliverCallback, node: cluster.node.clone(), until_ms: now.saturating_add(lease), at_ms: now };
+        let claim = JobCommand::ClaimWork {
+            stage: Stage::DeliverCallback,
+            node: cluster.node.clone(),
+            until_ms: now.saturating_add(lease),
+            at_ms: now,
+        };
         match self.jobs.execute(job_id, claim).await {
             Ok(_) => Ok(()),
-            Err(CommandError::Refused(JobRefusal::WorkHeldByOther { .. } | JobRefusal::OutOfOrder(_) | JobRefusal::Deleted)) => Err(Trouble::NotOurs),
+            Err(CommandError::Refused(
+                JobRefusal::WorkHeldByOther { .. } | JobRefusal::OutOfOrder(_) | JobRefusal::Deleted,
+            )) => Err(Trouble::NotOurs),
             Err(e) => Err(e.into()),
         }
     }

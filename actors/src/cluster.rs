@@ -185,7 +185,12 @@ impl ClaimGate {
 
     fn claim(&self, pipeline: &ActorRef<PipelineMsg>, jobs: &Jobs, job_id: &JobId, stage: Stage, now: u64) {
         let (pipeline, jobs, job_id) = (pipeline.clone(), jobs.clone(), job_id.clone());
-        let cmd = JobCommand::ClaimWork { stage, node: self.settings.node.clone(), until_ms: now + millis(self.settings.lease), at_ms: now };
+        let cmd = JobCommand::ClaimWork {
+            stage,
+            node: self.settings.node.clone(),
+            until_ms: now + millis(self.settings.lease),
+            at_ms: now,
+        };
         tokio::spawn(async move {
             // Whether the pipeline should look at the job again at once: the claim's own event
             // brings a won claim back through the log, but a refused one brings nothing.

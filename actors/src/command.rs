@@ -69,7 +69,12 @@ pub struct Executed<A: Aggregate> {
 
 impl<A: Aggregate> Clone for Executed<A> {
     fn clone(&self) -> Self {
-        Executed { state: self.state.clone(), events: self.events.clone(), version: self.version, position: self.position }
+        Executed {
+            state: self.state.clone(),
+            events: self.events.clone(),
+            version: self.version,
+            position: self.position,
+        }
     }
 }
 
@@ -132,10 +137,7 @@ pub fn fold<A: Aggregate>(
 }
 
 /// Rebuilds an aggregate from its whole stream.
-pub async fn load<A: Aggregate>(
-    store: &dyn EventStore,
-    stream: &str,
-) -> Result<Loaded<A>, CommandError<A::Refusal>> {
+pub async fn load<A: Aggregate>(store: &dyn EventStore, stream: &str) -> Result<Loaded<A>, CommandError<A::Refusal>> {
     let events = store.read_stream(stream, 0).await?;
     fold::<A>(Loaded::default(), &events)
 }

@@ -47,10 +47,12 @@ pub async fn label_speakers(
     if number_of_speakers == 1 || document.segments.is_empty() {
         return Ok(Some(document));
     }
-    let speakers = if number_of_speakers == 0 { Speakers::Estimate } else { Speakers::AtMost(number_of_speakers as usize) };
+    let speakers =
+        if number_of_speakers == 0 { Speakers::Estimate } else { Speakers::AtMost(number_of_speakers as usize) };
     let result = tokio::task::spawn_blocking(move || {
         let diarizer = diarizer(&models_dir)?;
-        let mut audio = scribe_whisper::audio::open(&media_path).map_err(|e| format!("Speaker diarization could not read the media: {e}"))?;
+        let mut audio = scribe_whisper::audio::open(&media_path)
+            .map_err(|e| format!("Speaker diarization could not read the media: {e}"))?;
         let t0 = Instant::now();
         let mut seconds = 0.0;
         // The media is decoded again, 10 s at a time, as the diarizer asks for it.
@@ -58,7 +60,9 @@ pub async fn label_speakers(
             if cancel.load(Ordering::Relaxed) {
                 return Err(Stop::Cancelled);
             }
-            let piece = audio.read(16_000 * 10).map_err(|e| Stop::Failed(format!("Speaker diarization could not read the media: {e}")))?;
+            let piece = audio
+                .read(16_000 * 10)
+                .map_err(|e| Stop::Failed(format!("Speaker diarization could not read the media: {e}")))?;
             seconds += piece.as_ref().map_or(0.0, |p| p.len() as f64 / 16_000.0);
             Ok(piece)
         };
@@ -68,7 +72,12 @@ pub async fn label_speakers(
             Err(Stop::Failed(msg)) => return Err(msg),
         };
         let took = t0.elapsed().as_secs_f64();
-        tracing::info!(speakers = d.speakers, seconds = took, real_time_factor = took / f64::max(seconds, 1e-9), "diarized");
+        tracing::info!(
+            speakers = d.speakers,
+            seconds = took,
+            real_time_factor = took / f64::max(seconds, 1e-9),
+            "diarized"
+        );
         Ok(Some(assign_speakers(&document, |w| d.speaker_for(w.start, w.end).unwrap_or(0))))
     })
     .await;
@@ -106,7 +115,9 @@ mod tests {
     #[tokio::test]
     async fn missing_models_are_named() {
         let dir = tempfile::tempdir().unwrap();
-        let err = label_speakers(dir.path().into(), "/nonexistent.wav".into(), 2, document(), Arc::default()).await.unwrap_err();
+        let err = label_speakers(dir.path().into(), "/nonexistent.wav".into(), 2, document(), Arc::default())
+            .await
+            .unwrap_err();
         assert!(err.contains("pyannote_segmentation_3.0.bin"), "{err}");
     }
 }

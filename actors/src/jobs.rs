@@ -61,7 +61,11 @@ impl Actor for JobActor {
     type State = JobActorState;
     type Arguments = JobActorArgs;
 
-    async fn pre_start(&self, myself: ActorRef<JobMsg>, args: JobActorArgs) -> Result<JobActorState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        myself: ActorRef<JobMsg>,
+        args: JobActorArgs,
+    ) -> Result<JobActorState, ActorProcessingErr> {
         let stream = scribe_domain::ids::job_stream(&args.job_id);
         let loaded = command::load::<JobAggregate>(args.store.as_ref(), &stream).await?;
         myself.send_interval(args.idle.max(Duration::from_millis(100)) / 2, || JobMsg::IdleTick);
@@ -76,7 +80,12 @@ impl Actor for JobActor {
         })
     }
 
-    async fn handle(&self, myself: ActorRef<JobMsg>, msg: JobMsg, state: &mut JobActorState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<JobMsg>,
+        msg: JobMsg,
+        state: &mut JobActorState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             JobMsg::Execute(cmd, reply) => {
                 state.last_active = Instant::now();
@@ -109,7 +118,9 @@ impl JobActorState {
                 // Another writer (an older actor of this job that had not stopped yet, or another
                 // node: several may race for one job's claim) appended first: catch up and decide
                 // once more on the newer state.
-                Err(CommandError::Store(StoreError::WrongExpectedVersion { .. })) if retries < command::MAX_CONFLICT_RETRIES => {
+                Err(CommandError::Store(StoreError::WrongExpectedVersion { .. }))
+                    if retries < command::MAX_CONFLICT_RETRIES =>
+                {
                     retries += 1;
                     self.loaded = command::catch_up::<JobAggregate>(store, &self.stream, self.loaded.clone()).await?;
                 }
@@ -160,18 +171,32 @@ impl Actor for JobSupervisor {
     type State = SupervisorState;
     type Arguments = (Arc<dyn EventStore>, Duration);
 
-    async fn pre_start(&self, _: ActorRef<SupervisorMsg>, (store, idle): Self::Arguments) -> Result<SupervisorState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        _: ActorRef<SupervisorMsg>,
+        (store, idle): Self::Arguments,
+    ) -> Result<SupervisorState, ActorProcessingErr> {
         Ok(SupervisorState { store, idle, by_job: HashMap::new(), by_actor: HashMap::new() })
     }
 
-    async fn handle(&self, myself: ActorRef<SupervisorMsg>, msg: SupervisorMsg, state: &mut SupervisorState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        msg: SupervisorMsg,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             SupervisorMsg::Lookup(job_id, reply) => {
                 if let Some(existing) = state.by_job.get(&job_id) {
                     let _ = reply.send(Ok(existing.clone()));
                     return Ok(());
                 }
-                let args = JobActorArgs { job_id: job_id.clone(), store: state.store.clone(), supervisor: myself.clone(), idle: state.idle };
+                let args = JobActorArgs {
+                    job_id: job_id.clone(),
+                    store: state.store.clone(),
+                    supervisor: myself.clone(),
+                    idle: state.idle,
+                };
                 match Actor::spawn_linked(None, JobActor, args, myself.get_cell()).await {
                     Ok((actor, _)) => {
                         state.by_actor.insert(actor.get_id(), job_id.clone());
@@ -196,7 +221,12 @@ impl Actor for JobSupervisor {
         Ok(())
     }
 
-    async fn handle_supervisor_evt(&self, _: ActorRef<SupervisorMsg>, event: SupervisionEvent, state: &mut SupervisorState) -> Result<(), ActorProcessingErr> {
+    async fn handle_supervisor_evt(
+        &self,
+        _: ActorRef<SupervisorMsg>,
+        event: SupervisionEvent,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
         // Never stop the supervisor because one job failed (ractor's default would).
         match event {
             SupervisionEvent::ActorFailed(cell, err) => {

@@ -33,12 +33,25 @@ use crate::media::{Fetcher, MediaStore, human};
 use crate::pipeline::{StageDone, fail_and_report, report};
 
 pub enum MediaMsg {
-    Fetch { job_id: JobId, owner: UserName, url: String, filename: String, done: StageDone },
-    Probe { job_id: JobId, path: PathBuf, done: StageDone },
+    Fetch {
+        job_id: JobId,
+        owner: UserName,
+        url: String,
+        filename: String,
+        done: StageDone,
+    },
+    Probe {
+        job_id: JobId,
+        path: PathBuf,
+        done: StageDone,
+    },
     /// The job was deleted: stop its download (or take it out of the line).
     Cancel(JobId),
     /// A download of this account ended; its slot goes to the next in line.
-    DownloadEnded { owner: UserName, job_id: JobId },
+    DownloadEnded {
+        owner: UserName,
+        job_id: JobId,
+    },
 }
 
 /// A download waiting for a slot.
@@ -113,7 +126,12 @@ impl Actor for MediaActor {
         })
     }
 
-    async fn handle(&self, myself: ActorRef<MediaMsg>, msg: MediaMsg, state: &mut MediaState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<MediaMsg>,
+        msg: MediaMsg,
+        state: &mut MediaState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             MediaMsg::Fetch { job_id, owner, url, filename: _, done } => {
                 state.downloads.push(owner, FetchTask { job_id, url, done });
@@ -132,7 +150,8 @@ impl Actor for MediaActor {
                 }
             }
             MediaMsg::Probe { job_id, path, done } => {
-                let (jobs, event_store, prices, max_duration) = (state.jobs.clone(), state.event_store.clone(), state.prices, state.max_duration);
+                let (jobs, event_store, prices, max_duration) =
+                    (state.jobs.clone(), state.event_store.clone(), state.prices, state.max_duration);
                 tokio::spawn(async move {
                     // An upload arrives probed: the edge records its duration right after the
                     // submission, usually before this runs. Nothing to do then.
@@ -154,7 +173,10 @@ impl Actor for MediaActor {
                                 // any transcription starts.
                                 None => {
                                     let charged = match jobs.state(&job_id).await {
-                                        Ok((job, _)) => charge_url_job(event_store.as_ref(), &prices, &job_id, &job, duration_ms).await,
+                                        Ok((job, _)) => {
+                                            charge_url_job(event_store.as_ref(), &prices, &job_id, &job, duration_ms)
+                                                .await
+                                        }
                                         Err(e) => Err(ChargeError::Store(e.to_string())),
                                     };
                                     match charged {
@@ -182,7 +204,9 @@ impl Actor for MediaActor {
                             report(done);
                         }
                         Ok(Err(e)) => fail_and_report(&jobs, done, e.to_string()),
-                        Err(e) => fail_and_report(&jobs, done, format!("Inspecting the media failed unexpectedly: {e}")),
+                        Err(e) => {
+                            fail_and_report(&jobs, done, format!("Inspecting the media failed unexpectedly: {e}"))
+                        }
                     }
                 });
             }
@@ -219,7 +243,9 @@ impl MediaState {
                         let media = StoredMedia { path: relative(&data_dir, &stored.path), bytes: stored.size };
                         match jobs.execute(&job_id, JobCommand::RecordMediaStored { media, at_ms: now_ms() }).await {
                             Ok(_) => {}
-                            Err(CommandError::Refused(JobRefusal::Deleted)) => remove_files_of_deleted(&store, &job_id).await,
+                            Err(CommandError::Refused(JobRefusal::Deleted)) => {
+                                remove_files_of_deleted(&store, &job_id).await
+                            }
                             Err(e) => tracing::warn!(%job_id, error = %e, "recording fetched media"),
                         }
                         report(done);

@@ -169,7 +169,11 @@ impl Actor for Pipeline {
     type State = PipelineState;
     type Arguments = PipelineArgs;
 
-    async fn pre_start(&self, myself: ActorRef<PipelineMsg>, args: PipelineArgs) -> Result<PipelineState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        myself: ActorRef<PipelineMsg>,
+        args: PipelineArgs,
+    ) -> Result<PipelineState, ActorProcessingErr> {
         let start_head = args.store.head_position().await?;
         let cell = myself.get_cell();
         let workers = WorkerRefs {
@@ -178,15 +182,30 @@ impl Actor for Pipeline {
             callbacks: spawn_callbacks(&args.workers, &cell).await?,
         };
         // A checkpoint past the head belongs to another log (the store was replaced): ignore it.
-        let saved: PipelineCheckpoint =
-            args.checkpoint.as_ref().and_then(CheckpointFile::load).filter(|c: &PipelineCheckpoint| c.position <= start_head).unwrap_or_default();
+        let saved: PipelineCheckpoint = args
+            .checkpoint
+            .as_ref()
+            .and_then(CheckpointFile::load)
+            .filter(|c: &PipelineCheckpoint| c.position <= start_head)
+            .unwrap_or_default();
         let (mut open, mut versions) = (HashMap::new(), HashMap::new());
         for (job_id, job, version) in checkpoint::restore_jobs(args.store.as_ref(), &saved.open).await? {
             open.insert(job_id.clone(), job);
             versions.insert(job_id, version);
         }
-        tracing::info!(position = saved.position, head = start_head, jobs = open.len(), "pipeline starts from its checkpoint");
-        follow_log(args.store.clone(), saved.position, myself.clone(), PipelineMsg::Event, PipelineMsg::SubscriptionLost);
+        tracing::info!(
+            position = saved.position,
+            head = start_head,
+            jobs = open.len(),
+            "pipeline starts from its checkpoint"
+        );
+        follow_log(
+            args.store.clone(),
+            saved.position,
+            myself.clone(),
+            PipelineMsg::Event,
+            PipelineMsg::SubscriptionLost,
+        );
         myself.send_interval(LEASE_SWEEP_EVERY, || PipelineMsg::SweepLeases);
         if args.checkpoint.is_some() {
             myself.send_interval(checkpoint::SAVE_EVERY, || PipelineMsg::SaveCheckpoint);
@@ -194,7 +213,10 @@ impl Actor for Pipeline {
         let live = start_head <= saved.position;
         if live {
             // Nothing after the checkpoint: resume every unfinished job now.
-            tracing::info!(jobs = open.len(), "pipeline caught up with the log (at its checkpoint); resuming unfinished jobs");
+            tracing::info!(
+                jobs = open.len(),
+                "pipeline caught up with the log (at its checkpoint); resuming unfinished jobs"
+            );
             for (job_id, job) in &open {
                 let (job_id, stage) = (job_id.clone(), job.stage());
                 let _ = myself.cast(PipelineMsg::Recheck(job_id, stage));
@@ -220,7 +242,12 @@ impl Actor for Pipeline {
         })
     }
 
-    async fn handle(&self, myself: ActorRef<PipelineMsg>, msg: PipelineMsg, state: &mut PipelineState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<PipelineMsg>,
+        msg: PipelineMsg,
+        state: &mut PipelineState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             PipelineMsg::Event(event) => {
                 state.position = event.position;
@@ -285,7 +312,8 @@ impl Actor for Pipeline {
             }
             PipelineMsg::RenewClaims => {
                 if let Some(gate) = &state.claims {
-                    let running = state.in_flight.iter().filter_map(|(id, stage)| Some((id, state.open.get(id)?, *stage)));
+                    let running =
+                        state.in_flight.iter().filter_map(|(id, stage)| Some((id, state.open.get(id)?, *stage)));
                     gate.renew(&state.args.jobs, running);
                 }
                 if state.live {
@@ -294,7 +322,9 @@ impl Actor for Pipeline {
             }
             PipelineMsg::SaveCheckpoint => {
                 // Only once live: before that, translations to fail may still be pending.
-                if let (Some(file), true) = (&state.args.checkpoint, state.live && state.position > state.saved_position) {
+                if let (Some(file), true) =
+                    (&state.args.checkpoint, state.live && state.position > state.saved_position)
+                {
                     let open = state.versions.iter().map(|(id, v)| (id.to_string(), *v)).collect();
                     file.save(&PipelineCheckpoint { position: state.position, open }).await;
                     state.saved_position = state.position;
@@ -303,7 +333,13 @@ impl Actor for Pipeline {
             PipelineMsg::SubscriptionLost(reason) => {
                 tracing::error!(%reason, position = state.position, "log subscription lost; resubscribing");
                 tokio::time::sleep(Duration::from_millis(500)).await;
-                follow_log(state.args.store.clone(), state.position, myself, PipelineMsg::Event, PipelineMsg::SubscriptionLost);
+                follow_log(
+                    state.args.store.clone(),
+                    state.position,
+                    myself,
+                    PipelineMsg::Event,
+                    PipelineMsg::SubscriptionLost,
+                );
             }
         }
         Ok(())
@@ -317,7 +353,9 @@ impl Actor for Pipeline {
     ) -> Result<(), ActorProcessingErr> {
         let (cell, why) = match &event {
             SupervisionEvent::ActorFailed(cell, error) => (cell, format!("failed: {error}")),
-            SupervisionEvent::ActorTerminated(cell, _, reason) => (cell, format!("stopped: {}", reason.as_deref().unwrap_or("no reason given"))),
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                (cell, format!("stopped: {}", reason.as_deref().unwrap_or("no reason given")))
+            }
             _ => return Ok(()),
         };
         if let Some(kind) = state.workers.kind_of(cell) {
@@ -352,7 +390,9 @@ impl PipelineState {
         let started = match kind {
             WorkerKind::Media => spawn_media(&self.args.workers, &cell).await.map(|r| self.workers.media = r),
             WorkerKind::Asr => spawn_asr(&self.args.workers, &cell).await.map(|r| self.workers.asr = r),
-            WorkerKind::Callbacks => spawn_callbacks(&self.args.workers, &cell).await.map(|r| self.workers.callbacks = r),
+            WorkerKind::Callbacks => {
+                spawn_callbacks(&self.args.workers, &cell).await.map(|r| self.workers.callbacks = r)
+            }
         };
         if let Err(error) = started {
             tracing::error!(worker = ?kind, %error, "a pipeline worker could not be started again; trying again shortly");
@@ -393,7 +433,8 @@ impl PipelineState {
                 }
             }
             // Translations being made from this job lose their source: they fail (and are refunded).
-            self.orphaned.extend(self.open.iter().filter(|(_, s)| is_translation_of(s, &job_id)).map(|(id, _)| id.clone()));
+            self.orphaned
+                .extend(self.open.iter().filter(|(_, s)| is_translation_of(s, &job_id)).map(|(id, _)| id.clone()));
         }
         if self.versions.get(&job_id).is_some_and(|v| recorded.version <= *v) {
             return None; // already in the state restored from the checkpoint
@@ -427,7 +468,16 @@ impl PipelineState {
         if self.in_flight.get(job_id) == Some(&stage) {
             return;
         }
-        if !matches!(stage, Stage::StoreMedia | Stage::ProbeMedia | Stage::Transcribe | Stage::Translate | Stage::Complete | Stage::OpenTask | Stage::DeliverCallback) {
+        if !matches!(
+            stage,
+            Stage::StoreMedia
+                | Stage::ProbeMedia
+                | Stage::Transcribe
+                | Stage::Translate
+                | Stage::Complete
+                | Stage::OpenTask
+                | Stage::DeliverCallback
+        ) {
             return;
         }
         if let Some(gate) = &mut self.claims {
@@ -447,7 +497,8 @@ impl PipelineState {
             let job_id = job_id.clone();
             let pipeline = myself.clone();
             tokio::spawn(async move {
-                let msg = format!("Processing failed repeatedly at the {} stage; please resubmit the job", stage_name(stage));
+                let msg =
+                    format!("Processing failed repeatedly at the {} stage; please resubmit the job", stage_name(stage));
                 if let Err(error) = jobs.execute(&job_id, JobCommand::Fail { error_msg: msg, at_ms: now_ms() }).await {
                     // Not recorded: look again later, which tries to fail the job once more.
                     tracing::error!(%job_id, ?stage, %error, "recording the failure of a job that kept failing; trying again");
@@ -499,7 +550,11 @@ impl PipelineState {
             }
             Stage::Complete | Stage::OpenTask => {
                 let jobs = self.args.jobs.clone();
-                let cmd = if stage == Stage::Complete { JobCommand::Complete { at_ms: now_ms() } } else { JobCommand::OpenTask { at_ms: now_ms() } };
+                let cmd = if stage == Stage::Complete {
+                    JobCommand::Complete { at_ms: now_ms() }
+                } else {
+                    JobCommand::OpenTask { at_ms: now_ms() }
+                };
                 tokio::spawn(async move {
                     if let Err(e) = jobs.execute(&done.job_id, cmd).await {
                         tracing::warn!(job_id = %done.job_id, error = %e, ?stage, "recording the next step of a job");
@@ -543,7 +598,9 @@ impl PipelineState {
     fn sweep_leases(&self) {
         let now = now_ms();
         for (job_id, state) in &self.open {
-            for task in state.tasks.iter().filter(|t| t.is_open() && t.lease.as_ref().is_some_and(|l| l.is_expired(now))) {
+            for task in
+                state.tasks.iter().filter(|t| t.is_open() && t.lease.as_ref().is_some_and(|l| l.is_expired(now)))
+            {
                 let jobs = self.args.jobs.clone();
                 let (job_id, task_id) = (job_id.clone(), task.task_id.clone());
                 tokio::spawn(async move {

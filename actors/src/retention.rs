@@ -80,7 +80,11 @@ impl Actor for RetentionActor {
     type State = RetentionState;
     type Arguments = RetentionArgs;
 
-    async fn pre_start(&self, myself: ActorRef<RetentionMsg>, args: RetentionArgs) -> Result<RetentionState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        myself: ActorRef<RetentionMsg>,
+        args: RetentionArgs,
+    ) -> Result<RetentionState, ActorProcessingErr> {
         let start_head = args.store.head_position().await?;
         let retention_s = args.retention.map(|d| d.as_secs());
         let saved = args
@@ -103,11 +107,22 @@ impl Actor for RetentionActor {
             myself.send_interval(checkpoint::SAVE_EVERY, || RetentionMsg::SaveCheckpoint);
         }
         myself.send_interval(SWEEP_EVERY, || RetentionMsg::Sweep);
-        follow_log(state.args.store.clone(), saved.position, myself, RetentionMsg::Event, RetentionMsg::SubscriptionLost);
+        follow_log(
+            state.args.store.clone(),
+            saved.position,
+            myself,
+            RetentionMsg::Event,
+            RetentionMsg::SubscriptionLost,
+        );
         Ok(state)
     }
 
-    async fn handle(&self, myself: ActorRef<RetentionMsg>, msg: RetentionMsg, state: &mut RetentionState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<RetentionMsg>,
+        msg: RetentionMsg,
+        state: &mut RetentionState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             RetentionMsg::Event(event) => {
                 state.position = event.position;
@@ -125,7 +140,13 @@ impl Actor for RetentionActor {
             RetentionMsg::SubscriptionLost(reason) => {
                 tracing::error!(%reason, position = state.position, "retention: log subscription lost; resubscribing");
                 tokio::time::sleep(Duration::from_millis(500)).await;
-                follow_log(state.args.store.clone(), state.position, myself, RetentionMsg::Event, RetentionMsg::SubscriptionLost);
+                follow_log(
+                    state.args.store.clone(),
+                    state.position,
+                    myself,
+                    RetentionMsg::Event,
+                    RetentionMsg::SubscriptionLost,
+                );
             }
         }
         Ok(())
@@ -135,7 +156,10 @@ impl Actor for RetentionActor {
 impl RetentionState {
     async fn fold(&mut self, recorded: &RecordedEvent) {
         let Some(job_id) = job_id_of_stream(&recorded.stream) else { return };
-        if !matches!(recorded.event_type.as_str(), "JobSubmitted" | "JobCompleted" | "JobFailed" | "JobDeleted" | "JobExpired") {
+        if !matches!(
+            recorded.event_type.as_str(),
+            "JobSubmitted" | "JobCompleted" | "JobFailed" | "JobDeleted" | "JobExpired"
+        ) {
             return;
         }
         let event = match JobEvent::decode(&recorded.data) {
@@ -176,8 +200,12 @@ impl RetentionState {
     /// comes back through the log.
     fn expire_due(&mut self, myself: &ActorRef<RetentionMsg>) {
         let now = now_ms();
-        let due: Vec<JobId> =
-            self.due.iter().filter(|(id, at)| **at <= now && !self.expiring.contains(*id)).map(|(id, _)| id.clone()).collect();
+        let due: Vec<JobId> = self
+            .due
+            .iter()
+            .filter(|(id, at)| **at <= now && !self.expiring.contains(*id))
+            .map(|(id, _)| id.clone())
+            .collect();
         for job_id in due {
             self.expiring.insert(job_id.clone());
             let (jobs, retention_s, me) = (self.args.jobs.clone(), self.retention_s, myself.clone());

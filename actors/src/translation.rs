@@ -62,7 +62,13 @@ impl TranslationWork {
                 let json = serde_json::to_vec(&document).expect("documents serialize");
                 let path = match self.media.write_translation(job_id.as_str(), &json).await {
                     Ok(p) => p,
-                    Err(e) => return fail_and_report(&self.jobs, done, format!("Could not store the translated subtitles: {e}")),
+                    Err(e) => {
+                        return fail_and_report(
+                            &self.jobs,
+                            done,
+                            format!("Could not store the translated subtitles: {e}"),
+                        );
+                    }
                 };
                 let cmd = JobCommand::RecordTranslation { path: relative(&self.data_dir, &path), at_ms: now_ms() };
                 match self.jobs.execute(&job_id, cmd).await {
@@ -94,7 +100,13 @@ impl TranslationWork {
                 let filename = submission.source.filename().to_owned();
                 let english = self.whisper_translate(job_id, media_path, code).await?;
                 // The transcript was diarized; the translation's words take its speakers by time.
-                speakers_like(&clean_read(&to_document(job_id, &filename, &english), Language::from_whisper("en").expect("English is a language")), &transcript)
+                speakers_like(
+                    &clean_read(
+                        &to_document(job_id, &filename, &english),
+                        Language::from_whisper("en").expect("English is a language"),
+                    ),
+                    &transcript,
+                )
             }
             None => {
                 return Err(format!(

@@ -133,11 +133,20 @@ impl Actor for ReportProbe {
     type State = Arc<Mutex<Vec<(JobId, Stage)>>>;
     type Arguments = Arc<Mutex<Vec<(JobId, Stage)>>>;
 
-    async fn pre_start(&self, _: ActorRef<PipelineMsg>, reports: Self::State) -> Result<Self::State, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        _: ActorRef<PipelineMsg>,
+        reports: Self::State,
+    ) -> Result<Self::State, ActorProcessingErr> {
         Ok(reports)
     }
 
-    async fn handle(&self, _: ActorRef<PipelineMsg>, msg: PipelineMsg, reports: &mut Self::State) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        _: ActorRef<PipelineMsg>,
+        msg: PipelineMsg,
+        reports: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
         if let PipelineMsg::StageDone(job_id, stage) = msg {
             reports.lock().unwrap().push((job_id, stage));
         }
@@ -159,7 +168,12 @@ fn ms(n: u64) -> Duration {
 
 /// Retries after at most 20 ms, then 50 ms, for five minutes.
 fn quick() -> CallbackSettings {
-    CallbackSettings { schedule: vec![ms(20), ms(50)], max_age: Duration::from_secs(300), timeout: Duration::from_secs(5), max_concurrent: 4 }
+    CallbackSettings {
+        schedule: vec![ms(20), ms(50)],
+        max_age: Duration::from_secs(300),
+        timeout: Duration::from_secs(5),
+        max_concurrent: 4,
+    }
 }
 
 impl World {
@@ -172,9 +186,20 @@ impl World {
 
     /// One node of a cluster on `store` (its own job actors and callback actor), or the only
     /// node when `cluster` is `None`.
-    async fn node(store: Arc<dyn EventStore>, settings: CallbackSettings, allow_private: bool, cluster: Option<ClusterSettings>) -> World {
+    async fn node(
+        store: Arc<dyn EventStore>,
+        settings: CallbackSettings,
+        allow_private: bool,
+        cluster: Option<ClusterSettings>,
+    ) -> World {
         let jobs = Jobs::start(store.clone(), Duration::from_secs(60)).await.unwrap();
-        let args = CallbackArgs { jobs: jobs.clone(), store: store.clone(), guard: AddressGuard::new(allow_private), settings, cluster };
+        let args = CallbackArgs {
+            jobs: jobs.clone(),
+            store: store.clone(),
+            guard: AddressGuard::new(allow_private),
+            settings,
+            cluster,
+        };
         let (callbacks, _) = Actor::spawn(None, CallbackActor, args).await.unwrap();
         let reports = Arc::new(Mutex::new(vec![]));
         let (pipeline, _) = Actor::spawn(None, ReportProbe, reports.clone()).await.unwrap();
@@ -184,7 +209,13 @@ impl World {
     /// Opens an account with a fresh webhook secret, which it returns.
     async fn account(&self, name: &str) -> String {
         let secret = WebhookSecret::generate();
-        let open = AccountCommand::Open { user_name: user(name), webhook_secret: secret.clone(), role: Default::default(), languages: Vec::new(), at_ms: 1_763_769_600_000 };
+        let open = AccountCommand::Open {
+            user_name: user(name),
+            webhook_secret: secret.clone(),
+            role: Default::default(),
+            languages: Vec::new(),
+            at_ms: 1_763_769_600_000,
+        };
         command::execute::<AccountAggregate>(self.store.as_ref(), &account_stream(&user(name)), open).await.unwrap();
         secret
     }
@@ -192,7 +223,10 @@ impl World {
     /// A job of `owner` with `callback_url` that is `DONE` (or `ERROR` when `fail` is given).
     async fn finished_job(&self, owner: &str, callback_url: &str, fail: Option<&str>) -> JobId {
         let job_id = JobId::parse(&uuid::Uuid::now_v7().to_string()).unwrap();
-        let request = JobParams { language: Some("en".into()), callback_url: Some(callback_url.into()), ..Default::default() }.validate().unwrap();
+        let request =
+            JobParams { language: Some("en".into()), callback_url: Some(callback_url.into()), ..Default::default() }
+                .validate()
+                .unwrap();
         let now = scribe_actors::clock::now_ms();
         let mut commands = vec![JobCommand::Submit {
             job_id: job_id.clone(),
@@ -207,7 +241,12 @@ impl World {
             None => commands.extend([
                 JobCommand::RecordMediaProbed { duration_ms: 11_000, fails_with: None, at_ms: now + 1 },
                 JobCommand::StartTranscription { at_ms: now + 2 },
-                JobCommand::RecordTranscript { path: format!("transcripts/{job_id}.json"), detected_language: None, words: 22, at_ms: now + 3 },
+                JobCommand::RecordTranscript {
+                    path: format!("transcripts/{job_id}.json"),
+                    detected_language: None,
+                    words: 22,
+                    at_ms: now + 3,
+                },
                 JobCommand::Complete { at_ms: now + 4 },
             ]),
         }
@@ -243,7 +282,14 @@ impl World {
         recorded
             .iter()
             .map(|r| JobEvent::decode(&r.data).unwrap())
-            .filter(|e| matches!(e, JobEvent::CallbackAttempted { .. } | JobEvent::CallbackDelivered { .. } | JobEvent::CallbackAbandoned { .. }))
+            .filter(|e| {
+                matches!(
+                    e,
+                    JobEvent::CallbackAttempted { .. }
+                        | JobEvent::CallbackDelivered { .. }
+                        | JobEvent::CallbackAbandoned { .. }
+                )
+            })
             .collect()
     }
 
@@ -318,7 +364,12 @@ async fn two_nodes_handed_the_same_callback_send_it_once() {
             })
             .await;
         }
-        let sent: Vec<_> = receiver.receiver.received().into_iter().filter(|r| r.header("webhook-id").contains(job_id.as_str())).collect();
+        let sent: Vec<_> = receiver
+            .receiver
+            .received()
+            .into_iter()
+            .filter(|r| r.header("webhook-id").contains(job_id.as_str()))
+            .collect();
         assert_eq!(sent.len(), 1, "round {round}: one POST between the two nodes: {sent:?}");
         let events = outcomes(&a.callback_events(&job_id).await);
         assert_eq!(events, ["delivered: 200"], "round {round}");
@@ -351,7 +402,11 @@ async fn a_finished_job_is_delivered_once_with_a_signature_the_receiver_verifies
     let sent_at: u64 = delivery.header("webhook-timestamp").parse().expect("unix seconds");
     let now = scribe_actors::clock::now_ms() / 1000;
     assert!(sent_at.abs_diff(now) < 300, "timestamp {sent_at} is not current (now {now})");
-    assert!(signature_is_valid(&secret, delivery), "signature {:?} does not verify", delivery.header("webhook-signature"));
+    assert!(
+        signature_is_valid(&secret, delivery),
+        "signature {:?} does not verify",
+        delivery.header("webhook-signature")
+    );
     let forged = Received { body: delivery.body.replace_first(b"DONE", b"ERROR"), ..delivery.clone() };
     assert!(!signature_is_valid(&secret, &forged), "a changed body must not verify");
     let other_secret = WebhookSecret::generate();
@@ -377,7 +432,8 @@ async fn a_receiver_that_is_down_gets_the_callback_once_it_is_up() {
     let world = World::start(dir.path(), quick(), true).await;
     let secret = world.account("bob").await;
     let port = closed_port();
-    let job_id = world.finished_job("bob", &format!("http://127.0.0.1:{port}/hooks/scribe"), Some("No speech found")).await;
+    let job_id =
+        world.finished_job("bob", &format!("http://127.0.0.1:{port}/hooks/scribe"), Some("No speech found")).await;
 
     world.deliver(&job_id);
     eventually("two failed attempts", async || (world.callback_events(&job_id).await.len() >= 2).then_some(())).await;
@@ -439,7 +495,10 @@ async fn a_410_gone_stops_the_retries() {
 
     assert!(!state.callback.delivered);
     assert_eq!(state.callback.abandoned.as_deref(), Some("the receiver answered 410 Gone"));
-    assert_eq!(outcomes(&world.callback_events(&job_id).await), ["attempted: HTTP 410", "abandoned: the receiver answered 410 Gone"]);
+    assert_eq!(
+        outcomes(&world.callback_events(&job_id).await),
+        ["attempted: HTTP 410", "abandoned: the receiver answered 410 Gone"]
+    );
     eventually("no delivery to be under way", async || (world.pending().await == 0).then_some(())).await;
     assert_eq!(receiver.receiver.received().len(), 1, "nothing is sent after a 410");
     world.stop().await;
@@ -479,7 +538,12 @@ async fn a_private_callback_address_is_refused_and_never_contacted() {
     assert!(!state.callback.delivered);
     let events = outcomes(&world.callback_events(&job_id).await);
     assert_eq!(events.len(), 2, "{events:?}");
-    assert!(events[0].starts_with("attempted: not sent, the callbackUrl is refused:") && events[0].contains("non-public address 127.0.0.1"), "{}", events[0]);
+    assert!(
+        events[0].starts_with("attempted: not sent, the callbackUrl is refused:")
+            && events[0].contains("non-public address 127.0.0.1"),
+        "{}",
+        events[0]
+    );
     assert!(events[1].starts_with("abandoned: gave up after 1 attempts"), "{}", events[1]);
     assert!(receiver.receiver.received().is_empty());
     world.stop().await;
@@ -491,7 +555,13 @@ async fn an_account_without_a_usable_secret_gets_no_unsigned_callback() {
     let settings = CallbackSettings { schedule: vec![], ..quick() };
     let world = World::start(dir.path(), settings, true).await;
     let receiver = receiver_on(0, &[]).await;
-    let open = AccountCommand::Open { user_name: user("gus"), webhook_secret: "hunter2".into(), role: Default::default(), languages: Vec::new(), at_ms: 1 };
+    let open = AccountCommand::Open {
+        user_name: user("gus"),
+        webhook_secret: "hunter2".into(),
+        role: Default::default(),
+        languages: Vec::new(),
+        at_ms: 1,
+    };
     command::execute::<AccountAggregate>(world.store.as_ref(), &account_stream(&user("gus")), open).await.unwrap();
     let job_id = world.finished_job("gus", &receiver.url, None).await;
 
@@ -499,7 +569,10 @@ async fn an_account_without_a_usable_secret_gets_no_unsigned_callback() {
     world.settled(&job_id).await;
 
     let events = outcomes(&world.callback_events(&job_id).await);
-    assert!(events[0].starts_with("attempted: not sent, it cannot be signed: the account's webhook secret"), "{events:?}");
+    assert!(
+        events[0].starts_with("attempted: not sent, it cannot be signed: the account's webhook secret"),
+        "{events:?}"
+    );
     assert!(receiver.receiver.received().is_empty());
     world.stop().await;
 }
@@ -531,7 +604,10 @@ async fn a_pending_callback_is_delivered_after_a_restart() {
 
     assert!(state.callback.delivered);
     let events = world.callback_events(&job_id).await;
-    assert!(matches!(events.last(), Some(JobEvent::CallbackDelivered { attempt, status_code: 200, .. }) if *attempt > attempts_before), "{events:?}");
+    assert!(
+        matches!(events.last(), Some(JobEvent::CallbackDelivered { attempt, status_code: 200, .. }) if *attempt > attempts_before),
+        "{events:?}"
+    );
     assert_eq!(events.iter().filter(|e| matches!(e, JobEvent::CallbackDelivered { .. })).count(), 1);
     let received = receiver.receiver.received();
     assert_eq!(received.len(), 1);
@@ -543,7 +619,8 @@ async fn a_pending_callback_is_delivered_after_a_restart() {
 impl World {
     /// The job as its stream says, read straight from the store (the actors are stopped).
     async fn state_after_stop(&self, job_id: &JobId) -> JobState {
-        let loaded = command::load::<scribe_domain::job::JobAggregate>(self.store.as_ref(), &job_stream(job_id)).await.unwrap();
+        let loaded =
+            command::load::<scribe_domain::job::JobAggregate>(self.store.as_ref(), &job_stream(job_id)).await.unwrap();
         loaded.state
     }
 }

@@ -12,26 +12,17 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "benchmark; prints timings"]
 async fn eventstore_throughput() {
-    let jobs: u64 = std::env::var("SCRIBE_BENCH_JOBS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100_000);
+    let jobs: u64 = std::env::var("SCRIBE_BENCH_JOBS").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteEventStore::open_in(dir.path()).unwrap());
 
     // One writer, one event per append: every append waits for its own fsync.
     let started = Instant::now();
     for i in 0..1000u64 {
-        store
-            .append("bench-serial", ExpectedVersion::Any, vec![event(i)])
-            .await
-            .unwrap();
+        store.append("bench-serial", ExpectedVersion::Any, vec![event(i)]).await.unwrap();
     }
     let serial = started.elapsed();
-    println!(
-        "serial appends:     1000 in {serial:?} ({:.0}/s)",
-        1000.0 / serial.as_secs_f64()
-    );
+    println!("serial appends:     1000 in {serial:?} ({:.0}/s)", 1000.0 / serial.as_secs_f64());
 
     // Many jobs at once, as in a busy server: 64 concurrent writers share commits.
     let started = Instant::now();
@@ -43,10 +34,8 @@ async fn eventstore_throughput() {
                     let stream = format!("job-{job}");
                     let mut version = None;
                     for step in 0..5u64 {
-                        let appended = store
-                            .append(&stream, ExpectedVersion::after(version), vec![event(step)])
-                            .await
-                            .unwrap();
+                        let appended =
+                            store.append(&stream, ExpectedVersion::after(version), vec![event(step)]).await.unwrap();
                         version = Some(appended.last_version);
                     }
                 }
@@ -74,21 +63,11 @@ async fn eventstore_throughput() {
         assert_eq!(e.position, seen);
     }
     let replayed = started.elapsed();
-    println!(
-        "replay subscribe_all: {seen} events in {replayed:?} ({:.0}/s)",
-        seen as f64 / replayed.as_secs_f64()
-    );
+    println!("replay subscribe_all: {seen} events in {replayed:?} ({:.0}/s)", seen as f64 / replayed.as_secs_f64());
 
     let started = Instant::now();
     for job in (0..jobs).step_by((jobs / 1000).max(1) as usize) {
-        assert_eq!(
-            store
-                .read_stream(&format!("job-{job}"), 0)
-                .await
-                .unwrap()
-                .len(),
-            5
-        );
+        assert_eq!(store.read_stream(&format!("job-{job}"), 0).await.unwrap().len(), 5);
     }
     println!("read_stream: 1000 job streams in {:?}", started.elapsed());
     let size = std::fs::metadata(store.path()).unwrap().len();

@@ -20,10 +20,7 @@ async fn kurrentdb_store_passes_the_contract() {
         return;
     };
     assert!(
-        matches!(
-            StoreLocation::from_setting(Some(&url), std::path::Path::new(".")),
-            Ok(StoreLocation::KurrentDb(_))
-        ),
+        matches!(StoreLocation::from_setting(Some(&url), std::path::Path::new(".")), Ok(StoreLocation::KurrentDb(_))),
         "{URL_VARIABLE} must be an esdb:// or kurrentdb:// URL"
     );
     let run = uuid::Uuid::new_v4().simple().to_string();
@@ -46,12 +43,7 @@ async fn a_malformed_url_and_an_unreachable_server_are_clear_errors() {
         .await
         .err()
         .expect("a port that is not a number is refused");
-    assert!(
-        malformed
-            .to_string()
-            .contains("KurrentDB connection string"),
-        "{malformed}"
-    );
+    assert!(malformed.to_string().contains("KurrentDB connection string"), "{malformed}");
 
     // Nothing listens on port 1 of loopback.
     let unreachable = tokio::time::timeout(
@@ -62,8 +54,5 @@ async fn a_malformed_url_and_an_unreachable_server_are_clear_errors() {
     .expect("connecting gives up in time")
     .err()
     .expect("no server there");
-    assert!(
-        unreachable.to_string().contains("connecting to KurrentDB"),
-        "{unreachable}"
-    );
+    assert!(unreachable.to_string().contains("connecting to KurrentDB"), "{unreachable}");
 }

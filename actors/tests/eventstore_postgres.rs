@@ -28,10 +28,7 @@ async fn postgres_store_passes_the_contract() {
     contract::run_all(move |slot| {
         let cluster = databases.clone();
         async move {
-            let url = cluster
-                .create_database(&format!("slot{slot}"))
-                .await
-                .unwrap();
+            let url = cluster.create_database(&format!("slot{slot}")).await.unwrap();
             Arc::new(PostgresEventStore::connect(&url).await.unwrap()) as Arc<dyn EventStore>
         }
     })
@@ -46,10 +43,7 @@ async fn the_event_store_setting_opens_postgres() {
     let location = StoreLocation::from_setting(Some(&url), std::path::Path::new("unused")).unwrap();
     assert!(matches!(location, StoreLocation::Postgres(_)));
     let store = location.open().await.unwrap();
-    let appended = store
-        .append("job-1", ExpectedVersion::NoStream, vec![event(1)])
-        .await
-        .unwrap();
+    let appended = store.append("job-1", ExpectedVersion::NoStream, vec![event(1)]).await.unwrap();
     assert_eq!(store.head_position().await.unwrap(), appended.position);
 }
 
@@ -60,16 +54,11 @@ async fn killed_connections_are_opened_again() {
     let cluster = cluster();
     let url = cluster.create_database("reconnect").await.unwrap();
     let store = PostgresEventStore::connect(&url).await.unwrap();
-    store
-        .append("job-1", ExpectedVersion::NoStream, vec![event(0)])
-        .await
-        .unwrap();
+    store.append("job-1", ExpectedVersion::NoStream, vec![event(0)]).await.unwrap();
     let mut log = store.subscribe_all(0);
     assert_eq!(log.next().await.unwrap().unwrap().version, 0);
 
-    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
+    let (admin, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
     tokio::spawn(connection);
     let killed = admin
         .query(
@@ -79,20 +68,13 @@ async fn killed_connections_are_opened_again() {
         )
         .await
         .unwrap();
-    assert!(
-        killed.len() >= 2,
-        "the store's connections were found ({} killed)",
-        killed.len()
-    );
+    assert!(killed.len() >= 2, "the store's connections were found ({} killed)", killed.len());
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     // An append caught in the break may fail with a clear error; the next one must succeed.
     let mut appended = None;
     for _ in 0..3 {
-        match store
-            .append("job-1", ExpectedVersion::Exact(0), vec![event(1)])
-            .await
-        {
+        match store.append("job-1", ExpectedVersion::Exact(0), vec![event(1)]).await {
             Ok(a) => {
                 appended = Some(a);
                 break;
@@ -124,13 +106,8 @@ async fn the_unique_constraint_turns_a_bypassing_write_into_a_conflict() {
     let cluster = cluster();
     let url = cluster.create_database("bypass").await.unwrap();
     let store = PostgresEventStore::connect(&url).await.unwrap();
-    store
-        .append("job-1", ExpectedVersion::NoStream, vec![event(0)])
-        .await
-        .unwrap();
-    let (mut other, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
+    store.append("job-1", ExpectedVersion::NoStream, vec![event(0)]).await.unwrap();
+    let (mut other, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
     tokio::spawn(connection);
     // The other client takes version 1 without the lock and keeps its transaction open...
     let tx = other.transaction().await.unwrap();
@@ -144,11 +121,7 @@ async fn the_unique_constraint_turns_a_bypassing_write_into_a_conflict() {
     // ... while Scribe appends version 1 too: its insert waits on the other's uncommitted row.
     let racing = {
         let store = store.clone();
-        tokio::spawn(async move {
-            store
-                .append("job-1", ExpectedVersion::Exact(0), vec![event(1)])
-                .await
-        })
+        tokio::spawn(async move { store.append("job-1", ExpectedVersion::Exact(0), vec![event(1)]).await })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
     tx.commit().await.unwrap();
@@ -156,38 +129,22 @@ async fn the_unique_constraint_turns_a_bypassing_write_into_a_conflict() {
         Err(StoreError::WrongExpectedVersion { actual, .. }) => assert_eq!(actual, Some(1)),
         other => panic!("the losing append must be a conflict, got {other:?}"),
     }
-    let versions: Vec<u64> = store
-        .read_stream("job-1", 0)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.version)
-        .collect();
+    let versions: Vec<u64> = store.read_stream("job-1", 0).await.unwrap().iter().map(|e| e.version).collect();
     assert_eq!(versions, vec![0, 1], "no fork");
 }
 
 #[tokio::test]
 async fn a_bad_url_and_an_unreachable_server_are_clear_errors() {
-    let bad = PostgresEventStore::connect("postgres://host:notaport/db")
-        .await
-        .err()
-        .expect("a malformed URL is refused");
+    let bad =
+        PostgresEventStore::connect("postgres://host:notaport/db").await.err().expect("a malformed URL is refused");
     assert!(bad.to_string().contains("PostgreSQL URL"), "{bad}");
 
     let dir = tempfile::tempdir().unwrap();
-    let nobody = format!(
-        "postgres://scribe@{}:5432/scribe?connect_timeout=2",
-        dir.path().to_string_lossy().replace('/', "%2F")
-    );
-    let unreachable = PostgresEventStore::connect(&nobody)
-        .await
-        .err()
-        .expect("no server there");
+    let nobody =
+        format!("postgres://scribe@{}:5432/scribe?connect_timeout=2", dir.path().to_string_lossy().replace('/', "%2F"));
+    let unreachable = PostgresEventStore::connect(&nobody).await.err().expect("no server there");
     let message = unreachable.to_string();
-    assert!(
-        message.contains("connecting to PostgreSQL") && message.contains("error connecting"),
-        "{message}"
-    );
+    assert!(message.contains("connecting to PostgreSQL") && message.contains("error connecting"), "{message}");
 }
 
 /// A test that panics still stops its cluster and deletes its files (the harness's `Drop`).

@@ -10,10 +10,8 @@ async fn store() -> (tempfile::TempDir, MediaStore) {
 }
 
 fn files_in(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     names
 }
@@ -25,22 +23,12 @@ async fn chunks_are_committed_under_the_job_with_a_safe_name() {
     temp.write_chunk(b"RIFF").await.unwrap();
     temp.write_chunk(b"-and-the-rest").await.unwrap();
     assert_eq!(temp.written(), 17);
-    let stored = store
-        .commit(temp, "job-1", "../../evil/../talk.wav")
-        .await
-        .unwrap();
+    let stored = store.commit(temp, "job-1", "../../evil/../talk.wav").await.unwrap();
     assert_eq!(stored.file_name, "talk.wav");
     assert_eq!(stored.size, 17);
-    assert_eq!(
-        stored.path,
-        store.media_dir().join("job-1").join("talk.wav")
-    );
+    assert_eq!(stored.path, store.media_dir().join("job-1").join("talk.wav"));
     assert_eq!(std::fs::read(&stored.path).unwrap(), b"RIFF-and-the-rest");
-    assert_eq!(
-        files_in(store.media_dir()),
-        ["job-1"],
-        "no temp file remains after commit"
-    );
+    assert_eq!(files_in(store.media_dir()), ["job-1"], "no temp file remains after commit");
 }
 
 #[tokio::test]
@@ -60,10 +48,7 @@ async fn large_files_in_uneven_chunks_arrive_byte_for_byte() {
     }
     let stored = store.commit(temp, "job-big", "big.bin").await.unwrap();
     assert_eq!(stored.size, data.len() as u64);
-    assert!(
-        std::fs::read(&stored.path).unwrap() == data,
-        "the file holds exactly the bytes written, in order"
-    );
+    assert!(std::fs::read(&stored.path).unwrap() == data, "the file holds exactly the bytes written, in order");
 }
 
 #[tokio::test]
@@ -72,14 +57,8 @@ async fn passing_the_cap_fails_and_leaves_nothing() {
     let mut temp = store.create_temp(10).await.unwrap();
     temp.write_chunk(b"0123456789").await.unwrap(); // exactly the limit is fine
     let error = temp.write_chunk(b"x").await.unwrap_err();
-    assert!(
-        matches!(error, MediaError::TooLarge { limit: 10 }),
-        "{error:?}"
-    );
-    assert_eq!(
-        error.to_string(),
-        "the file is larger than the limit of 10 bytes"
-    );
+    assert!(matches!(error, MediaError::TooLarge { limit: 10 }), "{error:?}");
+    assert_eq!(error.to_string(), "the file is larger than the limit of 10 bytes");
     drop(temp);
     assert!(files_in(store.media_dir()).is_empty());
 }
@@ -111,24 +90,10 @@ async fn partial_files_from_a_crash_are_removed_at_open() {
 async fn transcripts_are_written_atomically_and_deleted_with_the_job() {
     let (_dir, store) = store().await;
     assert_eq!(store.read_transcript("job-9").await.unwrap(), None);
-    store
-        .write_transcript("job-9", br#"{"segments":[]}"#)
-        .await
-        .unwrap();
-    store
-        .write_transcript("job-9", br#"{"segments":[1]}"#)
-        .await
-        .unwrap();
-    assert_eq!(
-        store.read_transcript("job-9").await.unwrap().unwrap(),
-        br#"{"segments":[1]}"#
-    );
-    let transcripts_dir = store
-        .transcript_path("job-9")
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_owned();
+    store.write_transcript("job-9", br#"{"segments":[]}"#).await.unwrap();
+    store.write_transcript("job-9", br#"{"segments":[1]}"#).await.unwrap();
+    assert_eq!(store.read_transcript("job-9").await.unwrap().unwrap(), br#"{"segments":[1]}"#);
+    let transcripts_dir = store.transcript_path("job-9").unwrap().parent().unwrap().to_owned();
     assert_eq!(files_in(&transcripts_dir), ["job-9.json"]);
 
     let mut temp = store.create_temp(100).await.unwrap();
@@ -144,22 +109,10 @@ async fn transcripts_are_written_atomically_and_deleted_with_the_job() {
 async fn job_ids_cannot_reach_outside_the_store() {
     let (_dir, store) = store().await;
     for bad in ["..", "../x", "a/b", ""] {
-        assert!(
-            matches!(
-                store.delete_job(bad).await,
-                Err(MediaError::InvalidJobId(_))
-            ),
-            "{bad:?}"
-        );
+        assert!(matches!(store.delete_job(bad).await, Err(MediaError::InvalidJobId(_))), "{bad:?}");
         assert!(store.transcript_path(bad).is_err());
         let temp = store.create_temp(10).await.unwrap();
-        assert!(matches!(
-            store.commit(temp, bad, "a.wav").await,
-            Err(MediaError::InvalidJobId(_))
-        ));
+        assert!(matches!(store.commit(temp, bad, "a.wav").await, Err(MediaError::InvalidJobId(_))));
     }
-    assert!(
-        files_in(store.media_dir()).is_empty(),
-        "a refused commit removes its temp file"
-    );
+    assert!(files_in(store.media_dir()).is_empty(), "a refused commit removes its temp file");
 }

@@ -98,7 +98,10 @@ async fn a_killed_asr_worker_is_restarted_and_its_queued_job_still_finishes() {
     })
     .await;
     for job_id in [&first, &second] {
-        wait_until("the job ending", SETTLE, async || state(&services, job_id).await.status().is_some_and(JobStatus::is_terminal)).await;
+        wait_until("the job ending", SETTLE, async || {
+            state(&services, job_id).await.status().is_some_and(JobStatus::is_terminal)
+        })
+        .await;
         let ended = state(&services, job_id).await;
         match ended.status() {
             Some(JobStatus::Done) => assert!(ended.transcript.is_some(), "{ended:?}"),
@@ -106,7 +109,10 @@ async fn a_killed_asr_worker_is_restarted_and_its_queued_job_still_finishes() {
             other => panic!("{job_id} ended {other:?}"),
         }
     }
-    assert_eq!(state(&services, &second).await.status(), Some(JobStatus::Done), "the queued job ran again on the new worker");
+    assert_eq!(
+        state(&services, &second).await.status(),
+        Some(JobStatus::Done),
+        "the queued job ran again on the new worker"
+    );
     services.stop();
 }
-

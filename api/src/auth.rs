@@ -111,7 +111,11 @@ macro_rules! key_extractor {
                 vec![API_KEY_SCHEME, BEARER_SCHEME]
             }
 
-            async fn from_request(req: &'a Request, _body: &mut RequestBody, _: ExtractParamOptions<()>) -> poem::Result<Self> {
+            async fn from_request(
+                req: &'a Request,
+                _body: &mut RequestBody,
+                _: ExtractParamOptions<()>,
+            ) -> poem::Result<Self> {
                 Ok($name($check(req).await?))
             }
         }
@@ -147,10 +151,9 @@ impl KeySource {
 /// count as a failed authentication. 400 when both carry keys and they differ, or when the
 /// header is given twice.
 pub fn presented_key(req: &Request) -> Result<Option<(String, KeySource)>, ApiError> {
-    let query = req
-        .uri()
-        .query()
-        .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == API_KEY_PARAM).map(|(_, v)| v.trim().to_owned()));
+    let query = req.uri().query().and_then(|q| {
+        url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == API_KEY_PARAM).map(|(_, v)| v.trim().to_owned())
+    });
     let mut headers = req.headers().get_all(header::AUTHORIZATION).iter();
     let first = headers.next();
     if headers.next().is_some() {
@@ -159,7 +162,9 @@ pub fn presented_key(req: &Request) -> Result<Option<(String, KeySource)>, ApiEr
     let bearer = match first {
         None => None,
         Some(value) => {
-            let value = value.to_str().map_err(|_| ApiError::invalid("Authorization", "The Authorization header is not readable text"))?;
+            let value = value
+                .to_str()
+                .map_err(|_| ApiError::invalid("Authorization", "The Authorization header is not readable text"))?;
             let value = value.trim();
             let (scheme, token) = value.split_once(' ').unwrap_or((value, ""));
             scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_owned())
@@ -318,7 +323,10 @@ async fn check_customer_key(req: &Request) -> poem::Result<Caller> {
     if caller.role.is_staff() {
         return Err(ApiError::new(
             poem::http::StatusCode::FORBIDDEN,
-            format!("This is a {} key: customer endpoints need a customer key (staff work under /api/work)", caller.role),
+            format!(
+                "This is a {} key: customer endpoints need a customer key (staff work under /api/work)",
+                caller.role
+            ),
             Some("apiKey".to_owned()),
         )
         .into());
@@ -361,7 +369,12 @@ async fn check_key(req: &Request) -> poem::Result<Caller> {
     };
     failures.admit(client, &hash).map_err(too_many_failures)?;
     limits.check(&hash).map_err(ApiError::rate_limited)?;
-    Ok(Caller { user: account.user_name, balance_cents: account.balance_cents, role: account.role, languages: account.languages })
+    Ok(Caller {
+        user: account.user_name,
+        balance_cents: account.balance_cents,
+        role: account.role,
+        languages: account.languages,
+    })
 }
 
 #[cfg(test)]

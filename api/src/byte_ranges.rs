@@ -55,10 +55,7 @@ pub fn select(range: Option<&str>, size: u64) -> Selection {
         return Selection::Whole;
     }
     match parsed.validate(size) {
-        Ok(ranges) => ranges
-            .into_iter()
-            .next()
-            .map_or(Selection::Whole, Selection::Part),
+        Ok(ranges) => ranges.into_iter().next().map_or(Selection::Whole, Selection::Part),
         Err(RangeUnsatisfiableError::Unsatisfiable) => Selection::Unsatisfiable,
         Err(_) => Selection::Whole,
     }
@@ -74,9 +71,7 @@ struct Validators {
 impl Validators {
     fn of(metadata: &std::fs::Metadata) -> Validators {
         let modified = metadata.modified().ok();
-        let nanos = modified
-            .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
+        let nanos = modified.and_then(|m| m.duration_since(UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
         Validators {
             etag: format!("\"{:x}-{:x}\"", metadata.len(), nanos),
             last_modified: modified.map(httpdate::fmt_http_date),
@@ -101,15 +96,10 @@ impl Validators {
 
     /// Whether `If-None-Match` names this version (or `*`): then 304.
     fn not_modified(&self, headers: &HeaderMap) -> bool {
-        let Some(tags) = headers
-            .get(header::IF_NONE_MATCH)
-            .and_then(|v| v.to_str().ok())
-        else {
+        let Some(tags) = headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) else {
             return false;
         };
-        tags.split(',')
-            .map(|t| t.trim().trim_start_matches("W/"))
-            .any(|t| t == "*" || t == self.etag)
+        tags.split(',').map(|t| t.trim().trim_start_matches("W/")).any(|t| t == "*" || t == self.etag)
     }
 }
 
@@ -122,32 +112,21 @@ pub async fn serve(headers: &HeaderMap, path: &Path) -> Response {
 }
 
 async fn answer(headers: &HeaderMap, path: &Path) -> Result<Response, ApiError> {
-    let mut file = tokio::fs::File::open(path)
-        .await
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ApiError::new(
-                StatusCode::NOT_FOUND,
-                "The media file of this job is missing",
-                Some("jobId".into()),
-            ),
-            _ => ApiError::internal("Opening the media", &e),
-        })?;
-    let metadata = file
-        .metadata()
-        .await
-        .map_err(|e| ApiError::internal("Reading the media's size", &e))?;
+    let mut file = tokio::fs::File::open(path).await.map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            ApiError::new(StatusCode::NOT_FOUND, "The media file of this job is missing", Some("jobId".into()))
+        }
+        _ => ApiError::internal("Opening the media", &e),
+    })?;
+    let metadata = file.metadata().await.map_err(|e| ApiError::internal("Reading the media's size", &e))?;
     let size = metadata.len();
     let validators = Validators::of(&metadata);
     let content_type = mime_guess::from_path(path).first_or_octet_stream();
 
     let mut response = if validators.not_modified(headers) {
-        Response::builder()
-            .status(StatusCode::NOT_MODIFIED)
-            .finish()
+        Response::builder().status(StatusCode::NOT_MODIFIED).finish()
     } else {
-        let range = headers
-            .get(header::RANGE)
-            .filter(|_| validators.range_applies(headers));
+        let range = headers.get(header::RANGE).filter(|_| validators.range_applies(headers));
         // A Range header that is not even text is as invalid as any other: ignored.
         let selection = match range.map(|v| v.to_str()) {
             Some(Ok(value)) => select(Some(value), size),
@@ -159,49 +138,25 @@ async fn answer(headers: &HeaderMap, path: &Path) -> Result<Response, ApiError> 
                 let mut response = error_response(
                     StatusCode::RANGE_NOT_SATISFIABLE,
                     ErrorCode::RangeNotSatisfiable,
-                    format!(
-                        "The Range {shown} selects no byte of the media, which has {size} bytes"
-                    ),
+                    format!("The Range {shown} selects no byte of the media, which has {size} bytes"),
                 );
-                insert(
-                    &mut response,
-                    header::CONTENT_RANGE,
-                    format!("bytes */{size}"),
-                );
+                insert(&mut response, header::CONTENT_RANGE, format!("bytes */{size}"));
                 response
             }
             Selection::Whole => {
-                let mut response = Response::builder()
-                    .status(StatusCode::OK)
-                    .body(stream(file, size));
-                insert(
-                    &mut response,
-                    header::CONTENT_TYPE,
-                    content_type.to_string(),
-                );
+                let mut response = Response::builder().status(StatusCode::OK).body(stream(file, size));
+                insert(&mut response, header::CONTENT_TYPE, content_type.to_string());
                 insert(&mut response, header::CONTENT_LENGTH, size.to_string());
                 response
             }
             Selection::Part(part) => {
                 let (first, last) = (*part.start(), *part.end());
                 let length = last - first + 1;
-                file.seek(SeekFrom::Start(first))
-                    .await
-                    .map_err(|e| ApiError::internal("Reading the media", &e))?;
-                let mut response = Response::builder()
-                    .status(StatusCode::PARTIAL_CONTENT)
-                    .body(stream(file, length));
-                insert(
-                    &mut response,
-                    header::CONTENT_TYPE,
-                    content_type.to_string(),
-                );
+                file.seek(SeekFrom::Start(first)).await.map_err(|e| ApiError::internal("Reading the media", &e))?;
+                let mut response = Response::builder().status(StatusCode::PARTIAL_CONTENT).body(stream(file, length));
+                insert(&mut response, header::CONTENT_TYPE, content_type.to_string());
                 insert(&mut response, header::CONTENT_LENGTH, length.to_string());
-                insert(
-                    &mut response,
-                    header::CONTENT_RANGE,
-                    format!("bytes {first}-{last}/{size}"),
-                );
+                insert(&mut response, header::CONTENT_RANGE, format!("bytes {first}-{last}/{size}"));
                 response
             }
         }
@@ -234,59 +189,27 @@ mod tests {
     #[test]
     fn one_range_inside_the_file_is_a_part() {
         assert_eq!(select(Some("bytes=0-99"), SIZE), Selection::Part(0..=99));
-        assert_eq!(
-            select(Some("bytes=96077-"), SIZE),
-            Selection::Part(96_077..=96_077)
-        );
-        assert_eq!(
-            select(Some("bytes=-100"), SIZE),
-            Selection::Part(95_978..=96_077)
-        );
+        assert_eq!(select(Some("bytes=96077-"), SIZE), Selection::Part(96_077..=96_077));
+        assert_eq!(select(Some("bytes=-100"), SIZE), Selection::Part(95_978..=96_077));
     }
 
     #[test]
     fn a_last_position_past_the_end_is_cut_and_a_long_suffix_selects_everything() {
-        assert_eq!(
-            select(Some("bytes=0-99999999"), SIZE),
-            Selection::Part(0..=96_077)
-        );
-        assert_eq!(
-            select(Some("bytes=-99999999"), SIZE),
-            Selection::Part(0..=96_077)
-        );
+        assert_eq!(select(Some("bytes=0-99999999"), SIZE), Selection::Part(0..=96_077));
+        assert_eq!(select(Some("bytes=-99999999"), SIZE), Selection::Part(0..=96_077));
     }
 
     #[test]
     fn a_range_that_selects_no_byte_is_unsatisfiable() {
-        for range in [
-            "bytes=99999999-",
-            "bytes=96078-",
-            "bytes=96078-96100",
-            "bytes=-0",
-        ] {
-            assert_eq!(
-                select(Some(range), SIZE),
-                Selection::Unsatisfiable,
-                "{range}"
-            );
+        for range in ["bytes=99999999-", "bytes=96078-", "bytes=96078-96100", "bytes=-0"] {
+            assert_eq!(select(Some(range), SIZE), Selection::Unsatisfiable, "{range}");
         }
-        assert_eq!(
-            select(Some("bytes=0-0"), 0),
-            Selection::Unsatisfiable,
-            "an empty file has no first byte"
-        );
+        assert_eq!(select(Some("bytes=0-0"), 0), Selection::Unsatisfiable, "an empty file has no first byte");
     }
 
     #[test]
     fn invalid_and_multiple_ranges_are_ignored() {
-        for range in [
-            "bytes=5-2",
-            "items=0-1",
-            "bytes=abc",
-            "bytes=",
-            "bytes=0-1,5-9",
-            "bytes=0-1, 99999999-",
-        ] {
+        for range in ["bytes=5-2", "items=0-1", "bytes=abc", "bytes=", "bytes=0-1,5-9", "bytes=0-1, 99999999-"] {
             assert_eq!(select(Some(range), SIZE), Selection::Whole, "{range}");
         }
         assert_eq!(select(None, SIZE), Selection::Whole);

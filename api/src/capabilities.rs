@@ -68,7 +68,11 @@ impl CapabilitiesApi {
     /// targets: a direct translatedSubtitles job asking for a target not listed here is refused
     /// with 400 (field `targetLanguage`) at submission, before anything is charged.
     #[oai(path = "/capabilities", method = "get", operation_id = "getCapabilities")]
-    async fn capabilities(&self, _auth: ApiKeyAuth, state: Data<&Arc<ApiState>>) -> Result<Json<Capabilities>, ApiError> {
+    async fn capabilities(
+        &self,
+        _auth: ApiKeyAuth,
+        state: Data<&Arc<ApiState>>,
+    ) -> Result<Json<Capabilities>, ApiError> {
         Ok(Json(Capabilities::from(state.settings.capabilities.as_ref())))
     }
 }

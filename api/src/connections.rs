@@ -85,12 +85,7 @@ struct Pace {
 
 impl Pace {
     fn opened(now: Instant) -> Pace {
-        Pace {
-            in_flight: 0,
-            head_started: Some(now),
-            answered_at: None,
-            wrote_at: None,
-        }
+        Pace { in_flight: 0, head_started: Some(now), answered_at: None, wrote_at: None }
     }
 
     /// When the connection is closed unless something happens first; `None` while a handler
@@ -101,13 +96,8 @@ impl Pace {
         }
         let after_writes = |t: Instant| self.wrote_at.map_or(t, |w| w.max(t));
         match (self.head_started, self.answered_at) {
-            (Some(started), _) => Some((
-                after_writes(started) + limits.header_read_timeout,
-                Overdue::Head,
-            )),
-            (None, Some(answered)) => {
-                Some((after_writes(answered) + limits.idle_timeout, Overdue::Idle))
-            }
+            (Some(started), _) => Some((after_writes(started) + limits.header_read_timeout, Overdue::Head)),
+            (None, Some(answered)) => Some((after_writes(answered) + limits.idle_timeout, Overdue::Idle)),
             (None, None) => None,
         }
     }
@@ -123,8 +113,7 @@ enum Overdue {
 type Shared = Arc<Mutex<Pace>>;
 
 fn lock(pace: &Shared) -> std::sync::MutexGuard<'_, Pace> {
-    pace.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    pace.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The open connections by peer address, for the edge to say when a request is in flight.
@@ -135,9 +124,7 @@ pub struct OpenConnections {
 
 impl OpenConnections {
     fn map(&self) -> std::sync::MutexGuard<'_, HashMap<SocketAddr, Shared>> {
-        self.by_peer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.by_peer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// A request from `peer` reached a handler; it is in flight until the guard is dropped.
@@ -187,13 +174,7 @@ pub struct GuardedAcceptor<A> {
 impl<A: Acceptor> GuardedAcceptor<A> {
     pub fn new(inner: A, limits: ConnectionLimits, open: OpenConnections) -> GuardedAcceptor<A> {
         let places = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-        GuardedAcceptor {
-            inner,
-            limits,
-            places,
-            open,
-            full: false,
-        }
+        GuardedAcceptor { inner, limits, places, open, full: false }
     }
 }
 
@@ -218,11 +199,7 @@ impl<A: Acceptor> Acceptor for GuardedAcceptor<A> {
                     );
                     self.full = true;
                 }
-                self.places
-                    .clone()
-                    .acquire_owned()
-                    .await
-                    .map_err(io::Error::other)?
+                self.places.clone().acquire_owned().await.map_err(io::Error::other)?
             }
         };
         let (io, local, remote, scheme) = self.inner.accept().await?;
@@ -319,11 +296,7 @@ impl<T> Drop for GuardedIo<T> {
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         if let Some(overdue) = self.overdue {
             return Poll::Ready(Err(self.closing(overdue)));
         }
@@ -345,11 +318,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for GuardedIo<T> {
 }
 
 impl<T: AsyncWrite + Unpin> AsyncWrite for GuardedIo<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         if let Some(overdue) = self.overdue {
             return Poll::Ready(Err(self.closing(overdue)));
         }
@@ -412,13 +381,7 @@ pub struct StallGuard<B> {
 
 impl<B> StallGuard<B> {
     pub fn new(inner: B, timeout: Duration, stalled: Arc<AtomicBool>) -> StallGuard<B> {
-        StallGuard {
-            inner,
-            timeout,
-            timer: Box::pin(tokio::time::sleep(timeout)),
-            waiting: false,
-            stalled,
-        }
+        StallGuard { inner, timeout, timer: Box::pin(tokio::time::sleep(timeout)), waiting: false, stalled }
     }
 }
 
@@ -426,10 +389,7 @@ impl<B: HttpBody<Data = Bytes, Error = io::Error> + Unpin> HttpBody for StallGua
     type Data = Bytes;
     type Error = io::Error;
 
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         let this = &mut *self;
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(frame) => {
@@ -443,14 +403,8 @@ impl<B: HttpBody<Data = Bytes, Error = io::Error> + Unpin> HttpBody for StallGua
                 }
                 if this.timer.as_mut().poll(cx).is_ready() {
                     this.stalled.store(true, Ordering::Relaxed);
-                    let message = format!(
-                        "the request body stopped arriving: nothing came for {:?}",
-                        this.timeout
-                    );
-                    return Poll::Ready(Some(Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        message,
-                    ))));
+                    let message = format!("the request body stopped arriving: nothing came for {:?}", this.timeout);
+                    return Poll::Ready(Some(Err(io::Error::new(io::ErrorKind::TimedOut, message))));
                 }
                 Poll::Pending
             }
@@ -481,10 +435,7 @@ mod tests {
     fn a_new_connection_has_the_header_timeout_from_its_opening() {
         let opened = Instant::now();
         let pace = Pace::opened(opened);
-        assert_eq!(
-            pace.deadline(&LIMITS),
-            Some((opened + LIMITS.header_read_timeout, Overdue::Head))
-        );
+        assert_eq!(pace.deadline(&LIMITS), Some((opened + LIMITS.header_read_timeout, Overdue::Head)));
     }
 
     #[test]
@@ -496,27 +447,17 @@ mod tests {
     }
 
     #[test]
-    fn after_an_answer_the_idle_timeout_counts_from_the_last_write_and_a_new_head_from_its_first_byte()
-     {
+    fn after_an_answer_the_idle_timeout_counts_from_the_last_write_and_a_new_head_from_its_first_byte() {
         let t0 = Instant::now();
         let mut pace = Pace::opened(t0);
         pace.head_started = None;
         pace.answered_at = Some(t0 + Duration::from_secs(1));
         pace.wrote_at = Some(t0 + Duration::from_secs(5));
-        assert_eq!(
-            pace.deadline(&LIMITS),
-            Some((
-                t0 + Duration::from_secs(5) + LIMITS.idle_timeout,
-                Overdue::Idle
-            ))
-        );
+        assert_eq!(pace.deadline(&LIMITS), Some((t0 + Duration::from_secs(5) + LIMITS.idle_timeout, Overdue::Idle)));
         pace.head_started = Some(t0 + Duration::from_secs(7));
         assert_eq!(
             pace.deadline(&LIMITS),
-            Some((
-                t0 + Duration::from_secs(7) + LIMITS.header_read_timeout,
-                Overdue::Head
-            ))
+            Some((t0 + Duration::from_secs(7) + LIMITS.header_read_timeout, Overdue::Head))
         );
     }
 }

@@ -15,11 +15,13 @@
 //! Case rule: every enumerated value is matched exactly as documented (`en`, `fr-ca`, `direct`,
 //! `OPEN`, `FIVE_DAYS`); `EN` or `DIRECT` is refused with the list of allowed values.
 
-use serde_json::{Map, Value, json};
 use scribe_domain::ids::MAX_ID_LEN;
-use scribe_domain::kinds::{GlossarySortField, JobType, SortDirection, TranscriptionStyle, TranscriptionType, TurnaroundTime};
+use scribe_domain::kinds::{
+    GlossarySortField, JobType, SortDirection, TranscriptionStyle, TranscriptionType, TurnaroundTime,
+};
 use scribe_domain::languages::{DIRECT_TARGET_LANGUAGES, Language, PERFECT_TARGET_LANGUAGES};
 use scribe_domain::requests as limits;
+use serde_json::{Map, Value, json};
 
 /// An id as the domain accepts it (`scribe_domain::ids`): letters, digits, `-` and `_`.
 fn id_schema() -> Value {
@@ -63,7 +65,9 @@ pub fn enum_of(operation_id: &str, name: &str) -> Option<(&'static str, Vec<&'st
         "status" if operation_id == "listJobs" => ("JobStatusFilter", names(&["OPEN", "ERROR", "DONE"])),
         "sortBy" => ("GlossarySortField", GlossarySortField::ALL.iter().map(|v| v.as_str()).collect()),
         "sortDirection" => ("SortDirection", SortDirection::ALL.iter().map(|v| v.as_str()).collect()),
-        "targetLanguage" if operation_id == "orderTranslatedSubtitles" => ("PerfectTargetLanguage", names(&PERFECT_TARGET_LANGUAGES)),
+        "targetLanguage" if operation_id == "orderTranslatedSubtitles" => {
+            ("PerfectTargetLanguage", names(&PERFECT_TARGET_LANGUAGES))
+        }
         "targetLanguage" => ("TargetLanguage", all_target_languages()),
         _ => return None,
     })
@@ -163,7 +167,8 @@ pub fn parse_failure(name: &str, reason: &str) -> String {
     if reason.contains("expects an input value") || reason.contains("required") {
         return format!("{name} is required");
     }
-    if let Some(sentence) = rule(UNKNOWN_OPERATION, name).or_else(|| export_rule(name)).and_then(|r| describe(name, &r)) {
+    if let Some(sentence) = rule(UNKNOWN_OPERATION, name).or_else(|| export_rule(name)).and_then(|r| describe(name, &r))
+    {
         return sentence;
     }
     let lower = reason.to_ascii_lowercase();
@@ -197,7 +202,8 @@ fn describe(name: &str, rule: &Value) -> Option<String> {
 }
 
 /// A pattern that holds when a string has a character that is not White_Space.
-const NOT_BLANK: &str = "[^\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const NOT_BLANK: &str =
+    "[^\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
 
 /// Rules of the fields of the request bodies, by schema name: (field, rule), the required
 /// fields, and whether `null` is read as "not given" for the optional ones.
@@ -214,7 +220,10 @@ fn body_rules(schema_name: &str) -> Option<(Vec<(&'static str, Value)>, Vec<&'st
                     json!({"type": "array", "maxItems": limits::MAX_GLOSSARY_NAMES,
                            "items": text(limits::MAX_GLOSSARY_NAMES_ENTRY_CHARS)}),
                 ),
-                ("items", json!({"type": "array", "maxItems": limits::MAX_GLOSSARY_ITEMS, "items": {"$ref": "#/components/schemas/UserGlossaryItem"}})),
+                (
+                    "items",
+                    json!({"type": "array", "maxItems": limits::MAX_GLOSSARY_ITEMS, "items": {"$ref": "#/components/schemas/UserGlossaryItem"}}),
+                ),
             ],
             vec!["name"],
         )),
@@ -254,7 +263,9 @@ pub fn complete(doc: &mut Value) {
                     }
                 }
                 // An upload body holds only its `file` part: others are refused, not ignored.
-                if let Some(form) = op.pointer_mut("/requestBody/content/multipart~1form-data/schema").and_then(Value::as_object_mut) {
+                if let Some(form) =
+                    op.pointer_mut("/requestBody/content/multipart~1form-data/schema").and_then(Value::as_object_mut)
+                {
                     form.insert("additionalProperties".into(), Value::Bool(false));
                 }
                 for param in op.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
@@ -275,7 +286,8 @@ pub fn complete(doc: &mut Value) {
                         }
                     }
                     if let Some(text) = cross_field_rule(&operation_id, &name) {
-                        param["description"] = Value::String(with_rule(param.get("description").and_then(Value::as_str), &text));
+                        param["description"] =
+                            Value::String(with_rule(param.get("description").and_then(Value::as_str), &text));
                     }
                 }
             }
@@ -318,7 +330,8 @@ pub fn complete(doc: &mut Value) {
                     (None, None) => {}
                 }
                 if let Some(text) = cross_field_rule(schema_name, &name) {
-                    prop["description"] = Value::String(with_rule(prop.get("description").and_then(Value::as_str), &text));
+                    prop["description"] =
+                        Value::String(with_rule(prop.get("description").and_then(Value::as_str), &text));
                 }
             }
         }
@@ -339,7 +352,13 @@ pub fn complete(doc: &mut Value) {
             }
             _ => {}
         }
-        let required: Vec<String> = schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)).collect();
+        let required: Vec<String> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
         let Some(obj) = schema.as_object_mut() else { continue };
         if let Some((_, must)) = body {
             let mut all = required.clone();
@@ -412,12 +431,21 @@ mod tests {
             doc["paths"][path][method]["parameters"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()["schema"].clone()
         };
         let component = |schema: Value| -> Value {
-            let name = schema["$ref"].as_str().or_else(|| schema["allOf"][0]["$ref"].as_str()).expect("a reference").to_owned();
+            let name = schema["$ref"]
+                .as_str()
+                .or_else(|| schema["allOf"][0]["$ref"].as_str())
+                .expect("a reference")
+                .to_owned();
             doc.pointer(name.trim_start_matches('#')).expect("the component exists").clone()
         };
         assert_eq!(param("/jobs", "get", "pageSize")["maximum"], 100);
         assert_eq!(component(param("/jobs", "get", "status"))["enum"], json!(["OPEN", "ERROR", "DONE"]));
-        assert!(component(param("/jobs/upload-media", "post", "language"))["enum"].as_array().unwrap().contains(&json!("fr-ca")));
+        assert!(
+            component(param("/jobs/upload-media", "post", "language"))["enum"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("fr-ca"))
+        );
         // One component per list, referenced from the query and the body alike.
         assert_eq!(param("/jobs/upload-media", "post", "jobType"), json!({"$ref": "#/components/schemas/JobType"}));
         let url_job = &doc["components"]["schemas"]["UploadFromUrl"]["properties"];
@@ -425,9 +453,20 @@ mod tests {
         assert_eq!(url_job["jobType"]["nullable"], true);
         assert_eq!(doc["components"]["schemas"]["JobType"]["enum"], json!(["perfect", "direct"]));
         assert_eq!(doc["components"]["schemas"]["UploadFromUrl"]["additionalProperties"], false);
-        let style = doc["paths"]["/jobs/upload-media"]["post"]["parameters"].as_array().unwrap().iter().find(|p| p["name"] == "transcriptionStyle").unwrap().clone();
-        assert!(style["description"].as_str().unwrap().contains("Rule: only with transcriptionType `transcription`"), "{style}");
-        assert!(url_job["turnaroundTime"]["description"].as_str().unwrap().contains("Rule: only with jobType `perfect`"));
+        let style = doc["paths"]["/jobs/upload-media"]["post"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "transcriptionStyle")
+            .unwrap()
+            .clone();
+        assert!(
+            style["description"].as_str().unwrap().contains("Rule: only with transcriptionType `transcription`"),
+            "{style}"
+        );
+        assert!(
+            url_job["turnaroundTime"]["description"].as_str().unwrap().contains("Rule: only with jobType `perfect`")
+        );
         assert_eq!(param("/jobs/upload-media", "post", "numberOfSpeakers")["type"], "integer");
         assert_eq!(param("/jobs/export-srt", "get", "maxCharsPerRow")["minimum"], 30);
         let schemas = &doc["components"]["schemas"];
@@ -444,8 +483,14 @@ mod tests {
             "maxCharsPerRow must be a whole number between 30 and 45"
         );
         assert_eq!(parse_failure("jobId", r#"Type "string" expects an input value"#), "jobId is required");
-        assert_eq!(parse_failure("maxScreenTimePerRowSeconds", "failed to parse"), "maxScreenTimePerRowSeconds must be a number between 1 and 10");
+        assert_eq!(
+            parse_failure("maxScreenTimePerRowSeconds", "failed to parse"),
+            "maxScreenTimePerRowSeconds must be a number between 1 and 10"
+        );
         assert_eq!(parse_failure("page", "failed"), "page must be a whole number, 0 or more");
-        assert_eq!(parse_failure("includeSpeakers", r#"failed to parse "boolean""#), "includeSpeakers must be true or false");
+        assert_eq!(
+            parse_failure("includeSpeakers", r#"failed to parse "boolean""#),
+            "includeSpeakers must be true or false"
+        );
     }
 }

@@ -15,13 +15,16 @@ use poem::http::{HeaderValue, StatusCode, header};
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 use tokio::io::AsyncReadExt;
 
-use crate::auth::{API_KEY_PARAM, FailedAuthLimits, client_address, hash_api_key, key_not_valid, key_required, presented_key, too_many_failures};
+use crate::auth::{
+    API_KEY_PARAM, FailedAuthLimits, client_address, hash_api_key, key_not_valid, key_required, presented_key,
+    too_many_failures,
+};
 use crate::connections::StallGuard;
 use crate::error::{ApiError, ErrorCode, error_response, render_poem_error};
-use crate::state::ApiState;
 use crate::metrics::Metrics;
 use crate::negotiate::acceptable;
 use crate::routes::{RouteEntry, RouteTable};
+use crate::state::ApiState;
 use crate::strict_query;
 
 /// Paths outside the OpenAPI document that get their own metrics label.
@@ -43,7 +46,13 @@ pub struct Edge {
 }
 
 impl Edge {
-    pub fn new(routes: RouteTable, metrics: Arc<Metrics>, max_body_bytes: u64, state: Arc<ApiState>, failed_auth: Arc<FailedAuthLimits>) -> Edge {
+    pub fn new(
+        routes: RouteTable,
+        metrics: Arc<Metrics>,
+        max_body_bytes: u64,
+        state: Arc<ApiState>,
+        failed_auth: Arc<FailedAuthLimits>,
+    ) -> Edge {
         Edge { routes, metrics, max_body_bytes, state, failed_auth }
     }
 
@@ -69,7 +78,9 @@ impl Edge {
             response = error_response(
                 StatusCode::REQUEST_TIMEOUT,
                 ErrorCode::RequestTimeout,
-                format!("The request body stopped arriving: nothing came for {timeout:?} (the server's body timeout); send it again"),
+                format!(
+                    "The request body stopped arriving: nothing came for {timeout:?} (the server's body timeout); send it again"
+                ),
             );
             response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
@@ -134,7 +145,10 @@ impl Edge {
                     let offered: Vec<&str> = produces.iter().map(|t| t.split(';').next().unwrap_or(t).trim()).collect();
                     return Err(ApiError::new(
                         StatusCode::NOT_ACCEPTABLE,
-                        format!("The Accept header excludes {}, the only format this endpoint answers with", offered.join(", ")),
+                        format!(
+                            "The Accept header excludes {}, the only format this endpoint answers with",
+                            offered.join(", ")
+                        ),
                         None,
                     ));
                 }

@@ -197,6 +197,12 @@ async fn published_document(state: &ApiState, job_id: &JobId) -> Result<Transcri
         .read_transcript(job_id.as_str())
         .await
         .map_err(|e| ApiError::internal("Reading the transcript", &e))?
-        .ok_or_else(|| ApiError::new(StatusCode::CONFLICT, "The job is DONE but its transcript file is missing", Some("jobId".into())))?;
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "The job is DONE but its transcript file is missing",
+                Some("jobId".into()),
+            )
+        })?;
     serde_json::from_slice(&bytes).map_err(|e| ApiError::internal("Reading the transcript", &e))
 }

@@ -164,7 +164,12 @@ impl ApiError {
         ApiError::with_code(status, ErrorCode::for_status(status), message, field)
     }
 
-    pub fn with_code(status: StatusCode, error: ErrorCode, message: impl Into<String>, field: Option<String>) -> ApiError {
+    pub fn with_code(
+        status: StatusCode,
+        error: ErrorCode,
+        message: impl Into<String>,
+        field: Option<String>,
+    ) -> ApiError {
         let body = Json(ErrorBody { status: status.as_u16(), error, message: message.into(), field });
         match status.as_u16() {
             400 => ApiError::BadRequest(body),
@@ -277,17 +282,16 @@ pub fn deleted_job(job_id: &scribe_domain::ids::JobId, expired: bool) -> ApiErro
 pub fn error_response(status: StatusCode, error: ErrorCode, message: impl Into<String>) -> Response {
     use poem_openapi::types::ToJSON;
     let body = ErrorBody { status: status.as_u16(), error, message: message.into(), field: None };
-    Response::builder()
-        .status(status)
-        .content_type("application/json; charset=utf-8")
-        .body(body.to_json_string())
+    Response::builder().status(status).content_type("application/json; charset=utf-8").body(body.to_json_string())
 }
 
 /// What a refused or failed job command means for the client.
 pub fn job_error(e: CommandError<JobRefusal>) -> ApiError {
     match e {
         CommandError::Refused(r) => match r {
-            JobRefusal::NotFound => ApiError::new(StatusCode::NOT_FOUND, "No job with this jobId", Some("jobId".into())),
+            JobRefusal::NotFound => {
+                ApiError::new(StatusCode::NOT_FOUND, "No job with this jobId", Some("jobId".into()))
+            }
             JobRefusal::Forbidden => {
                 ApiError::new(StatusCode::FORBIDDEN, "This job belongs to another account", Some("jobId".into()))
             }
@@ -295,7 +299,9 @@ pub fn job_error(e: CommandError<JobRefusal>) -> ApiError {
             JobRefusal::SourceNotEligible(msg) => ApiError::invalid("sourceJobId", msg),
             r @ JobRefusal::NoSuchTask(_) => ApiError::new(StatusCode::NOT_FOUND, r.to_string(), Some("taskId".into())),
             JobRefusal::TaskNotForYou(msg) => ApiError::new(StatusCode::FORBIDDEN, msg, Some("taskId".into())),
-            r @ JobRefusal::SourceNotDone(_) => ApiError::new(StatusCode::CONFLICT, r.to_string(), Some("sourceJobId".into())),
+            r @ JobRefusal::SourceNotDone(_) => {
+                ApiError::new(StatusCode::CONFLICT, r.to_string(), Some("sourceJobId".into()))
+            }
             other => ApiError::new(StatusCode::CONFLICT, other.to_string(), None),
         },
         CommandError::Unavailable(what) => ApiError::unavailable(format!("The {what} is unavailable; retry shortly")),

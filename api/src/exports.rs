@@ -22,8 +22,8 @@ use poem_openapi::{ApiResponse, OpenApi};
 use scribe_actors::clock::now_ms;
 use scribe_actors::media::MediaStore;
 use scribe_domain::export::{
-    StlDate, StlError, StlInfo, SubtitleParams, TxtParams, render_json_in, render_srt, render_stl,
-    render_txt, render_vtt_in,
+    StlDate, StlError, StlInfo, SubtitleParams, TxtParams, render_json_in, render_srt, render_stl, render_txt,
+    render_vtt_in,
 };
 use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::job::Job;
@@ -71,11 +71,9 @@ impl Exports {
         self.key
             .get_or_try_init(|| async {
                 let dir = self.data_dir.clone();
-                tokio::task::spawn_blocking(move || {
-                    LinkKey::load_or_create(&dir).map_err(|e| e.to_string())
-                })
-                .await
-                .map_err(|e| e.to_string())?
+                tokio::task::spawn_blocking(move || LinkKey::load_or_create(&dir).map_err(|e| e.to_string()))
+                    .await
+                    .map_err(|e| e.to_string())?
             })
             .await
             .map_err(|e| ApiError::internal("Loading the download-link key", &e))
@@ -99,13 +97,9 @@ impl Exports {
     /// The absolute URL of a signed STL download.
     async fn download_url(&self, link: &StlLink) -> Result<String, ApiError> {
         let sig = self.key().await?.sign(link);
-        let mut url = url::Url::parse(&self.public_url).map_err(|e| {
-            ApiError::internal("Building the download link (setting public_url)", &e)
-        })?;
-        let path = format!(
-            "{}{API_PREFIX}{DOWNLOAD_STL_PATH}",
-            url.path().trim_end_matches('/')
-        );
+        let mut url = url::Url::parse(&self.public_url)
+            .map_err(|e| ApiError::internal("Building the download link (setting public_url)", &e))?;
+        let path = format!("{}{API_PREFIX}{DOWNLOAD_STL_PATH}", url.path().trim_end_matches('/'));
         url.set_path(&path);
         url.query_pairs_mut()
             .append_pair("jobId", &link.job_id)
@@ -139,14 +133,8 @@ struct StlMeta {
 impl Format {
     /// The cache key's spelling of format and parameters.
     fn variant(&self) -> String {
-        let sub = |p: &SubtitleParams| {
-            format!(
-                "{}/{}/{}",
-                p.max_chars_per_row(),
-                p.max_rows(),
-                p.max_screen_time_per_row()
-            )
-        };
+        let sub =
+            |p: &SubtitleParams| format!("{}/{}/{}", p.max_chars_per_row(), p.max_rows(), p.max_screen_time_per_row());
         match self {
             Format::Srt(p) => format!("srt/{}", sub(p)),
             Format::Vtt(p) => format!("vtt/{}", sub(p)),
@@ -164,8 +152,8 @@ impl Format {
 
     /// Renders the document, whose words are in `language`.
     fn render(&self, transcript_json: &[u8], language: &str) -> Result<Vec<u8>, RenderError> {
-        let t: Transcript = serde_json::from_slice(transcript_json)
-            .map_err(|e| RenderError::Unreadable(e.to_string()))?;
+        let t: Transcript =
+            serde_json::from_slice(transcript_json).map_err(|e| RenderError::Unreadable(e.to_string()))?;
         Ok(match self {
             Format::Srt(p) => render_srt(&t, p).into_bytes(),
             Format::Vtt(p) => render_vtt_in(&t, p, language).into_bytes(),
@@ -229,16 +217,8 @@ pub fn text_language(job: &Job) -> &'static str {
 }
 
 /// Renders `format` for `job`, or takes it from the cache.
-async fn rendered(
-    media: &MediaStore,
-    exports: &Exports,
-    job: &Job,
-    format: Format,
-) -> Result<Vec<u8>, ApiError> {
-    let key = ExportKey {
-        job_id: job.job_id.as_str().to_owned(),
-        variant: format.variant(),
-    };
+async fn rendered(media: &MediaStore, exports: &Exports, job: &Job, format: Format) -> Result<Vec<u8>, ApiError> {
+    let key = ExportKey { job_id: job.job_id.as_str().to_owned(), variant: format.variant() };
     let media = media.clone();
     let id = job.job_id.as_str().to_owned();
     let translated = is_translated(job);
@@ -246,14 +226,9 @@ async fn rendered(
     let bytes = exports
         .cache
         .get_or_render(key, async move {
-            let document = if translated {
-                media.read_translation(&id).await
-            } else {
-                media.read_transcript(&id).await
-            };
-            let json = document
-                .map_err(|e| RenderError::Storage(e.to_string()))?
-                .ok_or(RenderError::Missing)?;
+            let document =
+                if translated { media.read_translation(&id).await } else { media.read_transcript(&id).await };
+            let json = document.map_err(|e| RenderError::Storage(e.to_string()))?.ok_or(RenderError::Missing)?;
             tokio::task::spawn_blocking(move || format.render(&json, language))
                 .await
                 .map_err(|e| RenderError::Task(e.to_string()))?
@@ -272,23 +247,12 @@ fn exportable_job(
     caller: Option<&UserName>,
 ) -> Result<Job, ApiError> {
     let field = || Some("jobId".to_owned());
-    let record = state
-        .read
-        .job(job_id)
-        .map_err(|e| ApiError::internal("Looking up the job", &e))?;
+    let record = state.read.job(job_id).map_err(|e| ApiError::internal("Looking up the job", &e))?;
     let Some(record) = record else {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            format!("No job with jobId {job_id}"),
-            field(),
-        ));
+        return Err(ApiError::new(StatusCode::NOT_FOUND, format!("No job with jobId {job_id}"), field()));
     };
     if caller.is_some_and(|c| *c != record.owner) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "This job belongs to another account",
-            field(),
-        ));
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "This job belongs to another account", field()));
     }
     if record.deleted {
         exports.cache.forget_job(job_id.as_str());
@@ -297,22 +261,16 @@ fn exportable_job(
     let status = record.job.status;
     if status != JobStatus::Done {
         let why = match status {
-            JobStatus::Open => {
-                "it is still being processed; exports are available once its status is DONE \
+            JobStatus::Open => "it is still being processed; exports are available once its status is DONE \
                 (poll /jobs/status or wait for the callback)"
-                    .to_owned()
-            }
+                .to_owned(),
             JobStatus::Error => format!(
                 "it ended without a transcript ({}), so there is nothing to export",
                 record.error_msg.as_deref().unwrap_or("no reason recorded")
             ),
             _ => "exports are available once its status is DONE".to_owned(),
         };
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("Job {job_id} is {status}: {why}"),
-            field(),
-        ));
+        return Err(ApiError::new(StatusCode::CONFLICT, format!("Job {job_id} is {status}: {why}"), field()));
     }
     Ok(record.job)
 }
@@ -342,35 +300,16 @@ fn stl_date(unix_ms: u64) -> StlDate {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    StlDate {
-        year: year as u16,
-        month: month as u8,
-        day: day as u8,
-    }
+    StlDate { year: year as u16, month: month as u8, day: day as u8 }
 }
 
 /// `<media name>.stl`, in characters safe in a `Content-Disposition` header.
 fn stl_file_name(job: &Job) -> String {
-    let stem = job
-        .filename
-        .rsplit_once('.')
-        .map_or(job.filename.as_str(), |(stem, _)| stem);
-    let safe: String = stem
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let stem = job.filename.rsplit_once('.').map_or(job.filename.as_str(), |(stem, _)| stem);
+    let safe: String =
+        stem.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
     let safe = safe.trim_matches(|c| c == '_' || c == '.');
-    if safe.is_empty() {
-        format!("{}.stl", job.job_id)
-    } else {
-        format!("{safe}.stl")
-    }
+    if safe.is_empty() { format!("{}.stl", job.job_id) } else { format!("{safe}.stl") }
 }
 
 fn stl_meta(job: &Job) -> StlMeta {
@@ -394,7 +333,8 @@ pub enum SrtResponse {
     Ok(
         RenderedText,
         /// The language of the text (`pt` for subtitles translated into Portuguese).
-        #[oai(header = "Content-Language")] String,
+        #[oai(header = "Content-Language")]
+        String,
     ),
 }
 
@@ -409,7 +349,8 @@ pub enum VttResponse {
     Ok(
         RenderedText,
         /// The language of the text (`pt` for subtitles translated into Portuguese).
-        #[oai(header = "Content-Language")] String,
+        #[oai(header = "Content-Language")]
+        String,
     ),
 }
 
@@ -420,7 +361,8 @@ pub enum TxtResponse {
     Ok(
         RenderedText,
         /// The language of the text (`pt` for subtitles translated into Portuguese).
-        #[oai(header = "Content-Language")] String,
+        #[oai(header = "Content-Language")]
+        String,
     ),
 }
 
@@ -431,7 +373,8 @@ pub enum JsonResponse {
     Ok(
         Binary<Vec<u8>>,
         /// The language of the text.
-        #[oai(header = "Content-Language")] String,
+        #[oai(header = "Content-Language")]
+        String,
     ),
 }
 
@@ -439,10 +382,7 @@ pub enum JsonResponse {
 pub enum StlFileResponse {
     /// The EBU-STL file (Tech 3264, 25 fps, teletext level 1).
     #[oai(status = 200)]
-    Ok(
-        Binary<Vec<u8>>,
-        #[oai(header = "Content-Disposition")] String,
-    ),
+    Ok(Binary<Vec<u8>>, #[oai(header = "Content-Disposition")] String),
 }
 
 pub struct ExportsApi;
@@ -477,11 +417,7 @@ impl ExportsApi {
         max_screen_time_per_row_seconds: Query<Option<f64>>,
     ) -> Result<SrtResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
-        let params = SubtitleParams::new(
-            max_chars_per_row.0,
-            max_number_of_rows.0,
-            max_screen_time_per_row_seconds.0,
-        )?;
+        let params = SubtitleParams::new(max_chars_per_row.0, max_number_of_rows.0, max_screen_time_per_row_seconds.0)?;
         let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
         let text = rendered(&state.media, &exports, &job, Format::Srt(params)).await?;
         let language = text_language(&job).to_owned();
@@ -518,11 +454,7 @@ impl ExportsApi {
         max_screen_time_per_row_seconds: Query<Option<f64>>,
     ) -> Result<VttResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
-        let params = SubtitleParams::new(
-            max_chars_per_row.0,
-            max_number_of_rows.0,
-            max_screen_time_per_row_seconds.0,
-        )?;
+        let params = SubtitleParams::new(max_chars_per_row.0, max_number_of_rows.0, max_screen_time_per_row_seconds.0)?;
         let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
         let text = rendered(&state.media, &exports, &job, Format::Vtt(params)).await?;
         let language = text_language(&job).to_owned();
@@ -560,12 +492,7 @@ impl ExportsApi {
         max_chars_per_row: Query<Option<i64>>,
     ) -> Result<TxtResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
-        let params = TxtParams::new(
-            include_timestamps.0,
-            include_speakers.0,
-            highlights_only.0,
-            max_chars_per_row.0,
-        )?;
+        let params = TxtParams::new(include_timestamps.0, include_speakers.0, highlights_only.0, max_chars_per_row.0)?;
         let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
         let text = rendered(&state.media, &exports, &job, Format::Txt(params)).await?;
         Ok(TxtResponse::Ok(RenderedText(text), text_language(&job).to_owned()))
@@ -577,11 +504,7 @@ impl ExportsApi {
     /// sentence on the time span it was spoken in.
     ///
     /// A job that is not `DONE` answers 409 Conflict, with a message that says its status.
-    #[oai(
-        path = "/jobs/export-json",
-        method = "get",
-        operation_id = "exportJson"
-    )]
+    #[oai(path = "/jobs/export-json", method = "get", operation_id = "exportJson")]
     async fn export_json(
         &self,
         auth: ApiKeyAuth,
@@ -624,22 +547,14 @@ impl ExportsApi {
         let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
         // Rendered now, so that a job that cannot be written as EBU-STL is refused here rather
         // than at download, and the download is served from the cache.
-        rendered(
-            &state.media,
-            &exports,
-            &job,
-            Format::Stl(params, stl_meta(&job)),
-        )
-        .await?;
+        rendered(&state.media, &exports, &job, Format::Stl(params, stl_meta(&job))).await?;
         let link = StlLink {
             job_id: job_id.as_str().to_owned(),
             rows: params.max_rows() as i64,
             screen: params.max_screen_time_per_row(),
             expires: now_ms() / 1000 + exports.link_ttl.as_secs(),
         };
-        Ok(Json(DownloadLink {
-            download_url: exports.download_url(&link).await?,
-        }))
+        Ok(Json(DownloadLink { download_url: exports.download_url(&link).await? }))
     }
 
     /// Downloads an EBU-STL file through a link made by `/jobs/export-stl`. Needs no apiKey: the
@@ -666,39 +581,17 @@ impl ExportsApi {
         /// The link's signature.
         sig: Query<String>,
     ) -> Result<StlFileResponse, ApiError> {
-        let link = StlLink {
-            job_id: job_id.0,
-            rows: rows.0,
-            screen: screen.0,
-            expires: expires.0,
-        };
-        exports
-            .key()
-            .await?
-            .verify(&link, &sig, now_ms() / 1000)
-            .map_err(|e| match e {
-                LinkError::BadSignature => {
-                    ApiError::new(StatusCode::FORBIDDEN, e.to_string(), Some("sig".into()))
-                }
-                LinkError::Expired { .. } => {
-                    ApiError::new(StatusCode::GONE, e.to_string(), Some("expires".into()))
-                }
-            })?;
+        let link = StlLink { job_id: job_id.0, rows: rows.0, screen: screen.0, expires: expires.0 };
+        exports.key().await?.verify(&link, &sig, now_ms() / 1000).map_err(|e| match e {
+            LinkError::BadSignature => ApiError::new(StatusCode::FORBIDDEN, e.to_string(), Some("sig".into())),
+            LinkError::Expired { .. } => ApiError::new(StatusCode::GONE, e.to_string(), Some("expires".into())),
+        })?;
         let job_id = parse_job_id(&link.job_id)?;
         let params = SubtitleParams::stl(Some(link.rows), Some(link.screen))?;
         let job = exportable_job(&state, &exports, &job_id, None)?;
         let name = stl_file_name(&job);
-        let bytes = rendered(
-            &state.media,
-            &exports,
-            &job,
-            Format::Stl(params, stl_meta(&job)),
-        )
-        .await?;
-        Ok(StlFileResponse::Ok(
-            Binary(bytes),
-            format!("attachment; filename=\"{name}\""),
-        ))
+        let bytes = rendered(&state.media, &exports, &job, Format::Stl(params, stl_meta(&job))).await?;
+        Ok(StlFileResponse::Ok(Binary(bytes), format!("attachment; filename=\"{name}\"")))
     }
 }
 

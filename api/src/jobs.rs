@@ -10,8 +10,8 @@ use poem_openapi::OpenApi;
 use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
 use scribe_actors::clock::now_ms;
-use scribe_domain::ids::JobId;
 use scribe_actors::command::CommandError;
+use scribe_domain::ids::JobId;
 use scribe_domain::job::{self, JobCommand, JobRefusal, JobState, NewMedia};
 use scribe_domain::kinds::{JobType, TranscriptionType};
 use scribe_domain::requests::{ListJobsParams, TranslationParams, UrlJobParams};
@@ -149,7 +149,10 @@ impl JobsApi {
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;
         if let Some(field) = body.0.empty_field() {
-            return Err(ApiError::invalid(field, format!("{field} is empty: leave it out, or send null, to take the default")));
+            return Err(ApiError::invalid(
+                field,
+                format!("{field} is empty: leave it out, or send null, to take the default"),
+            ));
         }
         let (source_url, request) = UrlJobParams::from(body.0).validate()?;
         submit::check_capabilities(&state, &request)?;
@@ -170,7 +173,10 @@ impl JobsApi {
         };
         let executed = state.jobs.execute(&job_id, cmd).await.map_err(job_error)?;
         state.settle(executed.position).await;
-        let job = executed.state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
+        let job = executed
+            .state
+            .view()
+            .ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
         Ok(Json(job.into()))
     }
 
@@ -225,20 +231,43 @@ impl JobsApi {
         let field = Some("sourceJobId".to_owned());
         let facts = match source.source_facts() {
             Some(facts) if version.is_some() => facts,
-            _ => return Err(ApiError::new(StatusCode::NOT_FOUND, format!("No job with sourceJobId {}", request.source_job_id), field)),
+            _ => {
+                return Err(ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    format!("No job with sourceJobId {}", request.source_job_id),
+                    field,
+                ));
+            }
         };
         if let Some(callback) = &request.callback_url {
             submit::vet_url(&state, "callbackUrl", callback.url()).await?;
         }
         let job_id = submit::new_job_id();
-        let cmd = JobCommand::RequestTranslation { job_id: job_id.clone(), owner: caller.user.clone(), at_ms: now_ms(), request, source: facts };
+        let cmd = JobCommand::RequestTranslation {
+            job_id: job_id.clone(),
+            owner: caller.user.clone(),
+            at_ms: now_ms(),
+            request,
+            source: facts,
+        };
         // The domain's answer first (it is pure): a refused order is never charged.
         job::decide(&JobState::default(), cmd.clone()).map_err(|refusal| match refusal {
-            JobRefusal::Forbidden => ApiError::new(StatusCode::FORBIDDEN, "sourceJobId belongs to another account", Some("sourceJobId".into())),
-            JobRefusal::Deleted => ApiError::new(StatusCode::GONE, "sourceJobId names a deleted job", Some("sourceJobId".into())),
+            JobRefusal::Forbidden => ApiError::new(
+                StatusCode::FORBIDDEN,
+                "sourceJobId belongs to another account",
+                Some("sourceJobId".into()),
+            ),
+            JobRefusal::Deleted => {
+                ApiError::new(StatusCode::GONE, "sourceJobId names a deleted job", Some("sourceJobId".into()))
+            }
             other => job_error(CommandError::Refused(other)),
         })?;
-        let price = state.settings.prices.price_cents(JobType::Perfect, TranscriptionType::TranslatedSubtitles, source.nr_audio_seconds, true);
+        let price = state.settings.prices.price_cents(
+            JobType::Perfect,
+            TranscriptionType::TranslatedSubtitles,
+            source.nr_audio_seconds,
+            true,
+        );
         submit::charge(&state, &caller.user, &job_id, price).await?;
         let executed = match state.jobs.execute(&job_id, cmd).await {
             Ok(executed) => executed,
@@ -248,7 +277,10 @@ impl JobsApi {
             }
         };
         state.settle(executed.position).await;
-        let job = executed.state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
+        let job = executed
+            .state
+            .view()
+            .ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
         Ok(Json(job.into()))
     }
 }

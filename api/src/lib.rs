@@ -109,9 +109,13 @@ Turnaround times count calendar days from the job's creation.";
 
 /// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
 pub fn api_service() -> OpenApiService<Apis, ()> {
-    OpenApiService::new((JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi), "Scribe", env!("CARGO_PKG_VERSION"))
-        .description(DESCRIPTION)
-        .server(API_PREFIX)
+    OpenApiService::new(
+        (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi),
+        "Scribe",
+        env!("CARGO_PKG_VERSION"),
+    )
+    .description(DESCRIPTION)
+    .server(API_PREFIX)
 }
 
 /// The OpenAPI document (JSON), as served at `/api/openapi.json`: poem-openapi's, completed
@@ -136,14 +140,19 @@ pub fn app(state: ApiState) -> impl Endpoint {
     // Swagger UI embeds the document: the completed one replaces poem-openapi's.
     let docs_html = service.swagger_ui_html().replace(&generated, &document);
     let docs = make_sync(move |_| Html(docs_html.clone()));
-    let spec_endpoint = make_sync(move |_| {
-        poem::Response::builder().content_type("application/json").body(document.clone())
-    });
+    let spec_endpoint =
+        make_sync(move |_| poem::Response::builder().content_type("application/json").body(document.clone()));
     let metrics = Arc::new(Metrics::default());
     let limits = Arc::new(RateLimits::new(&state.settings));
     let failed_auth = Arc::new(FailedAuthLimits::new(&state.settings));
     let state = Arc::new(state);
-    let edge = Arc::new(Edge::new(routes, metrics.clone(), state.settings.max_json_body_bytes, state.clone(), failed_auth.clone()));
+    let edge = Arc::new(Edge::new(
+        routes,
+        metrics.clone(),
+        state.settings.max_json_body_bytes,
+        state.clone(),
+        failed_auth.clone(),
+    ));
     let exports = Arc::new(Exports::new(state.data_dir.clone(), &state.settings));
     Route::new()
         .at(format!("{API_PREFIX}{}", work::MEDIA_PATH), get(work::media))

@@ -53,7 +53,11 @@ impl Default for Metrics {
         registry.register("http_request_duration_seconds", "Time to answer an HTTP request", requests.clone());
         registry.register("jobs", "Jobs by status (deleted jobs excluded)", jobs.clone());
         registry.register("asr_queue_length", "Recognition tasks waiting for a worker", asr_queue.clone());
-        registry.register("tasks", "Open tasks of manual jobs: all open ones, those claimed, those overdue", tasks.clone());
+        registry.register(
+            "tasks",
+            "Open tasks of manual jobs: all open ones, those claimed, those overdue",
+            tasks.clone(),
+        );
         Metrics { registry, requests, jobs, asr_queue, tasks }
     }
 }
@@ -92,9 +96,9 @@ struct TaskLabels {
 #[handler]
 pub async fn metrics(metrics: Data<&Arc<Metrics>>, state: Data<&Arc<ApiState>>) -> Response {
     match metrics.render(&state) {
-        Ok(text) => Response::builder()
-            .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
-            .body(text),
+        Ok(text) => {
+            Response::builder().content_type("application/openmetrics-text; version=1.0.0; charset=utf-8").body(text)
+        }
         Err(e) => crate::error::ApiError::internal("Rendering metrics", &e).into_response(),
     }
 }

@@ -403,7 +403,10 @@ mod tests {
             names: vec!["Ada".into()],
             items: vec![
                 scribe_domain::requests::GlossaryItem { name: "ASR".into(), description: None },
-                scribe_domain::requests::GlossaryItem { name: "VAD".into(), description: Some("voice activity".into()) },
+                scribe_domain::requests::GlossaryItem {
+                    name: "VAD".into(),
+                    description: Some("voice activity".into()),
+                },
             ],
         };
         let g = glossary::Glossary {

@@ -78,7 +78,13 @@ mod tests {
 
     #[test]
     fn json_is_not_acceptable_when_excluded() {
-        for accept in ["text/html", "text/plain, text/csv", "application/xml", "application/json;q=0", "*/*, application/json;q=0"] {
+        for accept in [
+            "text/html",
+            "text/plain, text/csv",
+            "application/xml",
+            "application/json;q=0",
+            "*/*, application/json;q=0",
+        ] {
             assert!(!acceptable(accept, &json()), "{accept:?} excludes JSON");
         }
     }

@@ -14,9 +14,9 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
+use poem::http::uri::Scheme;
 use poem::listener::Acceptor;
 use poem::web::{LocalAddr, RemoteAddr};
-use poem::http::uri::Scheme;
 use poem_openapi::types::ToJSON;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -106,7 +106,11 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for WordedIo<T> {
 
     // hyper writes a bare refusal as one buffer: alone in a vectored write (its queue holds the
     // head in a buffer of its own), so only that case is looked at and bodies pass untouched.
-    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         let mut filled = bufs.iter().filter(|b| !b.is_empty());
         if let (Some(only), None) = (filled.next(), filled.next()) {
             return self.poll_write(cx, only);
@@ -129,7 +133,10 @@ fn reword(written: &[u8]) -> Option<Vec<u8>> {
     let mut head = httparse::Response::new(&mut headers);
     let Ok(httparse::Status::Complete(len)) = head.parse(written) else { return None };
     let bare = len == written.len()
-        && head.headers.iter().all(|h| ["date", "content-length", "connection"].iter().any(|n| h.name.eq_ignore_ascii_case(n)))
+        && head
+            .headers
+            .iter()
+            .all(|h| ["date", "content-length", "connection"].iter().any(|n| h.name.eq_ignore_ascii_case(n)))
         && head.headers.iter().any(|h| h.name.eq_ignore_ascii_case("content-length") && h.value == b"0");
     if !bare {
         return None;
@@ -138,10 +145,18 @@ fn reword(written: &[u8]) -> Option<Vec<u8>> {
     let (error, message) = match status {
         431 => (
             ErrorCode::HeadersTooLarge,
-            format!("the request's headers are too large: the server reads at most {MAX_HEADER_FIELDS} header fields and {MAX_HEAD_KIB} KiB of request line and headers"),
+            format!(
+                "the request's headers are too large: the server reads at most {MAX_HEADER_FIELDS} header fields and {MAX_HEAD_KIB} KiB of request line and headers"
+            ),
         ),
-        414 => (ErrorCode::UriTooLong, format!("the request's URL is too long: the server reads at most {MAX_URI_BYTES} bytes")),
-        400 => (ErrorCode::MalformedRequest, "the request is not valid HTTP: its request line or a header could not be read".to_owned()),
+        414 => (
+            ErrorCode::UriTooLong,
+            format!("the request's URL is too long: the server reads at most {MAX_URI_BYTES} bytes"),
+        ),
+        400 => (
+            ErrorCode::MalformedRequest,
+            "the request is not valid HTTP: its request line or a header could not be read".to_owned(),
+        ),
         _ => return None,
     };
     let body = ErrorBody { status, error, message, field: None }.to_json_string();
@@ -149,7 +164,10 @@ fn reword(written: &[u8]) -> Option<Vec<u8>> {
     for date in head.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("date")) {
         answer.push_str(&format!("date: {}\r\n", String::from_utf8_lossy(date.value)));
     }
-    answer.push_str(&format!("content-type: application/json; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()));
+    answer.push_str(&format!(
+        "content-type: application/json; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    ));
     Some(answer.into_bytes())
 }
 
@@ -175,7 +193,8 @@ mod tests {
         assert_eq!(body["status"], 431);
         assert_eq!(body["error"], "HEADERS_TOO_LARGE");
         assert!(body["message"].as_str().unwrap().contains("100 header fields"), "{body}");
-        let declared: usize = text.split("content-length: ").nth(1).unwrap().split("\r\n").next().unwrap().parse().unwrap();
+        let declared: usize =
+            text.split("content-length: ").nth(1).unwrap().split("\r\n").next().unwrap().parse().unwrap();
         assert_eq!(declared, text.split_once("\r\n\r\n").unwrap().1.len());
     }
 

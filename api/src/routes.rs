@@ -144,7 +144,9 @@ fn query_params(spec: &Value, op: &Value) -> QueryParams {
         .filter(|(content_type, _)| content_type.starts_with("application/json"))
         .filter_map(|(_, media)| media.pointer("/schema/$ref").and_then(Value::as_str))
         .filter_map(|reference| reference.strip_prefix('#').and_then(|pointer| spec.pointer(pointer)))
-        .flat_map(|schema| schema.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.keys().cloned()))
+        .flat_map(|schema| {
+            schema.get("properties").and_then(Value::as_object).into_iter().flat_map(|p| p.keys().cloned())
+        })
         .collect();
     QueryParams { declared, body_fields }
 }

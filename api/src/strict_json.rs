@@ -64,7 +64,9 @@ pub fn parse<T: DeserializeOwned>(data: &[u8]) -> Result<T, ApiError> {
         }
         let message = inner.to_string();
         let message = message.split(" at line ").next().unwrap_or(&message);
-        if let Some(expected) = message.strip_prefix("unknown field ").and_then(|rest| rest.split_once(", expected ")).map(|(_, e)| e) {
+        if let Some(expected) =
+            message.strip_prefix("unknown field ").and_then(|rest| rest.split_once(", expected ")).map(|(_, e)| e)
+        {
             return ApiError::invalid(&path, format!("{path} is not a field of this body (expected {expected})"));
         }
         ApiError::invalid(&path, format!("{path} has the wrong type: {}", describe(message)))
@@ -102,7 +104,8 @@ impl<'a, T: Type + DeserializeOwned + Send> ApiExtractor<'a> for StrictJson<T> {
         match req.content_type() {
             Some(content_type) if is_json(content_type) => <Self as ParsePayload>::from_request(req, body).await,
             Some(content_type) => {
-                Err(poem_openapi::error::ContentTypeError::NotSupported { content_type: content_type.to_owned() }.into())
+                Err(poem_openapi::error::ContentTypeError::NotSupported { content_type: content_type.to_owned() }
+                    .into())
             }
             None => Err(poem_openapi::error::ContentTypeError::ExpectContentType.into()),
         }
@@ -127,7 +130,10 @@ mod tests {
         assert_eq!(parse::<UserGlossary>(b"{").err().unwrap().body().field, None);
         let err = parse::<UserGlossary>(br#"{"name": "x", "userName": "ann"}"#).err().unwrap();
         assert_eq!(err.body().field.as_deref(), Some("userName"));
-        assert_eq!(err.body().message, "userName is not a field of this body (expected one of `name`, `names`, `items`)");
+        assert_eq!(
+            err.body().message,
+            "userName is not a field of this body (expected one of `name`, `names`, `items`)"
+        );
         let err = parse::<UserGlossary>(br#"{"name": "x", "items": [{"name": "a", "color": "red"}]}"#).err().unwrap();
         assert_eq!(err.body().field.as_deref(), Some("items[0].color"));
     }

@@ -52,10 +52,9 @@ pub fn check_capabilities(state: &ApiState, request: &JobRequest) -> Result<(), 
 pub async fn vet_url(state: &ApiState, field: &str, url: &url::Url) -> Result<(), ApiError> {
     match state.guard.check(url).await {
         Ok(_) => Ok(()),
-        Err(e @ GuardError::PrivateAddress { .. }) => Err(ApiError::invalid(
-            field,
-            format!("{field} is refused: {e}; only public addresses can be used"),
-        )),
+        Err(e @ GuardError::PrivateAddress { .. }) => {
+            Err(ApiError::invalid(field, format!("{field} is refused: {e}; only public addresses can be used")))
+        }
         Err(e) => Err(ApiError::invalid(field, format!("{field} cannot be used: {e}"))),
     }
 }

@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use poem::http::{StatusCode, header};
 use poem::error::ParseMultipartError;
+use poem::http::{StatusCode, header};
 use poem::web::Data;
 use poem::{Request, RequestBody};
 use poem_openapi::param::Query;
@@ -50,10 +50,13 @@ impl<'a> ApiExtractor<'a> for MediaUpload {
         let mut schema = MetaSchema::new("object");
         schema.required = vec!["file"];
         let mut file = MetaSchema::new_with_format("string", "binary");
-        file.description = Some("The audio or video file (wav, mp3, m4a, aac, wma, mov, m4v, mp4, opus, ogg, flac), at most 6 GB.");
+        file.description =
+            Some("The audio or video file (wav, mp3, m4a, aac, wma, mov, m4v, mp4, opus, ogg, flac), at most 6 GB.");
         schema.properties = vec![("file", MetaSchemaRef::Inline(Box::new(file)))];
         Some(MetaRequest {
-            description: Some("The media, as the one multipart/form-data part, named `file`; any other part is refused (parameters go in the query)."),
+            description: Some(
+                "The media, as the one multipart/form-data part, named `file`; any other part is refused (parameters go in the query).",
+            ),
             content: vec![MetaMediaType {
                 content_type: "multipart/form-data",
                 schema: MetaSchemaRef::Inline(Box::new(schema)),
@@ -71,7 +74,9 @@ impl<'a> ApiExtractor<'a> for MediaUpload {
             .and_then(|value| value.to_str().ok())
             .ok_or(ParseMultipartError::ContentTypeRequired)?;
         let boundary = multer::parse_boundary(content_type).map_err(|e| match e {
-            multer::Error::NoMultipart | multer::Error::DecodeContentType(_) => ParseMultipartError::InvalidContentType(content_type.to_owned()),
+            multer::Error::NoMultipart | multer::Error::DecodeContentType(_) => {
+                ParseMultipartError::InvalidContentType(content_type.to_owned())
+            }
             other => ParseMultipartError::Multipart(other),
         })?;
         Ok(MediaUpload(multer::Multipart::new(body.take()?.into_bytes_stream(), boundary)))
@@ -148,10 +153,14 @@ impl UploadApi {
                     ApiError::invalid("numberOfSpeakers", "numberOfSpeakers must be a whole number between 0 and 5")
                 })?),
             };
-            let delete_after_seconds = match delete_after_seconds.0.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+            let delete_after_seconds = match delete_after_seconds.0.as_deref().map(str::trim).filter(|v| !v.is_empty())
+            {
                 None => None,
                 Some(v) => Some(v.parse::<i64>().map_err(|_| {
-                    ApiError::invalid("deleteAfterSeconds", "deleteAfterSeconds must be a whole number of seconds, 1 to 315360000")
+                    ApiError::invalid(
+                        "deleteAfterSeconds",
+                        "deleteAfterSeconds must be a whole number of seconds, 1 to 315360000",
+                    )
                 })?),
             };
             let request = JobParams {
@@ -213,7 +222,10 @@ fn content_length(req: &Request) -> Option<u64> {
 fn too_large(limit: u64) -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
-        format!("The file is larger than the limit of {} bytes (6 GB); use upload-media-from-url for files up to 16 GB", limit),
+        format!(
+            "The file is larger than the limit of {} bytes (6 GB); use upload-media-from-url for files up to 16 GB",
+            limit
+        ),
         Some("file".to_owned()),
     )
 }
@@ -230,7 +242,9 @@ async fn drain(mut multipart: multer::Multipart<'static>, limit: u64) -> Option<
     loop {
         let mut field = match multipart.next_field().await {
             Ok(Some(field)) => field,
-            Ok(None) | Err(multer::Error::IncompleteStream) if !have_file && refusal.is_none() => return Some(file_required()),
+            Ok(None) | Err(multer::Error::IncompleteStream) if !have_file && refusal.is_none() => {
+                return Some(file_required());
+            }
             Ok(None) => return refusal,
             Err(_) => return None,
         };
@@ -254,7 +268,11 @@ fn file_required() -> ApiError {
 /// Streams the `file` part into a temp file; returns it and the client's file name. The body
 /// holds exactly one part, `file`: any other part (a second file, or a parameter such as
 /// `language`, which belongs in the query) is refused with 400 naming it, never ignored.
-async fn receive(mut multipart: multer::Multipart<'static>, state: &ApiState, limit: u64) -> Result<(TempMedia, String), ApiError> {
+async fn receive(
+    mut multipart: multer::Multipart<'static>,
+    state: &ApiState,
+    limit: u64,
+) -> Result<(TempMedia, String), ApiError> {
     let unreadable = |e: multer::Error| ApiError::invalid_body(format!("The multipart body could not be read: {e}"));
     let mut received: Option<(TempMedia, String)> = None;
     loop {
@@ -295,7 +313,11 @@ fn unexpected_part(name: Option<&str>, have_file: bool) -> Option<ApiError> {
 }
 
 /// Streams one `file` part into a temp file.
-async fn receive_file(mut field: multer::Field<'static>, state: &ApiState, limit: u64) -> Result<(TempMedia, String), ApiError> {
+async fn receive_file(
+    mut field: multer::Field<'static>,
+    state: &ApiState,
+    limit: u64,
+) -> Result<(TempMedia, String), ApiError> {
     let filename = field.file_name().unwrap_or("media").to_owned();
     let mut temp = state.media.create_temp(limit).await.map_err(|e| ApiError::internal("Storing the upload", &e))?;
     while let Some(chunk) = field
@@ -377,7 +399,8 @@ async fn create(
     };
     let (job_state, position) = (submitted.state, submitted.position);
     state.settle(position).await;
-    let view = job_state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
+    let view =
+        job_state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
     Ok(Json(view.into()))
 }
 

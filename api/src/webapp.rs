@@ -19,7 +19,11 @@ const INDEX_HTML: &[u8] = include_bytes!("../web/index.html");
 
 const ASSETS: &[Asset] = &[
     Asset { name: "app.js", content_type: "text/javascript; charset=utf-8", bytes: include_bytes!("../web/app.js") },
-    Asset { name: "editor.js", content_type: "text/javascript; charset=utf-8", bytes: include_bytes!("../web/editor.js") },
+    Asset {
+        name: "editor.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../web/editor.js"),
+    },
     Asset { name: "app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../web/app.css") },
     Asset {
         name: "vendor/wavesurfer-7.12.1.min.js",
@@ -82,6 +86,9 @@ mod tests {
             let name = reference.split('"').next().unwrap();
             assert!(ASSETS.iter().any(|a| a.name == name), "index.html loads app/{name}, which is not embedded");
         }
-        assert!(!page.contains("http://") && !page.contains("https://"), "the page must not load anything from elsewhere");
+        assert!(
+            !page.contains("http://") && !page.contains("https://"),
+            "the page must not load anything from elsewhere"
+        );
     }
 }

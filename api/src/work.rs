@@ -254,12 +254,21 @@ impl WorkApi {
                 let source = read_document(&state, job.translation_source_path()).await?.ok_or_else(|| {
                     ApiError::new(StatusCode::CONFLICT, "The source transcript of this translation is missing", None)
                 })?;
-                Some(editing::source_cues(&source).into_iter().map(|c| SourceCue { text: c.text(), start: c.start, end: c.end, speaker: c.speaker }).collect())
+                Some(
+                    editing::source_cues(&source)
+                        .into_iter()
+                        .map(|c| SourceCue { text: c.text(), start: c.start, end: c.end, speaker: c.speaker })
+                        .collect(),
+                )
             }
         };
         let glossary = match &view.glossary_id {
             None => None,
-            Some(id) => state.read.glossary(id).map_err(|e| ApiError::internal("Reading the glossary", &e))?.map(|r| r.glossary.into()),
+            Some(id) => state
+                .read
+                .glossary(id)
+                .map_err(|e| ApiError::internal("Reading the glossary", &e))?
+                .map(|r| r.glossary.into()),
         };
         let media_url = exports.media_url(view.job_id.as_str(), state.settings.media_link_ttl).await?;
         Ok(Json(WorkTaskDetail {
@@ -310,7 +319,14 @@ impl WorkApi {
             .map_err(|e| ApiError::internal("Storing the document", &e))?;
         let lease_ms = state.settings.task_lease.as_millis() as u64;
         let relative = scribe_actors::media_worker::relative(&state.data_dir, &path);
-        let cmd = JobCommand::SaveDraft { task_id: view.task_id.clone(), by: caller.user, path: relative, words, lease_ms, at_ms: now_ms() };
+        let cmd = JobCommand::SaveDraft {
+            task_id: view.task_id.clone(),
+            by: caller.user,
+            path: relative,
+            words,
+            lease_ms,
+            at_ms: now_ms(),
+        };
         let executed = match state.jobs.execute(&view.job_id, cmd).await {
             Ok(executed) => executed,
             Err(e) => {
@@ -346,7 +362,8 @@ impl WorkApi {
         let (job, view) = held_task(&state, &caller, &task_id).await?;
         let submission = job.submission.as_ref().expect("a task's job was submitted");
         let task = job.task(&view.task_id).expect("an open task");
-        let finishes_job = view.kind == TaskKind::Translate || submission.transcription_type != TranscriptionType::TranslatedSubtitles;
+        let finishes_job =
+            view.kind == TaskKind::Translate || submission.transcription_type != TranscriptionType::TranslatedSubtitles;
         if let (true, Some(revision)) = (finishes_job, &task.revision) {
             // The exports read the job's transcript: publish the people's document first. If
             // the submission is then refused, the file holds a revision of the same open task,
@@ -399,21 +416,30 @@ pub async fn media(req: &Request, state: Data<&Arc<ApiState>>, exports: Data<&Ar
 }
 
 async fn media_file(req: &Request, state: &ApiState, exports: &Exports) -> Result<PathBuf, ApiError> {
-    let query: std::collections::HashMap<String, String> = req.params().map_err(|e| ApiError::invalid_body(e.to_string()))?;
-    let get = |name: &str| query.get(name).cloned().ok_or_else(|| ApiError::invalid(name, format!("{name} is required")));
+    let query: std::collections::HashMap<String, String> =
+        req.params().map_err(|e| ApiError::invalid_body(e.to_string()))?;
+    let get =
+        |name: &str| query.get(name).cloned().ok_or_else(|| ApiError::invalid(name, format!("{name} is required")));
     let job_id = get("jobId")?;
-    let expires: u64 = get("expires")?.parse().map_err(|_| ApiError::invalid("expires", "expires must be Unix seconds"))?;
+    let expires: u64 =
+        get("expires")?.parse().map_err(|_| ApiError::invalid("expires", "expires must be Unix seconds"))?;
     let sig = get("sig")?;
     exports.key().await?.verify_media(&job_id, expires, &sig, now_ms() / 1000).map_err(|e| match e {
-        crate::exports::signed_link::LinkError::BadSignature => ApiError::new(StatusCode::FORBIDDEN, e.to_string(), Some("sig".into())),
-        crate::exports::signed_link::LinkError::Expired { .. } => ApiError::new(StatusCode::GONE, e.to_string(), Some("expires".into())),
+        crate::exports::signed_link::LinkError::BadSignature => {
+            ApiError::new(StatusCode::FORBIDDEN, e.to_string(), Some("sig".into()))
+        }
+        crate::exports::signed_link::LinkError::Expired { .. } => {
+            ApiError::new(StatusCode::GONE, e.to_string(), Some("expires".into()))
+        }
     })?;
     let job_id = JobId::parse(&job_id)?;
     let (job, _) = state.jobs.state(&job_id).await.map_err(job_error)?;
     if job.deleted {
         return Err(ApiError::new(StatusCode::GONE, format!("Job {job_id} was deleted"), Some("jobId".into())));
     }
-    let path = job.media_path().ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "This job has no media", Some("jobId".into())))?;
+    let path = job
+        .media_path()
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "This job has no media", Some("jobId".into())))?;
     Ok(state.data_dir.join(path))
 }
 
@@ -432,10 +458,9 @@ fn job_of(task_id: &str) -> Result<JobId, ApiError> {
 }
 
 fn task_view(job: &JobState, task_id: &str) -> Result<TaskView, ApiError> {
-    job.task_views()
-        .into_iter()
-        .find(|t| t.task_id == task_id)
-        .ok_or_else(|| ApiError::new(StatusCode::CONFLICT, format!("Task {task_id} is no longer open"), Some("taskId".into())))
+    job.task_views().into_iter().find(|t| t.task_id == task_id).ok_or_else(|| {
+        ApiError::new(StatusCode::CONFLICT, format!("Task {task_id} is no longer open"), Some("taskId".into()))
+    })
 }
 
 /// The job and its open task `task_id`, if `caller` may work on it (404 unknown, 410 deleted,
@@ -448,18 +473,30 @@ async fn open_task_for(state: &ApiState, caller: &Caller, task_id: &str) -> Resu
         return Err(missing());
     }
     if job.deleted {
-        return Err(ApiError::new(StatusCode::GONE, format!("The job of task {task_id} was deleted"), Some("taskId".into())));
+        return Err(ApiError::new(
+            StatusCode::GONE,
+            format!("The job of task {task_id} was deleted"),
+            Some("taskId".into()),
+        ));
     }
     let task = job.task(task_id).ok_or_else(missing)?;
     if !task.is_open() {
-        return Err(ApiError::new(StatusCode::CONFLICT, format!("Task {task_id} was already submitted"), Some("taskId".into())));
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!("Task {task_id} was already submitted"),
+            Some("taskId".into()),
+        ));
     }
     let view = task_view(&job, task_id)?;
     let worker = Worker { user: caller.user.clone(), role: caller.role, languages: caller.languages.clone() };
     if !worker.can_take(view.kind, view.work_language()) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            format!("Task {task_id} is {} work in {}; your account does not do that work", view.kind, view.work_language()),
+            format!(
+                "Task {task_id} is {} work in {}; your account does not do that work",
+                view.kind,
+                view.work_language()
+            ),
             Some("taskId".into()),
         ));
     }
@@ -498,14 +535,19 @@ fn machine_draft<'a>(job: &JobState, base: Option<&'a Transcript>) -> Option<&'a
 
 async fn read_document(state: &ApiState, path: Option<&str>) -> Result<Option<Transcript>, ApiError> {
     let Some(path) = path else { return Ok(None) };
-    let bytes = tokio::fs::read(state.data_dir.join(path)).await.map_err(|e| ApiError::internal("Reading the document", &e))?;
+    let bytes =
+        tokio::fs::read(state.data_dir.join(path)).await.map_err(|e| ApiError::internal("Reading the document", &e))?;
     serde_json::from_slice(&bytes).map(Some).map_err(|e| ApiError::internal("Reading the document", &e))
 }
 
 fn work_task(state: &ApiState, t: &TaskView, caller: &Caller, now: u64) -> Result<WorkTask, ApiError> {
     let glossary_name = match &t.glossary_id {
         None => None,
-        Some(id) => state.read.glossary(id).map_err(|e| ApiError::internal("Reading the glossary", &e))?.map(|r| r.glossary.name),
+        Some(id) => state
+            .read
+            .glossary(id)
+            .map_err(|e| ApiError::internal("Reading the glossary", &e))?
+            .map(|r| r.glossary.name),
     };
     let mine = t.holder_at(now) == Some(&caller.user);
     Ok(WorkTask {
@@ -550,10 +592,24 @@ impl From<Transcript> for WorkDocument {
                 .into_iter()
                 .map(|s| WorkSegment {
                     speaker: s.speaker,
-                    words: s.words.into_iter().map(|w| WorkWord { start: w.start, end: w.end, text: w.text, conf: w.conf, pristine: w.pristine }).collect(),
+                    words: s
+                        .words
+                        .into_iter()
+                        .map(|w| WorkWord {
+                            start: w.start,
+                            end: w.end,
+                            text: w.text,
+                            conf: w.conf,
+                            pristine: w.pristine,
+                        })
+                        .collect(),
                 })
                 .collect(),
-            highlights: t.highlights.into_iter().map(|h| ExportHighlight { start: h.start, end: h.end, text: h.text }).collect(),
+            highlights: t
+                .highlights
+                .into_iter()
+                .map(|h| ExportHighlight { start: h.start, end: h.end, text: h.text })
+                .collect(),
         }
     }
 }
@@ -571,10 +627,18 @@ impl WorkDocument {
                 .into_iter()
                 .map(|s| Segment {
                     speaker: s.speaker,
-                    words: s.words.into_iter().map(|w| Word { start: w.start, end: w.end, text: w.text, conf: w.conf, pristine: w.pristine }).collect(),
+                    words: s
+                        .words
+                        .into_iter()
+                        .map(|w| Word { start: w.start, end: w.end, text: w.text, conf: w.conf, pristine: w.pristine })
+                        .collect(),
                 })
                 .collect(),
-            highlights: self.highlights.into_iter().map(|h| Highlight { start: h.start, end: h.end, text: h.text }).collect(),
+            highlights: self
+                .highlights
+                .into_iter()
+                .map(|h| Highlight { start: h.start, end: h.end, text: h.text })
+                .collect(),
         }
     }
 }

@@ -33,7 +33,13 @@ struct Stack {
 async fn open_account(store: &dyn EventStore, user: &str, key: &str) {
     let user_name = UserName::parse(user).unwrap();
     let stream = account_stream(&user_name);
-    let open = AccountCommand::Open { user_name, webhook_secret: "s".into(), role: Default::default(), languages: Vec::new(), at_ms: 1 };
+    let open = AccountCommand::Open {
+        user_name,
+        webhook_secret: "s".into(),
+        role: Default::default(),
+        languages: Vec::new(),
+        at_ms: 1,
+    };
     command::execute::<AccountAggregate>(store, &stream, open).await.unwrap();
     let issue = AccountCommand::IssueKey { key_id: "k1".into(), key_hash: hash_api_key(key), at_ms: 2 };
     command::execute::<AccountAggregate>(store, &stream, issue).await.unwrap();
@@ -66,7 +72,8 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
 fn corpus() -> PathBuf {
     match std::env::var_os("SCRIBE_CORPUS_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../shared/corpus"),
+        None => Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+            .join("../../shared/corpus"),
     }
 }
 
@@ -127,7 +134,8 @@ async fn an_upload_is_a_job_with_its_duration_until_deleted() {
     assert_eq!(media_files(&s.data_dir).len(), 1, "one media file stored");
 
     // Read-your-writes: status and list show the job at once.
-    let (status, shown) = body(cli.get("/api/jobs/status").query("apiKey", &ANN_KEY).query("jobId", &job_id).send().await).await;
+    let (status, shown) =
+        body(cli.get("/api/jobs/status").query("apiKey", &ANN_KEY).query("jobId", &job_id).send().await).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(shown["jobStatus"], *job);
     let (_, list) = body(cli.get("/api/jobs").query("apiKey", &ANN_KEY).send().await).await;
@@ -141,10 +149,12 @@ async fn an_upload_is_a_job_with_its_duration_until_deleted() {
     let resp = cli.delete("/api/jobs").query("apiKey", &BOB_KEY).query("jobId", &job_id).send().await;
     assert_eq!(body(resp).await.0, StatusCode::FORBIDDEN);
 
-    let (status, deleted) = body(cli.delete("/api/jobs").query("apiKey", &ANN_KEY).query("jobId", &job_id).send().await).await;
+    let (status, deleted) =
+        body(cli.delete("/api/jobs").query("apiKey", &ANN_KEY).query("jobId", &job_id).send().await).await;
     assert_eq!((status, deleted), (StatusCode::OK, json!({"message": "Job deleted"})));
     assert!(media_files(&s.data_dir).is_empty(), "media removed");
-    let (status, gone) = body(cli.get("/api/jobs/status").query("apiKey", &ANN_KEY).query("jobId", &job_id).send().await).await;
+    let (status, gone) =
+        body(cli.get("/api/jobs/status").query("apiKey", &ANN_KEY).query("jobId", &job_id).send().await).await;
     assert_eq!((status, gone["error"].as_str()), (StatusCode::GONE, Some("GONE")));
     let resp = cli.delete("/api/jobs").query("apiKey", &ANN_KEY).query("jobId", &job_id).send().await;
     assert_eq!(body(resp).await.0, StatusCode::GONE);
@@ -171,7 +181,12 @@ async fn a_file_that_is_not_media_is_refused_and_leaves_nothing() {
     assert_eq!(list, json!([]));
 
     // A part other than `file` is refused naming it, never skipped.
-    let resp = cli.post("/api/jobs/upload-media").query("apiKey", &ANN_KEY).multipart(TestForm::new().text("other", "x")).send().await;
+    let resp = cli
+        .post("/api/jobs/upload-media")
+        .query("apiKey", &ANN_KEY)
+        .multipart(TestForm::new().text("other", "x"))
+        .send()
+        .await;
     let (status, error) = body(resp).await;
     assert_eq!((status, error["field"].as_str()), (StatusCode::BAD_REQUEST, Some("other")), "{error}");
     assert!(error["message"].as_str().unwrap().contains("query string"), "{error}");
@@ -198,7 +213,8 @@ async fn an_upload_past_the_cap_is_413_and_leaves_nothing() {
 async fn a_client_that_disconnects_mid_upload_leaves_no_job_and_no_file() {
     use tokio::io::AsyncWriteExt;
     let s = stack(ApiSettings::default(), false).await;
-    let acceptor = poem::listener::Listener::into_acceptor(poem::listener::TcpListener::bind("127.0.0.1:0")).await.unwrap();
+    let acceptor =
+        poem::listener::Listener::into_acceptor(poem::listener::TcpListener::bind("127.0.0.1:0")).await.unwrap();
     let addr = poem::listener::Acceptor::local_addr(&acceptor)[0].as_socket_addr().cloned().unwrap();
     let app = scribe_api::app(s.state.clone());
     let server = tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app));
@@ -249,7 +265,13 @@ async fn every_error_has_the_common_body_and_status() {
     };
 
     check(cli.get("/api/jobs").send().await, StatusCode::UNAUTHORIZED, "UNAUTHORIZED", Some("apiKey")).await;
-    check(cli.get("/api/jobs").query("apiKey", &"wrong").send().await, StatusCode::UNAUTHORIZED, "UNAUTHORIZED", Some("apiKey")).await;
+    check(
+        cli.get("/api/jobs").query("apiKey", &"wrong").send().await,
+        StatusCode::UNAUTHORIZED,
+        "UNAUTHORIZED",
+        Some("apiKey"),
+    )
+    .await;
     let resp = cli.get("/api/jobs").query("apiKey", &ANN_KEY).query("pageSize", &500).send().await;
     check(resp, StatusCode::BAD_REQUEST, "INVALID_PARAMETER", Some("pageSize")).await;
     let resp = cli.get("/api/jobs").query("apiKey", &ANN_KEY).query("page", &"two").send().await;
@@ -279,11 +301,24 @@ async fn every_error_has_the_common_body_and_status() {
     let resp = cli.get("/api/jobs").query("apiKey", &ANN_KEY).header("Accept", "text/html, */*;q=0.1").send().await;
     assert_eq!(resp.0.status(), StatusCode::OK);
 
-    let resp = cli.post("/api/glossary").query("apiKey", &ANN_KEY).content_type("text/plain").body("name=x").send().await;
+    let resp =
+        cli.post("/api/glossary").query("apiKey", &ANN_KEY).content_type("text/plain").body("name=x").send().await;
     check(resp, StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE", None).await;
-    let resp = cli.post("/api/jobs/upload-media").query("apiKey", &ANN_KEY).content_type("application/json").body("{}").send().await;
+    let resp = cli
+        .post("/api/jobs/upload-media")
+        .query("apiKey", &ANN_KEY)
+        .content_type("application/json")
+        .body("{}")
+        .send()
+        .await;
     check(resp, StatusCode::UNSUPPORTED_MEDIA_TYPE, "UNSUPPORTED_MEDIA_TYPE", None).await;
-    let resp = cli.post("/api/glossary").query("apiKey", &ANN_KEY).content_type("application/json").body("{not json").send().await;
+    let resp = cli
+        .post("/api/glossary")
+        .query("apiKey", &ANN_KEY)
+        .content_type("application/json")
+        .body("{not json")
+        .send()
+        .await;
     check(resp, StatusCode::BAD_REQUEST, "INVALID_BODY", None).await;
     let huge = json!({"name": "x", "names": vec!["y".repeat(20); 60_000]});
     let resp = cli.post("/api/glossary").query("apiKey", &ANN_KEY).body_json(&huge).send().await;
@@ -314,7 +349,8 @@ async fn a_url_job_is_open_at_once_and_the_rate_limit_answers_429() {
     assert_eq!(created["jobStatus"]["filename"], "talk.mp3");
     assert_eq!(created["jobStatus"]["language"], "fr");
     let job_id = created["jobStatus"]["jobId"].as_str().unwrap();
-    let (status, _) = body(cli.get("/api/jobs/status").query("apiKey", &ANN_KEY).query("jobId", &job_id).send().await).await;
+    let (status, _) =
+        body(cli.get("/api/jobs/status").query("apiKey", &ANN_KEY).query("jobId", &job_id).send().await).await;
     assert_eq!(status, StatusCode::OK);
     let mut statuses = Vec::new();
     for _ in 0..3 {
@@ -334,7 +370,8 @@ async fn glossaries_are_created_listed_replaced_and_deleted() {
     let s = stack(ApiSettings::default(), false).await;
     let cli = TestClient::new(scribe_api::app(s.state.clone()));
     let new = json!({"name": "Team", "names": ["Ada", "Grace"], "items": [{"name": "ASR", "description": "speech recognition"}]});
-    let (status, created) = body(cli.post("/api/glossary").query("apiKey", &ANN_KEY).body_json(&new).send().await).await;
+    let (status, created) =
+        body(cli.post("/api/glossary").query("apiKey", &ANN_KEY).body_json(&new).send().await).await;
     assert_eq!(status, StatusCode::OK, "{created}");
     assert_eq!(created["userName"], "ann");
     assert_eq!(created["items"], new["items"]);
@@ -344,15 +381,20 @@ async fn glossaries_are_created_listed_replaced_and_deleted() {
     assert_eq!(list, json!([created.clone()]));
 
     let too_long = json!({"name": "x".repeat(61)});
-    let (status, error) = body(cli.post("/api/glossary").query("apiKey", &ANN_KEY).body_json(&too_long).send().await).await;
+    let (status, error) =
+        body(cli.post("/api/glossary").query("apiKey", &ANN_KEY).body_json(&too_long).send().await).await;
     assert_eq!((status, error["field"].as_str()), (StatusCode::BAD_REQUEST, Some("name")));
 
     let path = format!("/api/glossary/{id}");
     let (status, _) = body(cli.put(&path).query("apiKey", &BOB_KEY).body_json(&new).send().await).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
-    let (status, updated) = body(cli.put(&path).query("apiKey", &ANN_KEY).body_json(&json!({"name": "Renamed"})).send().await).await;
+    let (status, updated) =
+        body(cli.put(&path).query("apiKey", &ANN_KEY).body_json(&json!({"name": "Renamed"})).send().await).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!((updated["name"].as_str(), updated["created"].clone(), updated["names"].clone()), (Some("Renamed"), created["created"].clone(), json!([])));
+    assert_eq!(
+        (updated["name"].as_str(), updated["created"].clone(), updated["names"].clone()),
+        (Some("Renamed"), created["created"].clone(), json!([]))
+    );
 
     // A glossary is usable by its owner only.
     let resp = cli
@@ -370,7 +412,10 @@ async fn glossaries_are_created_listed_replaced_and_deleted() {
     assert_eq!(body(cli.put(&path).query("apiKey", &ANN_KEY).body_json(&new).send().await).await.0, StatusCode::GONE);
     let (_, list) = body(cli.get("/api/glossary").query("apiKey", &ANN_KEY).send().await).await;
     assert_eq!(list, json!([]));
-    assert_eq!(body(cli.delete("/api/glossary/unknown").query("apiKey", &ANN_KEY).send().await).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        body(cli.delete("/api/glossary/unknown").query("apiKey", &ANN_KEY).send().await).await.0,
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
@@ -380,11 +425,24 @@ async fn docs_spec_metrics_and_health_are_served() {
     let (status, spec) = body(cli.get("/api/openapi.json").send().await).await;
     assert_eq!(status, StatusCode::OK);
     let scheme = &spec["components"]["securitySchemes"]["ApiKeyAuth"];
-    assert_eq!((&scheme["type"], &scheme["name"], &scheme["in"]), (&json!("apiKey"), &json!("apiKey"), &json!("query")));
-    let ops = ["/jobs/upload-media", "/jobs/upload-media-from-url", "/jobs/status", "/jobs", "/glossary", "/glossary/{glossaryId}"];
+    assert_eq!(
+        (&scheme["type"], &scheme["name"], &scheme["in"]),
+        (&json!("apiKey"), &json!("apiKey"), &json!("query"))
+    );
+    let ops = [
+        "/jobs/upload-media",
+        "/jobs/upload-media-from-url",
+        "/jobs/status",
+        "/jobs",
+        "/glossary",
+        "/glossary/{glossaryId}",
+    ];
     for path in ops {
         for (method, op) in spec["paths"][path].as_object().unwrap_or_else(|| panic!("{path} documented")) {
-            for code in ["200", "400", "401", "402", "403", "404", "405", "406", "410", "413", "414", "415", "429", "431", "500", "503"] {
+            for code in [
+                "200", "400", "401", "402", "403", "404", "405", "406", "410", "413", "414", "415", "429", "431",
+                "500", "503",
+            ] {
                 assert!(op["responses"][code].is_object(), "{method} {path} declares {code}");
             }
         }
@@ -394,7 +452,9 @@ async fn docs_spec_metrics_and_health_are_served() {
     let (_, health) = body(cli.get("/health").send().await).await;
     assert_eq!(health, json!({"status": "ok"}));
     let text = cli.get("/metrics").send().await.0.into_body().into_string().await.unwrap();
-    for needle in ["scribe_jobs{status=\"OPEN\"}", "scribe_asr_queue_length", "scribe_http_request_duration_seconds_bucket"] {
+    for needle in
+        ["scribe_jobs{status=\"OPEN\"}", "scribe_asr_queue_length", "scribe_http_request_duration_seconds_bucket"]
+    {
         assert!(text.contains(needle), "{needle} in\n{text}");
     }
 }

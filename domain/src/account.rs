@@ -27,21 +27,13 @@ pub struct Prices {
 
 impl Default for Prices {
     fn default() -> Self {
-        Prices {
-            direct_per_minute: 10,
-            perfect_per_minute: 150,
-            translation_per_minute: 50,
-        }
+        Prices { direct_per_minute: 10, perfect_per_minute: 150, translation_per_minute: 50 }
     }
 }
 
 impl Prices {
     /// Everything free: for a single-user installation where balances are not wanted.
-    pub const FREE: Prices = Prices {
-        direct_per_minute: 0,
-        perfect_per_minute: 0,
-        translation_per_minute: 0,
-    };
+    pub const FREE: Prices = Prices { direct_per_minute: 0, perfect_per_minute: 0, translation_per_minute: 0 };
 
     /// The price of a job in cents: every started minute counts (61 s are 2 minutes), and a
     /// job of 0 seconds costs one minute (the work of handling it is real).
@@ -138,10 +130,7 @@ pub enum AccountRefusal {
     #[error("an amount must be more than 0 cents")]
     ZeroAmount,
     #[error("insufficient balance: {balance_cents} cents available, {price_cents} needed")]
-    InsufficientBalance {
-        balance_cents: u64,
-        price_cents: u64,
-    },
+    InsufficientBalance { balance_cents: u64, price_cents: u64 },
     #[error("job {0} was already charged")]
     AlreadyCharged(JobId),
     #[error("job {0} has no charge to refund")]
@@ -161,11 +150,7 @@ pub fn works_in(languages: &[String], code: &str) -> bool {
 /// What a client is told when its balance does not cover a job (402 at submission, or the
 /// `errorMsg` of a URL job whose price is known only once its media is in).
 pub fn insufficient_balance_message(balance_cents: u64, price_cents: u64) -> String {
-    format!(
-        "Insufficient balance: this job costs {} and the account has {}",
-        money(price_cents),
-        money(balance_cents)
-    )
+    format!("Insufficient balance: this job costs {} and the account has {}", money(price_cents), money(balance_cents))
 }
 
 /// Cents as `units.cents`, e.g. `12.05`.
@@ -277,10 +262,7 @@ impl Aggregate for AccountAggregate {
     type Event = AccountEvent;
     type Refusal = AccountRefusal;
 
-    fn decide(
-        state: &AccountState,
-        command: AccountCommand,
-    ) -> Result<Vec<AccountEvent>, AccountRefusal> {
+    fn decide(state: &AccountState, command: AccountCommand) -> Result<Vec<AccountEvent>, AccountRefusal> {
         decide(state, command)
     }
 
@@ -290,20 +272,10 @@ impl Aggregate for AccountAggregate {
 }
 
 /// Decides an account command.
-pub fn decide(
-    state: &AccountState,
-    command: AccountCommand,
-) -> Result<Vec<AccountEvent>, AccountRefusal> {
+pub fn decide(state: &AccountState, command: AccountCommand) -> Result<Vec<AccountEvent>, AccountRefusal> {
     use AccountCommand as C;
     use AccountEvent as E;
-    if let C::Open {
-        user_name,
-        webhook_secret,
-        role,
-        languages,
-        at_ms,
-    } = command
-    {
+    if let C::Open { user_name, webhook_secret, role, languages, at_ms } = command {
         return match state.user_name {
             Some(_) => Err(AccountRefusal::AlreadyExists),
             None => Ok(vec![E::AccountOpened {
@@ -321,17 +293,9 @@ pub fn decide(
     let key = |id: &str| state.keys.iter().find(|k| k.key_id == id);
     match command {
         C::Open { .. } => unreachable!("handled above"),
-        C::IssueKey {
-            key_id,
-            key_hash,
-            at_ms,
-        } => match key(&key_id) {
+        C::IssueKey { key_id, key_hash, at_ms } => match key(&key_id) {
             Some(_) => Err(AccountRefusal::KeyExists(key_id)),
-            None => Ok(vec![E::KeyIssued {
-                key_id,
-                key_hash,
-                at_ms,
-            }]),
+            None => Ok(vec![E::KeyIssued { key_id, key_hash, at_ms }]),
         },
         C::RevokeKey { key_id, at_ms } => match key(&key_id) {
             None => Err(AccountRefusal::UnknownKey(key_id)),
@@ -339,20 +303,8 @@ pub fn decide(
             Some(_) => Ok(vec![E::KeyRevoked { key_id, at_ms }]),
         },
         C::Credit { cents: 0, .. } => Err(AccountRefusal::ZeroAmount),
-        C::Credit {
-            cents,
-            reason,
-            at_ms,
-        } => Ok(vec![E::BalanceCredited {
-            cents,
-            reason,
-            at_ms,
-        }]),
-        C::Charge {
-            job_id,
-            cents,
-            at_ms,
-        } => {
+        C::Credit { cents, reason, at_ms } => Ok(vec![E::BalanceCredited { cents, reason, at_ms }]),
+        C::Charge { job_id, cents, at_ms } => {
             if state.charges.contains_key(&job_id) || state.refunded.contains(&job_id) {
                 return Err(AccountRefusal::AlreadyCharged(job_id));
             }
@@ -362,18 +314,10 @@ pub fn decide(
                     price_cents: cents,
                 });
             }
-            Ok(vec![E::BalanceCharged {
-                job_id,
-                cents,
-                at_ms,
-            }])
+            Ok(vec![E::BalanceCharged { job_id, cents, at_ms }])
         }
         C::Refund { job_id, at_ms } => match state.charges.get(&job_id) {
-            Some(&cents) => Ok(vec![E::BalanceRefunded {
-                job_id,
-                cents,
-                at_ms,
-            }]),
+            Some(&cents) => Ok(vec![E::BalanceRefunded { job_id, cents, at_ms }]),
             None => Err(AccountRefusal::NothingToRefund(job_id)),
         },
     }
@@ -383,23 +327,13 @@ pub fn decide(
 pub fn evolve(mut state: AccountState, event: &AccountEvent) -> AccountState {
     use AccountEvent as E;
     match event {
-        E::AccountOpened {
-            user_name,
-            webhook_secret,
-            role,
-            languages,
-            ..
-        } => {
+        E::AccountOpened { user_name, webhook_secret, role, languages, .. } => {
             state.user_name = Some(user_name.clone());
             state.webhook_secret = webhook_secret.clone();
             state.role = *role;
             state.languages = languages.clone();
         }
-        E::KeyIssued {
-            key_id,
-            key_hash,
-            at_ms,
-        } => state.keys.push(ApiKey {
+        E::KeyIssued { key_id, key_hash, at_ms } => state.keys.push(ApiKey {
             key_id: key_id.clone(),
             key_hash: key_hash.clone(),
             issued_ms: *at_ms,
@@ -410,9 +344,7 @@ pub fn evolve(mut state: AccountState, event: &AccountEvent) -> AccountState {
                 k.revoked_ms = Some(*at_ms);
             }
         }
-        E::BalanceCredited { cents, .. } => {
-            state.balance_cents = state.balance_cents.saturating_add(*cents)
-        }
+        E::BalanceCredited { cents, .. } => state.balance_cents = state.balance_cents.saturating_add(*cents),
         E::BalanceCharged { job_id, cents, .. } => {
             state.balance_cents = state.balance_cents.saturating_sub(*cents);
             state.charges.insert(job_id.clone(), *cents);
@@ -442,11 +374,7 @@ mod tests {
     }
 
     fn credited(cents: u64) -> AccountEvent {
-        AccountEvent::BalanceCredited {
-            cents,
-            reason: "top-up".into(),
-            at_ms: 2,
-        }
+        AccountEvent::BalanceCredited { cents, reason: "top-up".into(), at_ms: 2 }
     }
 
     fn job(id: &str) -> JobId {
@@ -469,135 +397,63 @@ mod tests {
     #[test]
     fn commands_on_an_unopened_account_are_refused() {
         given::<AccountAggregate>([])
-            .when(AccountCommand::Credit {
-                cents: 5,
-                reason: "r".into(),
-                at_ms: 1,
-            })
+            .when(AccountCommand::Credit { cents: 5, reason: "r".into(), at_ms: 1 })
             .then_refused(AccountRefusal::NotFound);
     }
 
     #[test]
     fn issued_keys_are_active_until_revoked() {
-        let issued = AccountEvent::KeyIssued {
-            key_id: "k1".into(),
-            key_hash: "h".into(),
-            at_ms: 3,
-        };
+        let issued = AccountEvent::KeyIssued { key_id: "k1".into(), key_hash: "h".into(), at_ms: 3 };
         let state = given::<AccountAggregate>([opened(), issued.clone()])
-            .when(AccountCommand::RevokeKey {
-                key_id: "k1".into(),
-                at_ms: 4,
-            })
-            .then([AccountEvent::KeyRevoked {
-                key_id: "k1".into(),
-                at_ms: 4,
-            }]);
+            .when(AccountCommand::RevokeKey { key_id: "k1".into(), at_ms: 4 })
+            .then([AccountEvent::KeyRevoked { key_id: "k1".into(), at_ms: 4 }]);
         assert_eq!(state.active_keys().count(), 0);
         given::<AccountAggregate>([opened(), issued.clone()])
-            .when(AccountCommand::IssueKey {
-                key_id: "k1".into(),
-                key_hash: "h2".into(),
-                at_ms: 5,
-            })
+            .when(AccountCommand::IssueKey { key_id: "k1".into(), key_hash: "h2".into(), at_ms: 5 })
             .then_refused(AccountRefusal::KeyExists("k1".into()));
         given::<AccountAggregate>([opened()])
-            .when(AccountCommand::RevokeKey {
-                key_id: "k9".into(),
-                at_ms: 4,
-            })
+            .when(AccountCommand::RevokeKey { key_id: "k9".into(), at_ms: 4 })
             .then_refused(AccountRefusal::UnknownKey("k9".into()));
-        let revoked = AccountEvent::KeyRevoked {
-            key_id: "k1".into(),
-            at_ms: 4,
-        };
+        let revoked = AccountEvent::KeyRevoked { key_id: "k1".into(), at_ms: 4 };
         given::<AccountAggregate>([opened(), issued, revoked])
-            .when(AccountCommand::RevokeKey {
-                key_id: "k1".into(),
-                at_ms: 6,
-            })
+            .when(AccountCommand::RevokeKey { key_id: "k1".into(), at_ms: 6 })
             .then_refused(AccountRefusal::KeyAlreadyRevoked("k1".into()));
     }
 
     #[test]
     fn a_charge_within_the_balance_is_accepted_and_one_beyond_it_refused() {
         let state = given::<AccountAggregate>([opened(), credited(100)])
-            .when(AccountCommand::Charge {
-                job_id: job("j1"),
-                cents: 100,
-                at_ms: 3,
-            })
-            .then([AccountEvent::BalanceCharged {
-                job_id: job("j1"),
-                cents: 100,
-                at_ms: 3,
-            }]);
+            .when(AccountCommand::Charge { job_id: job("j1"), cents: 100, at_ms: 3 })
+            .then([AccountEvent::BalanceCharged { job_id: job("j1"), cents: 100, at_ms: 3 }]);
         assert_eq!(state.balance_cents, 0);
         given::<AccountAggregate>([opened(), credited(100)])
-            .when(AccountCommand::Charge {
-                job_id: job("j1"),
-                cents: 101,
-                at_ms: 3,
-            })
-            .then_refused(AccountRefusal::InsufficientBalance {
-                balance_cents: 100,
-                price_cents: 101,
-            });
+            .when(AccountCommand::Charge { job_id: job("j1"), cents: 101, at_ms: 3 })
+            .then_refused(AccountRefusal::InsufficientBalance { balance_cents: 100, price_cents: 101 });
     }
 
     #[test]
     fn a_job_is_charged_once_and_refunded_once() {
-        let charged = AccountEvent::BalanceCharged {
-            job_id: job("j1"),
-            cents: 30,
-            at_ms: 3,
-        };
+        let charged = AccountEvent::BalanceCharged { job_id: job("j1"), cents: 30, at_ms: 3 };
         given::<AccountAggregate>([opened(), credited(100), charged.clone()])
-            .when(AccountCommand::Charge {
-                job_id: job("j1"),
-                cents: 30,
-                at_ms: 4,
-            })
+            .when(AccountCommand::Charge { job_id: job("j1"), cents: 30, at_ms: 4 })
             .then_refused(AccountRefusal::AlreadyCharged(job("j1")));
         let state = given::<AccountAggregate>([opened(), credited(100), charged.clone()])
-            .when(AccountCommand::Refund {
-                job_id: job("j1"),
-                at_ms: 5,
-            })
-            .then([AccountEvent::BalanceRefunded {
-                job_id: job("j1"),
-                cents: 30,
-                at_ms: 5,
-            }]);
+            .when(AccountCommand::Refund { job_id: job("j1"), at_ms: 5 })
+            .then([AccountEvent::BalanceRefunded { job_id: job("j1"), cents: 30, at_ms: 5 }]);
         assert_eq!(state.balance_cents, 100);
-        let refunded = AccountEvent::BalanceRefunded {
-            job_id: job("j1"),
-            cents: 30,
-            at_ms: 5,
-        };
+        let refunded = AccountEvent::BalanceRefunded { job_id: job("j1"), cents: 30, at_ms: 5 };
         given::<AccountAggregate>([opened(), credited(100), charged.clone(), refunded.clone()])
-            .when(AccountCommand::Refund {
-                job_id: job("j1"),
-                at_ms: 6,
-            })
+            .when(AccountCommand::Refund { job_id: job("j1"), at_ms: 6 })
             .then_refused(AccountRefusal::NothingToRefund(job("j1")));
         given::<AccountAggregate>([opened(), credited(100), charged, refunded])
-            .when(AccountCommand::Charge {
-                job_id: job("j1"),
-                cents: 30,
-                at_ms: 7,
-            })
+            .when(AccountCommand::Charge { job_id: job("j1"), cents: 30, at_ms: 7 })
             .then_refused(AccountRefusal::AlreadyCharged(job("j1")));
     }
 
     #[test]
     fn a_zero_credit_is_refused() {
         given::<AccountAggregate>([opened()])
-            .when(AccountCommand::Credit {
-                cents: 0,
-                reason: "r".into(),
-                at_ms: 2,
-            })
+            .when(AccountCommand::Credit { cents: 0, reason: "r".into(), at_ms: 2 })
             .then_refused(AccountRefusal::ZeroAmount);
     }
 
@@ -609,33 +465,10 @@ mod tests {
         assert_eq!(p.price_cents(JobType::Direct, t, 60, false), 10);
         assert_eq!(p.price_cents(JobType::Direct, t, 61, false), 20);
         assert_eq!(p.price_cents(JobType::Perfect, t, 11, false), 150);
-        assert_eq!(
-            p.price_cents(
-                JobType::Direct,
-                TranscriptionType::TranslatedSubtitles,
-                120,
-                false
-            ),
-            120
-        );
-        assert_eq!(
-            p.price_cents(
-                JobType::Perfect,
-                TranscriptionType::TranslatedSubtitles,
-                120,
-                true
-            ),
-            100
-        );
-        assert_eq!(
-            Prices::FREE.price_cents(JobType::Perfect, t, 3600, false),
-            0
-        );
-        assert_eq!(
-            p.price_cents(JobType::Perfect, t, u64::MAX, false),
-            u64::MAX,
-            "saturates, never wraps"
-        );
+        assert_eq!(p.price_cents(JobType::Direct, TranscriptionType::TranslatedSubtitles, 120, false), 120);
+        assert_eq!(p.price_cents(JobType::Perfect, TranscriptionType::TranslatedSubtitles, 120, true), 100);
+        assert_eq!(Prices::FREE.price_cents(JobType::Perfect, t, 3600, false), 0);
+        assert_eq!(p.price_cents(JobType::Perfect, t, u64::MAX, false), u64::MAX, "saturates, never wraps");
         assert!(can_afford(10, 10) && !can_afford(9, 10));
     }
 
@@ -686,15 +519,7 @@ mod tests {
 
     #[test]
     fn events_round_trip_through_their_stored_form() {
-        for e in [
-            opened(),
-            credited(5),
-            AccountEvent::BalanceCharged {
-                job_id: job("j"),
-                cents: 3,
-                at_ms: 4,
-            },
-        ] {
+        for e in [opened(), credited(5), AccountEvent::BalanceCharged { job_id: job("j"), cents: 3, at_ms: 4 }] {
             assert_eq!(AccountEvent::decode(&e.encode()).unwrap(), e);
         }
     }
@@ -722,7 +547,8 @@ mod tests {
 
     #[test]
     fn accounts_opened_before_roles_existed_are_customers() {
-        let stored = serde_json::json!({"type": "AccountOpened", "v": 1, "user_name": "ann", "webhook_secret": "s", "at_ms": 1});
+        let stored =
+            serde_json::json!({"type": "AccountOpened", "v": 1, "user_name": "ann", "webhook_secret": "s", "at_ms": 1});
         let event = AccountEvent::decode(&stored).unwrap();
         let state = evolve(AccountState::default(), &event);
         assert_eq!(state.role, Role::Customer);

@@ -19,10 +19,7 @@ pub trait Aggregate {
     /// Why a command was refused (a domain answer, not a failure).
     type Refusal: std::error::Error + Clone + PartialEq + Send + Sync + 'static;
 
-    fn decide(
-        state: &Self::State,
-        command: Self::Command,
-    ) -> Result<Vec<Self::Event>, Self::Refusal>;
+    fn decide(state: &Self::State, command: Self::Command) -> Result<Vec<Self::Event>, Self::Refusal>;
 
     fn evolve(state: Self::State, event: &Self::Event) -> Self::State;
 
@@ -31,8 +28,6 @@ pub trait Aggregate {
     where
         Self::Event: 'a,
     {
-        events
-            .into_iter()
-            .fold(Self::State::default(), Self::evolve)
+        events.into_iter().fold(Self::State::default(), Self::evolve)
     }
 }

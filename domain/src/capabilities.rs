@@ -138,7 +138,12 @@ mod tests {
     #[test]
     fn manual_jobs_are_not_limited_by_the_models() {
         let caps = Capabilities::new(false, &[], &[]);
-        let manual = request(&[("jobType", "perfect"), ("transcriptionType", "translatedSubtitles"), ("targetLanguage", "ja"), ("language", "fr")]);
+        let manual = request(&[
+            ("jobType", "perfect"),
+            ("transcriptionType", "translatedSubtitles"),
+            ("targetLanguage", "ja"),
+            ("language", "fr"),
+        ]);
         assert!(caps.check(&manual).is_ok());
     }
 

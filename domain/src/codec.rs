@@ -62,20 +62,13 @@ pub(crate) fn encode_tagged<E: Serialize>(event: &E, version: u64) -> Value {
 /// Deserializes a stored object in the shape `T` (the current enum, or a frozen old version).
 pub(crate) fn decode_as<T: DeserializeOwned>(stored: &Value) -> Result<T, DecodeError> {
     let (ty, v) = header(stored)?;
-    T::deserialize(stored).map_err(|source| DecodeError::Invalid {
-        event_type: ty.to_owned(),
-        version: v,
-        source,
-    })
+    T::deserialize(stored).map_err(|source| DecodeError::Invalid { event_type: ty.to_owned(), version: v, source })
 }
 
 /// The error for a version with no reading rule.
 pub(crate) fn unknown_version(stored: &Value) -> DecodeError {
     match header(stored) {
-        Ok((ty, v)) => DecodeError::UnknownVersion {
-            event_type: ty.to_owned(),
-            version: v,
-        },
+        Ok((ty, v)) => DecodeError::UnknownVersion { event_type: ty.to_owned(), version: v },
         Err(e) => e,
     }
 }

@@ -43,16 +43,15 @@ pub fn validate_document(doc: &Transcript, duration_s: f64) -> Result<(), Valida
         if !declared.contains(segment.speaker.as_str()) {
             return Err(ValidationError::new(
                 format!("document.segments[{s}].speaker"),
-                format!(
-                    "document.segments[{s}].speaker {:?} is not declared in document.speakers",
-                    segment.speaker
-                ),
+                format!("document.segments[{s}].speaker {:?} is not declared in document.speakers", segment.speaker),
             ));
         }
         if segment.words.is_empty() {
             return Err(ValidationError::new(
                 format!("document.segments[{s}].words"),
-                format!("document.segments[{s}].words is empty: a segment holds at least one word (leave out a segment with none)"),
+                format!(
+                    "document.segments[{s}].words is empty: a segment holds at least one word (leave out a segment with none)"
+                ),
             ));
         }
         for (w, word) in segment.words.iter().enumerate() {
@@ -69,7 +68,9 @@ pub fn validate_document(doc: &Transcript, duration_s: f64) -> Result<(), Valida
             if !(word.end.is_finite() && word.end >= word.start && word.end <= limit) {
                 return Err(ValidationError::new(
                     format!("{field}.end"),
-                    format!("{field}.end must be at least its start and at most {duration_s:.3} seconds (the media's length)"),
+                    format!(
+                        "{field}.end must be at least its start and at most {duration_s:.3} seconds (the media's length)"
+                    ),
                 ));
             }
             if word.start + SAME_TIME_S < previous_start {
@@ -79,7 +80,10 @@ pub fn validate_document(doc: &Transcript, duration_s: f64) -> Result<(), Valida
                 ));
             }
             if !(word.conf.is_finite() && (0.0..=1.0).contains(&word.conf)) {
-                return Err(ValidationError::new(format!("{field}.conf"), format!("{field}.conf must be between 0 and 1")));
+                return Err(ValidationError::new(
+                    format!("{field}.conf"),
+                    format!("{field}.conf must be between 0 and 1"),
+                ));
             }
             previous_start = word.start;
             words += 1;

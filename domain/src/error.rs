@@ -19,10 +19,7 @@ pub struct ValidationError {
 impl ValidationError {
     /// An error about `field`, with a message already naming it.
     pub fn new(field: impl Into<String>, message: impl fmt::Display) -> Self {
-        ValidationError {
-            field: field.into(),
-            message: message.to_string(),
-        }
+        ValidationError { field: field.into(), message: message.to_string() }
     }
 
     /// `<field> is required`.
@@ -33,9 +30,6 @@ impl ValidationError {
     /// `<field> must be one of: a, b, c` (the allowed values, in the spec's order).
     pub fn one_of<'a>(field: &str, allowed: impl IntoIterator<Item = &'a str>) -> Self {
         let allowed: Vec<&str> = allowed.into_iter().collect();
-        ValidationError::new(
-            field,
-            format!("{field} must be one of: {}", allowed.join(", ")),
-        )
+        ValidationError::new(field, format!("{field} must be one of: {}", allowed.join(", ")))
     }
 }

@@ -45,21 +45,9 @@ impl GlossarySort {
 /// Commands on a glossary.
 #[derive(Debug, Clone, PartialEq)]
 pub enum GlossaryCommand {
-    Create {
-        id: GlossaryId,
-        owner: UserName,
-        content: GlossaryContent,
-        at_ms: u64,
-    },
-    Update {
-        by: UserName,
-        content: GlossaryContent,
-        at_ms: u64,
-    },
-    Delete {
-        by: UserName,
-        at_ms: u64,
-    },
+    Create { id: GlossaryId, owner: UserName, content: GlossaryContent, at_ms: u64 },
+    Update { by: UserName, content: GlossaryContent, at_ms: u64 },
+    Delete { by: UserName, at_ms: u64 },
 }
 
 /// Why a glossary command was refused. The API maps `NotFound` → 404, `Forbidden` → 403,
@@ -149,10 +137,7 @@ impl Aggregate for GlossaryAggregate {
     type Event = GlossaryEvent;
     type Refusal = GlossaryRefusal;
 
-    fn decide(
-        state: &GlossaryState,
-        command: GlossaryCommand,
-    ) -> Result<Vec<GlossaryEvent>, GlossaryRefusal> {
+    fn decide(state: &GlossaryState, command: GlossaryCommand) -> Result<Vec<GlossaryEvent>, GlossaryRefusal> {
         decide(state, command)
     }
 
@@ -163,10 +148,7 @@ impl Aggregate for GlossaryAggregate {
 
 /// Decides a glossary command. Ownership is checked before deletion, so another user learns
 /// nothing about a deleted glossary.
-pub fn decide(
-    state: &GlossaryState,
-    command: GlossaryCommand,
-) -> Result<Vec<GlossaryEvent>, GlossaryRefusal> {
+pub fn decide(state: &GlossaryState, command: GlossaryCommand) -> Result<Vec<GlossaryEvent>, GlossaryRefusal> {
     let existing = state.glossary.as_ref();
     let check = |by: &UserName| match existing {
         None => Err(GlossaryRefusal::NotFound),
@@ -175,19 +157,9 @@ pub fn decide(
         Some(_) => Ok(()),
     };
     match command {
-        GlossaryCommand::Create {
-            id,
-            owner,
-            content,
-            at_ms,
-        } => match existing {
+        GlossaryCommand::Create { id, owner, content, at_ms } => match existing {
             Some(_) => Err(GlossaryRefusal::AlreadyExists),
-            None => Ok(vec![GlossaryEvent::GlossaryCreated {
-                id,
-                owner,
-                content,
-                at_ms,
-            }]),
+            None => Ok(vec![GlossaryEvent::GlossaryCreated { id, owner, content, at_ms }]),
         },
         GlossaryCommand::Update { by, content, at_ms } => {
             check(&by)?;
@@ -203,12 +175,7 @@ pub fn decide(
 /// Applies one glossary event.
 pub fn evolve(mut state: GlossaryState, event: &GlossaryEvent) -> GlossaryState {
     match event {
-        GlossaryEvent::GlossaryCreated {
-            id,
-            owner,
-            content,
-            at_ms,
-        } => {
+        GlossaryEvent::GlossaryCreated { id, owner, content, at_ms } => {
             state.glossary = Some(Glossary {
                 id: id.clone(),
                 user_name: owner.clone(),
@@ -241,11 +208,7 @@ mod tests {
     }
 
     fn content(name: &str) -> GlossaryContent {
-        GlossaryContent {
-            name: name.into(),
-            names: vec!["Ada".into()],
-            items: vec![],
-        }
+        GlossaryContent { name: name.into(), names: vec!["Ada".into()], items: vec![] }
     }
 
     fn created() -> GlossaryEvent {
@@ -284,15 +247,8 @@ mod tests {
     #[test]
     fn the_owner_replaces_the_content() {
         let state = given::<GlossaryAggregate>([created()])
-            .when(GlossaryCommand::Update {
-                by: user("ann"),
-                content: content("Renamed"),
-                at_ms: 20,
-            })
-            .then([GlossaryEvent::GlossaryUpdated {
-                content: content("Renamed"),
-                at_ms: 20,
-            }]);
+            .when(GlossaryCommand::Update { by: user("ann"), content: content("Renamed"), at_ms: 20 })
+            .then([GlossaryEvent::GlossaryUpdated { content: content("Renamed"), at_ms: 20 }]);
         let g = state.view().unwrap();
         assert_eq!((g.name.as_str(), g.created), ("Renamed", 10));
     }
@@ -300,44 +256,24 @@ mod tests {
     #[test]
     fn another_user_cannot_update_or_delete() {
         given::<GlossaryAggregate>([created()])
-            .when(GlossaryCommand::Update {
-                by: user("bob"),
-                content: content("X"),
-                at_ms: 20,
-            })
+            .when(GlossaryCommand::Update { by: user("bob"), content: content("X"), at_ms: 20 })
             .then_refused(GlossaryRefusal::Forbidden);
         given::<GlossaryAggregate>([created()])
-            .when(GlossaryCommand::Delete {
-                by: user("bob"),
-                at_ms: 20,
-            })
+            .when(GlossaryCommand::Delete { by: user("bob"), at_ms: 20 })
             .then_refused(GlossaryRefusal::Forbidden);
     }
 
     #[test]
     fn a_deleted_glossary_is_gone_for_its_owner_and_forbidden_for_others() {
-        let deleted = GlossaryEvent::GlossaryDeleted {
-            by: user("ann"),
-            at_ms: 30,
-        };
+        let deleted = GlossaryEvent::GlossaryDeleted { by: user("ann"), at_ms: 30 };
         given::<GlossaryAggregate>([created(), deleted.clone()])
-            .when(GlossaryCommand::Delete {
-                by: user("ann"),
-                at_ms: 31,
-            })
+            .when(GlossaryCommand::Delete { by: user("ann"), at_ms: 31 })
             .then_refused(GlossaryRefusal::Deleted);
         given::<GlossaryAggregate>([created(), deleted.clone()])
-            .when(GlossaryCommand::Update {
-                by: user("ann"),
-                content: content("X"),
-                at_ms: 31,
-            })
+            .when(GlossaryCommand::Update { by: user("ann"), content: content("X"), at_ms: 31 })
             .then_refused(GlossaryRefusal::Deleted);
         given::<GlossaryAggregate>([created(), deleted.clone()])
-            .when(GlossaryCommand::Delete {
-                by: user("bob"),
-                at_ms: 31,
-            })
+            .when(GlossaryCommand::Delete { by: user("bob"), at_ms: 31 })
             .then_refused(GlossaryRefusal::Forbidden);
         let state = GlossaryAggregate::replay(&[created(), deleted]);
         assert!(state.view().is_none() && !state.usable_by(&user("ann")));
@@ -346,10 +282,7 @@ mod tests {
     #[test]
     fn an_unknown_glossary_is_not_found() {
         given::<GlossaryAggregate>([])
-            .when(GlossaryCommand::Delete {
-                by: user("ann"),
-                at_ms: 1,
-            })
+            .when(GlossaryCommand::Delete { by: user("ann"), at_ms: 1 })
             .then_refused(GlossaryRefusal::NotFound);
     }
 
@@ -376,31 +309,16 @@ mod tests {
         let mut list = [g("a", "Zed", 1), g("b", "Amy", 3), g("c", "Amy", 2)];
         let sort = |by, direction| GlossarySort { by, direction };
         list.sort_by(|a, b| sort(GlossarySortField::Created, SortDirection::Desc).compare(a, b));
-        assert_eq!(
-            list.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(),
-            ["b", "c", "a"]
-        );
+        assert_eq!(list.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(), ["b", "c", "a"]);
         list.sort_by(|a, b| sort(GlossarySortField::Name, SortDirection::Asc).compare(a, b));
-        assert_eq!(
-            list.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(),
-            ["b", "c", "a"]
-        );
+        assert_eq!(list.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(), ["b", "c", "a"]);
         list.sort_by(|a, b| sort(GlossarySortField::Id, SortDirection::Desc).compare(a, b));
-        assert_eq!(
-            list.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(),
-            ["c", "b", "a"]
-        );
+        assert_eq!(list.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(), ["c", "b", "a"]);
     }
 
     #[test]
     fn events_round_trip_through_their_stored_form() {
-        for e in [
-            created(),
-            GlossaryEvent::GlossaryDeleted {
-                by: user("ann"),
-                at_ms: 3,
-            },
-        ] {
+        for e in [created(), GlossaryEvent::GlossaryDeleted { by: user("ann"), at_ms: 3 }] {
             let stored = e.encode();
             assert_eq!(stored["v"], 1);
             assert_eq!(GlossaryEvent::decode(&stored).unwrap(), e);

@@ -21,9 +21,7 @@ impl HttpUrl {
     pub fn parse_field(field: &str, value: &str) -> Result<HttpUrl, ValidationError> {
         let bad = |why: &str| ValidationError::new(field, format!("{field} {why}"));
         if value.len() > MAX_URL_LEN {
-            return Err(bad(&format!(
-                "must be at most {MAX_URL_LEN} characters long"
-            )));
+            return Err(bad(&format!("must be at most {MAX_URL_LEN} characters long")));
         }
         // Checked as sent: the URL parser would quietly drop or encode spaces and control
         // characters, and read `http:host` as `http://host`.
@@ -36,13 +34,9 @@ impl HttpUrl {
         if !has_scheme_and_slashes {
             return Err(bad("must be an absolute http or https URL (http://host/... or https://host/...)"));
         }
-        let url = url::Url::parse(value)
-            .map_err(|e| bad(&format!("must be an absolute http or https URL ({e})")))?;
+        let url = url::Url::parse(value).map_err(|e| bad(&format!("must be an absolute http or https URL ({e})")))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(bad(&format!(
-                "must use http or https, not {}",
-                url.scheme()
-            )));
+            return Err(bad(&format!("must use http or https, not {}", url.scheme())));
         }
         if url.host_str().is_none_or(str::is_empty) {
             return Err(bad("must name a host"));
@@ -62,11 +56,7 @@ impl HttpUrl {
     /// A file name for media fetched from this URL: the last path segment, percent-decoded,
     /// or `media` when the path has none (`https://host/`).
     pub fn file_name(&self) -> String {
-        let last = self
-            .0
-            .path_segments()
-            .and_then(|mut s| s.next_back())
-            .unwrap_or("");
+        let last = self.0.path_segments().and_then(|mut s| s.next_back()).unwrap_or("");
         sanitize_filename(&percent_encoding::percent_decode_str(last).decode_utf8_lossy())
     }
 }
@@ -104,19 +94,10 @@ pub const MAX_FILENAME_CHARS: usize = 255;
 /// nothing is left. It is shown to clients only and never used as a path on disk.
 pub fn sanitize_filename(raw: &str) -> String {
     let base = raw.rsplit(['/', '\\']).next().unwrap_or("");
-    let clean: String = base
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_FILENAME_CHARS)
-        .collect();
+    let clean: String = base.chars().filter(|c| !c.is_control()).take(MAX_FILENAME_CHARS).collect();
     let clean = clean.trim();
-    if clean.is_empty() || clean == "." || clean == ".." {
-        "media".to_owned()
-    } else {
-        clean.to_owned()
-    }
+    if clean.is_empty() || clean == "." || clean == ".." { "media".to_owned() } else { clean.to_owned() }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -160,10 +141,7 @@ mod tests {
     #[test]
     fn file_names_come_from_the_last_path_segment() {
         let name = |s: &str| parse(s).unwrap().file_name();
-        assert_eq!(
-            name("https://h/media/jfk.wav?X-Amz-Signature=abc"),
-            "jfk.wav"
-        );
+        assert_eq!(name("https://h/media/jfk.wav?X-Amz-Signature=abc"), "jfk.wav");
         assert_eq!(name("https://h/my%20talk.mp3"), "my talk.mp3");
         assert_eq!(name("https://h/"), "media");
         assert_eq!(name("https://h/a/%2e%2e"), "media");
@@ -176,9 +154,6 @@ mod tests {
         assert_eq!(sanitize_filename("../../etc/passwd"), "passwd");
         assert_eq!(sanitize_filename("a\u{0}b\n.wav"), "ab.wav");
         assert_eq!(sanitize_filename("   "), "media");
-        assert_eq!(
-            sanitize_filename(&"é".repeat(300)).chars().count(),
-            MAX_FILENAME_CHARS
-        );
+        assert_eq!(sanitize_filename(&"é".repeat(300)).chars().count(), MAX_FILENAME_CHARS);
     }
 }

@@ -18,19 +18,13 @@ fn check_token(field: &str, value: &str, extra: &[char]) -> Result<(), Validatio
         return Err(ValidationError::required(field));
     }
     if value.len() > MAX_ID_LEN {
-        return Err(ValidationError::new(
-            field,
-            format!("{field} must be at most {MAX_ID_LEN} characters long"),
-        ));
+        return Err(ValidationError::new(field, format!("{field} must be at most {MAX_ID_LEN} characters long")));
     }
     let ok = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_' || extra.contains(&c);
     if !value.chars().all(ok) {
         return Err(ValidationError::new(
             field,
-            format!(
-                "{field} may contain only letters, digits, '-' and '_'{}",
-                describe(extra)
-            ),
+            format!("{field} may contain only letters, digits, '-' and '_'{}", describe(extra)),
         ));
     }
     Ok(())
@@ -138,16 +132,12 @@ pub fn account_stream(user: &UserName) -> String {
 
 /// The job id of a job stream name, or `None` if `stream` is not a job stream.
 pub fn job_id_of_stream(stream: &str) -> Option<JobId> {
-    stream
-        .strip_prefix(JOB_STREAM_PREFIX)
-        .and_then(|id| JobId::parse(id).ok())
+    stream.strip_prefix(JOB_STREAM_PREFIX).and_then(|id| JobId::parse(id).ok())
 }
 
 /// The account of an account stream name, or `None` if `stream` is not an account stream.
 pub fn user_of_account_stream(stream: &str) -> Option<UserName> {
-    stream
-        .strip_prefix(ACCOUNT_STREAM_PREFIX)
-        .and_then(|user| UserName::parse(user).ok())
+    stream.strip_prefix(ACCOUNT_STREAM_PREFIX).and_then(|user| UserName::parse(user).ok())
 }
 
 #[cfg(test)]
@@ -181,13 +171,7 @@ mod tests {
         assert_eq!(job_stream(&id), "job-abc-1");
         assert_eq!(job_id_of_stream("job-abc-1"), Some(id));
         assert_eq!(job_id_of_stream("glossary-abc"), None);
-        assert_eq!(
-            account_stream(&UserName::parse("ann").unwrap()),
-            "account-ann"
-        );
-        assert_eq!(
-            glossary_stream(&GlossaryId::parse("g1").unwrap()),
-            "glossary-g1"
-        );
+        assert_eq!(account_stream(&UserName::parse("ann").unwrap()), "account-ann");
+        assert_eq!(glossary_stream(&GlossaryId::parse("g1").unwrap()), "glossary-g1");
     }
 }

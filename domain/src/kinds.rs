@@ -140,9 +140,7 @@ impl TurnaroundTime {
     pub fn default_for(transcription_type: TranscriptionType) -> TurnaroundTime {
         match transcription_type {
             TranscriptionType::TranslatedSubtitles => TurnaroundTime::SevenDays,
-            TranscriptionType::Transcription | TranscriptionType::Captions => {
-                TurnaroundTime::FiveDays
-            }
+            TranscriptionType::Transcription | TranscriptionType::Captions => TurnaroundTime::FiveDays,
         }
     }
 }
@@ -216,19 +214,10 @@ mod tests {
     #[test]
     fn values_are_spelled_as_in_the_spec_on_the_wire() {
         assert_eq!(serde_json::to_string(&JobStatus::Open).unwrap(), "\"OPEN\"");
-        assert_eq!(
-            serde_json::to_string(&TranscriptionType::TranslatedSubtitles).unwrap(),
-            "\"translatedSubtitles\""
-        );
-        assert_eq!(
-            serde_json::to_string(&TurnaroundTime::FiveDays).unwrap(),
-            "\"FIVE_DAYS\""
-        );
+        assert_eq!(serde_json::to_string(&TranscriptionType::TranslatedSubtitles).unwrap(), "\"translatedSubtitles\"");
+        assert_eq!(serde_json::to_string(&TurnaroundTime::FiveDays).unwrap(), "\"FIVE_DAYS\"");
         for v in TurnaroundTime::ALL {
-            assert_eq!(
-                serde_json::from_str::<TurnaroundTime>(&format!("\"{v}\"")).unwrap(),
-                *v
-            );
+            assert_eq!(serde_json::from_str::<TurnaroundTime>(&format!("\"{v}\"")).unwrap(), *v);
         }
     }
 
@@ -241,10 +230,7 @@ mod tests {
             TranscriptionStyle::parse("Verbatim").unwrap_err().message,
             "transcriptionStyle must be one of: cleanread, verbatim"
         );
-        assert_eq!(
-            JobStatus::parse_field("state", "x").unwrap_err().field,
-            "state"
-        );
+        assert_eq!(JobStatus::parse_field("state", "x").unwrap_err().field, "state");
     }
 
     #[test]
@@ -255,13 +241,7 @@ mod tests {
 
     #[test]
     fn default_turnaround_depends_on_the_transcription_type() {
-        assert_eq!(
-            TurnaroundTime::default_for(TranscriptionType::Captions),
-            TurnaroundTime::FiveDays
-        );
-        assert_eq!(
-            TurnaroundTime::default_for(TranscriptionType::TranslatedSubtitles),
-            TurnaroundTime::SevenDays
-        );
+        assert_eq!(TurnaroundTime::default_for(TranscriptionType::Captions), TurnaroundTime::FiveDays);
+        assert_eq!(TurnaroundTime::default_for(TranscriptionType::TranslatedSubtitles), TurnaroundTime::SevenDays);
     }
 }

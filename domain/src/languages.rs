@@ -20,11 +20,7 @@ struct Row {
 }
 
 const fn row(code: &'static str, name: &'static str, whisper: Option<&'static str>) -> Row {
-    Row {
-        code,
-        name,
-        whisper,
-    }
+    Row { code, name, whisper }
 }
 
 /// Every `language` code of the spec, in the spec's order. `auto` has no Whisper code of its own:
@@ -136,12 +132,11 @@ static LANGUAGES: &[Row] = &[
 /// `whisper/tokenizer.py`): the language token of `WHISPER_LANGUAGES[i]` is `<|startoftranscript|> + 1 + i`.
 /// The first 99 are in every multilingual model; `yue` (the 100th) only from large-v3 on.
 pub static WHISPER_LANGUAGES: [&str; 100] = [
-    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv", "it",
-    "id", "hi", "fi", "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no", "th", "ur",
-    "hr", "bg", "lt", "la", "mi", "ml", "cy", "sk", "te", "fa", "lv", "bn", "sr", "az", "sl", "kn",
-    "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs", "kk", "sq", "sw", "gl", "mr", "pa", "si",
-    "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu", "am", "yi", "lo", "uz", "fo",
-    "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln",
+    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv", "it", "id", "hi", "fi",
+    "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no", "th", "ur", "hr", "bg", "lt", "la", "mi", "ml",
+    "cy", "sk", "te", "fa", "lv", "bn", "sr", "az", "sl", "kn", "et", "mk", "br", "eu", "is", "hy", "ne", "mn", "bs",
+    "kk", "sq", "sw", "gl", "mr", "pa", "si", "km", "sn", "yo", "so", "af", "oc", "ka", "be", "tg", "sd", "gu", "am",
+    "yi", "lo", "uz", "fo", "ht", "ps", "tk", "nn", "mt", "sa", "lb", "my", "bo", "tl", "mg", "as", "tt", "haw", "ln",
     "ha", "ba", "jw", "su", "yue",
 ];
 
@@ -150,11 +145,10 @@ pub static WHISPER_LANGUAGES: [&str; 100] = [
 /// Spanish. A detected code maps back to a spec [`Language`] with [`Language::from_whisper`].
 /// (`yue` needs a large-v3 model; the engine leaves out what its model lacks.)
 pub static AUTO_DETECT_WHISPER: [&str; 74] = [
-    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv", "it",
-    "id", "hi", "fi", "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no", "th", "ur",
-    "hr", "bg", "lt", "ml", "cy", "sk", "te", "fa", "lv", "bn", "sr", "az", "sl", "kn", "et", "mk",
-    "eu", "is", "hy", "ne", "mn", "bs", "sq", "sw", "gl", "mr", "pa", "si", "km", "af", "ka", "gu",
-    "am", "lo", "uz", "mt", "my", "tl", "ba", "jw", "su", "yue",
+    "en", "zh", "de", "es", "ru", "ko", "fr", "ja", "pt", "tr", "pl", "ca", "nl", "ar", "sv", "it", "id", "hi", "fi",
+    "vi", "he", "uk", "el", "ms", "cs", "ro", "da", "hu", "ta", "no", "th", "ur", "hr", "bg", "lt", "ml", "cy", "sk",
+    "te", "fa", "lv", "bn", "sr", "az", "sl", "kn", "et", "mk", "eu", "is", "hy", "ne", "mn", "bs", "sq", "sw", "gl",
+    "mr", "pa", "si", "km", "af", "ka", "gu", "am", "lo", "uz", "mt", "my", "tl", "ba", "jw", "su", "yue",
 ];
 
 /// The languages the spec names for automatic identification (English, Dutch, German, French,
@@ -182,16 +176,12 @@ impl Language {
 
     /// As [`Language::parse`], reporting against another parameter name.
     pub fn parse_field(field: &str, value: &str) -> Result<Language, ValidationError> {
-        LANGUAGES
-            .iter()
-            .position(|r| r.code == value)
-            .map(|i| Language(i as u8))
-            .ok_or_else(|| {
-                ValidationError::new(
-                    field,
-                    format!("{field} '{value}' is not a supported language code (for example en, nl, de-ch, auto)"),
-                )
-            })
+        LANGUAGES.iter().position(|r| r.code == value).map(|i| Language(i as u8)).ok_or_else(|| {
+            ValidationError::new(
+                field,
+                format!("{field} '{value}' is not a supported language code (for example en, nl, de-ch, auto)"),
+            )
+        })
     }
 
     /// The spec language of a Whisper code the engine detected: the row spelled like the code
@@ -269,16 +259,14 @@ impl<'de> Deserialize<'de> for Language {
 }
 
 /// `targetLanguage` codes for `direct` (machine) translation, in the spec's order.
-pub static DIRECT_TARGET_LANGUAGES: [&str; 13] = [
-    "da", "en", "es", "fi", "fr", "it", "nl", "no", "pt", "ro", "ru", "sv", "uk",
-];
+pub static DIRECT_TARGET_LANGUAGES: [&str; 13] =
+    ["da", "en", "es", "fi", "fr", "it", "nl", "no", "pt", "ro", "ru", "sv", "uk"];
 
 /// `targetLanguage` codes for `perfect` (human) translation, in the spec's order. This is also the
 /// list of `POST /jobs/translatedSubtitles`.
 pub static PERFECT_TARGET_LANGUAGES: [&str; 30] = [
-    "pl", "en", "ru", "fr-ca", "ca", "zh", "ga", "hu", "pt", "da", "de-at", "fr", "nl", "en-au",
-    "ko", "it", "de", "fi", "cmn", "ja", "de-ch", "en-us", "ro", "pt-br", "nl-be", "cs", "no",
-    "sv", "en-uk", "es",
+    "pl", "en", "ru", "fr-ca", "ca", "zh", "ga", "hu", "pt", "da", "de-at", "fr", "nl", "en-au", "ko", "it", "de",
+    "fi", "cmn", "ja", "de-ch", "en-us", "ro", "pt-br", "nl-be", "cs", "no", "sv", "en-uk", "es",
 ];
 
 /// The `targetLanguage` codes allowed for a job type.
@@ -297,20 +285,12 @@ impl TargetLanguage {
     /// Checks a `targetLanguage` against the list of `job_type` (exact spelling).
     pub fn parse_for(job_type: JobType, value: &str) -> Result<TargetLanguage, ValidationError> {
         let allowed = target_languages(job_type);
-        allowed
-            .iter()
-            .find(|c| **c == value)
-            .map(|c| TargetLanguage(c))
-            .ok_or_else(|| {
-                ValidationError::new(
-                    "targetLanguage",
-                    format!(
-                        "targetLanguage for jobType {} must be one of: {}",
-                        job_type.as_str(),
-                        allowed.join(", ")
-                    ),
-                )
-            })
+        allowed.iter().find(|c| **c == value).map(|c| TargetLanguage(c)).ok_or_else(|| {
+            ValidationError::new(
+                "targetLanguage",
+                format!("targetLanguage for jobType {} must be one of: {}", job_type.as_str(), allowed.join(", ")),
+            )
+        })
     }
 
     pub fn code(self) -> &'static str {
@@ -409,11 +389,7 @@ mod tests {
         }
         for unsupported in ["eo", "ug", "zu-za"] {
             assert_eq!(w(unsupported), None);
-            assert!(
-                !Language::parse(unsupported)
-                    .unwrap()
-                    .is_supported_by_whisper()
-            );
+            assert!(!Language::parse(unsupported).unwrap().is_supported_by_whisper());
         }
         assert_eq!(w("auto"), None);
         assert!(Language::AUTO.is_supported_by_whisper());
@@ -434,11 +410,8 @@ mod tests {
 
     #[test]
     fn auto_detection_covers_every_language_whisper_and_the_spec_share() {
-        let shared: Vec<&str> = WHISPER_LANGUAGES
-            .iter()
-            .copied()
-            .filter(|w| LANGUAGES.iter().any(|r| r.whisper == Some(*w)))
-            .collect();
+        let shared: Vec<&str> =
+            WHISPER_LANGUAGES.iter().copied().filter(|w| LANGUAGES.iter().any(|r| r.whisper == Some(*w))).collect();
         assert_eq!(AUTO_DETECT_WHISPER.to_vec(), shared);
         assert!(DOCUMENTED_AUTO_DETECT.iter().all(|d| AUTO_DETECT_WHISPER.contains(d)));
         assert_eq!(Language::from_whisper("es").unwrap().code(), "es");
@@ -461,10 +434,7 @@ mod tests {
         assert!(TargetLanguage::parse_for(JobType::Perfect, "ga").is_ok());
         let err = TargetLanguage::parse_for(JobType::Direct, "de").unwrap_err();
         assert_eq!(err.field, "targetLanguage");
-        assert!(
-            err.message
-                .contains("da, en, es, fi, fr, it, nl, no, pt, ro, ru, sv, uk")
-        );
+        assert!(err.message.contains("da, en, es, fi, fr, it, nl, no, pt, ro, ru, sv, uk"));
     }
 
     #[test]
@@ -474,9 +444,6 @@ mod tests {
             assert_eq!(serde_json::from_str::<Language>(&json).unwrap(), lang);
         }
         let t = TargetLanguage::parse_for(JobType::Direct, "uk").unwrap();
-        assert_eq!(
-            serde_json::from_str::<TargetLanguage>(&serde_json::to_string(&t).unwrap()).unwrap(),
-            t
-        );
+        assert_eq!(serde_json::from_str::<TargetLanguage>(&serde_json::to_string(&t).unwrap()).unwrap(), t);
     }
 }

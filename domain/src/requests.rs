@@ -18,8 +18,7 @@ use crate::error::ValidationError;
 use crate::http_url::HttpUrl;
 use crate::ids::{GlossaryId, JobId};
 use crate::kinds::{
-    GlossarySortField, JobStatus, JobType, SortDirection, TranscriptionStyle, TranscriptionType,
-    TurnaroundTime,
+    GlossarySortField, JobStatus, JobType, SortDirection, TranscriptionStyle, TranscriptionType, TurnaroundTime,
 };
 use crate::languages::{Language, TargetLanguage};
 
@@ -56,10 +55,7 @@ fn given_text(value: Option<String>) -> Option<String> {
 
 fn check_len(field: &str, value: &str, max: usize) -> Result<(), ValidationError> {
     if value.chars().count() > max {
-        return Err(ValidationError::new(
-            field,
-            format!("{field} must be at most {max} characters long"),
-        ));
+        return Err(ValidationError::new(field, format!("{field} must be at most {max} characters long")));
     }
     Ok(())
 }
@@ -124,8 +120,7 @@ pub struct JobRequest {
 impl JobRequest {
     /// The style the transcript is made in: the requested one, else `cleanread`.
     pub fn transcription_style(&self) -> TranscriptionStyle {
-        self.job_options
-            .map_or(TranscriptionStyle::Cleanread, |o| o.transcription_style)
+        self.job_options.map_or(TranscriptionStyle::Cleanread, |o| o.transcription_style)
     }
 }
 
@@ -180,12 +175,8 @@ impl JobParams {
             }
             None => DEFAULT_SPEAKERS,
         };
-        let callback_url = given(self.callback_url)
-            .map(|u| HttpUrl::parse_field("callbackUrl", &u))
-            .transpose()?;
-        let glossary_id = given(self.glossary_id)
-            .map(|g| GlossaryId::parse_field("glossaryId", &g))
-            .transpose()?;
+        let callback_url = given(self.callback_url).map(|u| HttpUrl::parse_field("callbackUrl", &u)).transpose()?;
+        let glossary_id = given(self.glossary_id).map(|g| GlossaryId::parse_field("glossaryId", &g)).transpose()?;
         let job_options = match given(self.transcription_style) {
             Some(v) => {
                 let transcription_style = TranscriptionStyle::parse(&v)?;
@@ -195,9 +186,7 @@ impl JobParams {
                         "transcriptionStyle applies only to transcriptionType transcription",
                     ));
                 }
-                Some(JobOptions {
-                    transcription_style,
-                })
+                Some(JobOptions { transcription_style })
             }
             None => None,
         };
@@ -206,17 +195,12 @@ impl JobParams {
             (None, JobType::Perfect) => Some(TurnaroundTime::default_for(transcription_type)),
             (Some(v), JobType::Direct) => {
                 TurnaroundTime::parse(&v)?;
-                return Err(ValidationError::new(
-                    "turnaroundTime",
-                    "turnaroundTime applies only to jobType perfect",
-                ));
+                return Err(ValidationError::new("turnaroundTime", "turnaroundTime applies only to jobType perfect"));
             }
             (None, JobType::Direct) => None,
         };
         let target_language = match (given(self.target_language), transcription_type) {
-            (Some(v), TranscriptionType::TranslatedSubtitles) => {
-                Some(TargetLanguage::parse_for(job_type, &v)?)
-            }
+            (Some(v), TranscriptionType::TranslatedSubtitles) => Some(TargetLanguage::parse_for(job_type, &v)?),
             (None, TranscriptionType::TranslatedSubtitles) => {
                 return Err(ValidationError::new(
                     "targetLanguage",
@@ -260,8 +244,7 @@ impl UrlJobParams {
     /// `sourceUrl` is required and must be an absolute http(s) URL; the rest as
     /// [`JobParams::validate`].
     pub fn validate(self) -> Result<(HttpUrl, JobRequest), ValidationError> {
-        let source_url =
-            given(self.source_url).ok_or_else(|| ValidationError::required("sourceUrl"))?;
+        let source_url = given(self.source_url).ok_or_else(|| ValidationError::required("sourceUrl"))?;
         let source_url = HttpUrl::parse_field("sourceUrl", &source_url)?;
         Ok((source_url, self.job.validate()?))
     }
@@ -298,30 +281,20 @@ impl TranslationParams {
     /// `sourceJobId` and `targetLanguage` are required; whether the source job is an
     /// eligible manual captions job is decided by `job::decide` with the source's facts.
     pub fn validate(self) -> Result<TranslationRequest, ValidationError> {
-        let source_job_id =
-            given(self.source_job_id).ok_or_else(|| ValidationError::required("sourceJobId"))?;
+        let source_job_id = given(self.source_job_id).ok_or_else(|| ValidationError::required("sourceJobId"))?;
         let source_job_id = JobId::parse_field("sourceJobId", &source_job_id)?;
-        let target = given(self.target_language)
-            .ok_or_else(|| ValidationError::required("targetLanguage"))?;
+        let target = given(self.target_language).ok_or_else(|| ValidationError::required("targetLanguage"))?;
         let target_language = TargetLanguage::parse_for(JobType::Perfect, &target)?;
         let turnaround_time = match given(self.turnaround_time) {
             Some(v) => TurnaroundTime::parse(&v)?,
             None => TurnaroundTime::default_for(TranscriptionType::TranslatedSubtitles),
         };
-        let callback_url = given(self.callback_url)
-            .map(|u| HttpUrl::parse_field("callbackUrl", &u))
-            .transpose()?;
+        let callback_url = given(self.callback_url).map(|u| HttpUrl::parse_field("callbackUrl", &u)).transpose()?;
         let notes = given_text(self.notes);
         if let Some(n) = &notes {
             check_len("notes", n, MAX_NOTES_CHARS)?;
         }
-        Ok(TranslationRequest {
-            source_job_id,
-            target_language,
-            turnaround_time,
-            callback_url,
-            notes,
-        })
+        Ok(TranslationRequest { source_job_id, target_language, turnaround_time, callback_url, notes })
     }
 }
 
@@ -356,12 +329,8 @@ pub struct JobFilter {
 
 impl ListJobsParams {
     pub fn validate(self) -> Result<JobFilter, ValidationError> {
-        let job_id = given(self.job_id)
-            .map(|j| JobId::parse(&j))
-            .transpose()?;
-        let job_type = given(self.job_type)
-            .map(|v| JobType::parse(&v))
-            .transpose()?;
+        let job_id = given(self.job_id).map(|j| JobId::parse(&j)).transpose()?;
+        let job_type = given(self.job_type).map(|v| JobType::parse(&v)).transpose()?;
         let status = match given(self.status) {
             Some(v) => match JobStatus::parse(&v) {
                 Ok(s) if s != JobStatus::Busy => Some(s),
@@ -369,16 +338,11 @@ impl ListJobsParams {
             },
             None => None,
         };
-        let transcription_type = given(self.transcription_type)
-            .map(|v| TranscriptionType::parse(&v))
-            .transpose()?;
+        let transcription_type = given(self.transcription_type).map(|v| TranscriptionType::parse(&v)).transpose()?;
         let page = match self.page {
             Some(p) if p >= 0 => p as u64,
             Some(_) => {
-                return Err(ValidationError::new(
-                    "page",
-                    "page must be 0 or more (pages count from 0)",
-                ));
+                return Err(ValidationError::new("page", "page must be 0 or more (pages count from 0)"));
             }
             None => 0,
         };
@@ -392,14 +356,7 @@ impl ListJobsParams {
             }
             None => DEFAULT_PAGE_SIZE,
         };
-        Ok(JobFilter {
-            job_id,
-            job_type,
-            status,
-            transcription_type,
-            page,
-            page_size,
-        })
+        Ok(JobFilter { job_id, job_type, status, transcription_type, page, page_size })
     }
 }
 
@@ -414,9 +371,7 @@ impl JobFilter {
         self.job_id.as_ref().is_none_or(|id| *id == job.job_id)
             && self.job_type.is_none_or(|t| t == job.job_type)
             && self.status.is_none_or(|s| s == job.status)
-            && self
-                .transcription_type
-                .is_none_or(|t| t == job.transcription_type)
+            && self.transcription_type.is_none_or(|t| t == job.transcription_type)
     }
 }
 
@@ -469,27 +424,18 @@ impl GlossaryParams {
         check_len("name", &name, MAX_GLOSSARY_NAME_CHARS)?;
         let names = self.names.unwrap_or_default();
         if names.len() > MAX_GLOSSARY_NAMES {
-            return Err(ValidationError::new(
-                "names",
-                format!("names must have at most {MAX_GLOSSARY_NAMES} entries"),
-            ));
+            return Err(ValidationError::new("names", format!("names must have at most {MAX_GLOSSARY_NAMES} entries")));
         }
         for (i, n) in names.iter().enumerate() {
             let field = format!("names[{i}]");
             if n.trim().is_empty() {
-                return Err(ValidationError::new(
-                    &field,
-                    format!("{field} must not be empty"),
-                ));
+                return Err(ValidationError::new(&field, format!("{field} must not be empty")));
             }
             check_len(&field, n, MAX_GLOSSARY_NAMES_ENTRY_CHARS)?;
         }
         let raw_items = self.items.unwrap_or_default();
         if raw_items.len() > MAX_GLOSSARY_ITEMS {
-            return Err(ValidationError::new(
-                "items",
-                format!("items must have at most {MAX_GLOSSARY_ITEMS} entries"),
-            ));
+            return Err(ValidationError::new("items", format!("items must have at most {MAX_GLOSSARY_ITEMS} entries")));
         }
         let mut items = Vec::with_capacity(raw_items.len());
         for (i, item) in raw_items.into_iter().enumerate() {
@@ -498,11 +444,7 @@ impl GlossaryParams {
             check_len(&field, &name, MAX_GLOSSARY_ITEM_NAME_CHARS)?;
             let description = given_text(item.description);
             if let Some(d) = &description {
-                check_len(
-                    &format!("items[{i}].description"),
-                    d,
-                    MAX_GLOSSARY_ITEM_DESCRIPTION_CHARS,
-                )?;
+                check_len(&format!("items[{i}].description"), d, MAX_GLOSSARY_ITEM_DESCRIPTION_CHARS)?;
             }
             items.push(GlossaryItem { name, description });
         }
@@ -527,12 +469,8 @@ pub struct GlossarySort {
 
 impl ListGlossariesParams {
     pub fn validate(self) -> Result<GlossarySort, ValidationError> {
-        let by = given(self.sort_by)
-            .map(|v| GlossarySortField::parse(&v))
-            .transpose()?;
-        let direction = given(self.sort_direction)
-            .map(|v| SortDirection::parse(&v))
-            .transpose()?;
+        let by = given(self.sort_by).map(|v| GlossarySortField::parse(&v)).transpose()?;
+        let direction = given(self.sort_direction).map(|v| SortDirection::parse(&v)).transpose()?;
         Ok(GlossarySort {
             by: by.unwrap_or(GlossarySortField::Created),
             direction: direction.unwrap_or(SortDirection::Desc),

@@ -39,7 +39,8 @@ pub fn assign_speakers(doc: &Transcript, mut speaker_of: impl FnMut(&Word) -> us
             segments.push(Segment { speaker: spkid(s), words });
         }
     }
-    let speakers = (0..order.len().max(1)).map(|n| Speaker { spkid: spkid(n), name: format!("Speaker {}", n + 1) }).collect();
+    let speakers =
+        (0..order.len().max(1)).map(|n| Speaker { spkid: spkid(n), name: format!("Speaker {}", n + 1) }).collect();
     Transcript { speakers, segments, ..doc.clone() }
 }
 
@@ -48,7 +49,8 @@ pub fn assign_speakers(doc: &Transcript, mut speaker_of: impl FnMut(&Word) -> us
 /// speaker whose words overlap it longest in time, else to the one whose word is nearest. The
 /// reference's speaker ids and names are kept, so both documents call a voice the same.
 pub fn speakers_like(doc: &Transcript, reference: &Transcript) -> Transcript {
-    let spoken: Vec<(&Word, &str)> = reference.segments.iter().flat_map(|s| s.words.iter().map(move |w| (w, s.speaker.as_str()))).collect();
+    let spoken: Vec<(&Word, &str)> =
+        reference.segments.iter().flat_map(|s| s.words.iter().map(move |w| (w, s.speaker.as_str()))).collect();
     let Some(&(_, first)) = spoken.first() else { return doc.clone() };
     let speaker_of = |word: &Word| -> &str {
         let mut overlap: Vec<(&str, f64)> = Vec::new();
@@ -65,7 +67,15 @@ pub fn speakers_like(doc: &Transcript, reference: &Transcript) -> Transcript {
             return s;
         }
         let mid = (word.start + word.end) / 2.0;
-        let distance = |w: &Word| if mid < w.start { w.start - mid } else if mid > w.end { mid - w.end } else { 0.0 };
+        let distance = |w: &Word| {
+            if mid < w.start {
+                w.start - mid
+            } else if mid > w.end {
+                mid - w.end
+            } else {
+                0.0
+            }
+        };
         spoken.iter().min_by(|a, b| distance(a.0).total_cmp(&distance(b.0))).map_or(first, |&(_, s)| s)
     };
     let mut segments: Vec<Segment> = Vec::new();
@@ -83,7 +93,8 @@ pub fn speakers_like(doc: &Transcript, reference: &Transcript) -> Transcript {
         }
         segments.extend(current);
     }
-    let speakers = reference.speakers.iter().filter(|sp| segments.iter().any(|s| s.speaker == sp.spkid)).cloned().collect();
+    let speakers =
+        reference.speakers.iter().filter(|sp| segments.iter().any(|s| s.speaker == sp.spkid)).cloned().collect();
     Transcript { speakers, segments, ..doc.clone() }
 }
 
@@ -100,7 +111,9 @@ mod tests {
     }
 
     fn doc(segments: Vec<Vec<Word>>) -> Transcript {
-        crate::transcript::test_document(segments.into_iter().map(|words| Segment { speaker: "spk1".into(), words }).collect())
+        crate::transcript::test_document(
+            segments.into_iter().map(|words| Segment { speaker: "spk1".into(), words }).collect(),
+        )
     }
 
     #[test]
@@ -135,11 +148,15 @@ mod tests {
             Segment { speaker: "spk2".into(), words: vec![word(3.0, "Merci"), word(4.0, "beaucoup.")] },
         ]);
         // When its translation (other words, other times, one segment, one speaker) is labelled
-        let translation = doc(vec![vec![word(0.2, "Hello"), word(1.4, "everyone."), word(2.6, "Thank"), word(4.2, "you.")]]);
+        let translation =
+            doc(vec![vec![word(0.2, "Hello"), word(1.4, "everyone."), word(2.6, "Thank"), word(4.2, "you.")]]);
         let out = speakers_like(&translation, &source);
         // Then each word has the speaker it overlaps, or the nearest (2.6–3.1 s overlaps spk2 only)
-        let segs: Vec<(&str, Vec<&str>)> =
-            out.segments.iter().map(|s| (s.speaker.as_str(), s.words.iter().map(|w| w.text.as_str()).collect())).collect();
+        let segs: Vec<(&str, Vec<&str>)> = out
+            .segments
+            .iter()
+            .map(|s| (s.speaker.as_str(), s.words.iter().map(|w| w.text.as_str()).collect()))
+            .collect();
         assert_eq!(segs, [("spk1", vec!["Hello", "everyone."]), ("spk2", vec!["Thank", "you."])]);
         assert_eq!(out.speakers, source.speakers);
     }

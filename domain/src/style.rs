@@ -69,7 +69,9 @@ fn false_starts(words: &[Word]) -> Vec<bool> {
         if norm[i].is_empty() {
             continue;
         }
-        if (w.ends_with('-') || w.ends_with('—')) && norm.get(i + 1).is_some_and(|n| !n.is_empty() && n.starts_with(&norm[i])) {
+        if (w.ends_with('-') || w.ends_with('—'))
+            && norm.get(i + 1).is_some_and(|n| !n.is_empty() && n.starts_with(&norm[i]))
+        {
             drop[i] = true;
             continue;
         }
@@ -125,7 +127,10 @@ mod tests {
 
     #[test]
     fn removes_fillers_and_keeps_the_sentence_shape() {
-        assert_eq!(text(&english(&doc("Um, so I, uh, think that's the uh. What's that?"))), "So I, think that's the. What's that?");
+        assert_eq!(
+            text(&english(&doc("Um, so I, uh, think that's the uh. What's that?"))),
+            "So I, think that's the. What's that?"
+        );
         assert_eq!(text(&english(&doc("Hmm? Yeah, mm, nice."))), "Yeah, nice.");
         assert_eq!(text(&english(&doc("It was good, um."))), "It was good.");
     }
@@ -134,7 +139,10 @@ mod tests {
     fn removes_stutters_but_not_grammatical_repetition() {
         assert_eq!(text(&english(&doc("I- I think th- the plan, the plan works."))), "I think the plan works.");
         assert_eq!(text(&english(&doc("we, we can go"))), "we can go");
-        assert_eq!(text(&english(&doc("gave their lives that that nation might live"))), "gave their lives that that nation might live");
+        assert_eq!(
+            text(&english(&doc("gave their lives that that nation might live"))),
+            "gave their lives that that nation might live"
+        );
     }
 
     #[test]
@@ -148,7 +156,13 @@ mod tests {
     #[test]
     fn recognises_fillers_with_punctuation() {
         let en = Language::from_whisper("en").unwrap();
-        assert!(is_filler("Uh,", en) && is_filler("hmm?", en) && is_filler("Mm.", en) && !is_filler("us", en) && !is_filler("ahead", en));
+        assert!(
+            is_filler("Uh,", en)
+                && is_filler("hmm?", en)
+                && is_filler("Mm.", en)
+                && !is_filler("us", en)
+                && !is_filler("ahead", en)
+        );
     }
 
     /// Clean read of `text` spoken in the language with Whisper code `code`.
@@ -160,7 +174,10 @@ mod tests {
     fn each_language_loses_only_its_own_hesitations() {
         assert_eq!(cleaned("de", "Er ging, äh, um die Ecke, ähm."), "Er ging, um die Ecke.");
         assert_eq!(cleaned("de", "Das ist eh egal."), "Das ist eh egal.");
-        assert_eq!(cleaned("nl", "Er is een, eh, probleem met de uh planning."), "Er is een, probleem met de planning.");
+        assert_eq!(
+            cleaned("nl", "Er is een, eh, probleem met de uh planning."),
+            "Er is een, probleem met de planning."
+        );
         assert_eq!(cleaned("fr", "Euh, je pense que, euh, c'est bon."), "Je pense que, c'est bon.");
         assert_eq!(cleaned("es", "Este libro es, ehm, muy bueno."), "Este libro es, muy bueno.");
         assert_eq!(cleaned("it", "Ehm, va bene, eh."), "Va bene, eh.");

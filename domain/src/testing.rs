@@ -14,10 +14,7 @@ pub(crate) struct Given<A: Aggregate> {
 /// Starts a test from a history (empty for a new stream).
 pub(crate) fn given<A: Aggregate>(history: impl IntoIterator<Item = A::Event>) -> Given<A> {
     let history: Vec<A::Event> = history.into_iter().collect();
-    Given {
-        state: A::replay(&history),
-        _aggregate: PhantomData,
-    }
+    Given { state: A::replay(&history), _aggregate: PhantomData }
 }
 
 pub(crate) struct When<A: Aggregate> {
@@ -28,10 +25,7 @@ pub(crate) struct When<A: Aggregate> {
 impl<A: Aggregate> Given<A> {
     pub(crate) fn when(self, command: A::Command) -> When<A> {
         let result = A::decide(&self.state, command);
-        When {
-            state: self.state,
-            result,
-        }
+        When { state: self.state, result }
     }
 }
 

@@ -91,13 +91,7 @@ impl From<Word> for WordJson {
 
 impl From<WordJson> for Word {
     fn from(w: WordJson) -> Self {
-        Word {
-            start: w.start,
-            end: w.end,
-            text: w.text,
-            conf: w.conf,
-            pristine: w.pristine,
-        }
+        Word { start: w.start, end: w.end, text: w.text, conf: w.conf, pristine: w.pristine }
     }
 }
 
@@ -141,16 +135,11 @@ impl Transcript {
         }
         let mut unlisted: Vec<&str> = Vec::new();
         for seg in &self.segments {
-            if !self.speakers.iter().any(|s| s.spkid == seg.speaker)
-                && !unlisted.contains(&seg.speaker.as_str())
-            {
+            if !self.speakers.iter().any(|s| s.spkid == seg.speaker) && !unlisted.contains(&seg.speaker.as_str()) {
                 unlisted.push(&seg.speaker);
             }
         }
-        let pos = unlisted
-            .iter()
-            .position(|s| *s == spkid)
-            .unwrap_or(unlisted.len());
+        let pos = unlisted.iter().position(|s| *s == spkid).unwrap_or(unlisted.len());
         self.speakers.len() + pos + 1
     }
 }
@@ -179,19 +168,10 @@ mod tests {
             record_id: "j1".into(),
             filename: "jfk.wav".into(),
             start_time_offset: 0.0,
-            speakers: vec![Speaker {
-                spkid: "S1".into(),
-                name: "Speaker 1".into(),
-            }],
+            speakers: vec![Speaker { spkid: "S1".into(), name: "Speaker 1".into() }],
             segments: vec![Segment {
                 speaker: "S1".into(),
-                words: vec![Word {
-                    start: 0.5,
-                    end: 0.75,
-                    text: "And".into(),
-                    conf: 0.9,
-                    pristine: true,
-                }],
+                words: vec![Word { start: 0.5, end: 0.75, text: "And".into(), conf: 0.9, pristine: true }],
             }],
             highlights: vec![],
         }
@@ -223,10 +203,7 @@ mod tests {
     #[test]
     fn numbers_unlisted_speakers_after_listed_ones() {
         let mut t = sample();
-        t.segments.push(Segment {
-            speaker: "X".into(),
-            words: vec![],
-        });
+        t.segments.push(Segment { speaker: "X".into(), words: vec![] });
         assert_eq!(t.speaker_number("S1"), 1);
         assert_eq!(t.speaker_number("X"), 2);
     }

@@ -137,7 +137,13 @@ fn spread(sentence: &Sentence, text: &str) -> Vec<Word> {
             let start = sentence.start + span * at / total;
             at += weight;
             let end = sentence.start + span * at / total;
-            Word { start: round(start), end: round(end).max(round(start)), text: (*token).to_owned(), conf: sentence.conf, pristine: true }
+            Word {
+                start: round(start),
+                end: round(end).max(round(start)),
+                text: (*token).to_owned(),
+                conf: sentence.conf,
+                pristine: true,
+            }
         })
         .collect()
 }
@@ -151,13 +157,18 @@ mod tests {
     }
 
     fn doc(segments: Vec<(&str, Vec<Word>)>) -> Transcript {
-        crate::transcript::test_document(segments.into_iter().map(|(s, words)| Segment { speaker: s.into(), words }).collect())
+        crate::transcript::test_document(
+            segments.into_iter().map(|(s, words)| Segment { speaker: s.into(), words }).collect(),
+        )
     }
 
     #[test]
     fn sentences_end_at_punctuation_speaker_changes_and_pauses() {
         let t = doc(vec![
-            ("spk1", vec![word(0.0, 0.4, "Hello"), word(0.5, 0.9, "there."), word(1.0, 1.3, "How"), word(1.3, 1.6, "are")]),
+            (
+                "spk1",
+                vec![word(0.0, 0.4, "Hello"), word(0.5, 0.9, "there."), word(1.0, 1.3, "How"), word(1.3, 1.6, "are")],
+            ),
             ("spk2", vec![word(1.7, 2.0, "Fine,"), word(2.0, 2.4, "thanks"), word(5.0, 5.5, "really")]),
         ]);
         let s = sentences(&t);
@@ -178,7 +189,10 @@ mod tests {
 
     #[test]
     fn translated_words_stay_inside_their_sentence_span() {
-        let t = doc(vec![("spk1", vec![word(1.0, 1.5, "What"), word(1.5, 1.7, "time"), word(1.7, 1.8, "is"), word(1.8, 2.2, "it?")])]);
+        let t = doc(vec![(
+            "spk1",
+            vec![word(1.0, 1.5, "What"), word(1.5, 1.7, "time"), word(1.7, 1.8, "is"), word(1.8, 2.2, "it?")],
+        )]);
         let s = sentences(&t);
         let out = translated_document(&t, &s, &["Que horas são?".to_string()]);
         let words = &out.segments[0].words;
@@ -192,7 +206,10 @@ mod tests {
 
     #[test]
     fn same_speaker_sentences_share_a_turn_and_empty_ones_vanish() {
-        let t = doc(vec![("spk1", vec![word(0.0, 1.0, "One."), word(1.0, 2.0, "Two.")]), ("spk2", vec![word(2.0, 3.0, "Three.")])]);
+        let t = doc(vec![
+            ("spk1", vec![word(0.0, 1.0, "One."), word(1.0, 2.0, "Two.")]),
+            ("spk2", vec![word(2.0, 3.0, "Three.")]),
+        ]);
         let s = sentences(&t);
         let out = translated_document(&t, &s, &["Um.".into(), "Dois.".into(), "".into()]);
         assert_eq!(out.segments.len(), 1);

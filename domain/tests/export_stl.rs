@@ -3,9 +3,7 @@
 //! ISO 6937 accents, and the file length 1024 + 128 × TNB.
 
 use scribe_domain::export::params::SubtitleParams;
-use scribe_domain::export::stl::{
-    StlDate, StlError, StlInfo, cues_to_stl, encode_iso6937, render_stl,
-};
+use scribe_domain::export::stl::{StlDate, StlError, StlInfo, cues_to_stl, encode_iso6937, render_stl};
 use scribe_domain::subtitles::Cue;
 use scribe_domain::transcript::{Segment, Speaker, Transcript, Word};
 
@@ -13,26 +11,13 @@ fn info(language: &str) -> StlInfo<'_> {
     StlInfo {
         programme_title: "jfk.wav",
         language,
-        created: StlDate {
-            year: 2026,
-            month: 11,
-            day: 22,
-        },
-        revised: StlDate {
-            year: 2026,
-            month: 12,
-            day: 1,
-        },
+        created: StlDate { year: 2026, month: 11, day: 22 },
+        revised: StlDate { year: 2026, month: 12, day: 1 },
     }
 }
 
 fn cue(start: f64, end: f64, lines: &[&str]) -> Cue {
-    Cue {
-        start,
-        end,
-        lines: lines.iter().map(|l| l.to_string()).collect(),
-        speaker: "S1".into(),
-    }
+    Cue { start, end, lines: lines.iter().map(|l| l.to_string()).collect(), speaker: "S1".into() }
 }
 
 fn field(bytes: &[u8], offset: usize, len: usize) -> &str {
@@ -46,10 +31,8 @@ fn tti(bytes: &[u8], n: usize) -> &[u8] {
 #[test]
 fn gsi_fields_sit_at_their_offsets() {
     let p = SubtitleParams::stl(None, None).unwrap();
-    let cues = [
-        cue(3.48, 5.0, &["And so my fellow Americans,"]),
-        cue(5.2, 8.0, &["ask not", "what your country can do"]),
-    ];
+    let cues =
+        [cue(3.48, 5.0, &["And so my fellow Americans,"]), cue(5.2, 8.0, &["ask not", "what your country can do"])];
     let stl = cues_to_stl(&cues, &p, &info("en-us")).unwrap();
     assert_eq!(stl.len(), 1024 + 128 * 2);
     let expected = [
@@ -81,62 +64,34 @@ fn gsi_fields_sit_at_their_offsets() {
     for (offset, len, value) in expected {
         assert_eq!(field(&stl, offset, len), value, "GSI field at {offset}");
     }
-    assert_eq!(
-        field(&cues_to_stl(&cues, &p, &info("fr")).unwrap(), 14, 2),
-        "0F"
-    );
-    assert_eq!(
-        field(&cues_to_stl(&cues, &p, &info("auto")).unwrap(), 14, 5),
-        "00jfk"
-    );
-    assert_eq!(
-        field(&cues_to_stl(&cues, &p, &info("fr")).unwrap(), 274, 3),
-        "   "
-    );
+    assert_eq!(field(&cues_to_stl(&cues, &p, &info("fr")).unwrap(), 14, 2), "0F");
+    assert_eq!(field(&cues_to_stl(&cues, &p, &info("auto")).unwrap(), 14, 5), "00jfk");
+    assert_eq!(field(&cues_to_stl(&cues, &p, &info("fr")).unwrap(), 274, 3), "   ");
 }
 
 #[test]
 fn tti_blocks_carry_numbers_timecodes_position_and_padded_text() {
     let p = SubtitleParams::stl(None, None).unwrap();
-    let cues = [
-        cue(3.48, 5.0, &["And so"]),
-        cue(3661.0, 3662.48, &["ask not", "what"]),
-    ];
+    let cues = [cue(3.48, 5.0, &["And so"]), cue(3661.0, 3662.48, &["ask not", "what"])];
     let stl = cues_to_stl(&cues, &p, &info("en")).unwrap();
 
     let first = tti(&stl, 0);
-    assert_eq!(
-        &first[..5],
-        &[0x00, 0x01, 0x00, 0xFF, 0x00],
-        "SGN, SN (LE), EBN, CS"
-    );
+    assert_eq!(&first[..5], &[0x00, 0x01, 0x00, 0xFF, 0x00], "SGN, SN (LE), EBN, CS");
     assert_eq!(&first[5..9], &[0, 0, 3, 12], "TCI 00:00:03:12");
     assert_eq!(&first[9..13], &[0, 0, 5, 0], "TCO 00:00:05:00");
-    assert_eq!(
-        &first[13..16],
-        &[22, 2, 0],
-        "VP one row at 22, centred, not a comment"
-    );
+    assert_eq!(&first[13..16], &[22, 2, 0], "VP one row at 22, centred, not a comment");
     let text = [&[0x0D, 0x0B, 0x0B][..], b"And so", &[0x0A, 0x0A]].concat();
     assert_eq!(&first[16..16 + text.len()], &text[..]);
-    assert!(
-        first[16 + text.len()..].iter().all(|&b| b == 0x8F),
-        "unused text bytes are 0x8F"
-    );
+    assert!(first[16 + text.len()..].iter().all(|&b| b == 0x8F), "unused text bytes are 0x8F");
 
     let second = tti(&stl, 1);
     assert_eq!(&second[1..3], &[0x02, 0x00]);
     assert_eq!(&second[5..9], &[1, 1, 1, 0], "TCI 01:01:01:00");
     assert_eq!(&second[9..13], &[1, 1, 2, 12], "TCO 01:01:02:12");
     assert_eq!(second[13], 20, "two double-height rows start at row 20");
-    let text = [
-        &[0x0D, 0x0B, 0x0B][..],
-        b"ask not",
-        &[0x0A, 0x0A, 0x8A, 0x8A, 0x0D, 0x0B, 0x0B],
-        b"what",
-        &[0x0A, 0x0A],
-    ]
-    .concat();
+    let text =
+        [&[0x0D, 0x0B, 0x0B][..], b"ask not", &[0x0A, 0x0A, 0x8A, 0x8A, 0x0D, 0x0B, 0x0B], b"what", &[0x0A, 0x0A]]
+            .concat();
     assert_eq!(&second[16..16 + text.len()], &text[..]);
 }
 
@@ -145,60 +100,30 @@ fn accents_are_two_bytes_diacritic_first() {
     assert_eq!(encode_iso6937("été"), vec![0xC2, b'e', b't', 0xC2, b'e']);
     assert_eq!(
         encode_iso6937("Über façade"),
-        vec![
-            0xC8, b'U', b'b', b'e', b'r', b' ', b'f', b'a', 0xCB, b'c', b'a', b'd', b'e'
-        ]
+        vec![0xC8, b'U', b'b', b'e', b'r', b' ', b'f', b'a', 0xCB, b'c', b'a', b'd', b'e']
     );
-    assert_eq!(
-        encode_iso6937("e\u{301}"),
-        vec![0xC2, b'e'],
-        "decomposed input is composed first"
-    );
-    assert_eq!(
-        encode_iso6937("ß Ø ’ ♪ €"),
-        vec![0xFB, b' ', 0xE9, b' ', 0xB9, b' ', 0xD5, b' ', b'?']
-    );
+    assert_eq!(encode_iso6937("e\u{301}"), vec![0xC2, b'e'], "decomposed input is composed first");
+    assert_eq!(encode_iso6937("ß Ø ’ ♪ €"), vec![0xFB, b' ', 0xE9, b' ', 0xB9, b' ', 0xD5, b' ', b'?']);
 }
 
 #[test]
 fn long_text_continues_in_extension_blocks() {
     let p = SubtitleParams::stl(None, None).unwrap();
     let row = "é".repeat(37); // 74 bytes + 5 control bytes per row: two rows need 160 bytes
-    let stl = cues_to_stl(
-        &[cue(1.0, 3.0, &[&row, &row]), cue(4.0, 5.0, &["fin"])],
-        &p,
-        &info("fr"),
-    )
-    .unwrap();
+    let stl = cues_to_stl(&[cue(1.0, 3.0, &[&row, &row]), cue(4.0, 5.0, &["fin"])], &p, &info("fr")).unwrap();
     assert_eq!(field(&stl, 238, 5), "00003", "TNB counts extension blocks");
     assert_eq!(field(&stl, 243, 5), "00002", "TNS counts subtitles");
     assert_eq!(stl.len(), 1024 + 128 * 3);
     let (a, b) = (tti(&stl, 0), tti(&stl, 1));
     assert_eq!((a[3], b[3]), (0x00, 0xFF), "EBN 0 then last");
-    assert_eq!(
-        (&a[1..3], &a[5..13]),
-        (&b[1..3], &b[5..13]),
-        "same SN and timecodes"
-    );
-    let joined: Vec<u8> = [&a[16..], &b[16..]]
-        .concat()
-        .into_iter()
-        .filter(|&x| x != 0x8F)
-        .collect();
+    assert_eq!((&a[1..3], &a[5..13]), (&b[1..3], &b[5..13]), "same SN and timecodes");
+    let joined: Vec<u8> = [&a[16..], &b[16..]].concat().into_iter().filter(|&x| x != 0x8F).collect();
     let row_bytes = encode_iso6937(&row);
-    let expected = [
-        &[0x0D, 0x0B, 0x0B][..],
-        &row_bytes,
-        &[0x0A, 0x0A, 0x8A, 0x8A, 0x0D, 0x0B, 0x0B],
-        &row_bytes,
-        &[0x0A, 0x0A],
-    ]
-    .concat();
+    let expected =
+        [&[0x0D, 0x0B, 0x0B][..], &row_bytes, &[0x0A, 0x0A, 0x8A, 0x8A, 0x0D, 0x0B, 0x0B], &row_bytes, &[0x0A, 0x0A]]
+            .concat();
     assert_eq!(joined, expected);
-    assert!(
-        a[16..].iter().all(|&x| x != 0x8F) || a[16..].ends_with(&[0x8F]),
-        "a block splits between characters"
-    );
+    assert!(a[16..].iter().all(|&x| x != 0x8F) || a[16..].ends_with(&[0x8F]), "a block splits between characters");
     assert_eq!(tti(&stl, 2)[1..4], [0x02, 0x00, 0xFF]);
 }
 
@@ -210,10 +135,7 @@ fn timecodes_honour_the_screen_time_limit_and_stay_apart() {
         record_id: "j".into(),
         filename: "f.wav".into(),
         start_time_offset: 0.0,
-        speakers: vec![Speaker {
-            spkid: "S1".into(),
-            name: "Speaker 1".into(),
-        }],
+        speakers: vec![Speaker { spkid: "S1".into(), name: "Speaker 1".into() }],
         segments: vec![Segment {
             speaker: "S1".into(),
             words: (0..40)
@@ -231,25 +153,15 @@ fn timecodes_honour_the_screen_time_limit_and_stay_apart() {
     let stl = render_stl(&t, &p, &info("de")).unwrap();
     let tnb: usize = field(&stl, 238, 5).parse().unwrap();
     assert_eq!(stl.len(), 1024 + 128 * tnb);
-    let frames =
-        |b: &[u8]| ((b[0] as u32 * 60 + b[1] as u32) * 60 + b[2] as u32) * 25 + b[3] as u32;
+    let frames = |b: &[u8]| ((b[0] as u32 * 60 + b[1] as u32) * 60 + b[2] as u32) * 25 + b[3] as u32;
     let mut prev_out = 0;
     for n in 0..tnb {
         let b = tti(&stl, n);
         let (tci, tco) = (frames(&b[5..9]), frames(&b[9..13]));
-        assert!(
-            tco > tci && tco - tci <= 37,
-            "block {n}: {tci}..{tco} over 1.5 s"
-        );
-        assert!(
-            n == 0 || tci >= prev_out + 2,
-            "block {n} starts {tci}, previous out {prev_out}"
-        );
+        assert!(tco > tci && tco - tci <= 37, "block {n}: {tci}..{tco} over 1.5 s");
+        assert!(n == 0 || tci >= prev_out + 2, "block {n} starts {tci}, previous out {prev_out}");
         assert_eq!(b[13], 22, "one row only");
-        assert!(
-            !b[16..].windows(2).any(|w| w == [0x8A, 0x8A]),
-            "one row only"
-        );
+        assert!(!b[16..].windows(2).any(|w| w == [0x8A, 0x8A]), "one row only");
         prev_out = tco;
     }
 }

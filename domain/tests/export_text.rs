@@ -18,14 +18,8 @@ fn transcript(segments: Vec<(&str, Vec<W>)>) -> Transcript {
         filename: "f.wav".into(),
         start_time_offset: 0.0,
         speakers: vec![
-            Speaker {
-                spkid: "S1".into(),
-                name: "Speaker 1".into(),
-            },
-            Speaker {
-                spkid: "S2".into(),
-                name: "Speaker 2".into(),
-            },
+            Speaker { spkid: "S1".into(), name: "Speaker 1".into() },
+            Speaker { spkid: "S2".into(), name: "Speaker 2".into() },
         ],
         segments: segments
             .into_iter()
@@ -33,13 +27,7 @@ fn transcript(segments: Vec<(&str, Vec<W>)>) -> Transcript {
                 speaker: s.into(),
                 words: words
                     .into_iter()
-                    .map(|(a, b, t)| Word {
-                        start: a,
-                        end: b,
-                        text: t.into(),
-                        conf: 1.0,
-                        pristine: true,
-                    })
+                    .map(|(a, b, t)| Word { start: a, end: b, text: t.into(), conf: 1.0, pristine: true })
                     .collect(),
             })
             .collect(),
@@ -67,18 +55,12 @@ fn a_speaker_change_starts_a_new_cue_and_paragraph() {
         ("S2", vec![(0.8, 1.2, "sure?"), (1.2, 1.6, "Yes.")]),
     ]);
     let srt = render_srt(&t, &SubtitleParams::default());
-    assert_eq!(
-        srt,
-        "1\n00:00:00,000 --> 00:00:00,716\nAre you\n\n2\n00:00:00,800 --> 00:00:01,633\nsure? Yes.\n"
-    );
+    assert_eq!(srt, "1\n00:00:00,000 --> 00:00:00,716\nAre you\n\n2\n00:00:00,800 --> 00:00:01,633\nsure? Yes.\n");
     let vtt = render_vtt(&t, &SubtitleParams::default());
     assert_eq!(
         vtt,
         "WEBVTT - Created by Scribe\n\n1\n00:00:00.000 --> 00:00:00.716\nAre you\n\n2\n00:00:00.800 --> 00:00:01.633\nsure? Yes.\n"
     );
     let txt = render_txt(&t, &TxtParams::default());
-    assert_eq!(
-        txt,
-        "00:00:00\nSpeaker 1: Are you\n\n00:00:00\nSpeaker 2: sure? Yes.\n"
-    );
+    assert_eq!(txt, "00:00:00\nSpeaker 1: Are you\n\n00:00:00\nSpeaker 2: sure? Yes.\n");
 }

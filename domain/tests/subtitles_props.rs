@@ -20,19 +20,13 @@ fn word_text() -> impl Strategy<Value = String> {
 /// (text, duration, pause before, speaker) for each word.
 fn stream() -> impl Strategy<Value = Vec<(String, f64, f64, u8)>> {
     prop::collection::vec(
-        (
-            word_text(),
-            0.0f64..3.0,
-            prop_oneof![6 => 0.0f64..0.4, 2 => 0.4f64..3.0, 1 => -0.5f64..0.0],
-            0u8..3,
-        ),
+        (word_text(), 0.0f64..3.0, prop_oneof![6 => 0.0f64..0.4, 2 => 0.4f64..3.0, 1 => -0.5f64..0.0], 0u8..3),
         0..200,
     )
 }
 
 fn params() -> impl Strategy<Value = SubtitleParams> {
-    (30i64..=45, 1i64..=2, 1.0f64..=10.0)
-        .prop_map(|(c, r, s)| SubtitleParams::new(Some(c), Some(r), Some(s)).unwrap())
+    (30i64..=45, 1i64..=2, 1.0f64..=10.0).prop_map(|(c, r, s)| SubtitleParams::new(Some(c), Some(r), Some(s)).unwrap())
 }
 
 fn build(items: &[(String, f64, f64, u8)], sticky_speakers: bool) -> Vec<TimedWord> {
@@ -45,12 +39,7 @@ fn build(items: &[(String, f64, f64, u8)], sticky_speakers: bool) -> Vec<TimedWo
         if !sticky_speakers || *spk == 0 {
             speaker = *spk;
         }
-        words.push(TimedWord {
-            start: t,
-            end: t + dur,
-            text: text.clone(),
-            speaker: format!("S{speaker}"),
-        });
+        words.push(TimedWord { start: t, end: t + dur, text: text.clone(), speaker: format!("S{speaker}") });
         t += dur;
     }
     words
@@ -61,11 +50,7 @@ fn build(items: &[(String, f64, f64, u8)], sticky_speakers: bool) -> Vec<TimedWo
 fn expected_tokens(words: &[TimedWord], max_chars: usize) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for w in words {
-        let clean: String = w
-            .text
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
+        let clean: String = w.text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
         for token in clean.split_whitespace() {
             let chars: Vec<char> = token.chars().collect();
             for piece in chars.chunks(max_chars) {
@@ -78,45 +63,20 @@ fn expected_tokens(words: &[TimedWord], max_chars: usize) -> Vec<(String, String
 
 fn shown_tokens(cues: &[Cue]) -> Vec<(String, String)> {
     cues.iter()
-        .flat_map(|c| {
-            c.lines
-                .iter()
-                .flat_map(move |l| l.split(' ').map(move |t| (t.to_owned(), c.speaker.clone())))
-        })
+        .flat_map(|c| c.lines.iter().flat_map(move |l| l.split(' ').map(move |t| (t.to_owned(), c.speaker.clone()))))
         .collect()
 }
 
-fn check_hard_limits(
-    words: &[TimedWord],
-    p: &SubtitleParams,
-    cues: &[Cue],
-) -> Result<(), TestCaseError> {
+fn check_hard_limits(words: &[TimedWord], p: &SubtitleParams, cues: &[Cue]) -> Result<(), TestCaseError> {
     for (k, c) in cues.iter().enumerate() {
-        prop_assert!(
-            !c.lines.is_empty() && c.lines.len() <= p.max_rows(),
-            "rows of cue {k}: {:?}",
-            c.lines
-        );
+        prop_assert!(!c.lines.is_empty() && c.lines.len() <= p.max_rows(), "rows of cue {k}: {:?}", c.lines);
         for l in &c.lines {
-            prop_assert!(
-                !l.is_empty() && l.trim() == l,
-                "empty or padded row in cue {k}: {l:?}"
-            );
-            prop_assert!(
-                l.chars().count() <= p.max_chars_per_row(),
-                "row too long in cue {k}: {l:?}"
-            );
+            prop_assert!(!l.is_empty() && l.trim() == l, "empty or padded row in cue {k}: {l:?}");
+            prop_assert!(l.chars().count() <= p.max_chars_per_row(), "row too long in cue {k}: {l:?}");
         }
-        prop_assert!(
-            c.start.is_finite() && c.end > c.start,
-            "cue {k} has no duration: {c:?}"
-        );
+        prop_assert!(c.start.is_finite() && c.end > c.start, "cue {k} has no duration: {c:?}");
         let limit = c.lines.len() as f64 * p.max_screen_time_per_row();
-        prop_assert!(
-            c.duration() <= limit + 1e-9,
-            "cue {k} stays {} s > {limit} s",
-            c.duration()
-        );
+        prop_assert!(c.duration() <= limit + 1e-9, "cue {k} stays {} s > {limit} s", c.duration());
         if k > 0 {
             let prev = &cues[k - 1];
             prop_assert!(
@@ -128,10 +88,7 @@ fn check_hard_limits(
         }
     }
     // Every word once, whole (unless longer than a row), in order, under its own speaker.
-    prop_assert_eq!(
-        shown_tokens(cues),
-        expected_tokens(words, p.max_chars_per_row())
-    );
+    prop_assert_eq!(shown_tokens(cues), expected_tokens(words, p.max_chars_per_row()));
     prop_assert_eq!(report(cues, p).hard_violations(), 0);
     Ok(())
 }

@@ -38,18 +38,12 @@ fn gettysburg() -> Vec<TimedWord> {
         };
         let turn = &words[next..next + take];
         next += take;
-        let weight =
-            |w: &str| w.len() as f64 + 1.0 + if w.ends_with([',', '.']) { 4.0 } else { 0.0 };
+        let weight = |w: &str| w.len() as f64 + 1.0 + if w.ends_with([',', '.']) { 4.0 } else { 0.0 };
         let unit = (end - start) / turn.iter().map(|w| weight(w)).sum::<f64>();
         let mut t = start;
         for w in turn {
             let spoken = (w.len() as f64 + 1.0) * unit;
-            out.push(TimedWord {
-                start: t,
-                end: t + spoken,
-                text: w.to_string(),
-                speaker: speaker.into(),
-            });
+            out.push(TimedWord { start: t, end: t + spoken, text: w.to_string(), speaker: speaker.into() });
             t += weight(w) * unit;
         }
     }
@@ -80,12 +74,7 @@ fn long_stream(minutes: f64) -> Vec<TimedWord> {
             t += 0.3 + rand();
         }
         let spoken = (w.len() as f64 + 1.0) / (6.0 * rate) * (0.7 + 0.6 * rand());
-        out.push(TimedWord {
-            start: t,
-            end: t + spoken,
-            text: w.to_string(),
-            speaker: format!("S{speaker}"),
-        });
+        out.push(TimedWord { start: t, end: t + spoken, text: w.to_string(), speaker: format!("S{speaker}") });
         t += spoken
             + if w.ends_with('.') {
                 0.3 + 0.5 * rand()
@@ -108,11 +97,7 @@ fn measured(name: &str, words: &[TimedWord], p: &SubtitleParams) -> (Vec<Cue>, Q
 #[test]
 fn gettysburg_meets_hard_limits_and_goals() {
     let words = gettysburg();
-    let (cues, r) = measured(
-        "Gettysburg, 2 voices, 100 s",
-        &words,
-        &SubtitleParams::default(),
-    );
+    let (cues, r) = measured("Gettysburg, 2 voices, 100 s", &words, &SubtitleParams::default());
     for c in &cues {
         println!("{:7.3} {:7.3}  {}", c.start, c.end, c.lines.join(" | "));
     }
@@ -132,14 +117,7 @@ fn gettysburg_meets_hard_limits_and_goals() {
 #[test]
 fn long_stream_meets_hard_limits_and_goals_for_every_profile() {
     let words = long_stream(30.0);
-    for (chars, rows, secs) in [
-        (42, 2, 2.0),
-        (37, 2, 2.0),
-        (45, 2, 10.0),
-        (30, 2, 3.5),
-        (42, 1, 2.0),
-        (30, 1, 1.0),
-    ] {
+    for (chars, rows, secs) in [(42, 2, 2.0), (37, 2, 2.0), (45, 2, 10.0), (30, 2, 3.5), (42, 1, 2.0), (30, 1, 1.0)] {
         let p = SubtitleParams::new(Some(chars), Some(rows), Some(secs)).unwrap();
         let (_, r) = measured("synthetic 30 min, 3 speakers", &words, &p);
         assert_eq!(r.hard_violations(), 0, "{r}");
@@ -180,18 +158,10 @@ fn jfk_breaks_where_a_subtitler_would() {
     ];
     let words: Vec<TimedWord> = jfk
         .iter()
-        .map(|&(start, end, text)| TimedWord {
-            start,
-            end,
-            text: text.into(),
-            speaker: "S1".into(),
-        })
+        .map(|&(start, end, text)| TimedWord { start, end, text: text.into(), speaker: "S1".into() })
         .collect();
     let (cues, r) = measured("JFK", &words, &SubtitleParams::default());
-    let rows: Vec<Vec<&str>> = cues
-        .iter()
-        .map(|c| c.lines.iter().map(String::as_str).collect())
-        .collect();
+    let rows: Vec<Vec<&str>> = cues.iter().map(|c| c.lines.iter().map(String::as_str).collect()).collect();
     assert_eq!(
         rows,
         vec![

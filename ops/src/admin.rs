@@ -22,13 +22,20 @@ use scribe_domain::kinds::{JobType, Role, TaskKind};
 use scribe_domain::languages::{Language, target_languages};
 use serde_json::Value;
 
-pub async fn create_key(settings: &StoreArgs, user: &str, role: Role, languages: Vec<String>, initial_credit_cents: u64) -> anyhow::Result<()> {
+pub async fn create_key(
+    settings: &StoreArgs,
+    user: &str,
+    role: Role,
+    languages: Vec<String>,
+    initial_credit_cents: u64,
+) -> anyhow::Result<()> {
     let user = UserName::parse(user).map_err(|e| anyhow::anyhow!("{}", e.message))?;
     if !role.is_staff() && !languages.is_empty() {
         anyhow::bail!("--languages is for staff accounts (--role transcriber or translator)");
     }
     for code in &languages {
-        let known = Language::parse(code).is_ok() || target_languages(JobType::Perfect).iter().any(|t| t.eq_ignore_ascii_case(code));
+        let known = Language::parse(code).is_ok()
+            || target_languages(JobType::Perfect).iter().any(|t| t.eq_ignore_ascii_case(code));
         if !known {
             anyhow::bail!("--languages: {code:?} is not a language code of the API");
         }
@@ -88,7 +95,9 @@ pub async fn replay(settings: &StoreArgs, job_id: &str, json: bool) -> anyhow::R
         }
     }
     match out.flush() {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(anyhow::Error::new(e).context("writing the job's history")),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing the job's history"))
+        }
         _ => Ok(()),
     }
 }
@@ -144,7 +153,13 @@ pub fn overdue(data_dir: &std::path::Path) -> anyhow::Result<()> {
         let holder = t.holder_at(now).map_or("unclaimed".to_owned(), |h| format!("held by {h}"));
         println!(
             "{}  {:<10} {:<6} due {due} (late by {late_by})  {}  job {} of {}, {} s",
-            t.task_id, t.kind, t.work_language(), holder, t.job_id, t.owner, t.nr_audio_seconds
+            t.task_id,
+            t.kind,
+            t.work_language(),
+            holder,
+            t.job_id,
+            t.owner,
+            t.nr_audio_seconds
         );
     }
     Ok(())

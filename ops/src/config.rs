@@ -220,22 +220,15 @@ impl Config {
         let bind = args.bind.or(file.bind).unwrap_or(IpAddr::from([127, 0, 0, 1]));
         let port = args.port.or(file.port).unwrap_or(8080);
         let data_dir = args.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
-        let event_store = StoreLocation::from_setting(args.event_store.as_deref().or(file.event_store.as_deref()), &data_dir)?;
+        let event_store =
+            StoreLocation::from_setting(args.event_store.as_deref().or(file.event_store.as_deref()), &data_dir)?;
         let media_dir = args.media_dir.clone().or(file.media_dir).unwrap_or_else(|| data_dir.clone());
         let claim_lease = args.claim_lease.or(file.claim_lease).unwrap_or(scribe_actors::cluster::DEFAULT_CLAIM_LEASE);
         if claim_lease < Duration::from_secs(1) {
             anyhow::bail!("--claim-lease must be at least 1s (it is renewed every third of it)");
         }
-        let models_dir = args
-            .models_dir
-            .clone()
-            .or(file.models_dir)
-            .unwrap_or_else(default_models_dir);
-        let model_dir = args
-            .model_dir
-            .clone()
-            .or(file.model_dir)
-            .unwrap_or_else(|| models_dir.join("whisper-base"));
+        let models_dir = args.models_dir.clone().or(file.models_dir).unwrap_or_else(default_models_dir);
+        let model_dir = args.model_dir.clone().or(file.model_dir).unwrap_or_else(|| models_dir.join("whisper-base"));
         let asr_workers = args.asr_workers.or(file.asr_workers).unwrap_or(1).max(1);
         let public_url = args.public_url.clone().or(file.public_url);
         let defaults = scribe_api::ApiSettings::default();
@@ -264,7 +257,10 @@ impl Config {
                 .auth_failures_per_minute
                 .or(file.auth_failures_per_minute)
                 .unwrap_or(defaults.auth_failures_per_minute),
-            auth_failures_burst: args.auth_failures_burst.or(file.auth_failures_burst).unwrap_or(defaults.auth_failures_burst),
+            auth_failures_burst: args
+                .auth_failures_burst
+                .or(file.auth_failures_burst)
+                .unwrap_or(defaults.auth_failures_burst),
             task_lease: args.task_lease.or(file.task_lease).unwrap_or(defaults.task_lease),
             download_deadline: args
                 .download_deadline
@@ -283,7 +279,10 @@ impl Config {
 fn connection_limits(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<ConnectionLimits> {
     let defaults = ConnectionLimits::default();
     let limits = ConnectionLimits {
-        header_read_timeout: args.header_read_timeout.or(file.header_read_timeout).unwrap_or(defaults.header_read_timeout),
+        header_read_timeout: args
+            .header_read_timeout
+            .or(file.header_read_timeout)
+            .unwrap_or(defaults.header_read_timeout),
         idle_timeout: args.idle_timeout.or(file.idle_timeout).unwrap_or(defaults.idle_timeout),
         body_timeout: args.body_timeout.or(file.body_timeout).unwrap_or(defaults.body_timeout),
         max_connections: args.max_connections.or(file.max_connections).unwrap_or(defaults.max_connections),
@@ -326,7 +325,8 @@ impl StoreArgs {
             None => FileConfig::default(),
         };
         let data_dir = self.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
-        let location = StoreLocation::from_setting(self.event_store.as_deref().or(file.event_store.as_deref()), &data_dir)?;
+        let location =
+            StoreLocation::from_setting(self.event_store.as_deref().or(file.event_store.as_deref()), &data_dir)?;
         Ok((data_dir, location))
     }
 }
@@ -345,7 +345,11 @@ fn duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, 
 /// A TOML list of durations.
 fn durations<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<Duration>>, D::Error> {
     let texts = Vec::<String>::deserialize(d)?;
-    texts.iter().map(|t| humantime::parse_duration(t).map_err(serde::de::Error::custom)).collect::<Result<_, _>>().map(Some)
+    texts
+        .iter()
+        .map(|t| humantime::parse_duration(t).map_err(serde::de::Error::custom))
+        .collect::<Result<_, _>>()
+        .map(Some)
 }
 
 fn read_file(path: &Path) -> anyhow::Result<FileConfig> {
@@ -376,7 +380,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("scribe-config-media-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("scribe.toml");
-        std::fs::write(&file, "media_dir = \"/mnt/scribe\"\nclaim_lease = \"1m\"\nevent_store = \"postgres://scribe@db/scribe\"\n").unwrap();
+        std::fs::write(
+            &file,
+            "media_dir = \"/mnt/scribe\"\nclaim_lease = \"1m\"\nevent_store = \"postgres://scribe@db/scribe\"\n",
+        )
+        .unwrap();
         let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
         assert_eq!((c.media_dir.clone(), c.claim_lease), (PathBuf::from("/mnt/scribe"), Duration::from_secs(60)));
         assert!(c.shared_store());
@@ -395,8 +403,15 @@ mod tests {
         std::fs::write(&file, "event_store = \"postgres://scribe@db/scribe\"\ndata_dir = \"/srv/scribe\"\n").unwrap();
         let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
         assert_eq!(c.event_store, StoreLocation::Postgres("postgres://scribe@db/scribe".into()));
-        let args = ServeArgs { config: Some(file.clone()), event_store: Some("esdb://es:2113?tls=false".into()), ..Default::default() };
-        assert_eq!(Config::resolve(&args).unwrap().event_store, StoreLocation::KurrentDb("esdb://es:2113?tls=false".into()));
+        let args = ServeArgs {
+            config: Some(file.clone()),
+            event_store: Some("esdb://es:2113?tls=false".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            Config::resolve(&args).unwrap().event_store,
+            StoreLocation::KurrentDb("esdb://es:2113?tls=false".into())
+        );
         let tools = StoreArgs { config: Some(file.clone()), ..Default::default() };
         assert_eq!(
             tools.resolve().unwrap(),
@@ -417,7 +432,11 @@ mod tests {
         let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
         assert_eq!(c.callbacks.schedule, vec![Duration::from_secs(1), Duration::from_secs(60)]);
         assert_eq!(c.callbacks.max_age, Duration::from_secs(7200));
-        let args = ServeArgs { config: Some(file), callback_retries: Some(vec![Duration::from_millis(500)]), ..Default::default() };
+        let args = ServeArgs {
+            config: Some(file),
+            callback_retries: Some(vec![Duration::from_millis(500)]),
+            ..Default::default()
+        };
         assert_eq!(Config::resolve(&args).unwrap().callbacks.schedule, vec![Duration::from_millis(500)]);
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -442,7 +461,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("scribe-config-conn-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("scribe.toml");
-        std::fs::write(&file, "header_read_timeout = \"5s\"\nidle_timeout = \"1m\"\nbody_timeout = \"2m\"\nmax_connections = 64\n").unwrap();
+        std::fs::write(
+            &file,
+            "header_read_timeout = \"5s\"\nidle_timeout = \"1m\"\nbody_timeout = \"2m\"\nmax_connections = 64\n",
+        )
+        .unwrap();
         let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
         let from_file = ConnectionLimits {
             header_read_timeout: Duration::from_secs(5),
@@ -451,7 +474,12 @@ mod tests {
             max_connections: 64,
         };
         assert_eq!(c.connections, from_file);
-        let args = ServeArgs { config: Some(file), max_connections: Some(8), body_timeout: Some(Duration::from_secs(9)), ..Default::default() };
+        let args = ServeArgs {
+            config: Some(file),
+            max_connections: Some(8),
+            body_timeout: Some(Duration::from_secs(9)),
+            ..Default::default()
+        };
         let c = Config::resolve(&args).unwrap();
         assert_eq!((c.connections.max_connections, c.connections.body_timeout), (8, Duration::from_secs(9)));
         let zero = ServeArgs { idle_timeout: Some(Duration::ZERO), ..Default::default() };

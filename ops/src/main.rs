@@ -140,7 +140,9 @@ fn main() -> ExitCode {
             block_on(admin::create_key(&store, &user, role, languages, initial_credit_cents))
         }
         Command::Work(WorkCommand::Overdue { data_dir }) => admin::overdue(&data_dir),
-        Command::Balance(BalanceCommand::Credit { user, cents, store }) => block_on(admin::credit(&store, &user, cents)),
+        Command::Balance(BalanceCommand::Credit { user, cents, store }) => {
+            block_on(admin::credit(&store, &user, cents))
+        }
         Command::Replay { job_id, store, json } => block_on(admin::replay(&store, &job_id, json)),
         Command::Rebuild { store } => block_on(admin::rebuild(&store)),
         Command::Transcribe(args) => cli::transcribe::run(args),

@@ -15,8 +15,8 @@ use scribe_api::{ApiSettings, ApiState};
 use scribe_domain::account::Prices;
 use scribe_domain::capabilities::Capabilities;
 use scribe_domain::languages::{AUTO_DETECT_WHISPER, DIRECT_TARGET_LANGUAGES};
-use scribe_translate::TranslationModels;
 use scribe_projections::{Projection, ReadModels};
+use scribe_translate::TranslationModels;
 use scribe_whisper::engine::{Engine, EngineConfig};
 
 use crate::config::{Config, ServeArgs};
@@ -127,7 +127,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 /// Loads the text translation models of `translation/en-xx/` in the models folder (each is
 /// checked by translating a sentence), and says what the server can do with them and the speech
 /// model. A model folder that cannot be used is reported, not offered; the server still starts.
-async fn load_translation(config: &Config, multilingual: bool) -> anyhow::Result<(TranslationModels, Arc<Capabilities>)> {
+async fn load_translation(
+    config: &Config,
+    multilingual: bool,
+) -> anyhow::Result<(TranslationModels, Arc<Capabilities>)> {
     let models_dir = config.models_dir.clone();
     let (models, unusable) = tokio::task::spawn_blocking(move || {
         let wanted: Vec<&str> = DIRECT_TARGET_LANGUAGES.iter().copied().filter(|c| *c != "en").collect();
@@ -173,7 +176,8 @@ async fn stop_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("a SIGTERM handler");
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("a SIGTERM handler");
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}

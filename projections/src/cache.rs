@@ -76,7 +76,13 @@ impl ReadCache {
     }
 
     /// Stores `value` in the map `pick` chooses, unless a batch was committed since `generation`.
-    fn keep<V: Clone>(&self, generation: u64, pick: impl FnOnce(&mut Maps) -> &mut HashMap<String, V>, key: &str, value: &V) {
+    fn keep<V: Clone>(
+        &self,
+        generation: u64,
+        pick: impl FnOnce(&mut Maps) -> &mut HashMap<String, V>,
+        key: &str,
+        value: &V,
+    ) {
         let mut maps = self.maps();
         if maps.generation != generation {
             return;

@@ -202,7 +202,12 @@ impl ReadModels {
                 .prepare_cached("SELECT owner, deleted, error_msg, job FROM jobs WHERE job_id = ?1")
                 .and_then(|mut stmt| {
                     stmt.query_row([job_id.as_str()], |r| {
-                        Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, String>(3)?))
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, bool>(1)?,
+                            r.get::<_, Option<String>>(2)?,
+                            r.get::<_, String>(3)?,
+                        ))
                     })
                     .optional()
                 })
@@ -365,7 +370,8 @@ impl ReadModels {
                 balance_cents: from_sql_int(balance),
                 webhook_secret,
                 created_ms: from_sql_int(created),
-                role: Role::parse(&role).map_err(|e| ProjectionError::CorruptRow { key: key(), reason: e.to_string() })?,
+                role: Role::parse(&role)
+                    .map_err(|e| ProjectionError::CorruptRow { key: key(), reason: e.to_string() })?,
                 languages: parse_json(&languages, key)?,
             }))
         })
@@ -411,7 +417,13 @@ impl ReadModels {
                         COALESCE(SUM(deadline <= ?1), 0)
                  FROM tasks",
                 [to_sql_int(now_ms)],
-                |r| Ok(TaskCounts { open: from_sql_int(r.get(0)?), claimed: from_sql_int(r.get(1)?), overdue: from_sql_int(r.get(2)?) }),
+                |r| {
+                    Ok(TaskCounts {
+                        open: from_sql_int(r.get(0)?),
+                        claimed: from_sql_int(r.get(1)?),
+                        overdue: from_sql_int(r.get(2)?),
+                    })
+                },
             )
             .map_err(db("counting tasks"))
         })
@@ -443,7 +455,10 @@ impl ReadModels {
     }
 
     /// Runs `query` on a pooled read connection.
-    fn with_reader<T>(&self, query: impl FnOnce(&Connection) -> Result<T, ProjectionError>) -> Result<T, ProjectionError> {
+    fn with_reader<T>(
+        &self,
+        query: impl FnOnce(&Connection) -> Result<T, ProjectionError>,
+    ) -> Result<T, ProjectionError> {
         let pooled = self.inner.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
         let conn = match pooled {
             Some(conn) => conn,

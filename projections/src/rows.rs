@@ -273,14 +273,9 @@ pub(crate) fn write_batch(conn: &mut Connection, batch: &RowBatch, through: u64)
                     }
                     Ok(1)
                 }
-                Row::Glossary(r) => glossary.execute(params![
-                    r.id,
-                    r.owner,
-                    to_sql_int(r.created),
-                    r.name,
-                    r.deleted,
-                    r.glossary
-                ]),
+                Row::Glossary(r) => {
+                    glossary.execute(params![r.id, r.owner, to_sql_int(r.created), r.name, r.deleted, r.glossary])
+                }
                 Row::Account(r) => {
                     account
                         .execute(params![
@@ -307,8 +302,7 @@ pub(crate) fn write_batch(conn: &mut Connection, batch: &RowBatch, through: u64)
             }
             .map_err(db(ACTION))?;
         }
-        tx.execute("UPDATE checkpoint SET position = ?1 WHERE id = 0", [to_sql_int(through)])
-            .map_err(db(ACTION))?;
+        tx.execute("UPDATE checkpoint SET position = ?1 WHERE id = 0", [to_sql_int(through)]).map_err(db(ACTION))?;
     }
     tx.commit().map_err(db(ACTION))
 }

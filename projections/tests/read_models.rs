@@ -113,7 +113,8 @@ impl World {
     /// The Job view of a job, straight from its stream with the domain's replay.
     async fn replayed_view(&self, id: &str) -> Job {
         let history = self.store.read_stream(&job_stream(&job_id(id)), 0).await.unwrap();
-        let events: Vec<_> = history.iter().map(|r| <JobAggregate as Aggregate>::Event::decode(&r.data).unwrap()).collect();
+        let events: Vec<_> =
+            history.iter().map(|r| <JobAggregate as Aggregate>::Event::decode(&r.data).unwrap()).collect();
         JobAggregate::replay(&events).view().unwrap()
     }
 
@@ -188,16 +189,18 @@ struct Clip {
 }
 
 fn corpus_dir() -> PathBuf {
-    std::env::var_os("SCRIBE_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../shared/corpus"))
+    std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+            .join("../../shared/corpus")
+    })
 }
 
 /// The clips of the corpus manifest, in its order.
 fn corpus_clips() -> Vec<Clip> {
     let manifest = corpus_dir().join("manifest.tsv");
-    let text = std::fs::read_to_string(&manifest)
-        .unwrap_or_else(|e| panic!("cannot read the corpus manifest {} ({e}); set SCRIBE_CORPUS_DIR", manifest.display()));
+    let text = std::fs::read_to_string(&manifest).unwrap_or_else(|e| {
+        panic!("cannot read the corpus manifest {} ({e}); set SCRIBE_CORPUS_DIR", manifest.display())
+    });
     let clips: Vec<Clip> = text
         .lines()
         .skip(1)
@@ -226,10 +229,22 @@ fn spec_language(code: &str) -> String {
 /// both have accounts, keys and glossaries. Returns ann's job ids in submission order.
 async fn populate(world: &mut World) -> Vec<String> {
     for name in ["ann", "bob"] {
-        world.account(name, |at_ms| AccountCommand::Open { user_name: user(name), webhook_secret: format!("whsec-{name}"), role: Default::default(), languages: Vec::new(), at_ms }).await;
+        world
+            .account(name, |at_ms| AccountCommand::Open {
+                user_name: user(name),
+                webhook_secret: format!("whsec-{name}"),
+                role: Default::default(),
+                languages: Vec::new(),
+                at_ms,
+            })
+            .await;
         world.account(name, |at_ms| AccountCommand::Credit { cents: 10_000, reason: "welcome".into(), at_ms }).await;
         world
-            .account(name, |at_ms| AccountCommand::IssueKey { key_id: format!("{name}-k1"), key_hash: format!("hash-{name}-1"), at_ms })
+            .account(name, |at_ms| AccountCommand::IssueKey {
+                key_id: format!("{name}-k1"),
+                key_hash: format!("hash-{name}-1"),
+                at_ms,
+            })
             .await;
     }
 
@@ -263,13 +278,18 @@ async fn populate(world: &mut World) -> Vec<String> {
     // deleted job.
     let source = ann_jobs[5].clone();
     let task = scribe_domain::job::task::task_id(&job_id(&source), scribe_domain::kinds::TaskKind::Transcribe);
-    let worker = scribe_domain::job::task::Worker { user: user("tina"), role: scribe_domain::kinds::Role::Transcriber, languages: vec![] };
+    let worker = scribe_domain::job::task::Worker {
+        user: user("tina"),
+        role: scribe_domain::kinds::Role::Transcriber,
+        languages: vec![],
+    };
     let claim_task = task.clone();
     world.job(&source, |at_ms| JobCommand::ClaimTask { task_id: claim_task, worker, lease_ms: 3_600_000, at_ms }).await;
     world.job(&source, |at_ms| JobCommand::SubmitTask { task_id: task, by: user("tina"), at_ms }).await;
     let facts = {
         let history = world.store.read_stream(&job_stream(&job_id(&source)), 0).await.unwrap();
-        let events: Vec<_> = history.iter().map(|r| <JobAggregate as Aggregate>::Event::decode(&r.data).unwrap()).collect();
+        let events: Vec<_> =
+            history.iter().map(|r| <JobAggregate as Aggregate>::Event::decode(&r.data).unwrap()).collect();
         JobAggregate::replay(&events).source_facts().unwrap()
     };
     let request = TranslationParams {
@@ -281,7 +301,13 @@ async fn populate(world: &mut World) -> Vec<String> {
     .validate()
     .unwrap();
     world
-        .job("ann-tr", |at_ms| JobCommand::RequestTranslation { job_id: job_id("ann-tr"), owner: user("ann"), at_ms, request, source: facts })
+        .job("ann-tr", |at_ms| JobCommand::RequestTranslation {
+            job_id: job_id("ann-tr"),
+            owner: user("ann"),
+            at_ms,
+            request,
+            source: facts,
+        })
         .await;
     ann_jobs.push("ann-tr".to_owned());
     world.delete_job(&ann_jobs[3], "ann").await;
@@ -289,19 +315,37 @@ async fn populate(world: &mut World) -> Vec<String> {
     world.submit("bob-00", "bob", "meeting.mp3", params(&[])).await;
 
     let content = |name: &str, names: &[&str]| {
-        GlossaryParams { name: Some(name.into()), names: Some(names.iter().map(|n| n.to_string()).collect()), items: None }
-            .validate()
-            .unwrap()
+        GlossaryParams {
+            name: Some(name.into()),
+            names: Some(names.iter().map(|n| n.to_string()).collect()),
+            items: None,
+        }
+        .validate()
+        .unwrap()
     };
     for (id, name) in [("g-team", "Team"), ("g-places", "Places"), ("g-brands", "Brands")] {
         let c = content(name, &["Ada", "Grace"]);
-        world.glossary(id, |at_ms| GlossaryCommand::Create { id: glossary_id(id), owner: user("ann"), content: c, at_ms }).await;
+        world
+            .glossary(id, |at_ms| GlossaryCommand::Create {
+                id: glossary_id(id),
+                owner: user("ann"),
+                content: c,
+                at_ms,
+            })
+            .await;
     }
     let renamed = content("Athletes", &["Usain"]);
     world.glossary("g-team", |at_ms| GlossaryCommand::Update { by: user("ann"), content: renamed, at_ms }).await;
     world.glossary("g-brands", |at_ms| GlossaryCommand::Delete { by: user("ann"), at_ms }).await;
     let c = content("Bob's", &[]);
-    world.glossary("g-bob", |at_ms| GlossaryCommand::Create { id: glossary_id("g-bob"), owner: user("bob"), content: c, at_ms }).await;
+    world
+        .glossary("g-bob", |at_ms| GlossaryCommand::Create {
+            id: glossary_id("g-bob"),
+            owner: user("bob"),
+            content: c,
+            at_ms,
+        })
+        .await;
     ann_jobs
 }
 
@@ -322,9 +366,15 @@ async fn status_shows_what_the_domain_replay_shows() {
     let deleted = read_models.job(&job_id(&ann_jobs[3])).unwrap().unwrap();
     assert!(deleted.deleted, "a deleted job is kept as a tombstone");
     let failed = read_models.job(&job_id(&ann_jobs[1])).unwrap().unwrap();
-    assert_eq!((failed.job.status, failed.error_msg.as_deref()), (JobStatus::Error, Some("No speech found in the media")));
+    assert_eq!(
+        (failed.job.status, failed.error_msg.as_deref()),
+        (JobStatus::Error, Some("No speech found in the media"))
+    );
     let done = read_models.job(&job_id(&ann_jobs[0])).unwrap().unwrap();
-    assert_eq!((done.job.status, done.job.nr_audio_seconds), (JobStatus::Done, world.replayed_view(&ann_jobs[0]).await.nr_audio_seconds));
+    assert_eq!(
+        (done.job.status, done.job.nr_audio_seconds),
+        (JobStatus::Done, world.replayed_view(&ann_jobs[0]).await.nr_audio_seconds)
+    );
     assert!(done.job.nr_audio_seconds > 0);
     let busy = read_models.job(&job_id("ann-tr")).unwrap().unwrap();
     assert_eq!(busy.job.status, JobStatus::Busy);
@@ -422,19 +472,33 @@ async fn glossaries_sort_and_keep_deleted_ones_out_of_lists() {
     let (read_models, projection) = world.project().await;
     let ann = user("ann");
     let sort = |by: Option<&str>, direction: Option<&str>| {
-        ListGlossariesParams { sort_by: by.map(Into::into), sort_direction: direction.map(Into::into) }.validate().unwrap()
+        ListGlossariesParams { sort_by: by.map(Into::into), sort_direction: direction.map(Into::into) }
+            .validate()
+            .unwrap()
     };
     let names = |list: Vec<scribe_domain::glossary::Glossary>| list.into_iter().map(|g| g.name).collect::<Vec<_>>();
 
     // Default: created, newest first. g-team was created first and renamed to "Athletes".
     assert_eq!(names(read_models.list_glossaries(&ann, &sort(None, None)).unwrap()), ["Places", "Athletes"]);
-    assert_eq!(names(read_models.list_glossaries(&ann, &sort(Some("created"), Some("ASC"))).unwrap()), ["Athletes", "Places"]);
-    assert_eq!(names(read_models.list_glossaries(&ann, &sort(Some("name"), Some("DESC"))).unwrap()), ["Places", "Athletes"]);
-    assert_eq!(names(read_models.list_glossaries(&ann, &sort(Some("name"), Some("ASC"))).unwrap()), ["Athletes", "Places"]);
+    assert_eq!(
+        names(read_models.list_glossaries(&ann, &sort(Some("created"), Some("ASC"))).unwrap()),
+        ["Athletes", "Places"]
+    );
+    assert_eq!(
+        names(read_models.list_glossaries(&ann, &sort(Some("name"), Some("DESC"))).unwrap()),
+        ["Places", "Athletes"]
+    );
+    assert_eq!(
+        names(read_models.list_glossaries(&ann, &sort(Some("name"), Some("ASC"))).unwrap()),
+        ["Athletes", "Places"]
+    );
     assert_eq!(names(read_models.list_glossaries(&user("bob"), &sort(None, None)).unwrap()), ["Bob's"]);
 
     let team = read_models.glossary(&glossary_id("g-team")).unwrap().unwrap();
-    assert_eq!((team.owner.as_str(), team.deleted, team.glossary.names.as_slice()), ("ann", false, &["Usain".to_owned()][..]));
+    assert_eq!(
+        (team.owner.as_str(), team.deleted, team.glossary.names.as_slice()),
+        ("ann", false, &["Usain".to_owned()][..])
+    );
     let json = serde_json::to_value(&team.glossary).unwrap();
     assert_eq!(json["userName"], "ann");
     assert_eq!(json["id"], "g-team");
@@ -449,9 +513,21 @@ async fn keys_find_their_account_until_revoked() {
     let mut world = World::new();
     populate(&mut world).await;
     let opened_at = world.tick();
-    world.account("carol", |_| AccountCommand::Open { user_name: user("carol"), webhook_secret: "whsec-c".into(), role: Default::default(), languages: Vec::new(), at_ms: opened_at }).await;
-    world.account("carol", |at_ms| AccountCommand::IssueKey { key_id: "c1".into(), key_hash: "hash-c1".into(), at_ms }).await;
-    world.account("carol", |at_ms| AccountCommand::IssueKey { key_id: "c2".into(), key_hash: "hash-c2".into(), at_ms }).await;
+    world
+        .account("carol", |_| AccountCommand::Open {
+            user_name: user("carol"),
+            webhook_secret: "whsec-c".into(),
+            role: Default::default(),
+            languages: Vec::new(),
+            at_ms: opened_at,
+        })
+        .await;
+    world
+        .account("carol", |at_ms| AccountCommand::IssueKey { key_id: "c1".into(), key_hash: "hash-c1".into(), at_ms })
+        .await;
+    world
+        .account("carol", |at_ms| AccountCommand::IssueKey { key_id: "c2".into(), key_hash: "hash-c2".into(), at_ms })
+        .await;
     world.account("carol", |at_ms| AccountCommand::RevokeKey { key_id: "c1".into(), at_ms }).await;
     world.account("carol", |at_ms| AccountCommand::Credit { cents: 250, reason: "top-up".into(), at_ms }).await;
     let (read_models, projection) = world.project().await;
@@ -503,7 +579,8 @@ async fn a_restart_continues_from_the_checkpoint_without_applying_twice() {
     assert!(deleted.deleted, "the deletion after the checkpoint was applied");
     assert_eq!(deleted.error_msg, None, "the row was rewritten from its state, not patched");
     let untouched_conn = rusqlite::Connection::open(&file).unwrap();
-    let marks: i64 = untouched_conn.query_row("SELECT COUNT(*) FROM jobs WHERE error_msg = 'marked'", [], |r| r.get(0)).unwrap();
+    let marks: i64 =
+        untouched_conn.query_row("SELECT COUNT(*) FROM jobs WHERE error_msg = 'marked'", [], |r| r.get(0)).unwrap();
     assert_eq!(marks, 0, "only the job touched after the checkpoint was rewritten");
     let ann = read_models.account(&user("ann")).unwrap().unwrap();
     let charged: u64 = corpus_clips().iter().map(|c| 10 * c.duration_ms.div_ceil(60_000).max(1)).sum();
@@ -569,7 +646,10 @@ async fn a_write_is_visible_once_wait_for_returns() {
         assert_eq!(ids(&listed), [id], "and first in the list");
     }
     let beyond = world.head().await + 1000;
-    assert!(!read_models.wait_for(beyond, Duration::from_millis(200)).await, "a position not yet written is not reached");
+    assert!(
+        !read_models.wait_for(beyond, Duration::from_millis(200)).await,
+        "a position not yet written is not reached"
+    );
     projection.stop().await;
 }
 
@@ -578,7 +658,11 @@ async fn rows_the_store_cannot_read_back_and_foreign_streams_are_stepped_over() 
     let mut world = World::new();
     world.submit("before", "ann", "a.wav", params(&[])).await;
     // A stream no read model follows, and a row that is not JSON.
-    world.store.append("metrics-1", ExpectedVersion::Any, vec![NewEvent::new("Tick", json!({"type": "Tick", "v": 1}))]).await.unwrap();
+    world
+        .store
+        .append("metrics-1", ExpectedVersion::Any, vec![NewEvent::new("Tick", json!({"type": "Tick", "v": 1}))])
+        .await
+        .unwrap();
     let corrupt_at = world.head().await + 1;
     let events_file = world.data_dir().join(scribe_actors::eventstore::sqlite::FILE_NAME);
     let conn = rusqlite::Connection::open(&events_file).unwrap();
@@ -612,7 +696,11 @@ async fn an_event_that_cannot_be_decoded_stops_the_read_models_and_is_named() {
     let stream = job_stream(&job_id("future"));
     let undecodable = world
         .store
-        .append(&stream, ExpectedVersion::Exact(1), vec![NewEvent::new("MediaProbed", json!({"type": "MediaProbed", "v": 99}))])
+        .append(
+            &stream,
+            ExpectedVersion::Exact(1),
+            vec![NewEvent::new("MediaProbed", json!({"type": "MediaProbed", "v": 99}))],
+        )
         .await
         .unwrap();
     world.submit("after", "ann", "b.wav", params(&[])).await;
@@ -632,7 +720,10 @@ async fn an_event_that_cannot_be_decoded_stops_the_read_models_and_is_named() {
 
     // A rebuild says which event it is.
     let error = rebuild(world.store.clone(), world.data_dir()).await.expect_err("a rebuild cannot pass it either");
-    assert!(matches!(&error, ProjectionError::Undecodable { stream: s, version: 2, event_type, .. } if *s == stream && event_type == "MediaProbed"), "{error:?}");
+    assert!(
+        matches!(&error, ProjectionError::Undecodable { stream: s, version: 2, event_type, .. } if *s == stream && event_type == "MediaProbed"),
+        "{error:?}"
+    );
     let message = error.to_string();
     assert!(message.contains(&stream) && message.contains("version 2") && message.contains("MediaProbed"), "{message}");
 }

@@ -37,7 +37,8 @@ impl Reply {
 
     /// The body as JSON (panics, showing it, if it is not).
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("{}: body is not JSON ({e}): {}", self.request, self.text))
+        serde_json::from_str(&self.text)
+            .unwrap_or_else(|e| panic!("{}: body is not JSON ({e}): {}", self.request, self.text))
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -128,11 +129,7 @@ impl TestServer {
         let part = multipart::Part::bytes(bytes).file_name(name.to_owned());
         let form = multipart::Form::new().part("file", part);
         Reply::send(
-            self.http()
-                .post(self.url("/api/jobs/upload-media"))
-                .query(&[("apiKey", key)])
-                .query(query)
-                .multipart(form),
+            self.http().post(self.url("/api/jobs/upload-media")).query(&[("apiKey", key)]).query(query).multipart(form),
         )
     }
 

@@ -45,7 +45,9 @@ pub fn run(args: &[&str]) -> BenchRun {
         .flatten()
         .flatten()
         .filter(|f| f.file_name().to_string_lossy().ends_with(".stderr"))
-        .filter_map(|f| Some(format!("--- {}\n{}\n", f.path().display(), tail(&std::fs::read_to_string(f.path()).ok()?, 60))))
+        .filter_map(|f| {
+            Some(format!("--- {}\n{}\n", f.path().display(), tail(&std::fs::read_to_string(f.path()).ok()?, 60)))
+        })
         .collect();
     BenchRun {
         status: output.status,

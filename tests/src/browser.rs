@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fantoccini::actions::{Actions, InputSource, KeyAction, KeyActions, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
+use fantoccini::actions::{
+    Actions, InputSource, KeyAction, KeyActions, MOUSE_BUTTON_LEFT, MouseActions, PointerAction,
+};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
@@ -52,7 +54,9 @@ fn binary(env: &str, candidates: &[&str]) -> String {
             return (*c).to_owned();
         }
     }
-    panic!("none of {candidates:?} exists: install Debian's chromium and chromium-driver (bash ops/setup.sh), or set {env}");
+    panic!(
+        "none of {candidates:?} exists: install Debian's chromium and chromium-driver (bash ops/setup.sh), or set {env}"
+    );
 }
 
 impl Browser {
@@ -100,7 +104,8 @@ impl Browser {
                 }
             }
         };
-        let browser = Browser { runtime, client: Some(client), driver, _profile: profile, downloads, shots, shot_count: 0 };
+        let browser =
+            Browser { runtime, client: Some(client), driver, _profile: profile, downloads, shots, shot_count: 0 };
         // Let Chromium save downloads without asking (headless needs the CDP command).
         let dir = browser.downloads.path().display().to_string();
         let _ = browser.cdp("Browser.setDownloadBehavior", json!({"behavior": "allow", "downloadPath": dir}));
@@ -259,7 +264,9 @@ impl Browser {
             .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT })
             .pause(pause);
         let chord = Actions::from(keys).and(mouse);
-        self.runtime.block_on(async move { client.perform_actions(chord).await }).unwrap_or_else(|e| panic!("shift-clicking {css}: {e}"));
+        self.runtime
+            .block_on(async move { client.perform_actions(chord).await })
+            .unwrap_or_else(|e| panic!("shift-clicking {css}: {e}"));
     }
 
     /// Empties an input.
@@ -271,19 +278,28 @@ impl Browser {
     pub fn wait_for_attr(&self, css: &str, name: &str, value: &str, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         loop {
-            let now = self.script("const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;", vec![json!(css), json!(name)]);
+            let now = self.script(
+                "const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;",
+                vec![json!(css), json!(name)],
+            );
             let now = now.as_str().map(str::to_owned);
             if now.as_deref() == Some(value) {
                 return;
             }
-            assert!(Instant::now() < deadline, "{css} has {name}={now:?}, not {value:?}, after {timeout:?}:\n{}", self.page_text());
+            assert!(
+                Instant::now() < deadline,
+                "{css} has {name}={now:?}, not {value:?}, after {timeout:?}:\n{}",
+                self.page_text()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }
 
     pub fn select(&self, css: &str, value: &str) {
         let e = self.find(css);
-        self.runtime.block_on(e.select_by_value(value)).unwrap_or_else(|err| panic!("selecting {value} in {css}: {err}"));
+        self.runtime
+            .block_on(e.select_by_value(value))
+            .unwrap_or_else(|err| panic!("selecting {value} in {css}: {err}"));
     }
 
     pub fn text(&self, e: &Element) -> String {
@@ -297,9 +313,7 @@ impl Browser {
     /// The visible text of the page (for failure messages).
     pub fn page_text(&self) -> String {
         let client = self.client().clone();
-        self.runtime
-            .block_on(async move { client.find(Locator::Css("body")).await?.text().await })
-            .unwrap_or_default()
+        self.runtime.block_on(async move { client.find(Locator::Css("body")).await?.text().await }).unwrap_or_default()
     }
 
     /// Waits until the element matching `css` shows text containing `expected` (read in the
@@ -307,13 +321,20 @@ impl Browser {
     pub fn wait_for_text(&self, css: &str, expected: &str, timeout: Duration) -> String {
         let deadline = Instant::now() + timeout;
         loop {
-            let text = self.script("const e = document.querySelector(arguments[0]); return e ? e.innerText : null;", vec![json!(css)]);
+            let text = self.script(
+                "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;",
+                vec![json!(css)],
+            );
             if let Some(text) = text.as_str() {
                 if text.contains(expected) {
                     return text.to_owned();
                 }
             }
-            assert!(Instant::now() < deadline, "{css} did not show {expected:?} within {timeout:?}; the page says:\n{}", self.page_text());
+            assert!(
+                Instant::now() < deadline,
+                "{css} did not show {expected:?} within {timeout:?}; the page says:\n{}",
+                self.page_text()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -326,7 +347,11 @@ impl Browser {
             if found.as_u64() == Some(count as u64) {
                 return;
             }
-            assert!(Instant::now() < deadline, "{css} matched {found} elements, not {count}, within {timeout:?}; the page says:\n{}", self.page_text());
+            assert!(
+                Instant::now() < deadline,
+                "{css} matched {found} elements, not {count}, within {timeout:?}; the page says:\n{}",
+                self.page_text()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }

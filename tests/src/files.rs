@@ -52,7 +52,13 @@ impl FileServer {
                 let addr = acceptor.local_addr()[0].as_socket_addr().copied().expect("a TCP address");
                 addr_tx.send(addr).expect("the test waits for the address");
                 let _ = poem::Server::new_with_acceptor(acceptor)
-                    .run_with_graceful_shutdown(app, async { let _ = stop_rx.await; }, Some(Duration::from_secs(1)))
+                    .run_with_graceful_shutdown(
+                        app,
+                        async {
+                            let _ = stop_rx.await;
+                        },
+                        Some(Duration::from_secs(1)),
+                    )
                     .await;
             });
         });

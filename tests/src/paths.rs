@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 
 /// The repository root (the workspace this crate belongs to).
 pub fn repo() -> PathBuf {
-    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).parent().expect("tests/ lives in the repository").to_path_buf()
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+        .parent()
+        .expect("tests/ lives in the repository")
+        .to_path_buf()
 }
 
 /// The `scribe` binary: `$SCRIBE_BIN`, else `<target>/release/scribe` beside the running test
@@ -18,7 +21,8 @@ pub fn scribe_bin() -> PathBuf {
         return bin;
     }
     let exe = std::env::current_exe().expect("the test executable's path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("the test executable lives in <target>/<profile>/deps");
+    let profile_dir =
+        exe.parent().and_then(Path::parent).expect("the test executable lives in <target>/<profile>/deps");
     let bin = profile_dir.join(format!("scribe{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.is_file(),

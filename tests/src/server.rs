@@ -61,11 +61,10 @@ impl TestServer {
         let home = tempfile::Builder::new().prefix("scribe-test-").tempdir().expect("a temp dir");
         std::fs::create_dir_all(home.path().join("data")).expect("the data dir");
         // Owner-only, as the server wants it (it repairs and warns about anything else).
-        std::fs::set_permissions(home.path().join("data"), std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("the data dir is ours");
-        let http = reqwest::blocking::Client::builder()
-            .timeout(Duration::from_secs(120))
-            .build()
-            .expect("an HTTP client");
+        std::fs::set_permissions(home.path().join("data"), std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .expect("the data dir is ours");
+        let http =
+            reqwest::blocking::Client::builder().timeout(Duration::from_secs(120)).build().expect("an HTTP client");
         let mut server =
             TestServer { home, options, child: None, addr: None, admin_key: String::new(), starts: 0, http };
         server.launch();
@@ -204,7 +203,11 @@ impl TestServer {
             if status != 401 {
                 return;
             }
-            assert!(Instant::now() < deadline, "the server still answers 401 for a key issued {KEY_TIMEOUT:?} ago\n{}", self.logs());
+            assert!(
+                Instant::now() < deadline,
+                "the server still answers 401 for a key issued {KEY_TIMEOUT:?} ago\n{}",
+                self.logs()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }

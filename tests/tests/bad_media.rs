@@ -40,7 +40,18 @@ const NO_SPEECH: &[&str] = &["no speech", "contains no audio"];
 const BROKEN: &[&str] = &["not a recognised audio or video format", "could not be decoded", "cut short", "no audio"];
 
 /// Words that mean a message was written for a programmer, not for the person who uploaded.
-const JARGON: &[&str] = &["symphonia", "panick", "unwrap", "error {", "os error", "backtrace", "stream #", "0:a:0", "errno", "invalid data found"];
+const JARGON: &[&str] = &[
+    "symphonia",
+    "panick",
+    "unwrap",
+    "error {",
+    "os error",
+    "backtrace",
+    "stream #",
+    "0:a:0",
+    "errno",
+    "invalid data found",
+];
 
 /// Deterministic noise (xorshift), so a failure can be reproduced.
 fn noise(len: usize, seed: u64) -> Vec<u8> {
@@ -102,13 +113,27 @@ fn make_cases(dir: &Path) -> Vec<Case> {
 
     add("empty.mp3", Vec::new(), Expect::Refused(EMPTY));
     add("empty.wav", Vec::new(), Expect::Refused(EMPTY));
-    for (i, ext) in ["mp3", "wav", "mp4", "flac", "ogg", "m4a", "aac", "opus", "wma", "mov", "webm", "mkv"].iter().enumerate() {
+    for (i, ext) in
+        ["mp3", "wav", "mp4", "flac", "ogg", "m4a", "aac", "opus", "wma", "mov", "webm", "mkv"].iter().enumerate()
+    {
         add(&format!("random.{ext}"), noise(64 * 1024, i as u64 + 1), Expect::Refused(NOT_MEDIA));
     }
     add("one-byte.wav", vec![0x52], Expect::Refused(NOT_MEDIA));
-    add("text.flac", b"This is not audio. It is a shopping list: milk, eggs, bread.\n".repeat(200), Expect::Refused(NOT_MEDIA));
-    add("page.mp3", b"<!doctype html><html><head><title>404</title></head><body>Not found</body></html>".to_vec(), Expect::Refused(NOT_MEDIA));
-    add("subtitles.wav", b"1\n00:00:01,000 --> 00:00:02,000\nHello\n\n2\n00:00:03,000 --> 00:00:04,000\nWorld\n".to_vec(), Expect::Refused(NOT_MEDIA));
+    add(
+        "text.flac",
+        b"This is not audio. It is a shopping list: milk, eggs, bread.\n".repeat(200),
+        Expect::Refused(NOT_MEDIA),
+    );
+    add(
+        "page.mp3",
+        b"<!doctype html><html><head><title>404</title></head><body>Not found</body></html>".to_vec(),
+        Expect::Refused(NOT_MEDIA),
+    );
+    add(
+        "subtitles.wav",
+        b"1\n00:00:01,000 --> 00:00:02,000\nHello\n\n2\n00:00:03,000 --> 00:00:04,000\nWorld\n".to_vec(),
+        Expect::Refused(NOT_MEDIA),
+    );
     add("zeros.ogg", vec![0u8; 100_000], Expect::Refused(NOT_MEDIA));
     // Magic numbers followed by garbage.
     let with_magic = |magic: &[u8], seed| [magic, &noise(32 * 1024, seed)[..]].concat();
@@ -116,7 +141,11 @@ fn make_cases(dir: &Path) -> Vec<Case> {
     add("garbage-after-magic.ogg", with_magic(b"OggS", 22), Expect::Refused(BROKEN));
     add("garbage-after-id3.mp3", with_magic(b"ID3\x03\x00\x00\x00\x00\x00\x10", 23), Expect::Refused(BROKEN));
     add("ftyp-only.mp4", b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2".to_vec(), Expect::Refused(BROKEN));
-    add("atom-claims-4gb.mp4", [&b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2\xff\xff\xff\xffmoov"[..], &noise(4096, 24)].concat(), Expect::Refused(BROKEN));
+    add(
+        "atom-claims-4gb.mp4",
+        [&b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2\xff\xff\xff\xffmoov"[..], &noise(4096, 24)].concat(),
+        Expect::Refused(BROKEN),
+    );
     // WAV headers that lie.
     add("header-only.wav", wav_header(16_000, 1, 16, 1, 0), Expect::Refused(EMPTY));
     let mut claims_gigabytes = wav_header(16_000, 1, 16, 1, 0xFFFF_FF00);
@@ -145,9 +174,21 @@ fn make_cases(dir: &Path) -> Vec<Case> {
         cases.push(Case { name: name.to_owned(), file, expect });
     };
     made("speech-8khz-stereo.wav", &["-i", jfk_s, "-ar", "8000", "-ac", "2"], Expect::Transcribed("country"));
-    made("video-no-audio.mp4", &["-f", "lavfi", "-i", "testsrc=duration=2:size=160x120:rate=10", "-pix_fmt", "yuv420p"], Expect::Refused(NO_AUDIO_TRACK));
-    made("video-no-audio.mkv", &["-f", "lavfi", "-i", "testsrc=duration=2:size=160x120:rate=10", "-c:v", "mpeg4"], Expect::Refused(NO_AUDIO_TRACK));
-    made("image.m4a", &["-f", "lavfi", "-i", "color=c=red:size=64x64", "-frames:v", "1", "-f", "image2", "-c:v", "png"], Expect::Refused(NOT_MEDIA));
+    made(
+        "video-no-audio.mp4",
+        &["-f", "lavfi", "-i", "testsrc=duration=2:size=160x120:rate=10", "-pix_fmt", "yuv420p"],
+        Expect::Refused(NO_AUDIO_TRACK),
+    );
+    made(
+        "video-no-audio.mkv",
+        &["-f", "lavfi", "-i", "testsrc=duration=2:size=160x120:rate=10", "-c:v", "mpeg4"],
+        Expect::Refused(NO_AUDIO_TRACK),
+    );
+    made(
+        "image.m4a",
+        &["-f", "lavfi", "-i", "color=c=red:size=64x64", "-frames:v", "1", "-f", "image2", "-c:v", "png"],
+        Expect::Refused(NOT_MEDIA),
+    );
     let full_m4a = dir.join("full.m4a");
     ffmpeg(&["-i", jfk_s, "-c:a", "aac", "-b:a", "64k"], &full_m4a);
     let full_mp3 = dir.join("full.mp3");
@@ -210,7 +251,10 @@ fn malformed_media_is_refused_or_fails_with_a_clear_message() {
         let (status, message, transcript) = match outcome {
             Outcome::Refused { status, body } => {
                 if *status != 400 || body["field"] != "file" {
-                    problems.push(format!("{}: answered {status} {body} (expected 400 on field file, or a job)", case.name));
+                    problems.push(format!(
+                        "{}: answered {status} {body} (expected 400 on field file, or a job)",
+                        case.name
+                    ));
                     continue;
                 }
                 ("REFUSED".to_owned(), body["message"].as_str().unwrap_or_default().to_owned(), String::new())
@@ -240,7 +284,10 @@ fn malformed_media_is_refused_or_fails_with_a_clear_message() {
         match (&case.expect, status.as_str()) {
             (Expect::Refused(phrases), "REFUSED" | "ERROR") => {
                 if !phrases.iter().any(|p| lower.contains(p)) {
-                    problems.push(format!("{}: {status} with {message:?}; expected a message with one of {phrases:?}", case.name));
+                    problems.push(format!(
+                        "{}: {status} with {message:?}; expected a message with one of {phrases:?}",
+                        case.name
+                    ));
                 }
                 if let Some(j) = JARGON.iter().find(|j| lower.contains(*j)) {
                     problems.push(format!("{}: the message {message:?} speaks jargon ({j:?})", case.name));
@@ -259,7 +306,14 @@ fn malformed_media_is_refused_or_fails_with_a_clear_message() {
     }
     let health = server.http().get(server.url("/health")).send().map(|r| r.status().as_u16());
     assert_eq!(health.ok(), Some(200), "the server is unhealthy after the suite\n{}", server.logs());
-    assert!(problems.is_empty(), "{} of {} cases went wrong:\n{}\n{}", problems.len(), cases.len(), problems.join("\n"), server.logs());
+    assert!(
+        problems.is_empty(),
+        "{} of {} cases went wrong:\n{}\n{}",
+        problems.len(),
+        cases.len(),
+        problems.join("\n"),
+        server.logs()
+    );
 }
 
 /// Waits until the job is DONE or ERROR; a job still running at the deadline is reported as it is.

@@ -20,7 +20,12 @@ fn upload_until(server: &TestServer, key: &str, status: u16) -> Option<String> {
         if reply.status == status {
             return reply.json()["jobStatus"]["jobId"].as_str().map(str::to_owned);
         }
-        assert!(Instant::now() < deadline, "uploads still answer {} instead of {status}: {}", reply.status, reply.json());
+        assert!(
+            Instant::now() < deadline,
+            "uploads still answer {} instead of {status}: {}",
+            reply.status,
+            reply.json()
+        );
         std::thread::sleep(Duration::from_millis(250));
     }
 }
@@ -36,13 +41,15 @@ fn a_url_job_is_charged_for_its_duration_once_its_media_is_in() {
     let done = server.wait_for_status(&key, id, &["DONE", "ERROR"], ASR_TIMEOUT);
     assert_eq!(done["status"], "DONE", "{done}");
     // 5 cents are left: less than the least a job costs.
-    let refused = server.post_json("/jobs/upload-media-from-url", &key, &json!({"sourceUrl": files.corpus_url(clips::JFK)}));
+    let refused =
+        server.post_json("/jobs/upload-media-from-url", &key, &json!({"sourceUrl": files.corpus_url(clips::JFK)}));
     let deadline = Instant::now() + BALANCE_TIMEOUT;
     let mut refused = refused;
     while refused.status != 402 {
         assert!(Instant::now() < deadline, "the URL job's charge never reached the balance: {}", refused.json());
         std::thread::sleep(Duration::from_millis(250));
-        refused = server.post_json("/jobs/upload-media-from-url", &key, &json!({"sourceUrl": files.corpus_url(clips::JFK)}));
+        refused =
+            server.post_json("/jobs/upload-media-from-url", &key, &json!({"sourceUrl": files.corpus_url(clips::JFK)}));
     }
     refused.error(402, None);
 }
@@ -104,7 +111,8 @@ fn parallel_uploads_of_one_account_are_all_accepted_and_charged_once_each() {
     });
     let refused: Vec<_> = replies.iter().filter(|(status, _)| *status != 200).collect();
     assert!(refused.is_empty(), "{} of {UPLOADS} parallel uploads were refused: {refused:?}", refused.len());
-    let mut ids: Vec<&str> = replies.iter().map(|(_, body)| body["jobStatus"]["jobId"].as_str().expect("a job id")).collect();
+    let mut ids: Vec<&str> =
+        replies.iter().map(|(_, body)| body["jobStatus"]["jobId"].as_str().expect("a job id")).collect();
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len() as u64, UPLOADS, "every upload is its own job");
@@ -117,10 +125,12 @@ fn parallel_uploads_of_one_account_are_all_accepted_and_charged_once_each() {
 fn a_direct_job_deleted_before_its_recognition_starts_is_refunded_and_one_deleted_after_is_not() {
     const QUEUED: u64 = 8;
     // One recognition at a time, so the jobs behind the first one wait in the queue.
-    let server = TestServer::start_with(Options { extra_args: vec!["--asr-workers".into(), "1".into()], ..Options::default() });
+    let server =
+        TestServer::start_with(Options { extra_args: vec!["--asr-workers".into(), "1".into()], ..Options::default() });
     // The 100 s clip costs 20 cents (two started minutes), each short clip 10.
     let key = server.create_key("deleter", Some(20 + QUEUED * 10));
-    let long = server.upload_ok(&key, &paths::corpus_file("audio/en_synth_gettysburg_2voices.wav"), &[("language", "en")]);
+    let long =
+        server.upload_ok(&key, &paths::corpus_file("audio/en_synth_gettysburg_2voices.wav"), &[("language", "en")]);
     let long = long["jobId"].as_str().unwrap().to_owned();
     let deadline = Instant::now() + ASR_TIMEOUT;
     while !server.scribe_ok(&["replay", &long]).contains("TranscriptionStarted") {
@@ -128,7 +138,12 @@ fn a_direct_job_deleted_before_its_recognition_starts_is_refunded_and_one_delete
         std::thread::sleep(Duration::from_millis(200));
     }
     let queued: Vec<String> = (0..QUEUED)
-        .map(|_| server.upload_ok(&key, &paths::corpus_file(clips::SHORT), &[("language", "en")])["jobId"].as_str().unwrap().to_owned())
+        .map(|_| {
+            server.upload_ok(&key, &paths::corpus_file(clips::SHORT), &[("language", "en")])["jobId"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     server.wait_for_balance(&key, 0);
     for id in &queued {

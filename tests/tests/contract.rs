@@ -26,7 +26,11 @@ fn glossary_fields_of_the_wrong_json_type_are_refused_naming_them() {
         .post_json("/glossary", key, &json!({"name": "x", "items": [{"name": "a", "description": true}]}))
         .error(400, Some("items[0].description"));
     server
-        .post_json("/jobs/upload-media-from-url", key, &json!({"sourceUrl": "http://127.0.0.1:9/a.wav", "numberOfSpeakers": "2"}))
+        .post_json(
+            "/jobs/upload-media-from-url",
+            key,
+            &json!({"sourceUrl": "http://127.0.0.1:9/a.wav", "numberOfSpeakers": "2"}),
+        )
         .error(400, Some("numberOfSpeakers"));
     // Nothing was created by the refused bodies; a right one still works.
     let listed = server.get("/glossary", key, &[]).ok();
@@ -52,7 +56,8 @@ fn an_upload_body_holds_exactly_one_file_part() {
     let body = twice.error(400, Some("file"));
     assert!(body["message"].as_str().unwrap().contains("twice"), "{body}");
 
-    let language_in_body = upload_form(&server, multipart::Form::new().text("language", "fr").part("file", media_part()));
+    let language_in_body =
+        upload_form(&server, multipart::Form::new().text("language", "fr").part("file", media_part()));
     let body = language_in_body.error(400, Some("language"));
     assert!(body["message"].as_str().unwrap().contains("query"), "{body}");
     let after = upload_form(&server, multipart::Form::new().part("file", media_part()).text("jobType", "perfect"));
@@ -66,13 +71,17 @@ fn an_upload_body_holds_exactly_one_file_part() {
 fn unreadable_parameters_are_explained_in_words() {
     let server = TestServer::start();
     let key = server.key();
-    let body = server.get("/jobs/export-srt", key, &[("jobId", "abc"), ("maxCharsPerRow", "wide")]).error(400, Some("maxCharsPerRow"));
+    let body = server
+        .get("/jobs/export-srt", key, &[("jobId", "abc"), ("maxCharsPerRow", "wide")])
+        .error(400, Some("maxCharsPerRow"));
     assert_eq!(body["message"], "maxCharsPerRow must be a whole number between 30 and 45");
     let body = server.get("/jobs/status", key, &[]).error(400, Some("jobId"));
     assert_eq!(body["message"], "jobId is required");
     let body = server.get("/jobs", key, &[("pageSize", "1.5")]).error(400, Some("pageSize"));
     assert_eq!(body["message"], "pageSize must be a whole number between 1 and 100");
-    let body = server.get("/jobs/export-txt", key, &[("jobId", "abc"), ("includeSpeakers", "maybe")]).error(400, Some("includeSpeakers"));
+    let body = server
+        .get("/jobs/export-txt", key, &[("jobId", "abc"), ("includeSpeakers", "maybe")])
+        .error(400, Some("includeSpeakers"));
     assert_eq!(body["message"], "includeSpeakers must be true or false");
     let body = server.get("/jobs/export-stl", key, &[("jobId", "abc"), ("maxScreenTimePerRowSeconds", "long")]);
     let body = body.error(400, Some("maxScreenTimePerRowSeconds"));
@@ -119,7 +128,8 @@ fn a_failed_job_says_why_in_its_status_and_in_the_list() {
     assert_eq!(listed[0]["errorMsg"], msg);
 
     let done = server.upload_ok(key, &paths::corpus_file(clips::SHORT), &[]);
-    let done = server.wait_for_status(key, done["jobId"].as_str().unwrap(), &["DONE", "ERROR"], Duration::from_secs(300));
+    let done =
+        server.wait_for_status(key, done["jobId"].as_str().unwrap(), &["DONE", "ERROR"], Duration::from_secs(300));
     assert!(done.get("errorMsg").is_none(), "{done}");
 }
 
@@ -177,7 +187,9 @@ fn a_translation_order_requires_its_source_and_target_in_the_document_and_the_se
     let key = server.key();
     server.post("/jobs/translatedSubtitles", key, &[("targetLanguage", "fr")]).error(400, Some("sourceJobId"));
     server.post("/jobs/translatedSubtitles", key, &[("sourceJobId", "abc")]).error(400, Some("targetLanguage"));
-    server.post("/jobs/translatedSubtitles", key, &[("sourceJobId", ""), ("targetLanguage", "fr")]).error(400, Some("sourceJobId"));
+    server
+        .post("/jobs/translatedSubtitles", key, &[("sourceJobId", ""), ("targetLanguage", "fr")])
+        .error(400, Some("sourceJobId"));
 }
 
 /// The rules between a submission's parameters, as (parameter, query that breaks it, a word the
@@ -189,7 +201,11 @@ const CROSS_FIELD_RULES: &[(&str, &[(&str, &str)], &str)] = &[
     ("turnaroundTime", &[("turnaroundTime", "ONE_DAY")], "perfect"),
     ("turnaroundTime", &[("jobType", "direct"), ("turnaroundTime", "TEN_DAYS")], "perfect"),
     ("transcriptionStyle", &[("transcriptionType", "captions"), ("transcriptionStyle", "verbatim")], "transcription"),
-    ("transcriptionStyle", &[("transcriptionType", "translatedSubtitles"), ("targetLanguage", "en"), ("transcriptionStyle", "cleanread")], "transcription"),
+    (
+        "transcriptionStyle",
+        &[("transcriptionType", "translatedSubtitles"), ("targetLanguage", "en"), ("transcriptionStyle", "cleanread")],
+        "transcription",
+    ),
     ("language", &[("language", "eo")], "perfect"),
 ];
 
@@ -199,7 +215,9 @@ fn each_rule_between_parameters_is_written_in_the_document_and_refused_naming_th
     let doc = openapi(&server);
     let url_job = &doc["components"]["schemas"]["UploadFromUrl"]["properties"];
     for (name, _, word) in CROSS_FIELD_RULES {
-        for description in [&parameter(&doc, "/jobs/upload-media", "post", name)["description"], &url_job[*name]["description"]] {
+        for description in
+            [&parameter(&doc, "/jobs/upload-media", "post", name)["description"], &url_job[*name]["description"]]
+        {
             let text = description.as_str().unwrap_or_else(|| panic!("{name} has no description"));
             assert!(text.contains("Rule:") && text.contains(word) && text.contains("400"), "{name}: {text}");
         }
@@ -233,7 +251,9 @@ fn an_empty_document_is_refused_as_the_schema_says() {
     let done = server.wait_for_status(key, job_id, &["DONE", "ERROR"], scribe_tests::ASR_TIMEOUT);
     assert_eq!(done["status"], "DONE", "{done}");
     let put = |body: &Value| {
-        Reply::send(server.http().put(server.url("/api/jobs/document")).query(&[("apiKey", key), ("jobId", job_id)]).json(body))
+        Reply::send(
+            server.http().put(server.url("/api/jobs/document")).query(&[("apiKey", key), ("jobId", job_id)]).json(body),
+        )
     };
     let current = server.get("/jobs/document", key, &[("jobId", job_id)]).ok()["document"].clone();
     let speakers = current["speakers"].clone();
@@ -255,7 +275,12 @@ fn a_url_job_takes_nothing_but_its_key_in_the_query_and_no_unknown_body_field() 
     let url = json!({"sourceUrl": "http://127.0.0.1:9/talk.wav"});
     let with_query = |query: &[(&str, &str)]| {
         Reply::send(
-            server.http().post(server.url("/api/jobs/upload-media-from-url")).query(&[("apiKey", key)]).query(query).json(&url),
+            server
+                .http()
+                .post(server.url("/api/jobs/upload-media-from-url"))
+                .query(&[("apiKey", key)])
+                .query(query)
+                .json(&url),
         )
     };
     let body = with_query(&[("language", "fr")]).error(400, Some("language"));
@@ -264,7 +289,11 @@ fn a_url_job_takes_nothing_but_its_key_in_the_query_and_no_unknown_body_field() 
     let body = with_query(&[("colour", "red")]).error(400, Some("colour"));
     assert!(body["message"].as_str().unwrap().contains("apiKey"), "says what it takes: {body}");
     let body = server
-        .post_json("/jobs/upload-media-from-url", key, &json!({"sourceUrl": "http://127.0.0.1:9/talk.wav", "langauge": "fr"}))
+        .post_json(
+            "/jobs/upload-media-from-url",
+            key,
+            &json!({"sourceUrl": "http://127.0.0.1:9/talk.wav", "langauge": "fr"}),
+        )
         .error(400, Some("langauge"));
     assert!(body["message"].as_str().unwrap().contains("language"), "lists the fields: {body}");
     server
@@ -300,7 +329,12 @@ fn a_parameter_the_endpoint_does_not_take_or_given_twice_is_refused_on_every_end
     ];
     let send = |method: &str, url: &str| {
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        Reply::send(server.http().request(method, server.url(url)).json(&json!({"name": "x", "sourceUrl": "http://127.0.0.1:9/a.wav"})))
+        Reply::send(
+            server
+                .http()
+                .request(method, server.url(url))
+                .json(&json!({"name": "x", "sourceUrl": "http://127.0.0.1:9/a.wav"})),
+        )
     };
     for (method, url) in endpoints {
         let sep = if url.ends_with('?') { "" } else { "&" };

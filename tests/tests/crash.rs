@@ -8,7 +8,8 @@ use scribe_tests::bench;
 
 #[test]
 fn jobs_survive_random_kills_with_no_loss_no_double_and_every_callback() {
-    let run = bench::run(&["crash", "--rounds", "3", "--clients", "2", "--max-uptime", "5s", "--settle-timeout", "10m"]);
+    let run =
+        bench::run(&["crash", "--rounds", "3", "--clients", "2", "--max-uptime", "5s", "--settle-timeout", "10m"]);
     assert!(run.status.success(), "the crash check failed\n{}", run.report());
     assert!(run.stdout.contains("lost 0, doubled 0, undelivered 0"), "unexpected tally:\n{}", run.report());
     assert!(!run.stdout.contains("jobs 0 "), "no job was accepted, so nothing was checked:\n{}", run.report());

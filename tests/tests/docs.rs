@@ -52,7 +52,11 @@ fn swagger_ui_loads_without_the_internet() {
     let reply = Reply::send(server.http().get(server.url("/api/docs")));
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert!(reply.header("content-type").unwrap_or("").starts_with("text/html"));
-    assert!(reply.text.to_lowercase().contains("swagger"), "not Swagger UI: {}", &reply.text[..reply.text.len().min(300)]);
+    assert!(
+        reply.text.to_lowercase().contains("swagger"),
+        "not Swagger UI: {}",
+        &reply.text[..reply.text.len().min(300)]
+    );
     for cdn in ["unpkg.com", "cdn.jsdelivr", "cdnjs.cloudflare"] {
         assert!(!reply.text.contains(cdn), "Swagger UI loads from {cdn}, which needs the internet");
     }
@@ -71,7 +75,10 @@ fn health_and_metrics() {
     server.get("/jobs", key, &[]).ok();
     let metrics = Reply::send(server.http().get(server.url("/metrics")));
     assert_eq!(metrics.status, 200);
-    assert!(metrics.header("content-type").unwrap_or("").starts_with("text/plain") || metrics.header("content-type").unwrap_or("").contains("openmetrics"));
+    assert!(
+        metrics.header("content-type").unwrap_or("").starts_with("text/plain")
+            || metrics.header("content-type").unwrap_or("").contains("openmetrics")
+    );
     let text = &metrics.text;
     let has_sample = |needle: &str| text.lines().any(|l| !l.starts_with('#') && l.contains(needle));
     assert!(text.contains("# TYPE"), "Prometheus text format: {text}");

@@ -217,7 +217,11 @@ fn raw_exchange(server: &TestServer, request: &[u8]) -> (u16, serde_json::Value)
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);
     let answer = String::from_utf8_lossy(&answer).into_owned();
-    let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no status line: {answer:.300}"));
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {answer:.300}"));
     assert!(answer.to_ascii_lowercase().contains("content-type: application/json"), "{answer:.300}");
     let (_, body) = answer.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no head: {answer:.300}"));
     let body = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: the body of {answer:.300}"));
@@ -231,10 +235,15 @@ fn requests_the_http_layer_cannot_read_get_the_json_error_body_too() {
     let many_fields: String = (0..150).map(|i| format!("X-Field-{i}: {i}\r\n")).collect();
     let too_many = format!("GET /api/jobs HTTP/1.1\r\nHost: {host}\r\n{many_fields}\r\n");
     let (status, body) = raw_exchange(&server, too_many.as_bytes());
-    assert_eq!((status, body["status"].as_u64(), body["error"].as_str()), (431, Some(431), Some("HEADERS_TOO_LARGE")), "{body}");
+    assert_eq!(
+        (status, body["status"].as_u64(), body["error"].as_str()),
+        (431, Some(431), Some("HEADERS_TOO_LARGE")),
+        "{body}"
+    );
     assert!(body["message"].as_str().unwrap().contains("at most 100 header fields"), "{body}");
 
-    let long_url = format!("GET /api/jobs?apiKey={}&x={} HTTP/1.1\r\nHost: {host}\r\n\r\n", server.key(), "a".repeat(70_000));
+    let long_url =
+        format!("GET /api/jobs?apiKey={}&x={} HTTP/1.1\r\nHost: {host}\r\n\r\n", server.key(), "a".repeat(70_000));
     let (status, body) = raw_exchange(&server, long_url.as_bytes());
     assert_eq!((status, body["error"].as_str()), (414, Some("URI_TOO_LONG")), "{body}");
 

@@ -48,9 +48,7 @@ fn repo() -> PathBuf {
 }
 
 fn venv_bin(tool: &str) -> PathBuf {
-    let venv = std::env::var_os("SCRIBE_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join(".venv"));
+    let venv = std::env::var_os("SCRIBE_VENV").map(PathBuf::from).unwrap_or_else(|| repo().join(".venv"));
     let path = venv.join("bin").join(tool);
     assert!(
         path.exists(),
@@ -61,33 +59,17 @@ fn venv_bin(tool: &str) -> PathBuf {
 }
 
 fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| {
-        panic!("cannot run {cmd:?}: {e} (is it installed? `bash ops/setup.sh`)")
-    });
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e} (is it installed? `bash ops/setup.sh`)"));
+    assert!(out.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
 /// Cues as a Python reader reported them: (start, end, text).
 fn read_with_python(mode: &str, file: &Path) -> Vec<(f64, f64, String)> {
-    let out = run(Command::new(venv_bin("python"))
-        .arg("-c")
-        .arg(READER)
-        .arg(mode)
-        .arg(file));
+    let out = run(Command::new(venv_bin("python")).arg("-c").arg(READER).arg(mode).arg(file));
     let cues: Vec<Value> = serde_json::from_str(&out).unwrap();
     cues.iter()
-        .map(|c| {
-            (
-                c["start"].as_f64().unwrap(),
-                c["end"].as_f64().unwrap(),
-                c["text"].as_str().unwrap().to_owned(),
-            )
-        })
+        .map(|c| (c["start"].as_f64().unwrap(), c["end"].as_f64().unwrap(), c["text"].as_str().unwrap().to_owned()))
         .collect()
 }
 
@@ -96,29 +78,15 @@ fn assert_same(reader: &str, got: &[(f64, f64, String)], want: &[Cue], tolerance
     assert_eq!(got.len(), want.len(), "{reader}: cue count");
     for (k, ((start, end, text), cue)) in got.iter().zip(want).enumerate() {
         assert_eq!(text, &cue.lines.join("\n"), "{reader}: text of cue {k}");
-        assert!(
-            (start - cue.start).abs() <= tolerance,
-            "{reader}: cue {k} starts {start}, we wrote {}",
-            cue.start
-        );
-        assert!(
-            (end - cue.end).abs() <= tolerance,
-            "{reader}: cue {k} ends {end}, we wrote {}",
-            cue.end
-        );
+        assert!((start - cue.start).abs() <= tolerance, "{reader}: cue {k} starts {start}, we wrote {}", cue.start);
+        assert!((end - cue.end).abs() <= tolerance, "{reader}: cue {k} ends {end}, we wrote {}", cue.end);
     }
 }
 
 /// ffmpeg's ASS conversion: (start, end, text) of every Dialogue line, `\N` read as a new row.
 fn through_ffmpeg(input: &Path) -> Vec<(f64, f64, String)> {
-    let ass = input.with_extension(format!(
-        "{}.ass",
-        input.extension().unwrap().to_str().unwrap()
-    ));
-    run(Command::new("ffmpeg")
-        .args(["-v", "error", "-y", "-i"])
-        .arg(input)
-        .arg(&ass));
+    let ass = input.with_extension(format!("{}.ass", input.extension().unwrap().to_str().unwrap()));
+    run(Command::new("ffmpeg").args(["-v", "error", "-y", "-i"]).arg(input).arg(&ass));
     let clock = |t: &str| {
         let p: Vec<f64> = t.split(':').map(|x| x.parse().unwrap()).collect();
         p[0] * 3600.0 + p[1] * 60.0 + p[2]
@@ -135,13 +103,7 @@ fn through_ffmpeg(input: &Path) -> Vec<(f64, f64, String)> {
 }
 
 fn word(start: f64, end: f64, text: &str) -> Word {
-    Word {
-        start,
-        end,
-        text: text.into(),
-        conf: 0.93,
-        pristine: true,
-    }
+    Word { start, end, text: text.into(), conf: 0.93, pristine: true }
 }
 
 /// JFK's sentence from corpus/audio/en_jfk.wav with plausible word times, then a French reply.
@@ -178,11 +140,7 @@ fn transcript() -> Transcript {
         .map(|w| {
             let d = 0.12 + 0.06 * w.chars().count() as f64;
             let x = word(t, t + d, w);
-            t += d + if w.ends_with([',', '.', '?']) {
-                0.35
-            } else {
-                0.05
-            };
+            t += d + if w.ends_with([',', '.', '?']) { 0.35 } else { 0.05 };
             x
         })
         .collect();
@@ -192,57 +150,27 @@ fn transcript() -> Transcript {
         filename: "en_jfk.wav".into(),
         start_time_offset: 0.0,
         speakers: vec![
-            Speaker {
-                spkid: "S1".into(),
-                name: "Speaker 1".into(),
-            },
-            Speaker {
-                spkid: "S2".into(),
-                name: "Speaker 2".into(),
-            },
+            Speaker { spkid: "S1".into(), name: "Speaker 1".into() },
+            Speaker { spkid: "S2".into(), name: "Speaker 2".into() },
         ],
         segments: vec![
-            Segment {
-                speaker: "S1".into(),
-                words: jfk.iter().map(|&(s, e, w)| word(s, e, w)).collect(),
-            },
-            Segment {
-                speaker: "S2".into(),
-                words: fr,
-            },
+            Segment { speaker: "S1".into(), words: jfk.iter().map(|&(s, e, w)| word(s, e, w)).collect() },
+            Segment { speaker: "S2".into(), words: fr },
             // Dense accents: two rows of these need more than one TTI block's 112 bytes.
             Segment {
                 speaker: "S1".into(),
-                words: (0..12)
-                    .map(|k| {
-                        word(
-                            t + 1.0 + 0.5 * k as f64,
-                            t + 1.45 + 0.5 * k as f64,
-                            "dégénéré",
-                        )
-                    })
-                    .collect(),
+                words: (0..12).map(|k| word(t + 1.0 + 0.5 * k as f64, t + 1.45 + 0.5 * k as f64, "dégénéré")).collect(),
             },
         ],
-        highlights: vec![Highlight {
-            start: 3.3,
-            end: 4.3,
-            text: "ask not".into(),
-        }],
+        highlights: vec![Highlight { start: 3.3, end: 4.3, text: "ask not".into() }],
     }
 }
 
 fn profiles() -> Vec<(&'static str, SubtitleParams)> {
     vec![
         ("default", SubtitleParams::default()),
-        (
-            "narrow",
-            SubtitleParams::new(Some(30), Some(1), Some(1.0)).unwrap(),
-        ),
-        (
-            "wide",
-            SubtitleParams::new(Some(45), Some(2), Some(10.0)).unwrap(),
-        ),
+        ("narrow", SubtitleParams::new(Some(30), Some(1), Some(1.0)).unwrap()),
+        ("wide", SubtitleParams::new(Some(45), Some(2), Some(10.0)).unwrap()),
     ]
 }
 
@@ -254,18 +182,8 @@ fn srt_reads_back_through_srt_package_and_ffmpeg() {
         let cues = segment(&t.timed_words(), &p);
         let file = dir.path().join(format!("{name}.srt"));
         std::fs::write(&file, render_srt(&t, &p)).unwrap();
-        assert_same(
-            &format!("srt package, {name}"),
-            &read_with_python("srt", &file),
-            &cues,
-            0.0006,
-        );
-        assert_same(
-            &format!("ffmpeg srt→ass, {name}"),
-            &through_ffmpeg(&file),
-            &cues,
-            0.0106,
-        );
+        assert_same(&format!("srt package, {name}"), &read_with_python("srt", &file), &cues, 0.0006);
+        assert_same(&format!("ffmpeg srt→ass, {name}"), &through_ffmpeg(&file), &cues, 0.0106);
     }
 }
 
@@ -279,18 +197,8 @@ fn vtt_reads_back_through_webvtt_py_and_ffmpeg() {
         let vtt = render_vtt(&t, &p);
         assert_eq!(vtt.lines().next(), Some(VTT_HEADER));
         std::fs::write(&file, vtt).unwrap();
-        assert_same(
-            &format!("webvtt-py, {name}"),
-            &read_with_python("vtt", &file),
-            &cues,
-            0.0006,
-        );
-        assert_same(
-            &format!("ffmpeg vtt→ass, {name}"),
-            &through_ffmpeg(&file),
-            &cues,
-            0.0106,
-        );
+        assert_same(&format!("webvtt-py, {name}"), &read_with_python("vtt", &file), &cues, 0.0006);
+        assert_same(&format!("ffmpeg vtt→ass, {name}"), &through_ffmpeg(&file), &cues, 0.0106);
     }
 }
 
@@ -301,16 +209,8 @@ fn stl_reads_back_through_ttconv() {
     let info = StlInfo {
         programme_title: &t.filename,
         language: "en-us",
-        created: StlDate {
-            year: 2026,
-            month: 11,
-            day: 22,
-        },
-        revised: StlDate {
-            year: 2026,
-            month: 11,
-            day: 22,
-        },
+        created: StlDate { year: 2026, month: 11, day: 22 },
+        revised: StlDate { year: 2026, month: 11, day: 22 },
     };
     for (rows, secs) in [(None, None), (Some(1), Some(1.0)), (Some(2), Some(10.0))] {
         let p = SubtitleParams::stl(rows, secs).unwrap();
@@ -320,17 +220,10 @@ fn stl_reads_back_through_ttconv() {
         let bytes = render_stl(&t, &p, &info).unwrap();
         if rows != Some(1) {
             let ebns = bytes[1024..].chunks(128).map(|b| b[3]);
-            assert!(
-                ebns.clone().any(|e| e == 0x00),
-                "no extension block to read back"
-            );
+            assert!(ebns.clone().any(|e| e == 0x00), "no extension block to read back");
         }
         std::fs::write(&stl, bytes).unwrap();
-        run(Command::new(venv_bin("tt"))
-            .args(["convert", "-i"])
-            .arg(&stl)
-            .arg("-o")
-            .arg(&srt));
+        run(Command::new(venv_bin("tt")).args(["convert", "-i"]).arg(&stl).arg("-o").arg(&srt));
         // Frames are 40 ms: times come back within half a frame (plus the reader's millisecond).
         assert_same(
             &format!("ttconv stl→srt, rows {rows:?}, {secs:?} s"),
@@ -347,31 +240,11 @@ fn json_reads_back_in_the_spec_shape() {
     let t = transcript();
     let file = dir.path().join("x.json");
     std::fs::write(&file, render_json(&t)).unwrap();
-    let out = run(Command::new(venv_bin("python"))
-        .arg("-c")
-        .arg(READER)
-        .arg("json")
-        .arg(&file));
+    let out = run(Command::new(venv_bin("python")).arg("-c").arg(READER).arg("json").arg(&file));
     let doc: Value = serde_json::from_str(&out).unwrap();
-    let mut keys: Vec<&str> = doc
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let mut keys: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(
-        keys,
-        [
-            "filename",
-            "highlights",
-            "id",
-            "recordId",
-            "segments",
-            "speakers",
-            "startTimeOffset"
-        ]
-    );
+    assert_eq!(keys, ["filename", "highlights", "id", "recordId", "segments", "speakers", "startTimeOffset"]);
     let first = &doc["segments"][0]["words"][0];
     assert_eq!(first["text"], "And");
     assert!((first["duration"].as_f64().unwrap() - 0.22).abs() < 1e-9);

@@ -93,7 +93,8 @@ fn one_accounts_slow_urls_do_not_hold_up_another_accounts_url() {
     let alice = server.create_key("alice", Some(10_000));
     let bob = server.create_key("bob", Some(10_000));
     // Four slow downloads: as many as the server runs at once.
-    let slow: Vec<String> = (0..4).map(|n| job_id(&server.upload_url_ok(&alice, &drip.url(&format!("slow{n}")), &json!({})))).collect();
+    let slow: Vec<String> =
+        (0..4).map(|n| job_id(&server.upload_url_ok(&alice, &drip.url(&format!("slow{n}")), &json!({})))).collect();
     let quick = job_id(&server.upload_url_ok(&bob, &files.corpus_url(clips::SHORT), &json!({"language": "en"})));
     // Bob's job is fetched, probed and transcribed while alice's servers still drip.
     let done = server.wait_for_status(&bob, &quick, &["DONE", "ERROR"], Duration::from_secs(300));
@@ -108,7 +109,10 @@ fn one_accounts_slow_urls_do_not_hold_up_another_accounts_url() {
 
 #[test]
 fn a_download_past_its_deadline_fails_saying_what_the_server_sent() {
-    let server = TestServer::start_with(Options { extra_args: vec!["--download-deadline".into(), "4s".into()], ..Options::default() });
+    let server = TestServer::start_with(Options {
+        extra_args: vec!["--download-deadline".into(), "4s".into()],
+        ..Options::default()
+    });
     let files = FileServer::start();
     let drip = DripServer::start();
     let key = server.key();
@@ -152,7 +156,10 @@ fn recognition_takes_turns_between_accounts() {
 
 #[test]
 fn media_longer_than_the_operator_allows_is_refused_at_upload_and_fails_a_url_job_at_probe() {
-    let server = TestServer::start_with(Options { extra_args: vec!["--max-duration".into(), "1m".into()], ..Options::default() });
+    let server = TestServer::start_with(Options {
+        extra_args: vec!["--max-duration".into(), "1m".into()],
+        ..Options::default()
+    });
     let files = FileServer::start();
     let key = server.create_key("carol", Some(100));
     let long_clip = "audio/en_synth_gettysburg_2voices.wav"; // 100 s
@@ -160,14 +167,19 @@ fn media_longer_than_the_operator_allows_is_refused_at_upload_and_fails_a_url_jo
 
     // A new job is OPEN: an upload that long is no job, refused naming the file and both
     // lengths, before it is charged, and nothing of it stays on disk.
-    let refused = server.upload(&key, &paths::corpus_file(long_clip), &[("callbackUrl", &files.callback_url())]).error(400, Some("file"));
+    let refused = server
+        .upload(&key, &paths::corpus_file(long_clip), &[("callbackUrl", &files.callback_url())])
+        .error(400, Some("file"));
     assert_eq!(refused["error"], "INVALID_PARAMETER", "{refused}");
     assert_eq!(refused["message"], msg, "{refused}");
     assert!(server.list_jobs(&key, &[]).is_empty(), "a refused upload is no job");
     assert_eq!(server.get("/me", &key, &[]).ok()["balance"], 100, "nothing was charged");
     let media_dir = server.data_dir().join("media");
     let left: Vec<_> = std::fs::read_dir(&media_dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
-    assert!(left.iter().all(|p| !p.is_file() && !scribe_tests::server::dir_has_entries(p)), "files of the refused upload remain: {left:?}");
+    assert!(
+        left.iter().all(|p| !p.is_file() && !scribe_tests::server::dir_has_entries(p)),
+        "files of the refused upload remain: {left:?}"
+    );
     // Media within the limit is accepted as before.
     let short = server.upload_ok(&key, &paths::corpus_file(clips::JFK), &[]);
     assert_eq!(short["status"], "OPEN", "{short}");
@@ -175,7 +187,8 @@ fn media_longer_than_the_operator_allows_is_refused_at_upload_and_fails_a_url_jo
     // A URL job's length is known once it is fetched: it is answered OPEN, then fails at probe
     // before it is charged, and its status shows the probed length.
     let balance = server.get("/me", &key, &[]).ok()["balance"].as_u64().unwrap();
-    let accepted = server.upload_url_ok(&key, &files.corpus_url(long_clip), &json!({"callbackUrl": files.callback_url()}));
+    let accepted =
+        server.upload_url_ok(&key, &files.corpus_url(long_clip), &json!({"callbackUrl": files.callback_url()}));
     assert_eq!(accepted["status"], "OPEN", "{accepted}");
     let url_job = job_id(&accepted);
     let ended = server.wait_for_status(&key, &url_job, &["DONE", "ERROR"], ASR_TIMEOUT);
@@ -185,7 +198,10 @@ fn media_longer_than_the_operator_allows_is_refused_at_upload_and_fails_a_url_jo
     let payload = files.wait_for_callback(&url_job, Duration::from_secs(60));
     assert_eq!(payload["errorMsg"], msg, "{payload}");
     let history = server.scribe_ok(&["replay", &url_job]);
-    assert!(history.contains("MediaProbed") && history.contains("JobFailed") && !history.contains("TranscriptionStarted"), "{history}");
+    assert!(
+        history.contains("MediaProbed") && history.contains("JobFailed") && !history.contains("TranscriptionStarted"),
+        "{history}"
+    );
     server.wait_for_balance(&key, balance);
 }
 

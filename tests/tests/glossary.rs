@@ -62,7 +62,11 @@ fn list_sorts_by_field_and_direction() {
     let names = |q: &[(&str, &str)]| -> Vec<String> {
         list(&server, key, q).iter().map(|g| g["name"].as_str().unwrap().to_owned()).collect()
     };
-    assert_eq!(ids(&list(&server, key, &[]), "id"), created.iter().rev().cloned().collect::<Vec<_>>(), "default: created DESC");
+    assert_eq!(
+        ids(&list(&server, key, &[]), "id"),
+        created.iter().rev().cloned().collect::<Vec<_>>(),
+        "default: created DESC"
+    );
     assert_eq!(ids(&list(&server, key, &[("sortDirection", "ASC")]), "id"), created, "created ASC");
     assert_eq!(names(&[("sortBy", "name"), ("sortDirection", "ASC")]), ["Alpha", "Bravo", "Charlie"]);
     assert_eq!(names(&[("sortBy", "name"), ("sortDirection", "DESC")]), ["Charlie", "Bravo", "Alpha"]);
@@ -142,7 +146,11 @@ fn a_glossary_can_be_given_to_a_job() {
     let job = server.upload_ok(key, &paths::corpus_file(clips::SHORT), &[("glossaryId", id)]);
     assert_eq!(job["status"], "OPEN");
     let url_job = server
-        .post_json("/jobs/upload-media-from-url", key, &json!({"sourceUrl": "http://127.0.0.1:9/a.wav", "glossaryId": id}))
+        .post_json(
+            "/jobs/upload-media-from-url",
+            key,
+            &json!({"sourceUrl": "http://127.0.0.1:9/a.wav", "glossaryId": id}),
+        )
         .ok();
     assert_eq!(url_job["jobStatus"]["status"], "OPEN");
 }
@@ -156,7 +164,9 @@ fn first_words(server: &TestServer, key: &str, id: &str) -> String {
         .as_array()
         .expect("segments")
         .iter()
-        .flat_map(|s| s["words"].as_array().expect("words").iter().map(|w| w["text"].as_str().unwrap_or_default().to_lowercase()))
+        .flat_map(|s| {
+            s["words"].as_array().expect("words").iter().map(|w| w["text"].as_str().unwrap_or_default().to_lowercase())
+        })
         .take(4)
         .collect();
     let letters: String = text.join(" ").chars().map(|c| if c.is_alphabetic() { c } else { ' ' }).collect();
@@ -175,9 +185,13 @@ fn a_glossary_puts_a_misheard_term_right() {
         &json!({"name": "Gettysburg", "names": ["Abraham Lincoln"], "items": [{"name": "Four score", "description": "eighty"}, {"name": "Gettysburg"}]}),
     );
     let plain = server.upload_ok(key, &clip, &[("language", "en")]);
-    let with_glossary = server.upload_ok(key, &clip, &[("language", "en"), ("glossaryId", glossary["id"].as_str().unwrap())]);
+    let with_glossary =
+        server.upload_ok(key, &clip, &[("language", "en"), ("glossaryId", glossary["id"].as_str().unwrap())]);
     let plain = first_words(&server, key, plain["jobId"].as_str().unwrap());
     let with_glossary = first_words(&server, key, with_glossary["jobId"].as_str().unwrap());
-    assert!(!plain.starts_with("four score"), "without the glossary the term is misheard (else this test proves nothing): {plain}");
+    assert!(
+        !plain.starts_with("four score"),
+        "without the glossary the term is misheard (else this test proves nothing): {plain}"
+    );
     assert!(with_glossary.starts_with("four score and seven"), "with the glossary: {with_glossary}");
 }

@@ -32,7 +32,9 @@ fn list_filters_pages_and_orders_newest_first() {
     assert_eq!(ids(&server.list_jobs(key, &[]), "jobId"), newest_first, "all jobs, newest first");
     let listed = server.list_jobs(key, &[]);
     for job in &listed {
-        for field in ["jobId", "created", "language", "status", "nrAudioSeconds", "transcriptionType", "filename", "jobType"] {
+        for field in
+            ["jobId", "created", "language", "status", "nrAudioSeconds", "transcriptionType", "filename", "jobType"]
+        {
             assert!(job.get(field).is_some(), "list entry without {field}: {job}");
         }
         assert!(job.get("jobStatus").is_none(), "list entries are bare jobs: {job}");
@@ -152,7 +154,8 @@ fn delete_removes_the_files_answers_410_after_and_keeps_the_audit_event() {
     assert!(lines.first().is_some_and(|l| l.contains("JobSubmitted")), "{history}");
     assert!(lines.last().is_some_and(|l| l.contains("JobDeleted")), "{history}");
     let json = server.scribe_ok(&["replay", &id, "--json"]);
-    let events: Vec<Value> = json.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    let events: Vec<Value> =
+        json.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
     assert_eq!(events.len(), lines.len(), "one JSON line per event");
     assert_eq!(events.last().unwrap()["type"], "JobDeleted");
     assert!(events.windows(2).all(|w| w[0]["version"].as_u64() < w[1]["version"].as_u64()), "in order");

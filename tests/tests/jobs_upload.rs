@@ -47,7 +47,8 @@ fn french_hyphenated_words_stay_whole_in_the_exports() {
     // Whisper writes "est-il" as the pieces "est" and "-il"; exports must not read "est -il".
     let server = TestServer::start();
     let key = server.key();
-    let job = server.upload_ok(key, &paths::corpus_file("audio/fr_command_quelle_heure_est_il.wav"), &[("language", "fr")]);
+    let job =
+        server.upload_ok(key, &paths::corpus_file("audio/fr_command_quelle_heure_est_il.wav"), &[("language", "fr")]);
     let id = job["jobId"].as_str().expect("a jobId").to_owned();
     let done = server.wait_for_status(key, &id, &["DONE", "ERROR"], ASR_TIMEOUT);
     assert_eq!(done["status"], "DONE", "{done}");
@@ -59,7 +60,9 @@ fn french_hyphenated_words_stay_whole_in_the_exports() {
         .as_array()
         .expect("segments")
         .iter()
-        .flat_map(|s| s["words"].as_array().expect("words").iter().map(|w| w["text"].as_str().unwrap_or_default().to_lowercase()))
+        .flat_map(|s| {
+            s["words"].as_array().expect("words").iter().map(|w| w["text"].as_str().unwrap_or_default().to_lowercase())
+        })
         .collect();
     assert!(words.iter().any(|w| w.trim_end_matches(['?', '.']) == "est-il"), "one timed word: {words:?}");
 }
@@ -94,7 +97,10 @@ fn spanish_speech_sent_with_auto_comes_back_spanish() {
         .expect("scribe transcribe runs");
     let cli = String::from_utf8_lossy(&out.stdout).to_lowercase();
     assert!(out.status.success(), "scribe transcribe failed: {}", String::from_utf8_lossy(&out.stderr));
-    assert!(cli.contains("buenos días") && cli.contains("madrid"), "scribe transcribe --language auto heard Spanish: {cli}");
+    assert!(
+        cli.contains("buenos días") && cli.contains("madrid"),
+        "scribe transcribe --language auto heard Spanish: {cli}"
+    );
 }
 
 #[test]
@@ -158,7 +164,12 @@ fn a_text_file_named_wav_is_refused_by_its_content() {
     assert!(server.list_jobs(key, &[]).is_empty(), "a refused upload creates no job");
     let media = server.data_dir().join("media");
     let leftovers: Vec<_> = std::fs::read_dir(&media)
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_file() || scribe_tests::server::dir_has_entries(p)).collect())
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file() || scribe_tests::server::dir_has_entries(p))
+                .collect()
+        })
         .unwrap_or_default();
     assert!(leftovers.is_empty(), "files left in {}: {leftovers:?}", media.display());
 }
@@ -168,7 +179,9 @@ fn a_body_without_the_file_part_is_refused_naming_file() {
     let server = TestServer::start();
     let send = |form, query: &[(&str, &str)]| {
         let url = server.url("/api/jobs/upload-media");
-        scribe_tests::Reply::send(server.http().post(url).query(&[("apiKey", server.key())]).query(query).multipart(form))
+        scribe_tests::Reply::send(
+            server.http().post(url).query(&[("apiKey", server.key())]).query(query).multipart(form),
+        )
     };
     send(reqwest::blocking::multipart::Form::new(), &[]).error(400, Some("file"));
     // A part that is not `file` is named, not skipped.
@@ -197,18 +210,18 @@ fn options_given_at_upload_come_back_in_the_job() {
     assert_eq!(listed[0]["jobOptions"], json!({"transcriptionStyle": "verbatim"}), "list shows jobOptions too");
 
     let captions = server.upload_ok(key, &short, &[("transcriptionType", "captions"), ("language", "en-us")]);
-    assert_eq!((captions["transcriptionType"].as_str(), captions["language"].as_str()), (Some("captions"), Some("en-us")));
+    assert_eq!(
+        (captions["transcriptionType"].as_str(), captions["language"].as_str()),
+        (Some("captions"), Some("en-us"))
+    );
     assert!(captions.get("jobOptions").is_none());
 
     let manual = server.upload_ok(key, &short, &[("jobType", "perfect"), ("turnaroundTime", "THREE_DAYS")]);
     assert_eq!(manual["jobType"], "perfect");
     assert_eq!(manual["status"], "OPEN");
 
-    let translated = server.upload_ok(
-        key,
-        &short,
-        &[("transcriptionType", "translatedSubtitles"), ("targetLanguage", "pt")],
-    );
+    let translated =
+        server.upload_ok(key, &short, &[("transcriptionType", "translatedSubtitles"), ("targetLanguage", "pt")]);
     assert_eq!(translated["transcriptionType"], "translatedSubtitles");
     assert_eq!(translated["targetLanguage"], "pt", "{translated}");
 }

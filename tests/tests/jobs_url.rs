@@ -67,7 +67,10 @@ fn invalid_url_bodies_are_refused_naming_the_field() {
         (json!({"sourceUrl": ""}), "sourceUrl"),
         (json!({"sourceUrl": jfk, "language": "klingon"}), "language"),
         (json!({"sourceUrl": jfk, "numberOfSpeakers": 6}), "numberOfSpeakers"),
-        (json!({"sourceUrl": jfk, "transcriptionType": "captions", "transcriptionStyle": "verbatim"}), "transcriptionStyle"),
+        (
+            json!({"sourceUrl": jfk, "transcriptionType": "captions", "transcriptionStyle": "verbatim"}),
+            "transcriptionStyle",
+        ),
         (json!({"sourceUrl": jfk, "turnaroundTime": "FIVE_DAYS"}), "turnaroundTime"),
         (json!({"sourceUrl": jfk, "jobType": "human"}), "jobType"),
         (json!({"sourceUrl": jfk, "callbackUrl": "mailto:me@example.com"}), "callbackUrl"),
@@ -101,7 +104,8 @@ fn private_addresses_are_refused_unless_the_operator_allows_them() {
     let server = TestServer::start_with(Options { allow_private_urls: false, ..Options::default() });
     let files = FileServer::start();
     let key = server.key();
-    let reply = server.post_json("/jobs/upload-media-from-url", key, &json!({"sourceUrl": files.corpus_url(clips::JFK)}));
+    let reply =
+        server.post_json("/jobs/upload-media-from-url", key, &json!({"sourceUrl": files.corpus_url(clips::JFK)}));
     let body = reply.error(400, Some("sourceUrl"));
     assert!(body["message"].as_str().unwrap().contains("127.0.0.1"), "{body}");
     for url in ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/a.wav", "http://[::1]/a.wav"] {

@@ -117,7 +117,11 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
         &server,
         &customer,
         clips::JFK,
-        &[("transcriptionType", "captions"), ("callbackUrl", &callback), ("glossaryId", glossary["id"].as_str().unwrap())],
+        &[
+            ("transcriptionType", "captions"),
+            ("callbackUrl", &callback),
+            ("glossaryId", glossary["id"].as_str().unwrap()),
+        ],
     );
 
     // Keys stay in their lanes.
@@ -136,7 +140,10 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
     let deadline = task["deadline"].as_u64().unwrap();
     let created = server.status(&customer, &job_id)["created"].as_u64().unwrap();
     assert_eq!(deadline, created + 5 * 86_400_000, "FIVE_DAYS by default, in calendar days");
-    assert!(tasks(&server, &nel).iter().all(|t| t["jobId"] != job_id.as_str()), "a Dutch transcriber does not see English work");
+    assert!(
+        tasks(&server, &nel).iter().all(|t| t["jobId"] != job_id.as_str()),
+        "a Dutch transcriber does not see English work"
+    );
     assert!(tasks(&server, &tom).is_empty(), "translators see no transcription");
     server.post(&task_path(&task_id, "claim"), &tom, &[]).error(403, Some("taskId"));
     server.post(&task_path(&task_id, "claim"), &nel, &[]).error(403, Some("taskId"));
@@ -145,14 +152,18 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
     assert_eq!(claimed["claimedByYou"], true);
     assert!(claimed["leaseUntil"].as_u64().unwrap() > created);
     server.post(&task_path(&task_id, "claim"), &otto, &[]).error(409, None);
-    assert!(tasks(&server, &otto).iter().all(|t| t["taskId"] != task_id.as_str()), "a held task leaves the others' queue");
+    assert!(
+        tasks(&server, &otto).iter().all(|t| t["taskId"] != task_id.as_str()),
+        "a held task leaves the others' queue"
+    );
 
     let work = detail(&server, &tina, &task_id);
     assert_eq!(work["glossary"]["names"], json!(["Kennedy"]));
     assert_eq!(work["glossary"]["items"][0]["description"], "the famous line");
     assert_eq!(work["instructions"]["transcriptionStyle"], "cleanread");
     let mut document = work["document"].clone();
-    let words: Vec<&Value> = document["segments"].as_array().unwrap().iter().flat_map(|s| s["words"].as_array().unwrap()).collect();
+    let words: Vec<&Value> =
+        document["segments"].as_array().unwrap().iter().flat_map(|s| s["words"].as_array().unwrap()).collect();
     assert!(words.len() > 15, "the machine draft has the speech: {document}");
     assert!(words.iter().all(|w| w["pristine"] == true && w["conf"].as_f64().unwrap() > 0.0));
     let last_end = words.last().unwrap()["end"].as_f64().unwrap();
@@ -168,10 +179,14 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
     // A document that breaks a rule is refused, naming the place.
     let mut broken = document.clone();
     broken["segments"][0]["words"][0]["end"] = json!(999.0);
-    server.put_json(&task_path(&task_id, "document"), &tina, &broken).error(400, Some("document.segments[0].words[0].end"));
+    server
+        .put_json(&task_path(&task_id, "document"), &tina, &broken)
+        .error(400, Some("document.segments[0].words[0].end"));
     let mut undeclared = document.clone();
     undeclared["segments"][0]["speaker"] = json!("nobody");
-    server.put_json(&task_path(&task_id, "document"), &tina, &undeclared).error(400, Some("document.segments[0].speaker"));
+    server
+        .put_json(&task_path(&task_id, "document"), &tina, &undeclared)
+        .error(400, Some("document.segments[0].speaker"));
     server.put_json(&task_path(&task_id, "document"), &otto, &document).error(409, Some("taskId"));
 
     // Correct one word, and highlight the famous sentence.
@@ -182,7 +197,10 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
     document["highlights"] = json!([{"start": highlight_start, "end": last_end, "text": "the famous line"}]);
     let saved = save(&server, &tina, &task_id, &document);
     assert_eq!(saved["revision"], 1);
-    assert!(saved["leaseUntil"].as_u64().unwrap() >= claimed["leaseUntil"].as_u64().unwrap(), "a save renews the lease");
+    assert!(
+        saved["leaseUntil"].as_u64().unwrap() >= claimed["leaseUntil"].as_u64().unwrap(),
+        "a save renews the lease"
+    );
     // A restart loses neither the lease nor the draft.
     server.restart();
     let again = detail(&server, &tina, &task_id);
@@ -202,14 +220,25 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
     let srt = export(&server, &customer, "srt", &job_id, &[]);
     assert!(srt.contains("Therefore,"), "the SRT carries the correction:\n{srt}");
     let doc: Value = serde_json::from_str(&export(&server, &customer, "json", &job_id, &[])).unwrap();
-    let out_words: Vec<&Value> = doc["segments"].as_array().unwrap().iter().flat_map(|s| s["words"].as_array().unwrap()).collect();
+    let out_words: Vec<&Value> =
+        doc["segments"].as_array().unwrap().iter().flat_map(|s| s["words"].as_array().unwrap()).collect();
     let edited = out_words.iter().find(|w| w["text"] == "Therefore,").expect("the edited word");
     assert_eq!(edited["pristine"], false);
     assert_eq!((edited["start"].as_f64().unwrap(), edited["end"].as_f64().unwrap()), (start, end));
-    assert!(out_words.iter().filter(|w| w["text"] != "Therefore,").all(|w| w["pristine"] == true), "untouched words stay pristine");
-    let highlighted = export(&server, &customer, "txt", &job_id, &[("highlightsOnly", "true"), ("includeTimestamps", "false")]);
-    let highlighted_words: Vec<&str> =
-        out_words.iter().filter(|w| { let mid = (w["start"].as_f64().unwrap() + w["end"].as_f64().unwrap()) / 2.0; mid >= highlight_start && mid <= last_end }).map(|w| w["text"].as_str().unwrap()).collect();
+    assert!(
+        out_words.iter().filter(|w| w["text"] != "Therefore,").all(|w| w["pristine"] == true),
+        "untouched words stay pristine"
+    );
+    let highlighted =
+        export(&server, &customer, "txt", &job_id, &[("highlightsOnly", "true"), ("includeTimestamps", "false")]);
+    let highlighted_words: Vec<&str> = out_words
+        .iter()
+        .filter(|w| {
+            let mid = (w["start"].as_f64().unwrap() + w["end"].as_f64().unwrap()) / 2.0;
+            mid >= highlight_start && mid <= last_end
+        })
+        .map(|w| w["text"].as_str().unwrap())
+        .collect();
     assert!(!highlighted_words.is_empty());
     for word in &highlighted_words {
         assert!(highlighted.contains(word), "highlightsOnly keeps {word:?}:\n{highlighted}");
@@ -221,13 +250,31 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
     server.post(&task_path(&task_id, "claim"), &tina, &[]).error(409, None);
 
     let history = replay(&server, &job_id);
-    for expected in ["TaskOpened", "TaskClaimed", "by=tina", "DraftSaved", "revision=1", "TaskSubmitted", "JobCompleted", "CallbackDelivered"] {
+    for expected in [
+        "TaskOpened",
+        "TaskClaimed",
+        "by=tina",
+        "DraftSaved",
+        "revision=1",
+        "TaskSubmitted",
+        "JobCompleted",
+        "CallbackDelivered",
+    ] {
         assert!(history.contains(expected), "replay shows {expected}:\n{history}");
     }
 
     // Translated subtitles of the finished captions job: BUSY until the translator submits.
     let ordered = server
-        .post("/jobs/translatedSubtitles", &customer, &[("sourceJobId", &job_id), ("targetLanguage", "pt"), ("notes", "Tom: formal register"), ("callbackUrl", &callback)])
+        .post(
+            "/jobs/translatedSubtitles",
+            &customer,
+            &[
+                ("sourceJobId", &job_id),
+                ("targetLanguage", "pt"),
+                ("notes", "Tom: formal register"),
+                ("callbackUrl", &callback),
+            ],
+        )
         .ok()["jobStatus"]
         .clone();
     assert_eq!(ordered["status"], "BUSY");
@@ -241,7 +288,11 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
 
     let t_task = wait_for_task(&server, &tom, &translation_id);
     assert_eq!((t_task["kind"].as_str(), t_task["targetLanguage"].as_str()), (Some("translate"), Some("pt")));
-    assert_eq!(t_task["deadline"].as_u64().unwrap(), ordered["created"].as_u64().unwrap() + 7 * 86_400_000, "SEVEN_DAYS by default");
+    assert_eq!(
+        t_task["deadline"].as_u64().unwrap(),
+        ordered["created"].as_u64().unwrap() + 7 * 86_400_000,
+        "SEVEN_DAYS by default"
+    );
     let t_task_id = t_task["taskId"].as_str().unwrap().to_owned();
     claim(&server, &tom, &t_task_id);
     let t_work = detail(&server, &tom, &t_task_id);
@@ -249,18 +300,27 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
     assert_eq!(t_work["instructions"]["notes"], "Tom: formal register");
     let cues = t_work["sourceCues"].as_array().unwrap().clone();
     assert!(cues.len() >= 2, "{t_work}");
-    assert!(cues.iter().any(|c| c["text"].as_str().unwrap().contains("Therefore,")), "the source is the people's transcript");
+    assert!(
+        cues.iter().any(|c| c["text"].as_str().unwrap().contains("Therefore,")),
+        "the source is the people's transcript"
+    );
     server.post(&task_path(&t_task_id, "submit"), &tom, &[]).error(409, None);
     save(&server, &tom, &t_task_id, &translation_of(&cues, |i| format!("Frase traduzida número {i}")));
     submit(&server, &tom, &t_task_id);
-    assert_eq!(server.wait_for_status(&customer, &translation_id, &["DONE", "ERROR"], Duration::from_secs(30))["status"], "DONE");
+    assert_eq!(
+        server.wait_for_status(&customer, &translation_id, &["DONE", "ERROR"], Duration::from_secs(30))["status"],
+        "DONE"
+    );
     assert_eq!(receiver.wait_for_callback(&translation_id, Duration::from_secs(30))["status"], "DONE");
     let translated = export(&server, &customer, "srt", &translation_id, &[]);
     assert!(translated.contains("Frase traduzida número 0"), "{translated}");
     assert!(!translated.contains("Therefore,"), "the translation's SRT is in the target language:\n{translated}");
     let source_starts: Vec<f64> = cues.iter().map(|c| c["start"].as_f64().unwrap()).collect();
     for start in srt_starts(&translated) {
-        assert!(source_starts.iter().any(|s| (s - start).abs() < 0.01), "cue at {start} is on a source cue's timing {source_starts:?}");
+        assert!(
+            source_starts.iter().any(|s| (s - start).abs() < 0.01),
+            "cue at {start} is on a source cue's timing {source_starts:?}"
+        );
     }
     let history = replay(&server, &translation_id);
     for expected in ["JobSubmitted", "TaskOpened", "kind=translate", "by=tom", "TranslationProduced", "JobCompleted"] {
@@ -285,10 +345,18 @@ fn get_media(server: &TestServer, url: &str, headers: &[(&str, &str)]) -> MediaR
     }
     let reply = request.send().expect("the media link answers");
     let header = |name: &str| reply.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
-    let (status, content_range, accept_ranges) = (reply.status().as_u16(), header("content-range"), header("accept-ranges"));
+    let (status, content_range, accept_ranges) =
+        (reply.status().as_u16(), header("content-range"), header("accept-ranges"));
     let content_length = header("content-length").map(|v| v.parse().unwrap());
     let content_type = header("content-type").unwrap_or_default();
-    MediaReply { status, content_range, content_length, content_type, accept_ranges, body: reply.bytes().unwrap().to_vec() }
+    MediaReply {
+        status,
+        content_range,
+        content_length,
+        content_type,
+        accept_ranges,
+        body: reply.bytes().unwrap().to_vec(),
+    }
 }
 
 #[test]
@@ -319,7 +387,11 @@ fn the_media_link_answers_ranges_as_rfc_9110_says() {
         assert_eq!(reply.content_range.as_deref(), Some(format!("bytes */{n}").as_str()), "{range}");
         assert!(reply.content_type.starts_with("application/json"), "{range}: {}", reply.content_type);
         let body: Value = serde_json::from_slice(&reply.body).unwrap();
-        assert_eq!((body["status"].as_u64(), body["error"].as_str()), (Some(416), Some("RANGE_NOT_SATISFIABLE")), "{range}: {body}");
+        assert_eq!(
+            (body["status"].as_u64(), body["error"].as_str()),
+            (Some(416), Some("RANGE_NOT_SATISFIABLE")),
+            "{range}: {body}"
+        );
         assert!(body["message"].as_str().unwrap().contains(&format!("{n} bytes")), "{range}: {body}");
     };
 
@@ -358,7 +430,8 @@ fn the_media_link_answers_ranges_as_rfc_9110_says() {
 
 #[test]
 fn leases_expire_back_to_the_queue_and_a_restart_keeps_leases_and_drafts() {
-    let mut server = TestServer::start_with(Options { extra_args: vec!["--task-lease".into(), "3s".into()], ..Options::default() });
+    let mut server =
+        TestServer::start_with(Options { extra_args: vec!["--task-lease".into(), "3s".into()], ..Options::default() });
     let customer = server.key().to_owned();
     let tina = server.create_staff_key("tina", "transcriber", &[]);
     let otto = server.create_staff_key("otto", "transcriber", &[]);
@@ -418,17 +491,25 @@ fn translated_subtitles_orders_are_refused_with_the_right_codes_and_run_at_submi
     let tina = server.create_staff_key("tina", "transcriber", &[]);
     let tom = server.create_staff_key("tom", "translator", &[]);
     let bob = server.create_key("bob", None);
-    let order = |key: &str, source: &str| server.post("/jobs/translatedSubtitles", key, &[("sourceJobId", source), ("targetLanguage", "nl")]);
+    let order = |key: &str, source: &str| {
+        server.post("/jobs/translatedSubtitles", key, &[("sourceJobId", source), ("targetLanguage", "nl")])
+    };
 
     server.post("/jobs/translatedSubtitles", &customer, &[("targetLanguage", "nl")]).error(400, Some("sourceJobId"));
     order(&customer, "0192f6a4-0000-7000-8000-000000000000").error(404, Some("sourceJobId"));
-    let direct = server.upload_ok(&customer, &paths::corpus_file(clips::SHORT), &[("transcriptionType", "captions")])["jobId"].as_str().unwrap().to_owned();
+    let direct =
+        server.upload_ok(&customer, &paths::corpus_file(clips::SHORT), &[("transcriptionType", "captions")])["jobId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
     order(&customer, &direct).error(400, Some("sourceJobId"));
     let transcription = upload_perfect(&server, &customer, clips::SHORT, &[]);
     order(&customer, &transcription).error(400, Some("sourceJobId"));
     let captions = upload_perfect(&server, &customer, clips::SHORT, &[("transcriptionType", "captions")]);
     order(&customer, &captions).error(409, Some("sourceJobId"));
-    server.post("/jobs/translatedSubtitles", &customer, &[("sourceJobId", &captions), ("targetLanguage", "xx")]).error(400, Some("targetLanguage"));
+    server
+        .post("/jobs/translatedSubtitles", &customer, &[("sourceJobId", &captions), ("targetLanguage", "xx")])
+        .error(400, Some("targetLanguage"));
 
     // Finish the captions job.
     let task_id = wait_for_task(&server, &tina, &captions)["taskId"].as_str().unwrap().to_owned();
@@ -455,7 +536,12 @@ fn translated_subtitles_orders_are_refused_with_the_right_codes_and_run_at_submi
     order(&customer, &captions).error(410, Some("sourceJobId"));
 
     // Translated subtitles ordered at submission: transcription first, then translation.
-    let both = upload_perfect(&server, &customer, clips::SHORT, &[("transcriptionType", "translatedSubtitles"), ("targetLanguage", "nl")]);
+    let both = upload_perfect(
+        &server,
+        &customer,
+        clips::SHORT,
+        &[("transcriptionType", "translatedSubtitles"), ("targetLanguage", "nl")],
+    );
     assert!(tasks(&server, &tom).iter().all(|t| t["jobId"] != both.as_str()));
     let first = wait_for_task(&server, &tina, &both)["taskId"].as_str().unwrap().to_owned();
     claim(&server, &tina, &first);

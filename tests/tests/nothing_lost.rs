@@ -22,8 +22,9 @@ fn events_file(data_dir: &Path) -> std::path::PathBuf {
 fn append_raw(data_dir: &Path, stream: &str, event_type: &str, data: &serde_json::Value, recorded_at_ms: i64) {
     let conn = rusqlite::Connection::open(events_file(data_dir)).expect("the event store opens");
     let position: i64 = conn.query_row("SELECT COALESCE(MAX(position), 0) + 1 FROM events", [], |r| r.get(0)).unwrap();
-    let version: i64 =
-        conn.query_row("SELECT COALESCE(MAX(version) + 1, 0) FROM events WHERE stream = ?1", [stream], |r| r.get(0)).unwrap();
+    let version: i64 = conn
+        .query_row("SELECT COALESCE(MAX(version) + 1, 0) FROM events WHERE stream = ?1", [stream], |r| r.get(0))
+        .unwrap();
     conn.execute(
         "INSERT INTO events (position, stream, version, type, data, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         rusqlite::params![position, stream, version, event_type, data.to_string(), recorded_at_ms],
@@ -62,12 +63,19 @@ fn a_charge_whose_job_was_never_recorded_is_refunded_after_a_restart() {
             break;
         }
         assert_eq!(reply.status, 402, "{}", reply.json());
-        assert!(Instant::now() < deadline, "the charge of a job that was never recorded was not refunded: {}", reply.json());
+        assert!(
+            Instant::now() < deadline,
+            "the charge of a job that was never recorded was not refunded: {}",
+            reply.json()
+        );
         std::thread::sleep(Duration::from_millis(500));
     }
     let history = server.scribe(&["replay", orphan]);
     let stderr = String::from_utf8_lossy(&history.stderr);
-    assert!(!history.status.success() && stderr.contains("no job"), "no job was made up for the orphan charge: {stderr}");
+    assert!(
+        !history.status.success() && stderr.contains("no job"),
+        "no job was made up for the orphan charge: {stderr}"
+    );
     assert!(server.logs().contains("a charge without a job"), "the refund is logged");
 }
 
@@ -89,7 +97,11 @@ fn an_unreadable_glossary_fails_the_job_saying_so() {
     );
     server.restart();
 
-    let job = server.upload_ok(&key, &paths::corpus_file(clips::JFK), &[("glossaryId", &id), ("callbackUrl", &files.callback_url())]);
+    let job = server.upload_ok(
+        &key,
+        &paths::corpus_file(clips::JFK),
+        &[("glossaryId", &id), ("callbackUrl", &files.callback_url())],
+    );
     let job_id = job["jobId"].as_str().unwrap();
     let payload = files.wait_for_callback(job_id, ASR_TIMEOUT);
     assert_eq!(payload["status"], "ERROR", "the job must not be transcribed without its glossary: {payload}");

@@ -107,7 +107,8 @@ fn a_generated_python_client_uploads_lists_creates_a_glossary_and_deletes() {
         "the generated client failed:\n{}\n{stdout}\n(generator said:\n{output})",
         String::from_utf8_lossy(&out.stderr)
     );
-    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let seen: Value =
+        serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     let job_id = seen["uploaded"]["jobId"].as_str().unwrap();
     assert_eq!(seen["uploaded"]["status"], "OPEN");
     assert_eq!(seen["uploaded"]["nrAudioSeconds"], 11);
@@ -147,13 +148,18 @@ fn the_openapi_document_generates_without_other_warnings() {
     let mut enums: Vec<(String, Vec<String>)> = Vec::new();
     for entry in std::fs::read_dir(&models).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        let Some(class) = text.lines().find_map(|l| l.strip_prefix("class ").filter(|rest| rest.contains("Enum):"))) else {
+        let Some(class) = text.lines().find_map(|l| l.strip_prefix("class ").filter(|rest| rest.contains("Enum):")))
+        else {
             continue;
         };
         let name = class.split('(').next().unwrap().to_owned();
         let mut values: Vec<String> = text
             .lines()
-            .filter_map(|l| l.trim().split_once(" = ").filter(|(member, _)| member.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')))
+            .filter_map(|l| {
+                l.trim().split_once(" = ").filter(|(member, _)| {
+                    member.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                })
+            })
             .map(|(_, value)| value.trim_matches('"').to_owned())
             .collect();
         values.sort();
@@ -166,7 +172,9 @@ fn the_openapi_document_generates_without_other_warnings() {
             assert_ne!(values, other_values, "{name} and {other} are the same enum ({names:?})");
         }
     }
-    for expected in ["Language", "JobType", "TranscriptionType", "TranscriptionStyle", "TurnaroundTime", "TargetLanguage"] {
+    for expected in
+        ["Language", "JobType", "TranscriptionType", "TranscriptionStyle", "TurnaroundTime", "TargetLanguage"]
+    {
         assert!(names.contains(&expected), "no enum {expected} in {names:?}");
     }
 }

@@ -35,7 +35,11 @@ fn assert_expired(server: &TestServer, key: &str, id: &str, retention_s: u64) {
     server.get("/jobs/export-json", key, &[("jobId", id)]).error(410, Some("jobId"));
     let deadline = Instant::now() + EXPIRY_TIMEOUT;
     while !paths::files_named_after(&server.data_dir(), id).is_empty() {
-        assert!(Instant::now() < deadline, "files of the expired job left: {:?}", paths::files_named_after(&server.data_dir(), id));
+        assert!(
+            Instant::now() < deadline,
+            "files of the expired job left: {:?}",
+            paths::files_named_after(&server.data_dir(), id)
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let history = server.scribe_ok(&["replay", id]);
@@ -49,7 +53,8 @@ fn assert_expired(server: &TestServer, key: &str, id: &str, retention_s: u64) {
 fn a_job_asking_for_deletion_after_two_seconds_is_gone_two_seconds_after_it_ends() {
     let server = TestServer::start();
     let key = server.key();
-    let job = server.upload_ok(key, &paths::corpus_file(clips::SHORT), &[("language", "en"), ("deleteAfterSeconds", "2")]);
+    let job =
+        server.upload_ok(key, &paths::corpus_file(clips::SHORT), &[("language", "en"), ("deleteAfterSeconds", "2")]);
     assert_eq!(job["deleteAfterSeconds"], 2, "{job}");
     assert!(job.get("expiresAt").is_none(), "no expiry before the job ends: {job}");
     let id = job_id(&job);
@@ -57,7 +62,10 @@ fn a_job_asking_for_deletion_after_two_seconds_is_gone_two_seconds_after_it_ends
     assert_eq!(done["status"], "DONE", "{done}");
     let expires_at = done["expiresAt"].as_u64().unwrap_or_else(|| panic!("status shows when the data goes: {done}"));
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
-    assert!(expires_at <= now_ms + 2_000 && expires_at + 60_000 > now_ms, "expiresAt {expires_at} is two seconds after the end (now {now_ms})");
+    assert!(
+        expires_at <= now_ms + 2_000 && expires_at + 60_000 > now_ms,
+        "expiresAt {expires_at} is two seconds after the end (now {now_ms})"
+    );
     // Listed with it too, until it is gone.
     let listed = server.list_jobs(key, &[("jobId", &id)]);
     if let Some(listed) = listed.first() {
@@ -71,13 +79,18 @@ fn a_job_asking_for_deletion_after_two_seconds_is_gone_two_seconds_after_it_ends
 
 #[test]
 fn the_operators_retention_applies_to_every_job_and_the_shorter_limit_wins() {
-    let mut server = TestServer::start_with(Options { extra_args: vec!["--retention".into(), "3s".into()], ..Options::default() });
+    let mut server =
+        TestServer::start_with(Options { extra_args: vec!["--retention".into(), "3s".into()], ..Options::default() });
     let files = FileServer::start();
     let key = server.key().to_owned();
     // No limit of its own: the server's 3 s apply.
     let plain = job_id(&server.upload_ok(&key, &paths::corpus_file(clips::SHORT), &[("language", "en")]));
     // Its own limit is longer: the server's shorter one wins.
-    let url_job = server.upload_url_ok(&key, &files.corpus_url(clips::SHORT), &json!({"language": "en", "deleteAfterSeconds": 86_400}));
+    let url_job = server.upload_url_ok(
+        &key,
+        &files.corpus_url(clips::SHORT),
+        &json!({"language": "en", "deleteAfterSeconds": 86_400}),
+    );
     assert_eq!(url_job["deleteAfterSeconds"], 86_400, "{url_job}");
     let url_job = job_id(&url_job);
     // A failed job is kept no longer than a finished one.
@@ -104,8 +117,14 @@ fn a_delete_after_that_is_not_a_number_of_seconds_is_refused_naming_it() {
     let server = TestServer::start();
     let key = server.key();
     for bad in ["0", "-5", "soon", "315360001"] {
-        server.upload(key, &paths::corpus_file(clips::SHORT), &[("deleteAfterSeconds", bad)]).error(400, Some("deleteAfterSeconds"));
+        server
+            .upload(key, &paths::corpus_file(clips::SHORT), &[("deleteAfterSeconds", bad)])
+            .error(400, Some("deleteAfterSeconds"));
     }
-    let reply = server.post_json("/jobs/upload-media-from-url", key, &json!({"sourceUrl": "https://example.com/a.wav", "deleteAfterSeconds": 0}));
+    let reply = server.post_json(
+        "/jobs/upload-media-from-url",
+        key,
+        &json!({"sourceUrl": "https://example.com/a.wav", "deleteAfterSeconds": 0}),
+    );
     reply.error(400, Some("deleteAfterSeconds"));
 }

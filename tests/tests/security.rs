@@ -68,7 +68,10 @@ fn guessing_keys_from_one_address_is_refused_while_known_keys_keep_working() {
         }
     }
     let body = limited.expect("guessing was limited");
-    assert!((FAILURE_BURST - 10..=FAILURE_BURST).contains(&refused), "{refused} guesses answered 401 before the first 429");
+    assert!(
+        (FAILURE_BURST - 10..=FAILURE_BURST).contains(&refused),
+        "{refused} guesses answered 401 before the first 429"
+    );
     assert!(body["message"].as_str().unwrap().contains("invalid apiKey"), "{body}");
 
     // An empty key counts as a failure too, and is limited the same way (no key at all guesses
@@ -107,7 +110,8 @@ fn no_api_key_reaches_the_server_log() {
     server.wait_for_status(&alice, url_job["jobId"].as_str().unwrap(), &["ERROR", "DONE"], Duration::from_secs(60));
     // A media URL with credentials in the user part.
     let with_user = files.corpus_url("audio/en_jfk.wav").replacen("http://", &format!("http://{alice}:pw@"), 1);
-    let with_user = server.post_json("/jobs/upload-media-from-url", &alice, &serde_json::json!({"sourceUrl": with_user}));
+    let with_user =
+        server.post_json("/jobs/upload-media-from-url", &alice, &serde_json::json!({"sourceUrl": with_user}));
     assert!(with_user.status < 500, "{}", with_user.text);
     // Wrong keys, in the query and elsewhere.
     for n in 0..3 {
@@ -122,7 +126,11 @@ fn no_api_key_reaches_the_server_log() {
     // The admin key is printed once, on purpose, on the first start: nowhere else.
     assert_eq!(logs.matches(admin.as_str()).count(), 1, "the admin key appears beyond its first-start line");
     for key in &keys {
-        assert!(!logs.contains(key.as_str()), "a key used in this test is in the server's log:\n{}", lines_with(&logs, key));
+        assert!(
+            !logs.contains(key.as_str()),
+            "a key used in this test is in the server's log:\n{}",
+            lines_with(&logs, key)
+        );
     }
     assert!(logs.contains("fetching media"), "the fetch line is logged (its URL redacted):\n{}", server.logs());
 }

@@ -18,18 +18,8 @@ const BOUND: Duration = Duration::from_secs(20);
 
 fn server_with_short_timeouts() -> TestServer {
     let secs = format!("{}s", TIMEOUT.as_secs());
-    let args = [
-        "--header-read-timeout",
-        &secs,
-        "--idle-timeout",
-        &secs,
-        "--body-timeout",
-        &secs,
-    ];
-    TestServer::start_with(Options {
-        extra_args: args.iter().map(|a| a.to_string()).collect(),
-        ..Options::default()
-    })
+    let args = ["--header-read-timeout", &secs, "--idle-timeout", &secs, "--body-timeout", &secs];
+    TestServer::start_with(Options { extra_args: args.iter().map(|a| a.to_string()).collect(), ..Options::default() })
 }
 
 fn connect(server: &TestServer) -> TcpStream {
@@ -57,11 +47,7 @@ impl Closed {
 
 /// Reads from `conn` until the server closes it (end of stream or reset), at most [`BOUND`]
 /// from `since`; `poke` runs between reads (for clients that keep trickling).
-fn wait_closed(
-    conn: &mut TcpStream,
-    since: Instant,
-    mut poke: impl FnMut(&mut TcpStream),
-) -> Closed {
+fn wait_closed(conn: &mut TcpStream, since: Instant, mut poke: impl FnMut(&mut TcpStream)) -> Closed {
     let mut received = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -71,31 +57,19 @@ fn wait_closed(
                 String::from_utf8_lossy(&received)
             )
         });
-        conn.set_read_timeout(Some(
-            left.min(Duration::from_millis(300))
-                .max(Duration::from_millis(1)),
-        ))
-        .unwrap();
+        conn.set_read_timeout(Some(left.min(Duration::from_millis(300)).max(Duration::from_millis(1)))).unwrap();
         match conn.read(&mut buf) {
             Ok(0) => {
-                return Closed {
-                    after: since.elapsed(),
-                    received,
-                };
+                return Closed { after: since.elapsed(), received };
             }
             Ok(n) => received.extend_from_slice(&buf[..n]),
             Err(e)
                 if matches!(
                     e.kind(),
-                    ErrorKind::ConnectionReset
-                        | ErrorKind::ConnectionAborted
-                        | ErrorKind::BrokenPipe
+                    ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe
                 ) =>
             {
-                return Closed {
-                    after: since.elapsed(),
-                    received,
-                };
+                return Closed { after: since.elapsed(), received };
             }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => poke(conn),
             Err(e) => panic!("reading from the server: {e}"),
@@ -120,17 +94,12 @@ fn connections_that_send_nothing_or_half_a_head_are_closed() {
     let mut silent = connect(&server);
     let closed = wait_closed(&mut silent, opened, |_| {});
     assert_closed_by_its_timeout("a silent connection", &closed);
-    assert!(
-        closed.received.is_empty(),
-        "{:?}",
-        String::from_utf8_lossy(&closed.received)
-    );
+    assert!(closed.received.is_empty(), "{:?}", String::from_utf8_lossy(&closed.received));
 
     // (b) Half a request head, then nothing.
     let opened = Instant::now();
     let mut half = connect(&server);
-    half.write_all(b"GET /api/jobs?apiKey=x HTTP/1.1\r\nHost: scribe\r\nX-Slow: ")
-        .unwrap();
+    half.write_all(b"GET /api/jobs?apiKey=x HTTP/1.1\r\nHost: scribe\r\nX-Slow: ").unwrap();
     let closed = wait_closed(&mut half, opened, |_| {});
     assert_closed_by_its_timeout("half a head", &closed);
 
@@ -146,30 +115,18 @@ fn connections_that_send_nothing_or_half_a_head_are_closed() {
         }
     });
     assert_closed_by_its_timeout("a trickled head", &closed);
-    assert!(
-        sent < head.len(),
-        "the whole head went out before the server closed the connection"
-    );
+    assert!(sent < head.len(), "the whole head went out before the server closed the connection");
 }
 
 #[test]
 fn a_keep_alive_connection_left_idle_is_closed_after_its_answer() {
     let server = server_with_short_timeouts();
     let mut conn = connect(&server);
-    conn.write_all(b"GET /health HTTP/1.1\r\nHost: scribe\r\n\r\n")
-        .unwrap();
+    conn.write_all(b"GET /health HTTP/1.1\r\nHost: scribe\r\n\r\n").unwrap();
     let answered = Instant::now();
     let closed = wait_closed(&mut conn, answered, |_| {});
-    assert_eq!(
-        closed.status(),
-        Some(200),
-        "{:?}",
-        String::from_utf8_lossy(&closed.received)
-    );
-    assert!(
-        String::from_utf8_lossy(&closed.received).contains("\"ok\""),
-        "the answer came whole before the close"
-    );
+    assert_eq!(closed.status(), Some(200), "{:?}", String::from_utf8_lossy(&closed.received));
+    assert!(String::from_utf8_lossy(&closed.received).contains("\"ok\""), "the answer came whole before the close");
     assert_closed_by_its_timeout("an idle keep-alive connection", &closed);
 }
 
@@ -187,25 +144,11 @@ fn a_body_that_stops_arriving_ends_its_request_with_408() {
     conn.write_all(b"--B\r\nConte").unwrap();
     let closed = wait_closed(&mut conn, started, |_| {});
     assert_closed_by_its_timeout("a stalled upload body", &closed);
-    assert_eq!(
-        closed.status(),
-        Some(408),
-        "{:?}",
-        String::from_utf8_lossy(&closed.received)
-    );
+    assert_eq!(closed.status(), Some(408), "{:?}", String::from_utf8_lossy(&closed.received));
     let body = closed.body();
     assert_eq!(body["error"], "REQUEST_TIMEOUT", "{body}");
-    assert!(
-        body["message"]
-            .as_str()
-            .unwrap()
-            .contains("stopped arriving"),
-        "{body}"
-    );
-    assert!(
-        server.list_jobs(server.key(), &[]).is_empty(),
-        "a stalled upload is no job"
-    );
+    assert!(body["message"].as_str().unwrap().contains("stopped arriving"), "{body}");
+    assert!(server.list_jobs(server.key(), &[]).is_empty(), "a stalled upload is no job");
 
     // The same for a JSON body.
     let started = Instant::now();
@@ -216,12 +159,7 @@ fn a_body_that_stops_arriving_ends_its_request_with_408() {
     );
     conn.write_all(head.as_bytes()).unwrap();
     let closed = wait_closed(&mut conn, started, |_| {});
-    assert_eq!(
-        closed.status(),
-        Some(408),
-        "{:?}",
-        String::from_utf8_lossy(&closed.received)
-    );
+    assert_eq!(closed.status(), Some(408), "{:?}", String::from_utf8_lossy(&closed.received));
 }
 
 #[test]
@@ -242,34 +180,18 @@ fn a_slow_upload_that_keeps_moving_succeeds() {
     conn.write_all(head.as_bytes()).unwrap();
     for chunk in body.chunks(8 << 10) {
         std::thread::sleep(Duration::from_millis(500));
-        conn.write_all(chunk)
-            .expect("the server keeps reading a slow upload");
+        conn.write_all(chunk).expect("the server keeps reading a slow upload");
     }
     let sending = started.elapsed();
-    assert!(
-        sending > TIMEOUT * 2,
-        "the upload took {sending:?}: not slow enough to prove anything"
-    );
+    assert!(sending > TIMEOUT * 2, "the upload took {sending:?}: not slow enough to prove anything");
     let closed = wait_closed(&mut conn, Instant::now(), |_| {});
-    assert_eq!(
-        closed.status(),
-        Some(200),
-        "{:?}",
-        String::from_utf8_lossy(&closed.received)
-    );
+    assert_eq!(closed.status(), Some(200), "{:?}", String::from_utf8_lossy(&closed.received));
     assert_eq!(closed.body()["jobStatus"]["status"], "OPEN");
 }
 
 #[test]
 fn connections_over_the_cap_wait_until_a_place_frees() {
-    let args = [
-        "--max-connections",
-        "2",
-        "--header-read-timeout",
-        "8s",
-        "--idle-timeout",
-        "2s",
-    ];
+    let args = ["--max-connections", "2", "--header-read-timeout", "8s", "--idle-timeout", "2s"];
     let server = TestServer::start_with(Options {
         extra_args: args.iter().map(|a| a.to_string()).collect(),
         ..Options::default()
@@ -283,12 +205,8 @@ fn connections_over_the_cap_wait_until_a_place_frees() {
     std::thread::sleep(Duration::from_millis(300));
     // A third is not refused: its request waits, unanswered, while both places are taken.
     let mut third = connect(&server);
-    third
-        .write_all(b"GET /health HTTP/1.1\r\nHost: scribe\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    third
-        .set_read_timeout(Some(Duration::from_millis(1500)))
-        .unwrap();
+    third.write_all(b"GET /health HTTP/1.1\r\nHost: scribe\r\nConnection: close\r\n\r\n").unwrap();
+    third.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
     let mut buf = [0u8; 1024];
     match third.read(&mut buf) {
         Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
@@ -302,15 +220,6 @@ fn connections_over_the_cap_wait_until_a_place_frees() {
     drop(first);
     let freed = Instant::now();
     let answered = wait_closed(&mut third, freed, |_| {});
-    assert_eq!(
-        answered.status(),
-        Some(200),
-        "{:?}",
-        String::from_utf8_lossy(&answered.received)
-    );
-    assert!(
-        answered.after < Duration::from_secs(4),
-        "served {:?} after a place freed",
-        answered.after
-    );
+    assert_eq!(answered.status(), Some(200), "{:?}", String::from_utf8_lossy(&answered.received));
+    assert!(answered.after < Duration::from_secs(4), "served {:?} after a place freed", answered.after);
 }

@@ -9,7 +9,8 @@ use serde_json::Value;
 const TWO_VOICES: &str = "audio/en_synth_gettysburg_2voices.wav";
 
 fn transcribe(server: &TestServer, key: &str, speakers: &str) -> (Value, String) {
-    let job = server.upload_ok(key, &paths::corpus_file(TWO_VOICES), &[("language", "en"), ("numberOfSpeakers", speakers)]);
+    let job =
+        server.upload_ok(key, &paths::corpus_file(TWO_VOICES), &[("language", "en"), ("numberOfSpeakers", speakers)]);
     let id = job["jobId"].as_str().expect("a jobId").to_owned();
     let done = server.wait_for_status(key, &id, &["DONE", "ERROR"], ASR_TIMEOUT);
     assert_eq!(done["status"], "DONE", "{done}");
@@ -24,7 +25,8 @@ fn transcribe(server: &TestServer, key: &str, speakers: &str) -> (Value, String)
 
 /// Reference turns: (start, end, speaker label).
 fn reference() -> Vec<(f64, f64, String)> {
-    let text = std::fs::read_to_string(paths::corpus_file("audio/ref/en_synth_gettysburg_2voices.turns.tsv")).expect("reference turns");
+    let text = std::fs::read_to_string(paths::corpus_file("audio/ref/en_synth_gettysburg_2voices.turns.tsv"))
+        .expect("reference turns");
     text.lines()
         .skip(1)
         .filter_map(|l| {

@@ -82,7 +82,11 @@ fn verbatim_keeps_the_fillers_that_cleanread_removes() {
         let cleanread = transcript_words(&server, &file, "cleanread");
         let verbatim_kept = kept(&said, &filler_counts(verbatim.iter().map(String::as_str)));
         let clean_fillers = filler_counts(cleanread.iter().map(String::as_str));
-        eprintln!("{file}\n  reference fillers {said:?}\n  verbatim:  {}\n  cleanread: {}", verbatim.join(" "), cleanread.join(" "));
+        eprintln!(
+            "{file}\n  reference fillers {said:?}\n  verbatim:  {}\n  cleanread: {}",
+            verbatim.join(" "),
+            cleanread.join(" ")
+        );
         assert!(clean_fillers.is_empty(), "{file}: clean read has fillers {clean_fillers:?}: {}", cleanread.join(" "));
         assert!(
             verbatim_kept > kept(&said, &clean_fillers),
@@ -101,12 +105,25 @@ fn count(words: &[String], word: &str) -> usize {
 fn cleanread_keeps_german_and_dutch_words_that_english_says_as_fillers() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let server = TestServer::start();
-    let german = speech::spoken(dir.path(), "de_ecke.wav", "de", "Er ging um die Ecke und er wartete dort um acht Uhr auf seinen Freund.");
+    let german = speech::spoken(
+        dir.path(),
+        "de_ecke.wav",
+        "de",
+        "Er ging um die Ecke und er wartete dort um acht Uhr auf seinen Freund.",
+    );
     let words = words_of(&server, &german, "de", "cleanread");
     eprintln!("German clean read: {}", words.join(" "));
-    assert!(count(&words, "er") >= 2 && count(&words, "um") >= 1, "German \"er\" (he) and \"um\" (around) are kept: {words:?}");
+    assert!(
+        count(&words, "er") >= 2 && count(&words, "um") >= 1,
+        "German \"er\" (he) and \"um\" (around) are kept: {words:?}"
+    );
     // espeak-ng's default Dutch voice is hard for Whisper base to follow; its third male voice is not.
-    let dutch = speech::spoken(dir.path(), "nl_probleem.wav", "nl+m3", "Er is een probleem. Er staat een man voor de deur. Is er nog koffie?");
+    let dutch = speech::spoken(
+        dir.path(),
+        "nl_probleem.wav",
+        "nl+m3",
+        "Er is een probleem. Er staat een man voor de deur. Is er nog koffie?",
+    );
     let words = words_of(&server, &dutch, "nl", "cleanread");
     eprintln!("Dutch clean read: {}", words.join(" "));
     assert!(count(&words, "er") >= 2, "Dutch \"er\" (there) is kept: {words:?}");

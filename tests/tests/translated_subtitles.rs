@@ -11,11 +11,8 @@ const FRENCH: &str = "audio/fr_command_quelle_heure_est_il.wav";
 
 /// Lower case letters, digits and single spaces only.
 fn words_of(text: &str) -> String {
-    let cleaned: String = text
-        .to_lowercase()
-        .chars()
-        .map(|c| if c.is_alphanumeric() || c == '\'' { c } else { ' ' })
-        .collect();
+    let cleaned: String =
+        text.to_lowercase().chars().map(|c| if c.is_alphanumeric() || c == '\'' { c } else { ' ' }).collect();
     cleaned.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
@@ -103,23 +100,32 @@ fn english_speech_becomes_portuguese_subtitles_laid_out_like_captions() {
     let server = TestServer::start();
     let (id, _) = translate(&server, clips::JFK, "en", "pt");
     let key = server.key();
-    let srt = server.get("/jobs/export-srt", key, &[("jobId", &id), ("maxCharsPerRow", "37"), ("maxNumberOfRows", "2")]);
+    let srt =
+        server.get("/jobs/export-srt", key, &[("jobId", &id), ("maxCharsPerRow", "37"), ("maxNumberOfRows", "2")]);
     assert_eq!(srt.status, 200, "{}", srt.text);
     let text = words_of(&srt_text(&srt.text));
     assert!(text.contains("país"), "Portuguese for 'your country': {:?}", srt.text);
-    assert!(!text.contains("country") && !text.contains("americans"), "the translation, not the transcript: {:?}", srt.text);
+    assert!(
+        !text.contains("country") && !text.contains("americans"),
+        "the translation, not the transcript: {:?}",
+        srt.text
+    );
     let cues = srt_cues(&srt.text);
     assert!(cues.len() >= 2, "{}", srt.text);
     let mut previous_end = 0.0;
     for (start, end, rows) in &cues {
         assert!((1..=2).contains(&rows.len()), "{rows:?}");
         assert!(rows.iter().all(|r| r.chars().count() <= 37), "a row over 37 characters: {rows:?}");
-        assert!(*start >= previous_end && start < end && *end <= 11.0 + 1.5, "cue {start}..{end} out of order or outside the speech");
+        assert!(
+            *start >= previous_end && start < end && *end <= 11.0 + 1.5,
+            "cue {start}..{end} out of order or outside the speech"
+        );
         previous_end = *end;
     }
     // The source transcript of the job is still English; its exports are the translation.
     let json = server.get("/jobs/export-json", key, &[("jobId", &id)]).ok();
-    let words: Vec<&str> = json["segments"][0]["words"].as_array().unwrap().iter().map(|w| w["text"].as_str().unwrap()).collect();
+    let words: Vec<&str> =
+        json["segments"][0]["words"].as_array().unwrap().iter().map(|w| w["text"].as_str().unwrap()).collect();
     assert!(words.iter().any(|w| w.to_lowercase().starts_with("país")), "{words:?}");
     assert_exports_say(&server, &id, "pt", "21");
 }
@@ -194,7 +200,8 @@ fn a_spanish_dialogue_keeps_its_two_speakers_in_english() {
 
     let json = server.get("/jobs/export-json", key, &[("jobId", &id)]).ok();
     assert_eq!(json["language"], "en", "the English subtitles: {json}");
-    let speakers: Vec<&str> = json["speakers"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let speakers: Vec<&str> =
+        json["speakers"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
     assert_eq!(speakers, ["Speaker 1", "Speaker 2"], "{json}");
     // (time of the word's middle, speaker) for every English word
     let words: Vec<(f64, &str)> = json["segments"]
@@ -203,7 +210,11 @@ fn a_spanish_dialogue_keeps_its_two_speakers_in_english() {
         .iter()
         .flat_map(|s| {
             let speaker = s["speaker"].as_str().unwrap();
-            s["words"].as_array().unwrap().iter().map(move |w| ((w["start"].as_f64().unwrap() + w["end"].as_f64().unwrap()) / 2.0, speaker))
+            s["words"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(move |w| ((w["start"].as_f64().unwrap() + w["end"].as_f64().unwrap()) / 2.0, speaker))
         })
         .collect();
     let speaker_at = |t: f64| words.iter().min_by(|a, b| (a.0 - t).abs().total_cmp(&(b.0 - t).abs())).expect("words").1;

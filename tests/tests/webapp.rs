@@ -100,7 +100,11 @@ fn a_customer_uploads_corrects_highlights_and_downloads_srt_with_the_correction(
         .flat_map(|s| s["words"].as_array().unwrap().iter())
         .filter(|w| w["conf"].as_f64().unwrap() < 0.6)
         .count();
-    assert_eq!(browser.find_all("#transcript .w.low").len(), low, "every low-confidence word is marked, and only those");
+    assert_eq!(
+        browser.find_all("#transcript .w.low").len(),
+        low,
+        "every low-confidence word is marked, and only those"
+    );
     browser.wait_for_attr("#waveform", "data-ready", "true", Duration::from_secs(30));
     browser.screenshot("editor");
 
@@ -142,7 +146,8 @@ fn a_customer_uploads_corrects_highlights_and_downloads_srt_with_the_correction(
 
     // The service agrees: the edit is an event, JSON marks it, TXT highlightsOnly has the sentence.
     let json: Value = serde_json::from_str(&export(&server, &ann, "json", &job_id, &[])).unwrap();
-    let words: Vec<&Value> = json["segments"].as_array().unwrap().iter().flat_map(|s| s["words"].as_array().unwrap()).collect();
+    let words: Vec<&Value> =
+        json["segments"].as_array().unwrap().iter().flat_map(|s| s["words"].as_array().unwrap()).collect();
     let dear = words.iter().find(|w| w["text"].as_str().unwrap().contains("dear")).expect("the corrected word");
     assert_eq!(dear["pristine"], false);
     assert_eq!(json["highlights"].as_array().unwrap().len(), 1, "{json}");
@@ -161,7 +166,8 @@ fn a_customer_uploads_corrects_highlights_and_downloads_srt_with_the_correction(
     browser.goto(&server.url(&format!("/#/edit/{job_id}")));
     browser.find("#transcript .w");
     browser.screenshot("editor-200-percent");
-    let overflow = browser.script("return document.documentElement.scrollWidth - document.documentElement.clientWidth", vec![]);
+    let overflow =
+        browser.script("return document.documentElement.scrollWidth - document.documentElement.clientWidth", vec![]);
     assert!(overflow.as_i64().unwrap() <= 0, "the page scrolls sideways at 200 % zoom by {overflow}px");
 
     // The editor's endpoints refuse what they must, with the usual error body.
@@ -172,7 +178,13 @@ fn a_customer_uploads_corrects_highlights_and_downloads_srt_with_the_correction(
     assert_eq!(server.get("/me", &tina, &[]).ok()["role"], "transcriber");
     let mut bad = document["document"].clone();
     bad["segments"][0]["words"][0]["text"] = json!(" ");
-    let reply = server.http().put(server.url("/api/jobs/document")).query(&[("apiKey", ann.as_str()), ("jobId", job_id.as_str())]).json(&bad).send().unwrap();
+    let reply = server
+        .http()
+        .put(server.url("/api/jobs/document"))
+        .query(&[("apiKey", ann.as_str()), ("jobId", job_id.as_str())])
+        .json(&bad)
+        .send()
+        .unwrap();
     assert_eq!(reply.status().as_u16(), 400);
     let body: Value = reply.json().unwrap();
     assert_eq!(body["field"], "document.segments[0].words[0].text", "{body}");
@@ -244,10 +256,18 @@ fn a_transcriber_claims_edits_and_submits_and_the_customer_export_shows_it() {
     browser.screenshot("translation-ordered");
     let order_id = browser.script("return location.hash.split('/')[2]", vec![]).as_str().unwrap().to_owned();
     let order = server.status(&customer, &order_id);
-    assert_eq!((order["targetLanguage"].as_str(), order["notes"].as_str()), (Some("nl"), Some("Keep the rhetoric")), "{order}");
+    assert_eq!(
+        (order["targetLanguage"].as_str(), order["notes"].as_str()),
+        (Some("nl"), Some("Keep the rhetoric")),
+        "{order}"
+    );
     let translate = wait_for_task(&server, &tom, &order_id);
     assert_eq!(translate["kind"], "translate", "{translate}");
-    assert_eq!(translate["deadline"].as_u64().unwrap() - order["created"].as_u64().unwrap(), 10 * 86_400_000, "TEN_DAYS: {translate}");
+    assert_eq!(
+        translate["deadline"].as_u64().unwrap() - order["created"].as_u64().unwrap(),
+        10 * 86_400_000,
+        "TEN_DAYS: {translate}"
+    );
 }
 
 #[test]
@@ -381,11 +401,19 @@ fn a_customer_manages_glossaries_and_uploads_by_drag_and_drop_and_by_url() {
     browser.click("#nav a[href='#/upload']");
     browser.find("#drop-zone");
     wait_for_option(&browser, "#o-glossaryId", &glossary_id);
-    assert_eq!(js(&browser, "document.querySelector('#o-turnaroundTime').disabled"), json!(true), "turnaround is for perfect jobs");
+    assert_eq!(
+        js(&browser, "document.querySelector('#o-turnaroundTime').disabled"),
+        json!(true),
+        "turnaround is for perfect jobs"
+    );
     browser.select("#o-jobType", "perfect");
     browser.select("#o-transcriptionType", "captions");
     assert_eq!(js(&browser, "document.querySelector('#o-turnaroundTime').disabled"), json!(false));
-    assert_eq!(js(&browser, "document.querySelector('#o-transcriptionStyle').disabled"), json!(true), "style is for transcripts");
+    assert_eq!(
+        js(&browser, "document.querySelector('#o-transcriptionStyle').disabled"),
+        json!(true),
+        "style is for transcripts"
+    );
     assert_eq!(js(&browser, "document.querySelector('#o-targetLanguage').disabled"), json!(true));
     browser.select("#o-language", "en-us");
     browser.select("#o-turnaroundTime", "THREE_DAYS");
@@ -423,11 +451,19 @@ fn a_customer_manages_glossaries_and_uploads_by_drag_and_drop_and_by_url() {
     browser.screenshot("dropped-job");
     let dropped_id = browser.script("return location.hash.split('/')[2]", vec![]).as_str().unwrap().to_owned();
     let status = server.status(&ann, &dropped_id);
-    assert_eq!((status["jobType"].as_str(), status["transcriptionType"].as_str(), status["language"].as_str()), (Some("perfect"), Some("captions"), Some("en-us")), "{status}");
+    assert_eq!(
+        (status["jobType"].as_str(), status["transcriptionType"].as_str(), status["language"].as_str()),
+        (Some("perfect"), Some("captions"), Some("en-us")),
+        "{status}"
+    );
     assert_eq!(status["filename"], "en_jfk.wav");
     let task = wait_for_task(&server, &tina, &dropped_id);
     assert_eq!(task["glossaryName"], "JFK speeches", "{task}");
-    assert_eq!(task["deadline"].as_u64().unwrap() - status["created"].as_u64().unwrap(), 3 * 86_400_000, "THREE_DAYS: {task}");
+    assert_eq!(
+        task["deadline"].as_u64().unwrap() - status["created"].as_u64().unwrap(),
+        3 * 86_400_000,
+        "THREE_DAYS: {task}"
+    );
 
     // From a URL, with a style: a bad URL first (the API's error in place), then the short clip.
     browser.click("#nav a[href='#/upload']");
@@ -522,7 +558,11 @@ fn the_editor_splits_joins_renames_highlights_words_keeps_a_draft_and_answers_th
     browser.wait_for_text("#play", "Play", Duration::from_secs(10));
     browser.type_into(first, &format!("{CTRL}\u{E015}{NO_MODIFIERS}"));
     let second_start = before["segments"][1]["words"][0]["start"].as_f64().unwrap();
-    assert!((time(&browser) - second_start).abs() < 0.11, "Ctrl+↓ goes to segment 2 at {second_start}, the clock says {}", time(&browser));
+    assert!(
+        (time(&browser) - second_start).abs() < 0.11,
+        "Ctrl+↓ goes to segment 2 at {second_start}, the clock says {}",
+        time(&browser)
+    );
     assert_eq!(js(&browser, "document.activeElement.dataset.s"), json!("1"), "the cursor moves to segment 2");
     browser.press(&format!("{CTRL}\u{E013}"));
     assert!(time(&browser) < 0.11, "Ctrl+↑ goes back to segment 1: {}", time(&browser));
@@ -572,7 +612,11 @@ fn the_editor_splits_joins_renames_highlights_words_keeps_a_draft_and_answers_th
     );
     let you = you.as_array().unwrap();
     browser.click(&format!(".w[data-s=\"{}\"][data-w=\"{}\"]", you[0].as_str().unwrap(), you[1].as_str().unwrap()));
-    browser.shift_click(&format!(".w[data-s=\"{}\"][data-w=\"{}\"]", you[2].as_str().unwrap(), you[3].as_str().unwrap()));
+    browser.shift_click(&format!(
+        ".w[data-s=\"{}\"][data-w=\"{}\"]",
+        you[2].as_str().unwrap(),
+        you[3].as_str().unwrap()
+    ));
     browser.wait_for_text("#editor-status", "you can do", Duration::from_secs(5));
     browser.screenshot("words-chosen");
     browser.press(&format!("{CTRL}m"));

@@ -109,11 +109,20 @@ fn absorb_small(labels: &[usize], unit: &[Vec<f32>], weight: &[f32], min_share: 
     for (&l, u) in labels.iter().zip(unit) {
         centroid[l].iter_mut().zip(u).for_each(|(a, b)| *a += b);
     }
-    let sim = |c: usize, u: &[f32]| centroid[c].iter().zip(u).map(|(a, b)| a * b).sum::<f32>() / centroid[c].iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    let sim = |c: usize, u: &[f32]| {
+        centroid[c].iter().zip(u).map(|(a, b)| a * b).sum::<f32>()
+            / centroid[c].iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12)
+    };
     let moved: Vec<usize> = labels
         .iter()
         .zip(unit)
-        .map(|(&l, u)| if large.contains(&l) { l } else { *large.iter().max_by(|a, b| sim(**a, u).total_cmp(&sim(**b, u))).expect("a large cluster") })
+        .map(|(&l, u)| {
+            if large.contains(&l) {
+                l
+            } else {
+                *large.iter().max_by(|a, b| sim(**a, u).total_cmp(&sim(**b, u))).expect("a large cluster")
+            }
+        })
         .collect();
     let mut renumber = vec![usize::MAX; k];
     let mut next = 0;
@@ -185,7 +194,9 @@ fn silhouette(d: &[f32], labels: &[usize], group: &[usize], overlapping: usize, 
             continue;
         }
         let a = sum[own] / cnt[own] as f64;
-        let Some(b) = (0..k).filter(|&c| c != own && cnt[c] > 0).map(|c| sum[c] / cnt[c] as f64).min_by(|x, y| x.total_cmp(y)) else {
+        let Some(b) =
+            (0..k).filter(|&c| c != own && cnt[c] > 0).map(|c| sum[c] / cnt[c] as f64).min_by(|x, y| x.total_cmp(y))
+        else {
             continue;
         };
         total += (b - a) / a.max(b).max(1e-9);
@@ -267,7 +278,12 @@ mod tests {
     #[test]
     fn same_window_never_merges() {
         let emb = vec![e(1.0, 0.0), e(1.0, 0.01), e(0.0, 1.0)];
-        let labels = agglomerate(&emb, &[0, 0, 1], &[1.0; 3], &Stop { max_clusters: 1, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 });
+        let labels = agglomerate(
+            &emb,
+            &[0, 0, 1],
+            &[1.0; 3],
+            &Stop { max_clusters: 1, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 },
+        );
         assert_ne!(labels[0], labels[1]);
     }
 }

@@ -93,7 +93,14 @@ pub fn score(reference: &[Turn], hypothesis: &[Turn], from: f64, to: f64) -> Der
 
 /// The one-to-one reference→hypothesis mapping with the most total overlap.
 fn best_mapping(overlap: &[Vec<usize>], nr: usize, nh: usize) -> BTreeMap<usize, usize> {
-    fn go(i: usize, overlap: &[Vec<usize>], nh: usize, used: &mut Vec<bool>, cur: &mut Vec<Option<usize>>, best: &mut (usize, Vec<Option<usize>>)) {
+    fn go(
+        i: usize,
+        overlap: &[Vec<usize>],
+        nh: usize,
+        used: &mut Vec<bool>,
+        cur: &mut Vec<Option<usize>>,
+        best: &mut (usize, Vec<Option<usize>>),
+    ) {
         if i == overlap.len() {
             let total: usize = cur.iter().enumerate().filter_map(|(r, h)| h.map(|h| overlap[r][h])).sum();
             if total > best.0 || best.1.is_empty() {

@@ -158,7 +158,11 @@ impl CamPlus {
                 let cin = channels + i * GROWTH;
                 layers.push(CamLayer {
                     bn1: l.affine(&format!("{p}.nonlinear1.batchnorm"), cin)?,
-                    linear1: l.folded(&format!("{p}.linear1"), &format!("{p}.nonlinear2.batchnorm"), [BN_CHANNELS, cin, 1])?,
+                    linear1: l.folded(
+                        &format!("{p}.linear1"),
+                        &format!("{p}.nonlinear2.batchnorm"),
+                        [BN_CHANNELS, cin, 1],
+                    )?,
                     local: l.plain(&format!("{p}.cam_layer.linear_local"), [GROWTH, BN_CHANNELS, 3], false)?.w,
                     ctx1: l.plain(&format!("{p}.cam_layer.linear1"), [BN_CHANNELS / 2, BN_CHANNELS, 1], true)?,
                     ctx2: l.plain(&format!("{p}.cam_layer.linear2"), [GROWTH, BN_CHANNELS / 2, 1], true)?,
@@ -179,7 +183,18 @@ impl CamPlus {
         let dense_mean = ck.get("xvector.dense.nonlinear.batchnorm.running_mean", &[DIM])?;
         let dense_var = ck.get("xvector.dense.nonlinear.batchnorm.running_var", &[DIM])?;
         let dense_inv_std = dense_var.iter().map(|v| 1.0 / (v + EPS).sqrt()).collect();
-        Ok(CamPlus { device: l.device, head_conv1, head_blocks, head_conv2, tdnn, blocks, out_bn, dense, dense_mean, dense_inv_std })
+        Ok(CamPlus {
+            device: l.device,
+            head_conv1,
+            head_blocks,
+            head_conv2,
+            tdnn,
+            blocks,
+            out_bn,
+            dense,
+            dense_mean,
+            dense_inv_std,
+        })
     }
 
     /// The embedding of 16 kHz `samples` (at least 25 ms).
@@ -205,7 +220,9 @@ impl CamPlus {
             }
         }
         let x = Tensor::<4>::from_data(TensorData::new(x, [1, 1, N_MELS, frames]), &self.device);
-        let c2 = |x: Tensor<4>, c: &Conv<4>, stride: usize, pad: usize| conv2d(x, c.w.clone(), Some(c.b.clone()), ConvOptions::new([stride, 1], [pad, pad], [1, 1], 1));
+        let c2 = |x: Tensor<4>, c: &Conv<4>, stride: usize, pad: usize| {
+            conv2d(x, c.w.clone(), Some(c.b.clone()), ConvOptions::new([stride, 1], [pad, pad], [1, 1], 1))
+        };
         let mut x = relu(c2(x, &self.head_conv1, 1, 1));
         for b in &self.head_blocks {
             let y = relu(c2(x.clone(), &b.conv1, b.stride, 1));
@@ -223,11 +240,31 @@ impl CamPlus {
         for block in &self.blocks {
             for layer in &block.layers {
                 let y = relu(apply(x.clone(), &layer.bn1));
-                let y = relu(conv1d(y, layer.linear1.w.clone(), Some(layer.linear1.b.clone()), ConvOptions::new([1], [0], [1], 1)));
-                let local = conv1d(y.clone(), layer.local.clone(), None, ConvOptions::new([1], [layer.dilation], [layer.dilation], 1));
+                let y = relu(conv1d(
+                    y,
+                    layer.linear1.w.clone(),
+                    Some(layer.linear1.b.clone()),
+                    ConvOptions::new([1], [0], [1], 1),
+                ));
+                let local = conv1d(
+                    y.clone(),
+                    layer.local.clone(),
+                    None,
+                    ConvOptions::new([1], [layer.dilation], [layer.dilation], 1),
+                );
                 let context = y.clone().mean_dim(2) + segment_means(y);
-                let m = relu(conv1d(context, layer.ctx1.w.clone(), Some(layer.ctx1.b.clone()), ConvOptions::new([1], [0], [1], 1)));
-                let m = sigmoid(conv1d(m, layer.ctx2.w.clone(), Some(layer.ctx2.b.clone()), ConvOptions::new([1], [0], [1], 1)));
+                let m = relu(conv1d(
+                    context,
+                    layer.ctx1.w.clone(),
+                    Some(layer.ctx1.b.clone()),
+                    ConvOptions::new([1], [0], [1], 1),
+                ));
+                let m = sigmoid(conv1d(
+                    m,
+                    layer.ctx2.w.clone(),
+                    Some(layer.ctx2.b.clone()),
+                    ConvOptions::new([1], [0], [1], 1),
+                ));
                 x = Tensor::cat(vec![x, local * m], 1);
             }
             let y = relu(apply(x, &block.transit_bn));

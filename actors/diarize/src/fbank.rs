@@ -137,7 +137,8 @@ mod tests {
     fn tone_lands_in_its_band_with_the_expected_energy() {
         let a = 0.5f32;
         let freq = 1000.0f32; // exactly bin 32 of the 512-point FFT
-        let s: Vec<f32> = (0..4000).map(|i| a * (2.0 * std::f32::consts::PI * freq * i as f32 / 16000.0).sin()).collect();
+        let s: Vec<f32> =
+            (0..4000).map(|i| a * (2.0 * std::f32::consts::PI * freq * i as f32 / 16000.0).sin()).collect();
         let f = fbank(&s);
         let row = &f[5 * N_MELS..6 * N_MELS];
         let best = row.iter().enumerate().max_by(|x, y| x.1.total_cmp(y.1)).unwrap().0;

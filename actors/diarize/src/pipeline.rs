@@ -24,7 +24,7 @@ use rayon::prelude::*;
 use crate::cluster;
 use crate::embedding::CamPlus;
 use crate::fbank::{self, FRAME_LENGTH, FRAME_SHIFT, N_MELS};
-use crate::segmentation::{FRAMES, FRAME_SPAN, FRAME_STEP, LOCAL_SPEAKERS, Segmentation, WINDOW};
+use crate::segmentation::{FRAME_SPAN, FRAME_STEP, FRAMES, LOCAL_SPEAKERS, Segmentation, WINDOW};
 use crate::weights::WeightsError;
 
 /// File names inside the models folder (see `ops/setup.sh`).
@@ -119,20 +119,25 @@ impl Diarization {
                 soft[s] += self.scores[g][s];
             }
         }
-        let pick = |v: &[f32]| v.iter().enumerate().filter(|(_, x)| **x > 0.0).max_by(|x, y| x.1.total_cmp(y.1)).map(|(i, _)| i);
+        let pick = |v: &[f32]| {
+            v.iter().enumerate().filter(|(_, x)| **x > 0.0).max_by(|x, y| x.1.total_cmp(y.1)).map(|(i, _)| i)
+        };
         if let Some(s) = pick(&hard).or_else(|| pick(&soft)) {
             return Some(s);
         }
         let mid = (start + end) / 2.0;
-        self.turns
-            .iter()
-            .min_by(|x, y| dist(x, mid).total_cmp(&dist(y, mid)))
-            .map(|t| t.speaker)
+        self.turns.iter().min_by(|x, y| dist(x, mid).total_cmp(&dist(y, mid))).map(|t| t.speaker)
     }
 }
 
 fn dist(t: &SpeakerTurn, x: f64) -> f64 {
-    if x < t.start { t.start - x } else if x > t.end { x - t.end } else { 0.0 }
+    if x < t.start {
+        t.start - x
+    } else if x > t.end {
+        x - t.end
+    } else {
+        0.0
+    }
 }
 
 /// Both models, loaded once; `Send + Sync`, share it.
@@ -173,7 +178,11 @@ impl Diarizer {
     /// Diarizes 16 kHz mono audio that `read` hands over in pieces (`None` at the end), never
     /// holding more of it than one batch of windows: hours of media cost no more memory than a
     /// minute. An error of `read` (a decoder's, or a cancellation) ends the work with it.
-    pub fn diarize_stream<E>(&self, mut read: impl FnMut() -> Result<Option<Vec<f32>>, E>, opts: &DiarizeOptions) -> Result<Diarization, E> {
+    pub fn diarize_stream<E>(
+        &self,
+        mut read: impl FnMut() -> Result<Option<Vec<f32>>, E>,
+        opts: &DiarizeOptions,
+    ) -> Result<Diarization, E> {
         let step = opts.step_frames.max(1) * FRAME_STEP;
         let batch = opts.batch.max(1);
         let mut audio = Rolling::default();
@@ -241,7 +250,13 @@ impl Diarizer {
         let a = |w: usize, i: usize, k: usize| act[(w * FRAMES + i) * LOCAL_SPEAKERS + k] > 0.5;
         // Global frames that hold real audio.
         let real_frames = n.saturating_sub(FRAME_SPAN) / FRAME_STEP + 1;
-        tracing::debug!(windows = n_windows, embeddings = locals.len(), segmentation_s = t_seg, embedding_s = t_emb, "diarization stages");
+        tracing::debug!(
+            windows = n_windows,
+            embeddings = locals.len(),
+            segmentation_s = t_seg,
+            embedding_s = t_emb,
+            "diarization stages"
+        );
         // 3. clustering: long local speakers first, the short ones attached afterwards.
         let max = match opts.speakers {
             Speakers::AtMost(k) => k.max(1),
@@ -255,7 +270,12 @@ impl Diarizer {
         let long_emb: Vec<Vec<f32>> = long.iter().map(|&i| embeddings[i].clone()).collect();
         let groups: Vec<usize> = long.iter().map(|&i| locals[i].window).collect();
         let overlapping_groups = (WINDOW - 1) / step;
-        let stop = cluster::Stop { max_clusters: max, min_silhouette: opts.min_silhouette, overlapping_groups, min_share: opts.min_cluster_share };
+        let stop = cluster::Stop {
+            max_clusters: max,
+            min_silhouette: opts.min_silhouette,
+            overlapping_groups,
+            min_share: opts.min_cluster_share,
+        };
         let weights: Vec<f32> = long.iter().map(|&i| locals[i].frames.len() as f32).collect();
         let long_labels = cluster::agglomerate(&long_emb, &groups, &weights, &stop);
         let k = long_labels.iter().max().map_or(0, |m| m + 1);
@@ -408,13 +428,20 @@ impl Diarizer {
 /// an embedding, each with the filter-bank frames to take it from: where it speaks alone (or,
 /// when that is under half a second, wherever it speaks), at most `max_frames` from the middle.
 /// `active(i, k)`: local speaker `k` speaks in the window's output frame `i`.
-fn window_locals(w: usize, s0: usize, last: usize, active: impl Fn(usize, usize) -> bool, max_frames: usize) -> Vec<Local> {
+fn window_locals(
+    w: usize,
+    s0: usize,
+    last: usize,
+    active: impl Fn(usize, usize) -> bool,
+    max_frames: usize,
+) -> Vec<Local> {
     let mut clean: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
     let mut any: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
     let mut j = s0.div_ceil(FRAME_SHIFT);
     while j * FRAME_SHIFT + FRAME_LENGTH <= last {
         let center = (j * FRAME_SHIFT + FRAME_LENGTH / 2 - s0) as f64;
-        let i = ((center - FRAME_SPAN as f64 / 2.0) / FRAME_STEP as f64).round().clamp(0.0, (FRAMES - 1) as f64) as usize;
+        let i =
+            ((center - FRAME_SPAN as f64 / 2.0) / FRAME_STEP as f64).round().clamp(0.0, (FRAMES - 1) as f64) as usize;
         let count = (0..LOCAL_SPEAKERS).filter(|&k| active(i, k)).count();
         for k in (0..LOCAL_SPEAKERS).filter(|&k| active(i, k)) {
             any[k].push(j);

@@ -102,7 +102,10 @@ impl Segmentation {
                 let b_ih = ck.get(&format!("lstm.bias_ih_l{layer}{suffix}"), &[4 * HIDDEN])?;
                 let b_hh = ck.get(&format!("lstm.bias_hh_l{layer}{suffix}"), &[4 * HIDDEN])?;
                 let bias = b_ih.iter().zip(&b_hh).map(|(a, b)| a + b).collect();
-                Ok(LstmDir { w_ih: Dense::new(w_ih, 4 * HIDDEN, inp, Some(bias)), w_hh: Dense::new(w_hh, 4 * HIDDEN, HIDDEN, None) })
+                Ok(LstmDir {
+                    w_ih: Dense::new(w_ih, 4 * HIDDEN, inp, Some(bias)),
+                    w_hh: Dense::new(w_hh, 4 * HIDDEN, HIDDEN, None),
+                })
             };
             lstm.push([dir("")?, dir("_reverse")?]);
         }
@@ -112,7 +115,8 @@ impl Segmentation {
             let b = ck.get(&format!("linear.{i}.bias"), &[HIDDEN])?;
             linear.push(Dense::new(w, HIDDEN, inp, Some(b)));
         }
-        let classifier = Dense::new(ck.get("classifier.weight", &[7, HIDDEN])?, 7, HIDDEN, Some(ck.get("classifier.bias", &[7])?));
+        let classifier =
+            Dense::new(ck.get("classifier.weight", &[7, HIDDEN])?, 7, HIDDEN, Some(ck.get("classifier.bias", &[7])?));
         Ok(Segmentation { device, wav_norm: (wn_w, wn_b), sinc, convs, norms, lstm, linear, classifier })
     }
 
@@ -133,7 +137,12 @@ impl Segmentation {
             x.iter_mut().for_each(|v| *v = if *v < 0.0 { 0.01 * *v } else { *v });
         }
         let out = self.classifier.forward(&x, n * FRAMES, false);
-        tracing::trace!(windows = n, sincnet_s = t_sinc, lstm_and_heads_s = t0.elapsed().as_secs_f64() - t_sinc, "segmentation batch");
+        tracing::trace!(
+            windows = n,
+            sincnet_s = t_sinc,
+            lstm_and_heads_s = t0.elapsed().as_secs_f64() - t_sinc,
+            "segmentation batch"
+        );
         out
     }
 
@@ -179,8 +188,10 @@ fn sinc_filters(low_hz: &[f32], band_hz: &[f32], window: &[f32], n: &[f32]) -> V
         let high = (low + MIN_BAND + b.abs()).clamp(MIN_LOW, 8000.0);
         let width = high - low;
         let scale = 1.0 / (2.0 * width);
-        let left_cos: Vec<f32> = (0..half).map(|i| ((n[i] * high).sin() - (n[i] * low).sin()) / (n[i] / 2.0) * window[i]).collect();
-        let left_sin: Vec<f32> = (0..half).map(|i| ((n[i] * low).cos() - (n[i] * high).cos()) / (n[i] / 2.0) * window[i]).collect();
+        let left_cos: Vec<f32> =
+            (0..half).map(|i| ((n[i] * high).sin() - (n[i] * low).sin()) / (n[i] / 2.0) * window[i]).collect();
+        let left_sin: Vec<f32> =
+            (0..half).map(|i| ((n[i] * low).cos() - (n[i] * high).cos()) / (n[i] / 2.0) * window[i]).collect();
         cos_f.extend(left_cos.iter().map(|v| v * scale));
         cos_f.push(2.0 * width * scale);
         cos_f.extend(left_cos.iter().rev().map(|v| v * scale));

@@ -58,9 +58,14 @@ impl Checkpoint {
     pub fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, WeightsError> {
         let t = self.tensors.get(name).ok_or_else(|| self.foreign(format!("tensor `{name}` is missing")))?;
         if t.dtype() != DType::F32 || t.shape() != shape {
-            return Err(self.foreign(format!("tensor `{name}` is {:?} {:?}, expected F32 {shape:?}", t.dtype(), t.shape())));
+            return Err(self.foreign(format!(
+                "tensor `{name}` is {:?} {:?}, expected F32 {shape:?}",
+                t.dtype(),
+                t.shape()
+            )));
         }
-        let bytes = t.read().map_err(|e| WeightsError::NotACheckpoint { path: self.path.clone(), reason: e.to_string() })?;
+        let bytes =
+            t.read().map_err(|e| WeightsError::NotACheckpoint { path: self.path.clone(), reason: e.to_string() })?;
         Ok(bytes.chunks_exact(4).map(|b| f32::from_ne_bytes([b[0], b[1], b[2], b[3]])).collect())
     }
 

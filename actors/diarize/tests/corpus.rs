@@ -29,8 +29,10 @@ fn run(clip: &str, reference: &str, speakers: Speakers) -> (f64, usize) {
     let t0 = Instant::now();
     let d = diarizer.diarize(&samples, &DiarizeOptions { speakers, ..Default::default() });
     let took = t0.elapsed().as_secs_f64();
-    let reference = der::read_turns(&std::fs::read_to_string(corpus().join("audio/ref").join(reference)).expect("reference turns"));
-    let hyp: Vec<Turn> = d.turns.iter().map(|t| Turn { start: t.start, end: t.end, speaker: t.speaker.to_string() }).collect();
+    let reference =
+        der::read_turns(&std::fs::read_to_string(corpus().join("audio/ref").join(reference)).expect("reference turns"));
+    let hyp: Vec<Turn> =
+        d.turns.iter().map(|t| Turn { start: t.start, end: t.end, speaker: t.speaker.to_string() }).collect();
     let parts = der::score(&reference, &hyp, 0.0, secs);
     eprintln!(
         "{clip}: {} speakers, DER {:.1}% (miss {:.2}s fa {:.2}s conf {:.2}s of {:.2}s), {took:.2}s for {secs:.1}s (RTF {:.3})",
@@ -47,7 +49,8 @@ fn run(clip: &str, reference: &str, speakers: Speakers) -> (f64, usize) {
 
 #[test]
 fn two_voices_are_two_speakers() {
-    let (der, speakers) = run("en_synth_gettysburg_2voices.wav", "en_synth_gettysburg_2voices.turns.tsv", Speakers::AtMost(2));
+    let (der, speakers) =
+        run("en_synth_gettysburg_2voices.wav", "en_synth_gettysburg_2voices.turns.tsv", Speakers::AtMost(2));
     assert_eq!(speakers, 2);
     // Measured 7.5 % (no collar; the turns' edges are the synthesiser's pauses).
     assert!(der < 0.12, "DER {der}");
@@ -55,7 +58,8 @@ fn two_voices_are_two_speakers() {
 
 #[test]
 fn two_voices_estimated() {
-    let (_, speakers) = run("en_synth_gettysburg_2voices.wav", "en_synth_gettysburg_2voices.turns.tsv", Speakers::Estimate);
+    let (_, speakers) =
+        run("en_synth_gettysburg_2voices.wav", "en_synth_gettysburg_2voices.turns.tsv", Speakers::Estimate);
     assert_eq!(speakers, 2);
 }
 
@@ -111,15 +115,15 @@ fn silence_has_no_speakers() {
 #[test]
 fn streamed_audio_gives_the_same_turns_in_any_pieces() {
     let diarizer = Diarizer::load(&models()).expect("diarization models (bash ops/setup.sh)");
-    let samples = scribe_whisper::audio::decode_all(&corpus().join("audio/en_synth_gettysburg_2voices.wav")).expect("corpus clip");
+    let samples = scribe_whisper::audio::decode_all(&corpus().join("audio/en_synth_gettysburg_2voices.wav"))
+        .expect("corpus clip");
     let opts = DiarizeOptions::default();
     let whole = diarizer.diarize(&samples, &opts);
     assert_eq!(whole.speakers, 2);
     for piece in [777, 16_000 * 7] {
         let mut pieces = samples.chunks(piece);
-        let streamed = diarizer
-            .diarize_stream(|| Ok::<_, ()>(pieces.next().map(<[f32]>::to_vec)), &opts)
-            .expect("no read error");
+        let streamed =
+            diarizer.diarize_stream(|| Ok::<_, ()>(pieces.next().map(<[f32]>::to_vec)), &opts).expect("no read error");
         assert_eq!(streamed.turns, whole.turns, "pieces of {piece} samples");
     }
     // A read error ends the work with that error, at once.

@@ -42,7 +42,9 @@ pub async fn send(guard: &AddressGuard, timeout: Duration, message: Message<'_>)
     }
     let client = match client.build() {
         Ok(c) => c,
-        Err(e) => return CallbackOutcome::Error(format!("not sent, the HTTP client could not start: {}", root_cause(&e))),
+        Err(e) => {
+            return CallbackOutcome::Error(format!("not sent, the HTTP client could not start: {}", root_cause(&e)));
+        }
     };
     let signature = message.secret.sign(message.id, message.timestamp, &message.body);
     let sent = client
@@ -59,7 +61,9 @@ pub async fn send(guard: &AddressGuard, timeout: Duration, message: Message<'_>)
         Err(e) if e.is_timeout() => {
             CallbackOutcome::Error(format!("{} did not answer within {} s", vetted.host, timeout.as_secs_f32()))
         }
-        Err(e) if e.is_connect() => CallbackOutcome::Error(format!("could not connect to {}: {}", vetted.host, root_cause(&e))),
+        Err(e) if e.is_connect() => {
+            CallbackOutcome::Error(format!("could not connect to {}: {}", vetted.host, root_cause(&e)))
+        }
         Err(e) => CallbackOutcome::Error(format!("the request to {} failed: {}", vetted.host, root_cause(&e))),
     }
 }

@@ -28,7 +28,14 @@ impl Default for CallbackSettings {
     fn default() -> Self {
         let minute = Duration::from_secs(60);
         CallbackSettings {
-            schedule: vec![Duration::from_secs(10), Duration::from_secs(30), minute, 5 * minute, 15 * minute, 60 * minute],
+            schedule: vec![
+                Duration::from_secs(10),
+                Duration::from_secs(30),
+                minute,
+                5 * minute,
+                15 * minute,
+                60 * minute,
+            ],
             max_age: 26 * 60 * minute,
             timeout: Duration::from_secs(10),
             max_concurrent: 32,

@@ -25,8 +25,8 @@
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use kurrentdb::{
-    AppendToStreamOptions, Client, ClientSettings, EventData, Position, ReadAllOptions,
-    ReadStreamOptions, StreamPosition, StreamState, SubscribeToAllOptions, SubscriptionFilter,
+    AppendToStreamOptions, Client, ClientSettings, EventData, Position, ReadAllOptions, ReadStreamOptions,
+    StreamPosition, StreamState, SubscribeToAllOptions, SubscriptionFilter,
 };
 
 use super::{Appended, EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError};
@@ -44,22 +44,14 @@ impl KurrentDbEventStore {
     /// connection string the `kurrentdb` client accepts) and checks that it answers. With
     /// `namespace`, every stream name is prefixed with it (see the module documentation).
     pub async fn connect(url: &str, namespace: Option<&str>) -> Result<Self, StoreError> {
-        let settings: ClientSettings =
-            url.parse().map_err(|e: kurrentdb::ClientSettingsParseError| {
-                StoreError::Configuration(format!(
-                    "cannot read the KurrentDB connection string ({e}); expected esdb://host:2113?tls=false"
-                ))
-            })?;
-        let client = Client::new(settings)
-            .map_err(|e| backend("starting the KurrentDB client", e.to_string()))?;
-        let store = KurrentDbEventStore {
-            client,
-            namespace: namespace.unwrap_or_default().to_owned(),
-        };
-        store
-            .head()
-            .await
-            .map_err(|e| backend("connecting to KurrentDB", e.to_string()))?;
+        let settings: ClientSettings = url.parse().map_err(|e: kurrentdb::ClientSettingsParseError| {
+            StoreError::Configuration(format!(
+                "cannot read the KurrentDB connection string ({e}); expected esdb://host:2113?tls=false"
+            ))
+        })?;
+        let client = Client::new(settings).map_err(|e| backend("starting the KurrentDB client", e.to_string()))?;
+        let store = KurrentDbEventStore { client, namespace: namespace.unwrap_or_default().to_owned() };
+        store.head().await.map_err(|e| backend("connecting to KurrentDB", e.to_string()))?;
         Ok(store)
     }
 
@@ -77,11 +69,8 @@ impl KurrentDbEventStore {
     }
 
     async fn head(&self) -> Result<u64, kurrentdb::Error> {
-        let options = ReadAllOptions::default()
-            .backwards()
-            .position(StreamPosition::End)
-            .filter(self.filter())
-            .max_count(1);
+        let options =
+            ReadAllOptions::default().backwards().position(StreamPosition::End).filter(self.filter()).max_count(1);
         let mut read = self.client.read_all(&options).await?;
         match read.next().await? {
             Some(event) => Ok(event.get_original_event().position.commit),
@@ -91,10 +80,7 @@ impl KurrentDbEventStore {
 
     /// Converts a KurrentDB event; `None` for events of other namespaces (the filter keeps them
     /// away, this is a second fence).
-    fn convert(
-        &self,
-        event: &kurrentdb::RecordedEvent,
-    ) -> Option<Result<RecordedEvent, StoreError>> {
+    fn convert(&self, event: &kurrentdb::RecordedEvent) -> Option<Result<RecordedEvent, StoreError>> {
         let stream = self.ours(event.stream_id())?.to_owned();
         let position = event.position.commit;
         // Stream reads of older servers carry no $all position (all bits set): report 0.
@@ -102,10 +88,7 @@ impl KurrentDbEventStore {
         let data = match serde_json::from_slice(&event.data) {
             Ok(data) => data,
             Err(e) => {
-                return Some(Err(StoreError::Corrupt {
-                    position,
-                    reason: e.to_string(),
-                }));
+                return Some(Err(StoreError::Corrupt { position, reason: e.to_string() }));
             }
         };
         Some(Ok(RecordedEvent {
@@ -124,10 +107,7 @@ fn all_from(after: u64) -> StreamPosition<Position> {
     if after == 0 {
         StreamPosition::Start
     } else {
-        StreamPosition::Position(Position {
-            commit: after,
-            prepare: after,
-        })
+        StreamPosition::Position(Position { commit: after, prepare: after })
     }
 }
 
@@ -140,16 +120,10 @@ impl EventStore for KurrentDbEventStore {
     ) -> BoxFuture<'a, Result<Appended, StoreError>> {
         Box::pin(async move {
             if stream.is_empty() {
-                return Err(StoreError::InvalidAppend {
-                    stream: String::new(),
-                    reason: "the stream name is empty",
-                });
+                return Err(StoreError::InvalidAppend { stream: String::new(), reason: "the stream name is empty" });
             }
             if events.is_empty() {
-                return Err(StoreError::InvalidAppend {
-                    stream: stream.to_owned(),
-                    reason: "no events given",
-                });
+                return Err(StoreError::InvalidAppend { stream: stream.to_owned(), reason: "no events given" });
             }
             let data = events
                 .iter()
@@ -167,20 +141,17 @@ impl EventStore for KurrentDbEventStore {
             let options = AppendToStreamOptions::default().stream_state(state);
             let name = format!("{}{stream}", self.namespace);
             match self.client.append_to_stream(name, &options, data).await {
-                Ok(written) => Ok(Appended {
-                    last_version: written.next_expected_version,
-                    position: written.position.commit,
-                }),
-                Err(kurrentdb::Error::WrongExpectedVersion { current, .. }) => {
-                    Err(StoreError::WrongExpectedVersion {
-                        stream: stream.to_owned(),
-                        expected,
-                        actual: match current {
-                            kurrentdb::CurrentRevision::Current(v) => Some(v),
-                            kurrentdb::CurrentRevision::NoStream => None,
-                        },
-                    })
+                Ok(written) => {
+                    Ok(Appended { last_version: written.next_expected_version, position: written.position.commit })
                 }
+                Err(kurrentdb::Error::WrongExpectedVersion { current, .. }) => Err(StoreError::WrongExpectedVersion {
+                    stream: stream.to_owned(),
+                    expected,
+                    actual: match current {
+                        kurrentdb::CurrentRevision::Current(v) => Some(v),
+                        kurrentdb::CurrentRevision::NoStream => None,
+                    },
+                }),
                 Err(e) => Err(backend("appending events", e.to_string())),
             }
         })
@@ -193,9 +164,7 @@ impl EventStore for KurrentDbEventStore {
     ) -> BoxFuture<'a, Result<Vec<RecordedEvent>, StoreError>> {
         Box::pin(async move {
             const ACTION: &str = "reading a stream";
-            let options = ReadStreamOptions::default()
-                .forwards()
-                .position(StreamPosition::Position(from_version));
+            let options = ReadStreamOptions::default().forwards().position(StreamPosition::Position(from_version));
             let name = format!("{}{stream}", self.namespace);
             let mut read = match self.client.read_stream(name, &options).await {
                 Ok(read) => read,
@@ -218,11 +187,7 @@ impl EventStore for KurrentDbEventStore {
         })
     }
 
-    fn read_all(
-        &self,
-        after_position: u64,
-        max: usize,
-    ) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>> {
+    fn read_all(&self, after_position: u64, max: usize) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>> {
         Box::pin(async move {
             const ACTION: &str = "reading the log";
             if max == 0 {
@@ -234,11 +199,7 @@ impl EventStore for KurrentDbEventStore {
                 .position(all_from(after_position))
                 .filter(self.filter())
                 .max_count(max.saturating_add(1));
-            let mut read = self
-                .client
-                .read_all(&options)
-                .await
-                .map_err(|e| backend(ACTION, e.to_string()))?;
+            let mut read = self.client.read_all(&options).await.map_err(|e| backend(ACTION, e.to_string()))?;
             let mut events: Vec<RecordedEvent> = Vec::new();
             while events.len() < max {
                 match read.next().await {
@@ -262,17 +223,10 @@ impl EventStore for KurrentDbEventStore {
     }
 
     fn head_position(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
-        Box::pin(async move {
-            self.head()
-                .await
-                .map_err(|e| backend("reading the log head", e.to_string()))
-        })
+        Box::pin(async move { self.head().await.map_err(|e| backend("reading the log head", e.to_string())) })
     }
 
-    fn subscribe_all(
-        &self,
-        after_position: u64,
-    ) -> BoxStream<'static, Result<RecordedEvent, StoreError>> {
+    fn subscribe_all(&self, after_position: u64) -> BoxStream<'static, Result<RecordedEvent, StoreError>> {
         let state = Following {
             store: self.clone(),
             subscription: None,
@@ -304,9 +258,8 @@ impl Following {
         let mut subscription = match self.subscription.take() {
             Some(subscription) => subscription,
             None => {
-                let options = SubscribeToAllOptions::default()
-                    .position(all_from(self.after))
-                    .filter(self.store.filter());
+                let options =
+                    SubscribeToAllOptions::default().position(all_from(self.after)).filter(self.store.filter());
                 self.store.client.subscribe_to_all(&options).await
             }
         };
@@ -349,12 +302,6 @@ fn check_increasing(previous: Option<u64>, event: &RecordedEvent) -> Result<(), 
     }
 }
 
-fn backend(
-    action: &'static str,
-    source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
-) -> StoreError {
-    StoreError::Backend {
-        action,
-        source: source.into(),
-    }
+fn backend(action: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
+    StoreError::Backend { action, source: source.into() }
 }

@@ -28,14 +28,12 @@ impl StoreLocation {
         let Some(url) = setting.map(str::trim).filter(|s| !s.is_empty()) else {
             return Ok(StoreLocation::Embedded(data_dir.to_owned()));
         };
-        let scheme = url
-            .split_once("://")
-            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        let scheme = url.split_once("://").map(|(scheme, _)| scheme.to_ascii_lowercase());
         match scheme.as_deref() {
             Some("postgres" | "postgresql") => Ok(StoreLocation::Postgres(url.to_owned())),
             Some(
-                "esdb" | "esdb+discover" | "kurrentdb" | "kurrentdb+discover" | "kurrent"
-                | "kurrent+discover" | "kdb" | "kdb+discover",
+                "esdb" | "esdb+discover" | "kurrentdb" | "kurrentdb+discover" | "kurrent" | "kurrent+discover" | "kdb"
+                | "kdb+discover",
             ) => Ok(StoreLocation::KurrentDb(url.to_owned())),
             _ => Err(StoreError::Configuration(format!(
                 "unsupported event store {:?}: give a postgres://... or esdb://... (kurrentdb://...) URL, or leave the setting out for the embedded SQLite file in the data directory",
@@ -49,9 +47,7 @@ impl StoreLocation {
         Ok(match self {
             StoreLocation::Embedded(dir) => Arc::new(SqliteEventStore::open_in(dir)?),
             StoreLocation::Postgres(url) => Arc::new(PostgresEventStore::connect(url).await?),
-            StoreLocation::KurrentDb(url) => {
-                Arc::new(KurrentDbEventStore::connect(url, None).await?)
-            }
+            StoreLocation::KurrentDb(url) => Arc::new(KurrentDbEventStore::connect(url, None).await?),
         })
     }
 
@@ -72,9 +68,7 @@ impl fmt::Display for StoreLocation {
             StoreLocation::Embedded(dir) => {
                 write!(f, "{}", dir.join(super::sqlite::FILE_NAME).display())
             }
-            StoreLocation::Postgres(url) | StoreLocation::KurrentDb(url) => {
-                f.write_str(&redact(url))
-            }
+            StoreLocation::Postgres(url) | StoreLocation::KurrentDb(url) => f.write_str(&redact(url)),
         }
     }
 }
@@ -109,66 +103,34 @@ mod tests {
     #[test]
     fn no_setting_means_the_embedded_file() {
         let dir = Path::new("/srv/scribe");
-        assert_eq!(
-            StoreLocation::from_setting(None, dir).unwrap(),
-            StoreLocation::Embedded(dir.into())
-        );
-        assert_eq!(
-            StoreLocation::from_setting(Some("  "), dir).unwrap(),
-            StoreLocation::Embedded(dir.into())
-        );
+        assert_eq!(StoreLocation::from_setting(None, dir).unwrap(), StoreLocation::Embedded(dir.into()));
+        assert_eq!(StoreLocation::from_setting(Some("  "), dir).unwrap(), StoreLocation::Embedded(dir.into()));
     }
 
     #[test]
     fn schemes_pick_the_adapter() {
         let dir = Path::new("data");
         let pg = "postgres://scribe:secret@db:5432/scribe";
-        assert_eq!(
-            StoreLocation::from_setting(Some(pg), dir).unwrap(),
-            StoreLocation::Postgres(pg.into())
-        );
+        assert_eq!(StoreLocation::from_setting(Some(pg), dir).unwrap(), StoreLocation::Postgres(pg.into()));
         let pg2 = "postgresql://db/scribe";
-        assert_eq!(
-            StoreLocation::from_setting(Some(pg2), dir).unwrap(),
-            StoreLocation::Postgres(pg2.into())
-        );
-        for url in [
-            "esdb://localhost:2113?tls=false",
-            "kurrentdb://a:2113",
-            "esdb+discover://c:2113",
-        ] {
-            assert_eq!(
-                StoreLocation::from_setting(Some(url), dir).unwrap(),
-                StoreLocation::KurrentDb(url.into())
-            );
+        assert_eq!(StoreLocation::from_setting(Some(pg2), dir).unwrap(), StoreLocation::Postgres(pg2.into()));
+        for url in ["esdb://localhost:2113?tls=false", "kurrentdb://a:2113", "esdb+discover://c:2113"] {
+            assert_eq!(StoreLocation::from_setting(Some(url), dir).unwrap(), StoreLocation::KurrentDb(url.into()));
         }
     }
 
     #[test]
     fn other_schemes_are_refused_with_the_accepted_ones_named_and_no_password() {
-        let error =
-            StoreLocation::from_setting(Some("mysql://root:hunter2@db/scribe"), Path::new("d"))
-                .unwrap_err();
+        let error = StoreLocation::from_setting(Some("mysql://root:hunter2@db/scribe"), Path::new("d")).unwrap_err();
         let message = error.to_string();
-        assert!(
-            message.contains("postgres://") && message.contains("esdb://"),
-            "{message}"
-        );
-        assert!(
-            !message.contains("hunter2"),
-            "the password is not echoed: {message}"
-        );
+        assert!(message.contains("postgres://") && message.contains("esdb://"), "{message}");
+        assert!(!message.contains("hunter2"), "the password is not echoed: {message}");
     }
 
     #[test]
     fn display_hides_the_password() {
-        let location = StoreLocation::Postgres(
-            "postgres://scribe:secret@db:5432/scribe?sslmode=disable".into(),
-        );
-        assert_eq!(
-            location.to_string(),
-            "postgres://scribe:***@db:5432/scribe?sslmode=disable"
-        );
+        let location = StoreLocation::Postgres("postgres://scribe:secret@db:5432/scribe?sslmode=disable".into());
+        assert_eq!(location.to_string(), "postgres://scribe:***@db:5432/scribe?sslmode=disable");
         let no_password = StoreLocation::Postgres("postgres://scribe@db/scribe".into());
         assert_eq!(no_password.to_string(), "postgres://scribe@db/scribe");
     }

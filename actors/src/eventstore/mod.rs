@@ -122,10 +122,7 @@ pub struct NewEvent {
 
 impl NewEvent {
     pub fn new(event_type: impl Into<String>, data: Value) -> Self {
-        NewEvent {
-            event_type: event_type.into(),
-            data,
-        }
+        NewEvent { event_type: event_type.into(), data }
     }
 }
 
@@ -159,17 +156,10 @@ pub enum StoreError {
     /// Another writer appended first (or the stream exists / does not exist, against the
     /// expectation). Reload the stream and decide again.
     #[error("stream {stream} was expected at {expected} but is at {}", describe_version(.actual))]
-    WrongExpectedVersion {
-        stream: String,
-        expected: ExpectedVersion,
-        actual: Option<u64>,
-    },
+    WrongExpectedVersion { stream: String, expected: ExpectedVersion, actual: Option<u64> },
     /// The request itself is malformed (empty append, empty stream name).
     #[error("invalid append to stream {stream:?}: {reason}")]
-    InvalidAppend {
-        stream: String,
-        reason: &'static str,
-    },
+    InvalidAppend { stream: String, reason: &'static str },
     /// The store is named or configured wrongly (an unsupported URL scheme, a malformed URL).
     #[error("{0}")]
     Configuration(String),
@@ -213,11 +203,7 @@ pub trait EventStore: Send + Sync + 'static {
     /// Up to `max` events of the whole log with position `> after_position`, in position order.
     /// `after_position = 0` starts at the beginning. `after_position` may be any number, not only
     /// the position of a stored event.
-    fn read_all(
-        &self,
-        after_position: u64,
-        max: usize,
-    ) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>>;
+    fn read_all(&self, after_position: u64, max: usize) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>>;
 
     /// The position of the last event in the log (0 when empty). Always the position of an
     /// existing event: a subscription from 0 reaches it.
@@ -226,8 +212,5 @@ pub trait EventStore: Send + Sync + 'static {
     /// Every event with position `> after_position`: first those already stored, then new ones as
     /// they are appended, strictly in position order, each exactly once. The stream ends only
     /// after yielding an error (or when the store shuts down).
-    fn subscribe_all(
-        &self,
-        after_position: u64,
-    ) -> BoxStream<'static, Result<RecordedEvent, StoreError>>;
+    fn subscribe_all(&self, after_position: u64) -> BoxStream<'static, Result<RecordedEvent, StoreError>>;
 }

@@ -72,8 +72,7 @@ CREATE TABLE IF NOT EXISTS scribe_events (
     UNIQUE (stream, version)
 )";
 
-const SELECT_EVENT: &str =
-    "SELECT position, stream, version, type, data::text, recorded_at FROM scribe_events";
+const SELECT_EVENT: &str = "SELECT position, stream, version, type, data::text, recorded_at FROM scribe_events";
 
 /// The PostgreSQL adapter of [`EventStore`]. Cheap to clone; clones share the connections.
 #[derive(Clone)]
@@ -113,32 +112,16 @@ impl PostgresEventStore {
         if config.get_application_name().is_none() {
             config.application_name("scribe");
         }
-        let mut setup = connect(&config)
-            .await
-            .map_err(|e| pg_backend("connecting to PostgreSQL", e))?;
-        create_schema(&mut setup)
-            .await
-            .map_err(|e| pg_backend("creating the scribe_events table", e))?;
-        let head = query_head(&setup)
-            .await
-            .map_err(|e| pg_backend("reading the log head", e))?;
+        let mut setup = connect(&config).await.map_err(|e| pg_backend("connecting to PostgreSQL", e))?;
+        create_schema(&mut setup).await.map_err(|e| pg_backend("creating the scribe_events table", e))?;
+        let head = query_head(&setup).await.map_err(|e| pg_backend("reading the log head", e))?;
 
         let (head_tx, head_rx) = watch::channel(head);
         let (writer_tx, writer_rx) = mpsc::unbounded_channel();
-        tokio::spawn(run_writer(
-            config.clone(),
-            Some(setup),
-            writer_rx,
-            head_tx.clone(),
-        ));
+        tokio::spawn(run_writer(config.clone(), Some(setup), writer_rx, head_tx.clone()));
         tokio::spawn(run_listener(config.clone(), head_tx));
         Ok(PostgresEventStore {
-            inner: Arc::new(Inner {
-                config,
-                writer: writer_tx,
-                reader: Mutex::new(None),
-                head: head_rx,
-            }),
+            inner: Arc::new(Inner { config, writer: writer_tx, reader: Mutex::new(None), head: head_rx }),
         })
     }
 }
@@ -152,24 +135,13 @@ impl EventStore for PostgresEventStore {
     ) -> BoxFuture<'a, Result<Appended, StoreError>> {
         Box::pin(async move {
             if stream.is_empty() {
-                return Err(StoreError::InvalidAppend {
-                    stream: String::new(),
-                    reason: "the stream name is empty",
-                });
+                return Err(StoreError::InvalidAppend { stream: String::new(), reason: "the stream name is empty" });
             }
             if events.is_empty() {
-                return Err(StoreError::InvalidAppend {
-                    stream: stream.to_owned(),
-                    reason: "no events given",
-                });
+                return Err(StoreError::InvalidAppend { stream: stream.to_owned(), reason: "no events given" });
             }
             let (reply, answer) = oneshot::channel();
-            let request = AppendRequest {
-                stream: stream.to_owned(),
-                expected,
-                events,
-                reply,
-            };
+            let request = AppendRequest { stream: stream.to_owned(), expected, events, reply };
             self.inner.writer.send(request).map_err(|_| writer_gone())?;
             answer.await.map_err(|_| writer_gone())?
         })
@@ -194,11 +166,7 @@ impl EventStore for PostgresEventStore {
         })
     }
 
-    fn read_all(
-        &self,
-        after_position: u64,
-        max: usize,
-    ) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>> {
+    fn read_all(&self, after_position: u64, max: usize) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>> {
         Box::pin(self.inner.clone().read_all(after_position, max))
     }
 
@@ -206,16 +174,11 @@ impl EventStore for PostgresEventStore {
         Box::pin(async move {
             const ACTION: &str = "reading the log head";
             let client = self.inner.reader(ACTION).await?;
-            query_head(client.as_ref())
-                .await
-                .map_err(|e| pg_backend(ACTION, e))
+            query_head(client.as_ref()).await.map_err(|e| pg_backend(ACTION, e))
         })
     }
 
-    fn subscribe_all(
-        &self,
-        after_position: u64,
-    ) -> BoxStream<'static, Result<RecordedEvent, StoreError>> {
+    fn subscribe_all(&self, after_position: u64) -> BoxStream<'static, Result<RecordedEvent, StoreError>> {
         let state = Subscription {
             inner: self.inner.clone(),
             head: self.inner.head.clone(),
@@ -234,20 +197,12 @@ impl Inner {
         if let Some(client) = slot.as_ref().filter(|c| !c.is_closed()) {
             return Ok(client.clone());
         }
-        let client = Arc::new(
-            connect(&self.config)
-                .await
-                .map_err(|e| pg_backend(action, e))?,
-        );
+        let client = Arc::new(connect(&self.config).await.map_err(|e| pg_backend(action, e))?);
         *slot = Some(client.clone());
         Ok(client)
     }
 
-    async fn read_all(
-        self: Arc<Self>,
-        after_position: u64,
-        max: usize,
-    ) -> Result<Vec<RecordedEvent>, StoreError> {
+    async fn read_all(self: Arc<Self>, after_position: u64, max: usize) -> Result<Vec<RecordedEvent>, StoreError> {
         const ACTION: &str = "reading the log";
         let client = self.reader(ACTION).await?;
         let limit = i64::try_from(max).unwrap_or(i64::MAX);
@@ -282,12 +237,7 @@ impl Subscription {
                 self.after = event.position;
                 return Some((Ok(event), self));
             }
-            match self
-                .inner
-                .clone()
-                .read_all(self.after, CATCH_UP_BATCH)
-                .await
-            {
+            match self.inner.clone().read_all(self.after, CATCH_UP_BATCH).await {
                 Ok(events) if !events.is_empty() => self.buffer.extend(events),
                 Ok(_) => {
                     // Caught up. Heads are published after their commit is visible, and
@@ -301,8 +251,7 @@ impl Subscription {
                     }
                     // `matches!` drops the borrowed value at once: holding it would block the writer.
                     let closed = matches!(
-                        tokio::time::timeout(POLL_INTERVAL, self.head.wait_for(|h| *h > after))
-                            .await,
+                        tokio::time::timeout(POLL_INTERVAL, self.head.wait_for(|h| *h > after)).await,
                         Ok(Err(_))
                     );
                     if closed {
@@ -376,9 +325,7 @@ async fn run_writer(
 
 fn fail_all(group: Vec<AppendRequest>, message: &str) {
     for request in group {
-        let _ = request
-            .reply
-            .send(Err(backend("appending events", message.to_owned())));
+        let _ = request.reply.send(Err(backend("appending events", message.to_owned())));
     }
 }
 
@@ -405,11 +352,7 @@ async fn write_alone(
             let actual = current_version(conn, &request.stream)
                 .await
                 .map_err(|e| pg_backend("reading a stream's version", e))?;
-            Err(StoreError::WrongExpectedVersion {
-                stream: request.stream.clone(),
-                expected: request.expected,
-                actual,
-            })
+            Err(StoreError::WrongExpectedVersion { stream: request.stream.clone(), expected: request.expected, actual })
         }
         Err(error) => Err(pg_backend("appending events", error)),
     }
@@ -423,25 +366,16 @@ async fn write_group(
 ) -> Result<(Vec<Result<Appended, StoreError>>, u64), tokio_postgres::Error> {
     // READ COMMITTED whatever the database's default: each statement then sees what committed
     // before it started, so the head read after the lock includes the previous holder's commit.
-    let tx = conn
-        .build_transaction()
-        .isolation_level(IsolationLevel::ReadCommitted)
-        .start()
-        .await?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK])
-        .await?;
+    let tx = conn.build_transaction().isolation_level(IsolationLevel::ReadCommitted).start().await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK]).await?;
     let mut head = query_head(&tx).await?;
 
     let mut streams: Vec<&str> = group.iter().map(|r| r.stream.as_str()).collect();
     streams.sort_unstable();
     streams.dedup();
-    let mut current: HashMap<String, Option<u64>> =
-        streams.iter().map(|s| ((*s).to_owned(), None)).collect();
+    let mut current: HashMap<String, Option<u64>> = streams.iter().map(|s| ((*s).to_owned(), None)).collect();
     for row in tx
-        .query(
-            "SELECT stream, MAX(version) FROM scribe_events WHERE stream = ANY($1) GROUP BY stream",
-            &[&streams],
-        )
+        .query("SELECT stream, MAX(version) FROM scribe_events WHERE stream = ANY($1) GROUP BY stream", &[&streams])
         .await?
     {
         let version: i64 = row.get(1);
@@ -475,10 +409,7 @@ async fn write_group(
             version += 1;
         }
         current.insert(request.stream.clone(), Some(version - 1));
-        outcomes.push(Ok(Appended {
-            last_version: version - 1,
-            position: head,
-        }));
+        outcomes.push(Ok(Appended { last_version: version - 1, position: head }));
     }
     if !positions.is_empty() {
         tx.execute(
@@ -488,23 +419,14 @@ async fn write_group(
             &[&positions, &stream_names, &versions, &types, &bodies],
         )
         .await?;
-        tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &head.to_string()])
-            .await?;
+        tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &head.to_string()]).await?;
     }
     tx.commit().await?;
     Ok((outcomes, head))
 }
 
-async fn current_version(
-    conn: &Client,
-    stream: &str,
-) -> Result<Option<u64>, tokio_postgres::Error> {
-    let row = conn
-        .query_one(
-            "SELECT MAX(version) FROM scribe_events WHERE stream = $1",
-            &[&stream],
-        )
-        .await?;
+async fn current_version(conn: &Client, stream: &str) -> Result<Option<u64>, tokio_postgres::Error> {
+    let row = conn.query_one("SELECT MAX(version) FROM scribe_events WHERE stream = $1", &[&stream]).await?;
     Ok(row.get::<_, Option<i64>>(0).map(|v| v as u64))
 }
 
@@ -528,10 +450,7 @@ async fn run_listener(config: Config, head: watch::Sender<u64>) {
     }
 }
 
-async fn listen_once(
-    config: &Config,
-    head: &watch::Sender<u64>,
-) -> Result<(), tokio_postgres::Error> {
+async fn listen_once(config: &Config, head: &watch::Sender<u64>) -> Result<(), tokio_postgres::Error> {
     let (client, mut connection) = config.connect(NoTls).await?;
     let (notified_tx, mut notified) = mpsc::unbounded_channel();
     let driver = tokio::spawn(async move {
@@ -579,28 +498,20 @@ async fn connect(config: &Config) -> Result<Client, tokio_postgres::Error> {
 /// Creates the table under the append lock, so that nodes starting together do not race on it.
 async fn create_schema(client: &mut Client) -> Result<(), tokio_postgres::Error> {
     let tx = client.transaction().await?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK])
-        .await?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK]).await?;
     tx.batch_execute(SCHEMA).await?;
     tx.commit().await
 }
 
-async fn query_head(
-    client: &impl tokio_postgres::GenericClient,
-) -> Result<u64, tokio_postgres::Error> {
-    let row = client
-        .query_one("SELECT COALESCE(MAX(position), 0) FROM scribe_events", &[])
-        .await?;
+async fn query_head(client: &impl tokio_postgres::GenericClient) -> Result<u64, tokio_postgres::Error> {
+    let row = client.query_one("SELECT COALESCE(MAX(position), 0) FROM scribe_events", &[]).await?;
     Ok(row.get::<_, i64>(0) as u64)
 }
 
 fn parse_row(row: &tokio_postgres::Row) -> Result<RecordedEvent, StoreError> {
     let position = row.get::<_, i64>(0) as u64;
     let text: String = row.get(4);
-    let data = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
-        position,
-        reason: e.to_string(),
-    })?;
+    let data = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt { position, reason: e.to_string() })?;
     Ok(RecordedEvent {
         stream: row.get(1),
         version: row.get::<_, i64>(2) as u64,
@@ -632,19 +543,10 @@ fn pg_backend(action: &'static str, error: tokio_postgres::Error) -> StoreError 
     backend(action, describe(&error))
 }
 
-fn backend(
-    action: &'static str,
-    source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
-) -> StoreError {
-    StoreError::Backend {
-        action,
-        source: source.into(),
-    }
+fn backend(action: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
+    StoreError::Backend { action, source: source.into() }
 }
 
 fn writer_gone() -> StoreError {
-    backend(
-        "appending events",
-        "the event store writer task has stopped",
-    )
+    backend("appending events", "the event store writer task has stopped")
 }

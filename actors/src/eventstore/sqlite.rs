@@ -86,8 +86,7 @@ impl SqliteEventStore {
     /// Opens (creating if needed) the store in the SQLite file `path`. Blocks briefly (file I/O);
     /// call it at start-up.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let mut conn =
-            Connection::open(path).map_err(|e| backend("opening the event store file", e))?;
+        let mut conn = Connection::open(path).map_err(|e| backend("opening the event store file", e))?;
         configure_writer(&mut conn)?;
         let head = query_head(&conn).map_err(|e| backend("reading the log head", e))?;
 
@@ -123,24 +122,13 @@ impl EventStore for SqliteEventStore {
     ) -> BoxFuture<'a, Result<Appended, StoreError>> {
         Box::pin(async move {
             if stream.is_empty() {
-                return Err(StoreError::InvalidAppend {
-                    stream: String::new(),
-                    reason: "the stream name is empty",
-                });
+                return Err(StoreError::InvalidAppend { stream: String::new(), reason: "the stream name is empty" });
             }
             if events.is_empty() {
-                return Err(StoreError::InvalidAppend {
-                    stream: stream.to_owned(),
-                    reason: "no events given",
-                });
+                return Err(StoreError::InvalidAppend { stream: stream.to_owned(), reason: "no events given" });
             }
             let (reply, answer) = oneshot::channel();
-            let request = AppendRequest {
-                stream: stream.to_owned(),
-                expected,
-                events,
-                reply,
-            };
+            let request = AppendRequest { stream: stream.to_owned(), expected, events, reply };
             self.inner.writer.send(request).map_err(|_| writer_gone())?;
             answer.await.map_err(|_| writer_gone())?
         })
@@ -152,42 +140,23 @@ impl EventStore for SqliteEventStore {
         from_version: u64,
     ) -> BoxFuture<'a, Result<Vec<RecordedEvent>, StoreError>> {
         let stream = stream.to_owned();
-        Box::pin(
-            self.inner
-                .clone()
-                .with_reader("reading a stream", move |conn| {
-                    let mut stmt = conn.prepare_cached(&format!(
-                        "{SELECT_EVENT} WHERE stream = ?1 AND version >= ?2 ORDER BY version"
-                    ))?;
-                    let rows = stmt.query_map(
-                        params![stream, to_sql_int(from_version)],
-                        RawEvent::from_row,
-                    )?;
-                    collect_events(rows)
-                }),
-        )
+        Box::pin(self.inner.clone().with_reader("reading a stream", move |conn| {
+            let mut stmt =
+                conn.prepare_cached(&format!("{SELECT_EVENT} WHERE stream = ?1 AND version >= ?2 ORDER BY version"))?;
+            let rows = stmt.query_map(params![stream, to_sql_int(from_version)], RawEvent::from_row)?;
+            collect_events(rows)
+        }))
     }
 
-    fn read_all(
-        &self,
-        after_position: u64,
-        max: usize,
-    ) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>> {
+    fn read_all(&self, after_position: u64, max: usize) -> BoxFuture<'_, Result<Vec<RecordedEvent>, StoreError>> {
         Box::pin(self.inner.clone().read_all(after_position, max))
     }
 
     fn head_position(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
-        Box::pin(
-            self.inner
-                .clone()
-                .with_reader("reading the log head", |conn| Ok(query_head(conn)?)),
-        )
+        Box::pin(self.inner.clone().with_reader("reading the log head", |conn| Ok(query_head(conn)?)))
     }
 
-    fn subscribe_all(
-        &self,
-        after_position: u64,
-    ) -> BoxStream<'static, Result<RecordedEvent, StoreError>> {
+    fn subscribe_all(&self, after_position: u64) -> BoxStream<'static, Result<RecordedEvent, StoreError>> {
         let state = Subscription {
             inner: self.inner.clone(),
             head: self.inner.head.clone(),
@@ -201,11 +170,7 @@ impl EventStore for SqliteEventStore {
 
 impl Inner {
     /// Runs `query` on a pooled read connection on the blocking thread pool.
-    async fn with_reader<T, F>(
-        self: Arc<Self>,
-        action: &'static str,
-        query: F,
-    ) -> Result<T, StoreError>
+    async fn with_reader<T, F>(self: Arc<Self>, action: &'static str, query: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, ReadError> + Send + 'static,
@@ -226,20 +191,12 @@ impl Inner {
         task.await.map_err(|e| backend(action, e))?
     }
 
-    async fn read_all(
-        self: Arc<Self>,
-        after_position: u64,
-        max: usize,
-    ) -> Result<Vec<RecordedEvent>, StoreError> {
+    async fn read_all(self: Arc<Self>, after_position: u64, max: usize) -> Result<Vec<RecordedEvent>, StoreError> {
         self.with_reader("reading the log", move |conn| {
-            let mut stmt = conn.prepare_cached(&format!(
-                "{SELECT_EVENT} WHERE position > ?1 ORDER BY position LIMIT ?2"
-            ))?;
+            let mut stmt =
+                conn.prepare_cached(&format!("{SELECT_EVENT} WHERE position > ?1 ORDER BY position LIMIT ?2"))?;
             let limit = i64::try_from(max).unwrap_or(i64::MAX);
-            let rows = stmt.query_map(
-                params![to_sql_int(after_position), limit],
-                RawEvent::from_row,
-            )?;
+            let rows = stmt.query_map(params![to_sql_int(after_position), limit], RawEvent::from_row)?;
             collect_events(rows)
         })
         .await
@@ -266,12 +223,7 @@ impl Subscription {
                 self.after = event.position;
                 return Some((Ok(event), self));
             }
-            match self
-                .inner
-                .clone()
-                .read_all(self.after, CATCH_UP_BATCH)
-                .await
-            {
+            match self.inner.clone().read_all(self.after, CATCH_UP_BATCH).await {
                 Ok(events) if !events.is_empty() => self.buffer.extend(events),
                 Ok(_) => {
                     // Caught up. The writer publishes the head only after its commit, and
@@ -279,8 +231,7 @@ impl Subscription {
                     let after = self.after;
                     // `matches!` drops the borrowed value at once: holding it would block the writer.
                     let closed = matches!(
-                        tokio::time::timeout(POLL_INTERVAL, self.head.wait_for(|h| *h > after))
-                            .await,
+                        tokio::time::timeout(POLL_INTERVAL, self.head.wait_for(|h| *h > after)).await,
                         Ok(Err(_))
                     );
                     if closed {
@@ -299,11 +250,7 @@ impl Subscription {
 
 // ---- the writer thread ----
 
-fn run_writer(
-    mut conn: Connection,
-    requests: mpsc::Receiver<AppendRequest>,
-    head: watch::Sender<u64>,
-) {
+fn run_writer(mut conn: Connection, requests: mpsc::Receiver<AppendRequest>, head: watch::Sender<u64>) {
     while let Ok(first) = requests.recv() {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
@@ -327,9 +274,7 @@ fn run_writer(
                 tracing::error!(%error, appends = group.len(), "event store commit failed");
                 let message = error.to_string();
                 for request in group {
-                    let _ = request
-                        .reply
-                        .send(Err(backend("appending events", message.clone())));
+                    let _ = request.reply.send(Err(backend("appending events", message.clone())));
                 }
             }
         }
@@ -347,14 +292,12 @@ fn write_group(
     let recorded_at = now_ms();
     let mut outcomes = Vec::with_capacity(group.len());
     {
-        let mut current_version =
-            tx.prepare_cached("SELECT MAX(version) FROM events WHERE stream = ?1")?;
+        let mut current_version = tx.prepare_cached("SELECT MAX(version) FROM events WHERE stream = ?1")?;
         let mut insert = tx.prepare_cached(
             "INSERT INTO events (position, stream, version, type, data, recorded_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         )?;
         for request in group {
-            let actual: Option<i64> =
-                current_version.query_row([&request.stream], |row| row.get(0))?;
+            let actual: Option<i64> = current_version.query_row([&request.stream], |row| row.get(0))?;
             let actual = actual.map(|v| v as u64);
             if !request.expected.is_met_by(actual) {
                 outcomes.push(Err(StoreError::WrongExpectedVersion {
@@ -378,10 +321,7 @@ fn write_group(
                 ])?;
                 version += 1;
             }
-            outcomes.push(Ok(Appended {
-                last_version: version - 1,
-                position: head,
-            }));
+            outcomes.push(Ok(Appended { last_version: version - 1, position: head }));
         }
     }
     tx.commit()?;
@@ -394,51 +334,33 @@ fn configure_writer(conn: &mut Connection) -> Result<(), StoreError> {
     const ACTION: &str = "preparing the event store file";
     let sql = |e: rusqlite::Error| backend(ACTION, e);
     conn.busy_timeout(BUSY_TIMEOUT).map_err(sql)?;
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-        .map_err(sql)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)).map_err(sql)?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(backend(
-            ACTION,
-            format!("the file refused WAL mode (journal_mode is {mode})"),
-        ));
+        return Err(backend(ACTION, format!("the file refused WAL mode (journal_mode is {mode})")));
     }
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(sql)?;
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(sql)?;
-    let version: i64 = tx
-        .query_row("PRAGMA user_version", [], |row| row.get(0))
-        .map_err(sql)?;
+    conn.pragma_update(None, "synchronous", "FULL").map_err(sql)?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0)).map_err(sql)?;
     if version > SCHEMA_VERSION {
         return Err(backend(
             ACTION,
-            format!(
-                "the file has schema version {version}, newer than this Scribe understands ({SCHEMA_VERSION})"
-            ),
+            format!("the file has schema version {version}, newer than this Scribe understands ({SCHEMA_VERSION})"),
         ));
     }
     tx.execute_batch(SCHEMA).map_err(sql)?;
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-        .map_err(sql)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(sql)?;
     tx.commit().map_err(sql)
 }
 
 fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "query_only", true)?;
     Ok(conn)
 }
 
 fn query_head(conn: &Connection) -> rusqlite::Result<u64> {
-    let head: i64 = conn.query_row("SELECT COALESCE(MAX(position), 0) FROM events", [], |row| {
-        row.get(0)
-    })?;
+    let head: i64 = conn.query_row("SELECT COALESCE(MAX(position), 0) FROM events", [], |row| row.get(0))?;
     Ok(head as u64)
 }
 
@@ -466,12 +388,8 @@ impl RawEvent {
 
     fn parse(self) -> Result<RecordedEvent, ReadError> {
         let position = self.position as u64;
-        let data = serde_json::from_str(&self.data).map_err(|e| {
-            ReadError::Corrupt(StoreError::Corrupt {
-                position,
-                reason: e.to_string(),
-            })
-        })?;
+        let data = serde_json::from_str(&self.data)
+            .map_err(|e| ReadError::Corrupt(StoreError::Corrupt { position, reason: e.to_string() }))?;
         Ok(RecordedEvent {
             stream: self.stream,
             version: self.version as u64,
@@ -483,9 +401,7 @@ impl RawEvent {
     }
 }
 
-fn collect_events(
-    rows: impl Iterator<Item = rusqlite::Result<RawEvent>>,
-) -> Result<Vec<RecordedEvent>, ReadError> {
+fn collect_events(rows: impl Iterator<Item = rusqlite::Result<RawEvent>>) -> Result<Vec<RecordedEvent>, ReadError> {
     rows.map(|row| row?.parse()).collect()
 }
 
@@ -516,24 +432,13 @@ fn to_sql_int(value: u64) -> i64 {
 }
 
 fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
-fn backend(
-    action: &'static str,
-    source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
-) -> StoreError {
-    StoreError::Backend {
-        action,
-        source: source.into(),
-    }
+fn backend(action: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
+    StoreError::Backend { action, source: source.into() }
 }
 
 fn writer_gone() -> StoreError {
-    backend(
-        "appending events",
-        "the event store writer thread has stopped",
-    )
+    backend("appending events", "the event store writer thread has stopped")
 }

@@ -42,26 +42,13 @@ impl ThrowawayPostgres {
     /// tests, wrong for a benchmark that means to measure real commits.
     pub fn start(durable: bool) -> io::Result<Self> {
         let bin = find_binaries()?;
-        let run_as = if running_as_root()? {
-            Some(system_user("postgres")?)
-        } else {
-            None
-        };
+        let run_as = if running_as_root()? { Some(system_user("postgres")?) } else { None };
         let dir = tempfile::Builder::new().prefix("scribe-pg-").tempdir()?;
         if let Some((uid, gid)) = run_as {
-            rustix::fs::chown(
-                dir.path(),
-                Some(rustix::fs::Uid::from_raw(uid)),
-                Some(rustix::fs::Gid::from_raw(gid)),
-            )
-            .map_err(io::Error::from)?;
+            rustix::fs::chown(dir.path(), Some(rustix::fs::Uid::from_raw(uid)), Some(rustix::fs::Gid::from_raw(gid)))
+                .map_err(io::Error::from)?;
         }
-        let mut cluster = ThrowawayPostgres {
-            dir,
-            bin,
-            run_as,
-            stopped: true,
-        };
+        let mut cluster = ThrowawayPostgres { dir, bin, run_as, stopped: true };
         let data = cluster.data_dir();
         cluster.run(
             "initdb",
@@ -78,10 +65,8 @@ impl ThrowawayPostgres {
                 "--no-sync".as_ref(),
             ],
         )?;
-        let mut options = format!(
-            "-c listen_addresses='' -k {} -p {PORT} -c max_connections=200",
-            cluster.socket_dir().display()
-        );
+        let mut options =
+            format!("-c listen_addresses='' -k {} -p {PORT} -c max_connections=200", cluster.socket_dir().display());
         if !durable {
             options.push_str(" -c fsync=off -c synchronous_commit=off -c full_page_writes=off");
         }
@@ -104,9 +89,7 @@ impl ThrowawayPostgres {
         );
         if let Err(error) = started {
             let server_log = std::fs::read_to_string(&log).unwrap_or_default();
-            return Err(io::Error::other(format!(
-                "{error}\nserver log:\n{server_log}"
-            )));
+            return Err(io::Error::other(format!("{error}\nserver log:\n{server_log}")));
         }
         Ok(cluster)
     }
@@ -119,17 +102,14 @@ impl ThrowawayPostgres {
     /// A `postgres://` URL for `database` on this cluster (the socket directory percent-encoded
     /// as the host, as libpq and tokio-postgres read it).
     pub fn url(&self, database: &str) -> String {
-        let host =
-            utf8_percent_encode(&self.socket_dir().to_string_lossy(), NON_ALPHANUMERIC).to_string();
+        let host = utf8_percent_encode(&self.socket_dir().to_string_lossy(), NON_ALPHANUMERIC).to_string();
         format!("postgres://{SUPERUSER}@{host}:{PORT}/{database}")
     }
 
     /// Creates `database` if it does not exist yet and returns its URL.
     pub async fn create_database(&self, database: &str) -> io::Result<String> {
         let (client, connection) =
-            tokio_postgres::connect(&self.url("postgres"), tokio_postgres::NoTls)
-                .await
-                .map_err(io::Error::other)?;
+            tokio_postgres::connect(&self.url("postgres"), tokio_postgres::NoTls).await.map_err(io::Error::other)?;
         let driver = tokio::spawn(connection);
         let exists = client
             .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&database])
@@ -138,10 +118,7 @@ impl ThrowawayPostgres {
             .is_some();
         if !exists {
             let quoted = database.replace('"', "\"\"");
-            client
-                .batch_execute(&format!("CREATE DATABASE \"{quoted}\""))
-                .await
-                .map_err(io::Error::other)?;
+            client.batch_execute(&format!("CREATE DATABASE \"{quoted}\"")).await.map_err(io::Error::other)?;
         }
         drop(client);
         let _ = driver.await;
@@ -165,9 +142,7 @@ impl ThrowawayPostgres {
             use std::os::unix::process::CommandExt;
             command.uid(uid).gid(gid);
         }
-        let output = command
-            .output()
-            .map_err(|e| io::Error::other(format!("cannot run {program}: {e}")))?;
+        let output = command.output().map_err(|e| io::Error::other(format!("cannot run {program}: {e}")))?;
         if output.status.success() {
             Ok(())
         } else {
@@ -189,14 +164,7 @@ impl ThrowawayPostgres {
         let data = self.data_dir();
         self.run(
             "pg_ctl",
-            &[
-                "stop".as_ref(),
-                "-D".as_ref(),
-                data.as_os_str(),
-                "-m".as_ref(),
-                "immediate".as_ref(),
-                "-w".as_ref(),
-            ],
+            &["stop".as_ref(), "-D".as_ref(), data.as_os_str(), "-m".as_ref(), "immediate".as_ref(), "-w".as_ref()],
         )
     }
 }

@@ -39,9 +39,7 @@ impl VettedUrl {
     /// pinned, redirects are not followed (each hop must be checked again) and no proxy is used
     /// (a proxy would connect wherever it likes). Add timeouts and build.
     pub fn pinned_client(&self) -> reqwest::ClientBuilder {
-        let builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy();
+        let builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy();
         match &self.resolved {
             Some(addrs) => builder.resolve_to_addrs(&self.host, addrs),
             None => builder,
@@ -72,19 +70,13 @@ impl AddressGuard {
             Host::Ipv4(ip) => (vec![SocketAddr::new(IpAddr::V4(ip), port)], false),
             Host::Ipv6(ip) => (vec![SocketAddr::new(IpAddr::V6(ip), port)], false),
             Host::Domain(domain) => {
-                let found = tokio::net::lookup_host((domain, port)).await.map_err(|e| {
-                    GuardError::Unresolvable {
-                        host: host_text.clone(),
-                        reason: e.to_string(),
-                    }
-                })?;
+                let found = tokio::net::lookup_host((domain, port))
+                    .await
+                    .map_err(|e| GuardError::Unresolvable { host: host_text.clone(), reason: e.to_string() })?;
                 let mut addrs: Vec<SocketAddr> = found.collect();
                 addrs.dedup();
                 if addrs.is_empty() {
-                    return Err(GuardError::Unresolvable {
-                        host: host_text,
-                        reason: "no addresses".into(),
-                    });
+                    return Err(GuardError::Unresolvable { host: host_text, reason: "no addresses".into() });
                 }
                 (addrs, true)
             }
@@ -92,17 +84,10 @@ impl AddressGuard {
         if !self.allow_private {
             // One bad address refuses the host: a name mixing public and private answers is suspect.
             if let Some(bad) = addrs.iter().find(|a| !is_public(a.ip())) {
-                return Err(GuardError::PrivateAddress {
-                    host: host_text,
-                    addr: bad.ip(),
-                });
+                return Err(GuardError::PrivateAddress { host: host_text, addr: bad.ip() });
             }
         }
-        Ok(VettedUrl {
-            url: url.clone(),
-            host: host_text,
-            resolved: resolved.then_some(addrs),
-        })
+        Ok(VettedUrl { url: url.clone(), host: host_text, resolved: resolved.then_some(addrs) })
     }
 }
 
@@ -158,12 +143,7 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     {
         Some(low)
     } else if s[0] == 0x2002 {
-        Some(Ipv4Addr::new(
-            (s[1] >> 8) as u8,
-            s[1] as u8,
-            (s[2] >> 8) as u8,
-            s[2] as u8,
-        ))
+        Some(Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8))
     } else {
         None
     }
@@ -238,9 +218,7 @@ mod tests {
     }
 
     async fn check(allow_private: bool, url: &str) -> Result<VettedUrl, GuardError> {
-        AddressGuard::new(allow_private)
-            .check(&Url::parse(url).unwrap())
-            .await
+        AddressGuard::new(allow_private).check(&Url::parse(url).unwrap()).await
     }
 
     #[tokio::test]
@@ -254,10 +232,7 @@ mod tests {
             "http://0x7f000001/", // the URL parser normalises this to 127.0.0.1
         ] {
             let result = check(false, url).await;
-            assert!(
-                matches!(result, Err(GuardError::PrivateAddress { .. })),
-                "{url}: {result:?}"
-            );
+            assert!(matches!(result, Err(GuardError::PrivateAddress { .. })), "{url}: {result:?}");
         }
     }
 
@@ -280,25 +255,15 @@ mod tests {
 
     #[tokio::test]
     async fn only_http_and_https_are_fetched() {
-        for url in [
-            "ftp://example.com/a.wav",
-            "file:///etc/passwd",
-            "gopher://example.com/",
-        ] {
+        for url in ["ftp://example.com/a.wav", "file:///etc/passwd", "gopher://example.com/"] {
             let result = check(true, url).await;
-            assert!(
-                matches!(result, Err(GuardError::UnsupportedScheme(_))),
-                "{url}: {result:?}"
-            );
+            assert!(matches!(result, Err(GuardError::UnsupportedScheme(_))), "{url}: {result:?}");
         }
     }
 
     #[tokio::test]
     async fn unknown_hosts_are_unresolvable() {
         let result = check(false, "http://no-such-host.invalid/a.wav").await;
-        assert!(
-            matches!(result, Err(GuardError::Unresolvable { .. })),
-            "{result:?}"
-        );
+        assert!(matches!(result, Err(GuardError::Unresolvable { .. })), "{result:?}");
     }
 }

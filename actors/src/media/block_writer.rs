@@ -34,11 +34,8 @@ const ALIGN: usize = 4096;
 pub async fn create(path: &Path) -> io::Result<BlockWriter> {
     let path = path.to_owned();
     tokio::task::spawn_blocking(move || {
-        let direct = File::options()
-            .write(true)
-            .create_new(true)
-            .custom_flags(OFlags::DIRECT.bits() as i32)
-            .open(&path);
+        let direct =
+            File::options().write(true).create_new(true).custom_flags(OFlags::DIRECT.bits() as i32).open(&path);
         match direct {
             Ok(file) => Ok(BlockWriter::new(file, true)),
             // Refused by the file system: ordinary writes. (The refused open may already have
@@ -74,12 +71,7 @@ struct Sink {
 
 impl BlockWriter {
     fn new(file: File, direct: bool) -> Self {
-        BlockWriter {
-            idle: Some(Sink { file, direct }),
-            filling: Block::new(),
-            in_flight: None,
-            offset: 0,
-        }
+        BlockWriter { idle: Some(Sink { file, direct }), filling: Block::new(), in_flight: None, offset: 0 }
     }
 
     /// Appends `data`, sending each block as it fills.

@@ -122,16 +122,9 @@ impl Fetcher {
     }
 
     /// Downloads `url` and commits it as the media of `job_id`.
-    pub async fn fetch_to_store(
-        &self,
-        url: &str,
-        store: &MediaStore,
-        job_id: &str,
-    ) -> Result<StoredMedia, FetchError> {
+    pub async fn fetch_to_store(&self, url: &str, store: &MediaStore, job_id: &str) -> Result<StoredMedia, FetchError> {
         let download = self.download(url, store).await?;
-        Ok(store
-            .commit(download.temp, job_id, &download.file_name)
-            .await?)
+        Ok(store.commit(download.temp, job_id, &download.file_name).await?)
     }
 
     /// Downloads `url` into a temp file of `store`, following redirects hop by hop.
@@ -141,27 +134,17 @@ impl Fetcher {
         let mut redirects = 0;
         loop {
             let host = url.host_str().unwrap_or_default().to_owned();
-            let response = timeout_at(deadline, self.request(&url))
-                .await
-                .map_err(|_| self.too_slow(&host, 0))??;
+            let response = timeout_at(deadline, self.request(&url)).await.map_err(|_| self.too_slow(&host, 0))??;
             let status = response.status();
-            if let Some(location) = response
-                .headers()
-                .get(LOCATION)
-                .filter(|_| status.is_redirection())
-            {
+            if let Some(location) = response.headers().get(LOCATION).filter(|_| status.is_redirection()) {
                 if redirects == self.config.max_redirects {
-                    return Err(FetchError::TooManyRedirects {
-                        max: self.config.max_redirects,
-                    });
+                    return Err(FetchError::TooManyRedirects { max: self.config.max_redirects });
                 }
                 redirects += 1;
-                let location = location.to_str().map_err(|_| {
-                    FetchError::InvalidUrl("the redirect target is not text".into())
-                })?;
-                url = url.join(location).map_err(|e| {
-                    FetchError::InvalidUrl(format!("redirect to {location:?}: {e}"))
-                })?;
+                let location =
+                    location.to_str().map_err(|_| FetchError::InvalidUrl("the redirect target is not text".into()))?;
+                url =
+                    url.join(location).map_err(|e| FetchError::InvalidUrl(format!("redirect to {location:?}: {e}")))?;
                 continue;
             }
             if !status.is_success() {
@@ -172,27 +155,13 @@ impl Fetcher {
             }
             // A share link that answers with an HTML page is the most common wrong URL; say so
             // before downloading it. Everything else is judged by its content later (probing).
-            let content_type = response
-                .headers()
-                .get(CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let mime = content_type
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
+            let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+            let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
             if mime == "text/html" || mime == "application/xhtml+xml" {
                 return Err(FetchError::NotMedia { content_type: mime });
             }
-            if response
-                .content_length()
-                .is_some_and(|len| len > self.config.max_bytes)
-            {
-                return Err(FetchError::TooLarge {
-                    limit: self.config.max_bytes,
-                });
+            if response.content_length().is_some_and(|len| len > self.config.max_bytes) {
+                return Err(FetchError::TooLarge { limit: self.config.max_bytes });
             }
             let file_name = response
                 .headers()
@@ -202,11 +171,7 @@ impl Fetcher {
                 .or_else(|| file_name_from_url(&url))
                 .unwrap_or_else(|| "media".to_owned());
             let temp = self.receive_body(response, store, &host, deadline).await?;
-            return Ok(Download {
-                temp,
-                file_name,
-                final_url: url,
-            });
+            return Ok(Download { temp, file_name, final_url: url });
         }
     }
 
@@ -225,11 +190,7 @@ impl Fetcher {
             host: vetted.host.clone(),
             reason: format!("the HTTP client could not start: {}", root_cause(&e)),
         })?;
-        client
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(|e| self.classify(&vetted.host, e))
+        client.get(url.clone()).send().await.map_err(|e| self.classify(&vetted.host, e))
     }
 
     async fn receive_body(
@@ -257,20 +218,11 @@ impl Fetcher {
     fn classify(&self, host: &str, error: reqwest::Error) -> FetchError {
         let host = host.to_owned();
         if error.is_connect() {
-            FetchError::Unreachable {
-                host,
-                reason: root_cause(&error),
-            }
+            FetchError::Unreachable { host, reason: root_cause(&error) }
         } else if error.is_timeout() {
-            FetchError::Timeout {
-                host,
-                after: self.config.read_timeout,
-            }
+            FetchError::Timeout { host, after: self.config.read_timeout }
         } else {
-            FetchError::Interrupted {
-                host,
-                reason: root_cause(&error),
-            }
+            FetchError::Interrupted { host, reason: root_cause(&error) }
         }
     }
 }
@@ -293,10 +245,7 @@ fn file_name_from_content_disposition(header: &str) -> Option<String> {
         };
         match key.trim().to_ascii_lowercase().as_str() {
             "filename*" => {
-                let encoded = value
-                    .trim()
-                    .split_once("''")
-                    .map_or(value, |(_charset, rest)| rest);
+                let encoded = value.trim().split_once("''").map_or(value, |(_charset, rest)| rest);
                 let name = percent_decode(encoded.trim_matches('"'));
                 if !name.is_empty() {
                     return Some(name);
@@ -324,7 +273,6 @@ fn file_name_from_url(url: &Url) -> Option<String> {
     Some(percent_decode(last))
 }
 
-
 fn seconds(d: &Duration) -> f32 {
     d.as_secs_f32()
 }
@@ -351,29 +299,19 @@ mod tests {
         let cases = [
             ("attachment; filename=\"talk.mp3\"", Some("talk.mp3")),
             ("attachment; filename=plain.wav", Some("plain.wav")),
-            (
-                "attachment; filename=\"a.wav\"; filename*=UTF-8''na%C3%AFve%20talk.wav",
-                Some("naïve talk.wav"),
-            ),
+            ("attachment; filename=\"a.wav\"; filename*=UTF-8''na%C3%AFve%20talk.wav", Some("naïve talk.wav")),
             ("inline", None),
             ("attachment; filename=\"\"", None),
         ];
         for (header, want) in cases {
-            assert_eq!(
-                file_name_from_content_disposition(header).as_deref(),
-                want,
-                "{header}"
-            );
+            assert_eq!(file_name_from_content_disposition(header).as_deref(), want, "{header}");
         }
     }
 
     #[test]
     fn file_names_fall_back_to_the_url_path() {
         let name = |u: &str| file_name_from_url(&Url::parse(u).unwrap());
-        assert_eq!(
-            name("https://example.com/media/caf%C3%A9.wav?x=1").as_deref(),
-            Some("café.wav")
-        );
+        assert_eq!(name("https://example.com/media/caf%C3%A9.wav?x=1").as_deref(), Some("café.wav"));
         assert_eq!(name("https://example.com/dir/").as_deref(), Some("dir"));
         assert_eq!(name("https://example.com/"), None);
         assert_eq!(percent_decode("100%"), "100%");
@@ -383,18 +321,11 @@ mod tests {
     #[test]
     fn limits_read_well() {
         assert_eq!(
-            FetchError::TooLarge {
-                limit: MAX_URL_MEDIA_BYTES
-            }
-            .to_string(),
+            FetchError::TooLarge { limit: MAX_URL_MEDIA_BYTES }.to_string(),
             "The file is larger than the limit of 16 GB"
         );
         assert_eq!(
-            FetchError::HttpStatus {
-                status: 404,
-                reason: "Not Found".into()
-            }
-            .to_string(),
+            FetchError::HttpStatus { status: 404, reason: "Not Found".into() }.to_string(),
             "The server answered 404 Not Found"
         );
     }

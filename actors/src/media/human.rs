@@ -9,7 +9,11 @@ pub fn size(bytes: u64) -> String {
     for (scale, unit) in UNITS {
         if bytes >= scale {
             let value = bytes as f64 / scale as f64;
-            return if value < 10.0 && !bytes.is_multiple_of(scale) { format!("{value:.1} {unit}") } else { format!("{:.0} {unit}", value.floor()) };
+            return if value < 10.0 && !bytes.is_multiple_of(scale) {
+                format!("{value:.1} {unit}")
+            } else {
+                format!("{:.0} {unit}", value.floor())
+            };
         }
     }
     if bytes == 1 { "1 byte".to_owned() } else { format!("{bytes} bytes") }

@@ -38,11 +38,7 @@ pub enum MediaError {
 }
 
 fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> MediaError + 'a {
-    move |source| MediaError::Io {
-        action,
-        path: path.to_owned(),
-        source,
-    }
+    move |source| MediaError::Io { action, path: path.to_owned(), source }
 }
 
 /// The media and transcript directories of one data directory.
@@ -76,24 +72,13 @@ impl MediaStore {
     }
 
     async fn open_with_cleanup(data_dir: &Path, stale_after: Option<std::time::Duration>) -> Result<Self, MediaError> {
-        let store = MediaStore {
-            media_dir: data_dir.join("media"),
-            transcripts_dir: data_dir.join("transcripts"),
-        };
+        let store = MediaStore { media_dir: data_dir.join("media"), transcripts_dir: data_dir.join("transcripts") };
         for dir in [&store.media_dir, &store.transcripts_dir] {
-            tokio::fs::create_dir_all(dir)
-                .await
-                .map_err(io_error("creating a directory", dir))?;
+            tokio::fs::create_dir_all(dir).await.map_err(io_error("creating a directory", dir))?;
         }
         for dir in [&store.media_dir, &store.transcripts_dir] {
-            let mut entries = tokio::fs::read_dir(dir)
-                .await
-                .map_err(io_error("listing a directory", dir))?;
-            while let Some(entry) = entries
-                .next_entry()
-                .await
-                .map_err(io_error("listing a directory", dir))?
-            {
+            let mut entries = tokio::fs::read_dir(dir).await.map_err(io_error("listing a directory", dir))?;
+            while let Some(entry) = entries.next_entry().await.map_err(io_error("listing a directory", dir))? {
                 if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
                     let path = entry.path();
                     if let Some(stale_after) = stale_after {
@@ -104,9 +89,7 @@ impl MediaStore {
                         }
                     }
                     tracing::info!(path = %path.display(), "removing a partial file left by an interrupted run");
-                    tokio::fs::remove_file(&path)
-                        .await
-                        .map_err(io_error("removing a partial file", &path))?;
+                    tokio::fs::remove_file(&path).await.map_err(io_error("removing a partial file", &path))?;
                 }
             }
         }
@@ -119,50 +102,24 @@ impl MediaStore {
 
     /// Starts a new file that may grow to at most `limit` bytes.
     pub async fn create_temp(&self, limit: u64) -> Result<TempMedia, MediaError> {
-        let path = self
-            .media_dir
-            .join(format!("{TEMP_PREFIX}{}.part", uuid::Uuid::new_v4()));
-        let writer = block_writer::create(&path)
-            .await
-            .map_err(io_error("creating a temp file", &path))?;
-        Ok(TempMedia {
-            writer,
-            path,
-            written: 0,
-            limit,
-            committed: false,
-        })
+        let path = self.media_dir.join(format!("{TEMP_PREFIX}{}.part", uuid::Uuid::new_v4()));
+        let writer = block_writer::create(&path).await.map_err(io_error("creating a temp file", &path))?;
+        Ok(TempMedia { writer, path, written: 0, limit, committed: false })
     }
 
     /// Makes `temp` the job's media file `<jobId>/<file_name>` (name sanitized), durably.
-    pub async fn commit(
-        &self,
-        temp: TempMedia,
-        job_id: &str,
-        file_name: &str,
-    ) -> Result<StoredMedia, MediaError> {
+    pub async fn commit(&self, temp: TempMedia, job_id: &str, file_name: &str) -> Result<StoredMedia, MediaError> {
         let job_dir = self.job_dir(job_id)?;
         let file_name = sanitize_file_name(file_name);
         let mut temp = temp;
-        temp.writer
-            .finish()
-            .await
-            .map_err(io_error("writing", &temp.path))?;
-        tokio::fs::create_dir_all(&job_dir)
-            .await
-            .map_err(io_error("creating a job directory", &job_dir))?;
+        temp.writer.finish().await.map_err(io_error("writing", &temp.path))?;
+        tokio::fs::create_dir_all(&job_dir).await.map_err(io_error("creating a job directory", &job_dir))?;
         let path = job_dir.join(&file_name);
-        tokio::fs::rename(&temp.path, &path)
-            .await
-            .map_err(io_error("moving the file into place", &path))?;
+        tokio::fs::rename(&temp.path, &path).await.map_err(io_error("moving the file into place", &path))?;
         temp.committed = true;
         sync_dir(&job_dir).await?;
         sync_dir(&self.media_dir).await?;
-        Ok(StoredMedia {
-            path,
-            file_name,
-            size: temp.written,
-        })
+        Ok(StoredMedia { path, file_name, size: temp.written })
     }
 
     /// Where a job's committed media file named `file_name` lives.
@@ -200,20 +157,12 @@ impl MediaStore {
     }
 
     async fn write_document(&self, path: PathBuf, json: &[u8]) -> Result<PathBuf, MediaError> {
-        let temp = self
-            .transcripts_dir
-            .join(format!("{TEMP_PREFIX}{}.part", uuid::Uuid::new_v4()));
+        let temp = self.transcripts_dir.join(format!("{TEMP_PREFIX}{}.part", uuid::Uuid::new_v4()));
         let result = async {
-            let mut file = File::create_new(&temp)
-                .await
-                .map_err(io_error("creating a temp file", &temp))?;
-            file.write_all(json)
-                .await
-                .map_err(io_error("writing", &temp))?;
+            let mut file = File::create_new(&temp).await.map_err(io_error("creating a temp file", &temp))?;
+            file.write_all(json).await.map_err(io_error("writing", &temp))?;
             file.sync_all().await.map_err(io_error("syncing", &temp))?;
-            tokio::fs::rename(&temp, &path)
-                .await
-                .map_err(io_error("moving the file into place", &path))?;
+            tokio::fs::rename(&temp, &path).await.map_err(io_error("moving the file into place", &path))?;
             sync_dir(&self.transcripts_dir).await
         }
         .await;
@@ -309,10 +258,7 @@ impl TempMedia {
         if new_len > self.limit {
             return Err(MediaError::TooLarge { limit: self.limit });
         }
-        self.writer
-            .write(chunk)
-            .await
-            .map_err(io_error("writing", &self.path))?;
+        self.writer.write(chunk).await.map_err(io_error("writing", &self.path))?;
         self.written = new_len;
         Ok(())
     }
@@ -345,14 +291,8 @@ impl Drop for TempMedia {
 fn check_job_id(job_id: &str) -> Result<(), MediaError> {
     let valid = !job_id.is_empty()
         && job_id.len() <= 128
-        && job_id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if valid {
-        Ok(())
-    } else {
-        Err(MediaError::InvalidJobId(job_id.to_owned()))
-    }
+        && job_id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if valid { Ok(()) } else { Err(MediaError::InvalidJobId(job_id.to_owned())) }
 }
 
 /// Turns a client-supplied name into a safe single path component: the last segment of any path,
@@ -361,43 +301,24 @@ pub fn sanitize_file_name(name: &str) -> String {
     let last = name.rsplit(['/', '\\']).next().unwrap_or("");
     let mut clean: String = last
         .chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, ':' | '*' | '?' | '"' | '<' | '>' | '|') {
-                '_'
-            } else {
-                c
-            }
-        })
+        .map(|c| if c.is_control() || matches!(c, ':' | '*' | '?' | '"' | '<' | '>' | '|') { '_' } else { c })
         .collect();
     clean = clean.trim().trim_start_matches('.').to_owned();
     if clean.len() > MAX_NAME_BYTES {
         // Keep the extension, cut the stem on a character boundary.
-        let ext = clean
-            .rfind('.')
-            .map(|i| clean[i..].to_owned())
-            .filter(|e| e.len() <= 16)
-            .unwrap_or_default();
+        let ext = clean.rfind('.').map(|i| clean[i..].to_owned()).filter(|e| e.len() <= 16).unwrap_or_default();
         let mut cut = MAX_NAME_BYTES - ext.len();
         while !clean.is_char_boundary(cut) {
             cut -= 1;
         }
         clean = format!("{}{ext}", &clean[..cut]);
     }
-    if clean.is_empty() {
-        "media".to_owned()
-    } else {
-        clean
-    }
+    if clean.is_empty() { "media".to_owned() } else { clean }
 }
 
 async fn sync_dir(dir: &Path) -> Result<(), MediaError> {
-    let handle = File::open(dir)
-        .await
-        .map_err(io_error("opening a directory", dir))?;
-    handle
-        .sync_all()
-        .await
-        .map_err(io_error("syncing a directory", dir))
+    let handle = File::open(dir).await.map_err(io_error("opening a directory", dir))?;
+    handle.sync_all().await.map_err(io_error("syncing a directory", dir))
 }
 
 #[cfg(test)]
@@ -423,10 +344,7 @@ mod tests {
         }
         let long = format!("{}.flac", "é".repeat(200));
         let clean = sanitize_file_name(&long);
-        assert!(
-            clean.len() <= MAX_NAME_BYTES && clean.ends_with(".flac"),
-            "{clean}"
-        );
+        assert!(clean.len() <= MAX_NAME_BYTES && clean.ends_with(".flac"), "{clean}");
     }
 
     #[test]

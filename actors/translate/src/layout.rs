@@ -45,9 +45,7 @@ pub fn find(dir: &Path) -> Result<ModelFiles, Unusable> {
     let unusable = |error: String| Unusable { dir: dir.to_owned(), error };
     let name = dir.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     let Some((source, target)) = name.split_once('-').filter(|(s, t)| is_code(s) && is_code(t)) else {
-        return Err(unusable(format!(
-            "the folder name {name:?} is not a language pair such as en-pt"
-        )));
+        return Err(unusable(format!("the folder name {name:?} is not a language pair such as en-pt")));
     };
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| unusable(format!("cannot be read: {e}")))?
@@ -82,7 +80,15 @@ pub fn find(dir: &Path) -> Result<ModelFiles, Unusable> {
         }
     };
     let shortlist = pick("shortlist", &|f| f.starts_with("lex.") && f.ends_with(".bin"))?;
-    Ok(ModelFiles { dir: dir.to_owned(), source: source.to_owned(), target: target.to_owned(), model, source_vocab, target_vocab, shortlist })
+    Ok(ModelFiles {
+        dir: dir.to_owned(),
+        source: source.to_owned(),
+        target: target.to_owned(),
+        model,
+        source_vocab,
+        target_vocab,
+        shortlist,
+    })
 }
 
 fn is_code(s: &str) -> bool {

@@ -24,7 +24,9 @@ pub use layout::{ModelFiles, TRANSLATION_DIR};
 pub enum TranslateError {
     #[error("translation model {}: {reason}", path.display())]
     Model { path: PathBuf, reason: String },
-    #[error("no translation model from English into '{target}' is installed (translation/en-{target}/ in the models folder)")]
+    #[error(
+        "no translation model from English into '{target}' is installed (translation/en-{target}/ in the models folder)"
+    )]
     NoModel { target: String },
     #[error("the translation thread has stopped")]
     Stopped,
@@ -56,7 +58,8 @@ impl Translator {
                 .map_err(|reason| model_err(&files.model, format!("not a Bergamot model: {reason}")))?;
             Ok::<Engine, TranslateError>(match &files.shortlist {
                 Some(path) => {
-                    let shortlist = Shortlist::load(path).map_err(|e| model_err(path, format!("cannot be read: {e}")))?;
+                    let shortlist =
+                        Shortlist::load(path).map_err(|e| model_err(path, format!("cannot be read: {e}")))?;
                     engine.with_shortlist(shortlist)
                 }
                 None => engine,
@@ -65,10 +68,14 @@ impl Translator {
         let engine = match loaded {
             Ok(result) => result?,
             Err(_) => {
-                return Err(model_err(&files.dir, "its files are not a Bergamot model, vocabulary and shortlist".into()));
+                return Err(model_err(
+                    &files.dir,
+                    "its files are not a Bergamot model, vocabulary and shortlist".into(),
+                ));
             }
         };
-        let translator = Translator { engine, source: files.source.clone(), target: files.target.clone(), dir: files.dir.clone() };
+        let translator =
+            Translator { engine, source: files.source.clone(), target: files.target.clone(), dir: files.dir.clone() };
         // A model that loads but produces nothing is as broken as one that does not load.
         if translator.translate("Hello.").trim().is_empty() {
             return Err(model_err(&files.dir, "translates a test sentence to nothing".into()));

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use scribe_translate::{TranslationModels, Translator, layout};
 
 fn models_dir() -> PathBuf {
-    std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models")
-    })
+    std::env::var_os("SCRIBE_MODELS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"))
 }
 
 #[test]
@@ -23,7 +23,8 @@ fn english_to_portuguese_translates_with_the_installed_model() {
     assert_eq!(out[2], "");
     // A handle works from another thread (the engines stay on theirs).
     let handle = models.clone();
-    let again = std::thread::spawn(move || handle.translate("pt", vec!["Good morning.".into()]).unwrap()).join().unwrap();
+    let again =
+        std::thread::spawn(move || handle.translate("pt", vec!["Good morning.".into()]).unwrap()).join().unwrap();
     assert!(!again[0].is_empty());
     let err = models.translate("es", vec!["Hello.".into()]).unwrap_err().to_string();
     assert!(err.contains("en-es"), "{err}");

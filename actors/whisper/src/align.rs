@@ -143,12 +143,22 @@ fn median_filter(x: &[f32]) -> Vec<f32> {
 /// several times faster than sorting each window).
 fn median7(mut v: [f32; 7]) -> f32 {
     const PAIRS: [(usize, usize); 16] = [
-        (0, 6), (2, 3), (4, 5),
-        (0, 2), (1, 4), (3, 6),
-        (0, 1), (2, 5), (3, 4),
-        (1, 2), (4, 6),
-        (2, 3), (4, 5),
-        (1, 2), (3, 4), (5, 6),
+        (0, 6),
+        (2, 3),
+        (4, 5),
+        (0, 2),
+        (1, 4),
+        (3, 6),
+        (0, 1),
+        (2, 5),
+        (3, 4),
+        (1, 2),
+        (4, 6),
+        (2, 3),
+        (4, 5),
+        (1, 2),
+        (3, 4),
+        (5, 6),
     ];
     for (a, b) in PAIRS {
         let (lo, hi) = (v[a].min(v[b]), v[a].max(v[b]));
@@ -186,7 +196,13 @@ pub fn dtw(cost_in: &[f32], n: usize, m: usize) -> (Vec<usize>, Vec<usize>) {
     while i > 0 || j > 0 {
         rows.push(i.wrapping_sub(1));
         cols.push(j.wrapping_sub(1));
-        let t = if i == 0 { 2 } else if j == 0 { 1 } else { trace[i * w + j] };
+        let t = if i == 0 {
+            2
+        } else if j == 0 {
+            1
+        } else {
+            trace[i * w + j]
+        };
         match t {
             0 => {
                 i -= 1;
@@ -213,7 +229,8 @@ pub fn merge_punctuations(words: &mut [WordTiming]) {
     while i >= 0 {
         let iu = i as usize;
         let prev = &words[iu];
-        if prev.word.starts_with(' ') && PREPEND_PUNCTUATION.contains(prev.word.trim()) && !prev.word.trim().is_empty() {
+        if prev.word.starts_with(' ') && PREPEND_PUNCTUATION.contains(prev.word.trim()) && !prev.word.trim().is_empty()
+        {
             let (word, tokens) = (std::mem::take(&mut words[iu].word), std::mem::take(&mut words[iu].tokens));
             words[j].word = word + &words[j].word;
             words[j].tokens.splice(0..0, tokens);
@@ -224,7 +241,10 @@ pub fn merge_punctuations(words: &mut [WordTiming]) {
     }
     let (mut i, mut j) = (0, 1);
     while j < words.len() {
-        if !words[i].word.ends_with(' ') && !words[j].word.is_empty() && APPEND_PUNCTUATION.contains(words[j].word.as_str()) {
+        if !words[i].word.ends_with(' ')
+            && !words[j].word.is_empty()
+            && APPEND_PUNCTUATION.contains(words[j].word.as_str())
+        {
             let (word, tokens) = (std::mem::take(&mut words[j].word), std::mem::take(&mut words[j].tokens));
             words[i].word.push_str(&word);
             words[i].tokens.extend(tokens);
@@ -292,7 +312,15 @@ mod tests {
     fn median_filter_is_the_median_of_each_reflected_window() {
         for n in [1, 3, 4, 5, 9, 100] {
             let x: Vec<f32> = (0..n).map(|i| ((i * 7919) % 37) as f32 - 18.0).collect();
-            let reflect = |i: isize| x[if i < 0 { -i } else if i >= n as isize { 2 * (n as isize - 1) - i } else { i } as usize];
+            let reflect = |i: isize| {
+                x[if i < 0 {
+                    -i
+                } else if i >= n as isize {
+                    2 * (n as isize - 1) - i
+                } else {
+                    i
+                } as usize]
+            };
             let got = median_filter(&x);
             for (i, g) in got.iter().enumerate() {
                 if n <= 3 {

@@ -54,9 +54,13 @@ pub enum AudioError {
     Empty,
     #[error("The audio could not be decoded: {reason}")]
     Corrupt { reason: String },
-    #[error("The file is cut short: it ends after {got_s:.1} s although it announces {announced_s:.1} s (an incomplete upload or download?)")]
+    #[error(
+        "The file is cut short: it ends after {got_s:.1} s although it announces {announced_s:.1} s (an incomplete upload or download?)"
+    )]
     Truncated { got_s: f64, announced_s: f64 },
-    #[error("The file announces {announced_s:.0} s of audio but holds only {bytes} bytes: it is cut short or its header is damaged")]
+    #[error(
+        "The file announces {announced_s:.0} s of audio but holds only {bytes} bytes: it is cut short or its header is damaged"
+    )]
     Implausible { announced_s: f64, bytes: u64 },
     #[error("Could not read {}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
@@ -84,12 +88,9 @@ pub fn probe(path: &Path) -> Result<MediaInfo, AudioError> {
 pub fn open(path: &Path) -> Result<AudioStream, AudioError> {
     let mut stream = match Probed::open(path)? {
         Probed::Ffmpeg(info) => return AudioStream::ffmpeg(path, info),
-        Probed::Symphonia(s) => AudioStream {
-            info: s.info.clone(),
-            source: Source::Symphonia(Box::new(s)),
-            out: Vec::new(),
-            served: 0,
-        },
+        Probed::Symphonia(s) => {
+            AudioStream { info: s.info.clone(), source: Source::Symphonia(Box::new(s)), out: Vec::new(), served: 0 }
+        }
     };
     // symphonia sometimes recognises a container whose content it cannot decode: decode the
     // first piece now and hand such files to ffmpeg instead.
@@ -297,7 +298,9 @@ impl SymphoniaSource {
         };
         if !PLAUSIBLE_RATES.contains(&rate) {
             return Err(SymphoniaRefusal::Refused(AudioError::Corrupt {
-                reason: format!("the file announces a sample rate of {rate} Hz, which no real recording has (a damaged header?)"),
+                reason: format!(
+                    "the file announces a sample rate of {rate} Hz, which no real recording has (a damaged header?)"
+                ),
             }));
         }
         if track.num_frames == Some(0) {
@@ -363,9 +366,7 @@ impl SymphoniaSource {
             }
             buf.copy_to_vec_interleaved(&mut self.interleaved);
             self.mono.clear();
-            self.mono.extend(
-                self.interleaved.chunks_exact(channels).map(|f| f.iter().sum::<f32>() / channels as f32),
-            );
+            self.mono.extend(self.interleaved.chunks_exact(channels).map(|f| f.iter().sum::<f32>() / channels as f32));
             match &mut self.resampler {
                 Some(r) => r.push(&self.mono, out)?,
                 None => out.extend_from_slice(&self.mono),
@@ -472,7 +473,14 @@ fn ffmpeg_available() -> bool {
 fn ffprobe(path: &Path) -> Result<MediaInfo, AudioError> {
     let link = NamelessLink::new(path)?;
     let output = Command::new("ffprobe")
-        .args(["-v", "error", "-show_entries", "format=format_name,duration:stream=codec_type,codec_name,duration", "-of", "json"])
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "format=format_name,duration:stream=codec_type,codec_name,duration",
+            "-of",
+            "json",
+        ])
         .arg(&link.path)
         .stdin(Stdio::null())
         .output()
@@ -507,9 +515,32 @@ fn ffprobe(path: &Path) -> Result<MediaInfo, AudioError> {
 
 /// ffmpeg demuxers that accept plain text or images; a file detected as one of these is not
 /// audio or video for Scribe.
-const NOT_MEDIA_FORMATS: &[&str] = &["tty", "srt", "webvtt", "ass", "subviewer", "subviewer1", "microdvd",
-    "mpl2", "jacosub", "lrc", "pjs", "realtext", "sami", "stl", "vplayer", "aqtitle", "image2",
-    "png_pipe", "jpeg_pipe", "gif", "svg_pipe", "webp_pipe", "bmp_pipe", "txt"];
+const NOT_MEDIA_FORMATS: &[&str] = &[
+    "tty",
+    "srt",
+    "webvtt",
+    "ass",
+    "subviewer",
+    "subviewer1",
+    "microdvd",
+    "mpl2",
+    "jacosub",
+    "lrc",
+    "pjs",
+    "realtext",
+    "sami",
+    "stl",
+    "vplayer",
+    "aqtitle",
+    "image2",
+    "png_pipe",
+    "jpeg_pipe",
+    "gif",
+    "svg_pipe",
+    "webp_pipe",
+    "bmp_pipe",
+    "txt",
+];
 
 /// A symlink without extension to the media, so ffmpeg picks its demuxer from the content
 /// (given a name, ffmpeg also trusts the extension). Removed on drop.
@@ -558,7 +589,9 @@ impl FfmpegSource {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| AudioError::Ffmpeg { reason: format!("could not run ffmpeg ({e}); run `bash ops/setup.sh`") })?;
+            .map_err(|e| AudioError::Ffmpeg {
+                reason: format!("could not run ffmpeg ({e}); run `bash ops/setup.sh`"),
+            })?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let mut err_pipe = child.stderr.take().expect("stderr is piped");
         // Drain stderr on the side so a chatty ffmpeg never blocks on a full pipe.

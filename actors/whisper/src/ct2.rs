@@ -115,8 +115,7 @@ impl<'a> Reader<'a> {
         if bytes[n - 1] != 0 {
             return Err(format!("{what} at offset {} is not NUL-terminated", r.start));
         }
-        String::from_utf8(bytes[..n - 1].to_vec())
-            .map_err(|_| format!("{what} at offset {} is not UTF-8", r.start))
+        String::from_utf8(bytes[..n - 1].to_vec()).map_err(|_| format!("{what} at offset {} is not UTF-8", r.start))
     }
 }
 
@@ -144,9 +143,7 @@ impl Ct2File {
         let mut r = Reader { data: &data, pos: 0 };
         let version = r.u32("binary version").map_err(&err)?;
         if !(1..=6).contains(&version) {
-            return Err(err(format!(
-                "not a CTranslate2 model (binary version {version}, expected 1 to 6)"
-            )));
+            return Err(err(format!("not a CTranslate2 model (binary version {version}, expected 1 to 6)")));
         }
         let (spec, revision) = if version >= 2 {
             let spec = r.string("spec name").map_err(&err)?;
@@ -171,8 +168,8 @@ impl Ct2File {
             }
             let (dtype, n_bytes) = if version >= 4 {
                 let id = r.u8("dtype").map_err(&err)?;
-                let dtype = DType::from_id(id)
-                    .ok_or_else(|| err(format!("variable {name} has unknown dtype id {id}")))?;
+                let dtype =
+                    DType::from_id(id).ok_or_else(|| err(format!("variable {name} has unknown dtype id {id}")))?;
                 (dtype, r.u32("byte count").map_err(&err)? as usize)
             } else {
                 let item = r.u8("item size").map_err(&err)?;
@@ -269,14 +266,12 @@ impl Ct2File {
         // Payloads are not aligned, so decode them element by element from bytes.
         Ok(match v.dtype {
             DType::F32 => raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect(),
-            DType::F16 => raw
-                .chunks_exact(2)
-                .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
-                .collect(),
-            DType::BF16 => raw
-                .chunks_exact(2)
-                .map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
-                .collect(),
+            DType::F16 => {
+                raw.chunks_exact(2).map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32()).collect()
+            }
+            DType::BF16 => {
+                raw.chunks_exact(2).map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32()).collect()
+            }
             other => return Err(self.error(format!("variable {name} is {other:?}, expected a float type"))),
         })
     }
@@ -326,10 +321,7 @@ impl Ct2File {
     /// shape the encoder and decoder read is verified here, so loading cannot fail later.
     pub fn whisper_dims(&self) -> Result<WhisperDims, Ct2Error> {
         if self.spec != "WhisperSpec" {
-            return Err(self.error(format!(
-                "is a CTranslate2 {:?} model, not Whisper (spec WhisperSpec)",
-                self.spec
-            )));
+            return Err(self.error(format!("is a CTranslate2 {:?} model, not Whisper (spec WhisperSpec)", self.spec)));
         }
         let conv1 = self.shape("encoder/conv1/weight")?;
         if conv1.len() != 3 || conv1[2] != 3 {
@@ -429,7 +421,11 @@ pub(crate) mod tests {
     use super::*;
 
     /// Writes a CTranslate2 v6 file (used to test the parser without the real models).
-    pub(crate) fn write_ct2(spec: &str, vars: &[(&str, Vec<usize>, DType, Vec<u8>)], aliases: &[(&str, &str)]) -> Vec<u8> {
+    pub(crate) fn write_ct2(
+        spec: &str,
+        vars: &[(&str, Vec<usize>, DType, Vec<u8>)],
+        aliases: &[(&str, &str)],
+    ) -> Vec<u8> {
         fn s(out: &mut Vec<u8>, v: &str) {
             out.extend(((v.len() + 1) as u16).to_le_bytes());
             out.extend(v.as_bytes());

@@ -188,7 +188,13 @@ impl Decoder<'_> {
         }
     }
 
-    fn beam_search(&self, cache: &mut crate::model::KvCache, start: u32, max_len: usize, rules: &Rules) -> (Vec<Finished>, Option<f32>) {
+    fn beam_search(
+        &self,
+        cache: &mut crate::model::KvCache,
+        start: u32,
+        max_len: usize,
+        rules: &Rules,
+    ) -> (Vec<Finished>, Option<f32>) {
         let beam = self.opts.beam_size.max(1);
         let n_cand = 2 * beam;
         let max_finished = ((beam as f32) * self.opts.patience).round().max(1.0) as usize;
@@ -198,7 +204,8 @@ impl Decoder<'_> {
         let mut finished = Vec::new();
         let mut no_speech = None;
         for step in 0..max_len {
-            let mut logits = crate::profile::time("decoder step", || self.model.decode(self.audio, cache, &inputs, &[0]));
+            let mut logits =
+                crate::profile::time("decoder step", || self.model.decode(self.audio, cache, &inputs, &[0]));
             let vocab = logits.len() / alive.len();
             if step == 0 {
                 no_speech = Some(softmax_at(&logits[..vocab], self.specials.no_speech as usize));

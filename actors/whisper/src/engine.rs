@@ -190,12 +190,17 @@ impl Engine {
         let dir = &cfg.model_dir;
         let model_err = |path: PathBuf, reason: String| EngineError::Model { path, reason };
         if !dir.is_dir() {
-            return Err(model_err(dir.clone(), "directory not found (install the models with `bash ops/setup.sh`)".into()));
+            return Err(model_err(
+                dir.clone(),
+                "directory not found (install the models with `bash ops/setup.sh`)".into(),
+            ));
         }
         let config_path = dir.join("config.json");
         let config: ModelConfig = std::fs::read(&config_path)
             .map_err(|e| model_err(config_path.clone(), format!("cannot be read: {e}")))
-            .and_then(|b| serde_json::from_slice(&b).map_err(|e| model_err(config_path.clone(), format!("invalid: {e}"))))?;
+            .and_then(|b| {
+                serde_json::from_slice(&b).map_err(|e| model_err(config_path.clone(), format!("invalid: {e}")))
+            })?;
         let tokenizer = WhisperTokenizer::load(&dir.join("tokenizer.json"))
             .map_err(|e| model_err(dir.join("tokenizer.json"), e.reason))?;
         if let Some(n) = cfg.threads {
@@ -211,7 +216,9 @@ impl Engine {
         if dims.n_vocab < tokenizer.specials.timestamp_begin as usize {
             return Err(model_err(bin_path, "vocabulary is smaller than the tokenizer's".into()));
         }
-        if let Some(&(l, h)) = config.alignment_heads.iter().find(|&&(l, h)| l >= dims.n_decoder_layers || h >= dims.n_heads) {
+        if let Some(&(l, h)) =
+            config.alignment_heads.iter().find(|&&(l, h)| l >= dims.n_decoder_layers || h >= dims.n_heads)
+        {
             return Err(model_err(config_path, format!("alignment head ({l}, {h}) does not exist in this model")));
         }
         let vad = match &cfg.vad_path {
@@ -262,7 +269,8 @@ impl Engine {
         };
         let speech_samples = spans.iter().map(|s| s.len()).sum();
         // Passes 2 and 3 stream the speech again (see `speech`): the features' level, then windows.
-        let mut windows = profile::time("mel level pass", || Windows::open(media, &spans, speech_samples, self.info.n_mels))?;
+        let mut windows =
+            profile::time("mel level pass", || Windows::open(media, &spans, speech_samples, self.info.n_mels))?;
         let result = self.transcribe_windows(&mut windows, duration_s, &map, opts, plan, on_progress);
         profile::report(&format!("{} ({duration_s:.1} s)", media.display()));
         result
@@ -271,7 +279,8 @@ impl Engine {
     /// Validates the requested language(s) against the model.
     fn plan_languages(&self, opts: &TranscribeOptions) -> Result<LanguagePlan, EngineError> {
         let model = self.info.name.clone();
-        let unsupported = |code: &str| EngineError::UnsupportedLanguage { code: code.to_string(), model: model.clone() };
+        let unsupported =
+            |code: &str| EngineError::UnsupportedLanguage { code: code.to_string(), model: model.clone() };
         if opts.task == Task::Translate && !self.info.multilingual {
             return Err(EngineError::UnsupportedTask { model });
         }
@@ -338,7 +347,9 @@ impl Engine {
             sot_sequence.extend(task);
         }
         let mut suppress = self.config.suppress_ids.clone();
-        suppress.extend([s.sot, s.sot_prev, s.no_speech].into_iter().chain(s.transcribe).chain(s.translate).chain(s.sot_lm));
+        suppress.extend(
+            [s.sot, s.sot_prev, s.no_speech].into_iter().chain(s.transcribe).chain(s.translate).chain(s.sot_lm),
+        );
         suppress.sort_unstable();
         suppress.dedup();
         let dopts = DecodeOptions {
@@ -389,18 +400,15 @@ impl Engine {
                 prompt.extend_from_slice(&previous[previous.len().saturating_sub(max_prompt)..]);
             }
             prompt.extend_from_slice(&sot_sequence);
-            let decoder = Decoder {
-                model: &self.model,
-                audio: &audio,
-                specials: s,
-                opts: &dopts,
-                detokenize: &detok,
-            };
+            let decoder = Decoder { model: &self.model, audio: &audio, specials: s, opts: &dopts, detokenize: &detok };
             let result = profile::time("decode window", || on_pool(|| decoder.decode_with_fallback(&prompt, &mut rng)));
             let previous_seek = seek;
             if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
                 seek += segment_size;
-                on_progress(Progress { done_s: map.to_original(seek as f64 / FRAMES_PER_SECOND as f64, true).min(duration_s), total_s: duration_s });
+                on_progress(Progress {
+                    done_s: map.to_original(seek as f64 / FRAMES_PER_SECOND as f64, true).min(duration_s),
+                    total_s: duration_s,
+                });
                 continue;
             }
             let (mut pieces, new_seek, single_ending) =
@@ -408,15 +416,17 @@ impl Engine {
             seek = new_seek;
             if opts.word_timestamps {
                 last_speech_timestamp = profile::time("word timestamps", || {
-                    on_pool(|| self.add_word_timestamps(
-                        &mut pieces,
-                        &audio,
-                        &sot_sequence,
-                        segment_size,
-                        time_offset,
-                        language,
-                        last_speech_timestamp,
-                    ))
+                    on_pool(|| {
+                        self.add_word_timestamps(
+                            &mut pieces,
+                            &audio,
+                            &sot_sequence,
+                            segment_size,
+                            time_offset,
+                            language,
+                            last_speech_timestamp,
+                        )
+                    })
                 });
                 if !single_ending {
                     if let Some(end) = pieces.iter().rev().find_map(|p| p.words.last().map(|w| w.end)) {
@@ -474,7 +484,8 @@ impl Engine {
             .iter()
             .filter_map(|(code, _)| {
                 let id = self.tokenizer.token_id(&format!("<|{code}|>"))?;
-                (self.config.lang_ids.is_empty() || self.config.lang_ids.contains(&id)).then(|| (*code, logits[id as usize]))
+                (self.config.lang_ids.is_empty() || self.config.lang_ids.contains(&id))
+                    .then(|| (*code, logits[id as usize]))
             })
             .collect();
         let m = langs.iter().map(|l| l.1).fold(f32::NEG_INFINITY, f32::max);
@@ -489,7 +500,13 @@ impl Engine {
 
     /// Cuts a window's tokens into segments at timestamp pairs and decides where the next
     /// window starts (faster-whisper's `_split_segments_by_timestamps`).
-    fn split_by_timestamps(&self, tokens: &[u32], time_offset: f64, seek: usize, segment_size: usize) -> (Vec<Piece>, usize, bool) {
+    fn split_by_timestamps(
+        &self,
+        tokens: &[u32],
+        time_offset: f64,
+        seek: usize,
+        segment_size: usize,
+    ) -> (Vec<Piece>, usize, bool) {
         let tb = self.tokenizer.specials.timestamp_begin;
         let is_ts = |t: u32| t >= tb;
         let ts_time = |t: u32| (t - tb) as f64 * TIME_PRECISION as f64;
@@ -526,7 +543,12 @@ impl Engine {
                     duration = ts_time(last_ts);
                 }
             }
-            pieces.push(Piece { start: time_offset, end: time_offset + duration, tokens: tokens.to_vec(), words: Vec::new() });
+            pieces.push(Piece {
+                start: time_offset,
+                end: time_offset + duration,
+                tokens: tokens.to_vec(),
+                words: Vec::new(),
+            });
             seek += segment_size;
         }
         (pieces, seek, single_ending)
@@ -546,7 +568,8 @@ impl Engine {
         mut last_speech_timestamp: f64,
     ) -> f64 {
         let eot = self.tokenizer.specials.eot;
-        let per_piece: Vec<Vec<u32>> = pieces.iter().map(|p| p.tokens.iter().copied().filter(|&t| t < eot).collect()).collect();
+        let per_piece: Vec<Vec<u32>> =
+            pieces.iter().map(|p| p.tokens.iter().copied().filter(|&t| t < eot).collect()).collect();
         let text_tokens: Vec<u32> = per_piece.concat();
         let mut alignment = align::find_alignment(
             &self.model,
@@ -575,7 +598,8 @@ impl Engine {
                 if alignment[i].end - alignment[i].start > max_duration {
                     if sentence_end.contains(alignment[i].word.as_str()) && !alignment[i].word.is_empty() {
                         alignment[i].end = alignment[i].start + max_duration;
-                    } else if sentence_end.contains(alignment[i - 1].word.as_str()) && !alignment[i - 1].word.is_empty() {
+                    } else if sentence_end.contains(alignment[i - 1].word.as_str()) && !alignment[i - 1].word.is_empty()
+                    {
                         alignment[i].start = alignment[i].end - max_duration;
                     }
                 }

@@ -112,7 +112,9 @@ impl<'a> View<'a> {
 
     /// Whether every element's offset is inside `data`.
     fn fits(&self) -> bool {
-        self.rows == 0 || self.cols == 0 || (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride < self.data.len()
+        self.rows == 0
+            || self.cols == 0
+            || (self.rows - 1) * self.row_stride + (self.cols - 1) * self.col_stride < self.data.len()
     }
 }
 
@@ -318,7 +320,14 @@ mod avx2 {
     /// # Safety
     /// As [`dot_rows`], with `i0 + B` ≤ the rows of `x`.
     #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn block<W: Weight, const B: usize>(w: &[W], x: &[f32], i0: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
+    unsafe fn block<W: Weight, const B: usize>(
+        w: &[W],
+        x: &[f32],
+        i0: usize,
+        k: usize,
+        out: &mut [f32],
+        stride: (usize, usize),
+    ) {
         let n = w.len() / k;
         let mut r = 0;
         while r + 2 <= n {
@@ -341,7 +350,15 @@ mod avx2 {
     /// As [`block`], with weight rows `r0..r0 + R` in `w`.
     #[target_feature(enable = "avx2,fma,f16c")]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn rows<W: Weight, const B: usize, const R: usize>(w: &[W], x: &[f32], r0: usize, i0: usize, k: usize, out: &mut [f32], stride: (usize, usize)) {
+    unsafe fn rows<W: Weight, const B: usize, const R: usize>(
+        w: &[W],
+        x: &[f32],
+        r0: usize,
+        i0: usize,
+        k: usize,
+        out: &mut [f32],
+        stride: (usize, usize),
+    ) {
         // SAFETY: row `i0` of `x` and row `r0` of `w` exist (the contract), so both offsets
         // stay inside their slices.
         let xp = unsafe { x.as_ptr().add(i0 * k) };
@@ -386,7 +403,16 @@ mod avx2 {
     /// The CPU has AVX2 and FMA; `q` and `out` hold 64 values; `keys` and `values` hold `n`
     /// rows of 64 `stride` apart (what [`super::attend_cached`] asserts).
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub unsafe fn attend_cached(q: &[f32], keys: &[f32], values: &[f32], stride: usize, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
+    pub unsafe fn attend_cached(
+        q: &[f32],
+        keys: &[f32],
+        values: &[f32],
+        stride: usize,
+        n: usize,
+        scale: f32,
+        scores: &mut Vec<f32>,
+        out: &mut [f32],
+    ) {
         let qp = q.as_ptr();
         scores.clear();
         for j in 0..n {
@@ -430,7 +456,10 @@ mod avx2 {
     pub fn exp8(x: __m256) -> __m256 {
         let x = _mm256_min_ps(x, _mm256_set1_ps(88.0));
         let x = _mm256_max_ps(x, _mm256_set1_ps(-87.336_55));
-        let n = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(x, _mm256_set1_ps(std::f32::consts::LOG2_E)));
+        let n = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(
+            x,
+            _mm256_set1_ps(std::f32::consts::LOG2_E),
+        ));
         let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693_359_4), x);
         let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.121_944_4e-4), r);
         let mut y = _mm256_set1_ps(1.987_569_1e-4);
@@ -580,9 +609,20 @@ pub fn softmax(row: &mut [f32]) {
 /// `out = softmax(scale · q·kⱼ) · V`, key `j` being `keys[j·stride..][..dh]` and value `j`
 /// `values[j·stride..][..dh]`, `dh = q.len() = out.len()`; `scores` is scratch space.
 #[allow(clippy::too_many_arguments)]
-pub fn attend_cached(q: &[f32], keys: &[f32], values: &[f32], stride: usize, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
+pub fn attend_cached(
+    q: &[f32],
+    keys: &[f32],
+    values: &[f32],
+    stride: usize,
+    n: usize,
+    scale: f32,
+    scores: &mut Vec<f32>,
+    out: &mut [f32],
+) {
     let dh = q.len();
-    assert!(out.len() == dh && (n == 0 || (keys.len() >= (n - 1) * stride + dh && values.len() >= (n - 1) * stride + dh)));
+    assert!(
+        out.len() == dh && (n == 0 || (keys.len() >= (n - 1) * stride + dh && values.len() >= (n - 1) * stride + dh))
+    );
     #[cfg(target_arch = "x86_64")]
     if dh == 64 && simd_available() {
         // SAFETY: features detected; the assertion bounds every access.
@@ -594,10 +634,21 @@ pub fn attend_cached(q: &[f32], keys: &[f32], values: &[f32], stride: usize, n: 
 
 /// [`attend_cached`] as plain loops.
 #[allow(clippy::too_many_arguments)]
-fn attend_cached_scalar(q: &[f32], keys: &[f32], values: &[f32], stride: usize, n: usize, scale: f32, scores: &mut Vec<f32>, out: &mut [f32]) {
+fn attend_cached_scalar(
+    q: &[f32],
+    keys: &[f32],
+    values: &[f32],
+    stride: usize,
+    n: usize,
+    scale: f32,
+    scores: &mut Vec<f32>,
+    out: &mut [f32],
+) {
     let dh = q.len();
     scores.clear();
-    scores.extend((0..n).map(|j| q.iter().zip(&keys[j * stride..j * stride + dh]).map(|(a, b)| a * b).sum::<f32>() * scale));
+    scores.extend(
+        (0..n).map(|j| q.iter().zip(&keys[j * stride..j * stride + dh]).map(|(a, b)| a * b).sum::<f32>() * scale),
+    );
     softmax_scalar(scores);
     out.fill(0.0);
     for (j, &p) in scores.iter().enumerate() {
@@ -679,7 +730,9 @@ impl AttentionKv {
     fn head_scores(&self, q: &[f32], ldq: usize, i0: usize, rows: usize, head: usize, s: &mut [f32]) {
         let dh = self.dh;
         let scale = 1.0 / (dh as f32).sqrt();
-        let qh: Vec<f32> = (i0..i0 + rows).flat_map(|i| q[i * ldq + head * dh..i * ldq + (head + 1) * dh].iter().map(|x| x * scale)).collect();
+        let qh: Vec<f32> = (i0..i0 + rows)
+            .flat_map(|i| q[i * ldq + head * dh..i * ldq + (head + 1) * dh].iter().map(|x| x * scale))
+            .collect();
         let keys = View::columns(self.head(&self.k, head), dh, self.t, dh);
         matmul(View::rows(&qh, rows, dh, dh), keys, s, false, false);
     }
@@ -768,7 +821,14 @@ mod tests {
     #[test]
     fn erf_is_accurate() {
         // erf values from Python's math.erf.
-        for (x, e) in [(0.0f32, 0.0f32), (0.5, 0.520_499_9), (1.0, 0.842_700_8), (-2.0, -0.995_322_3), (3.5, 0.999_999_26), (9.0, 1.0)] {
+        for (x, e) in [
+            (0.0f32, 0.0f32),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-2.0, -0.995_322_3),
+            (3.5, 0.999_999_26),
+            (9.0, 1.0),
+        ] {
             assert!((erf(x) - e).abs() < 1e-6, "erf({x}) = {} not {e}", erf(x));
         }
     }
@@ -776,9 +836,22 @@ mod tests {
     /// Attention by its definition: query `i` (`q[i·ldq..]`) against `t` positions of
     /// `kv[j·stride..]` (keys, then values at `d`), head `head`: `dh` outputs.
     #[allow(clippy::too_many_arguments)]
-    fn attention_reference(q: &[f32], ldq: usize, kv: &[f32], stride: usize, t: usize, d: usize, dh: usize, i: usize, head: usize) -> Vec<f32> {
+    fn attention_reference(
+        q: &[f32],
+        ldq: usize,
+        kv: &[f32],
+        stride: usize,
+        t: usize,
+        d: usize,
+        dh: usize,
+        i: usize,
+        head: usize,
+    ) -> Vec<f32> {
         let mut s: Vec<f32> = (0..t)
-            .map(|j| (0..dh).map(|c| q[i * ldq + head * dh + c] * kv[j * stride + head * dh + c]).sum::<f32>() / (dh as f32).sqrt())
+            .map(|j| {
+                (0..dh).map(|c| q[i * ldq + head * dh + c] * kv[j * stride + head * dh + c]).sum::<f32>()
+                    / (dh as f32).sqrt()
+            })
             .collect();
         softmax_scalar(&mut s);
         (0..dh).map(|c| (0..t).map(|j| s[j] * kv[j * stride + d + head * dh + c]).sum()).collect()
@@ -815,7 +888,8 @@ mod tests {
             assert_eq!(got.len(), n * t);
             for i in 0..n {
                 for j in 0..t {
-                    let want = (0..dh).map(|c| q[i * d + head * dh + c] * kv[j * 2 * d + head * dh + c]).sum::<f32>() / (dh as f32).sqrt();
+                    let want = (0..dh).map(|c| q[i * d + head * dh + c] * kv[j * 2 * d + head * dh + c]).sum::<f32>()
+                        / (dh as f32).sqrt();
                     assert!((got[i * t + j] - want).abs() < 1e-5, "head {head} [{i},{j}]");
                 }
             }
@@ -839,7 +913,10 @@ mod tests {
                 attend_cached(qh, keys, values, 2 * d, n, scale, &mut scores, &mut fast);
                 attend_cached_scalar(qh, keys, values, 2 * d, n, scale, &mut scores, &mut plain);
                 for ((f, p), w) in fast.iter().zip(&plain).zip(&want) {
-                    assert!((f - w).abs() < 1e-5 && (p - w).abs() < 1e-5, "n {n} dh {dh} head {head}: {f} / {p} vs {w}");
+                    assert!(
+                        (f - w).abs() < 1e-5 && (p - w).abs() < 1e-5,
+                        "n {n} dh {dh} head {head}: {f} / {p} vs {w}"
+                    );
                 }
             }
         }
@@ -874,7 +951,9 @@ mod tests {
     #[test]
     fn log_sum_exp_matches_the_scalar_one() {
         for len in [0, 1, 7, 8, 9, 37, 51865] {
-            let row: Vec<f32> = (0..len).map(|i| if i % 5 == 1 { f32::NEG_INFINITY } else { ((i * 7919) % 97) as f32 / 7.0 - 6.0 }).collect();
+            let row: Vec<f32> = (0..len)
+                .map(|i| if i % 5 == 1 { f32::NEG_INFINITY } else { ((i * 7919) % 97) as f32 / 7.0 - 6.0 })
+                .collect();
             let (got, want) = (log_sum_exp(&row), log_sum_exp_scalar(&row));
             assert!(got == want || (got - want).abs() <= 4e-6 * want.abs().max(1.0), "len {len}: {got} vs {want}");
         }

@@ -11,14 +11,16 @@ pub mod audio;
 pub mod ct2;
 pub mod decode;
 pub mod engine;
-pub mod languages;
-pub mod model;
-pub mod tokenizer;
 pub mod kernels;
+pub mod languages;
 pub mod mel;
+pub mod model;
 pub mod profile;
 pub mod speech;
+pub mod tokenizer;
 pub mod vad;
 pub mod verbatim;
 
-pub use engine::{Engine, EngineConfig, EngineError, ModelInfo, Progress, Segment, Task, TranscribeOptions, Transcript, Word};
+pub use engine::{
+    Engine, EngineConfig, EngineError, ModelInfo, Progress, Segment, Task, TranscribeOptions, Transcript, Word,
+};

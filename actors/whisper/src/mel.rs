@@ -41,9 +41,7 @@ pub fn mel_filters(n_mels: usize) -> Vec<f32> {
         if mel >= MIN_LOG_MEL { MIN_LOG_HZ * (logstep * (mel - MIN_LOG_MEL)).exp() } else { F_SP * mel }
     };
     let max_mel = hz_to_mel(SAMPLE_RATE / 2.0);
-    let freqs: Vec<f64> = (0..n_mels + 2)
-        .map(|i| mel_to_hz(max_mel * i as f64 / (n_mels + 1) as f64))
-        .collect();
+    let freqs: Vec<f64> = (0..n_mels + 2).map(|i| mel_to_hz(max_mel * i as f64 / (n_mels + 1) as f64)).collect();
     let fft_freq = |k: usize| k as f64 * SAMPLE_RATE / N_FFT as f64;
 
     let mut weights = vec![0f32; n_mels * N_BINS];
@@ -142,8 +140,7 @@ pub fn mel_power_frames(part: &[f32], offset: usize, total: usize, first: usize,
         for ((dst, &x), &w) in frame.iter_mut().zip(&signal[start..start + N_FFT]).zip(window) {
             *dst = x * w;
         }
-        fft.process_with_scratch(&mut frame, &mut spectrum, &mut scratch)
-            .expect("buffers come from the plan itself");
+        fft.process_with_scratch(&mut frame, &mut spectrum, &mut scratch).expect("buffers come from the plan itself");
         for (p, c) in power.iter_mut().zip(&spectrum) {
             *p = c.norm_sqr();
         }
@@ -175,9 +172,7 @@ fn plan() -> &'static Arc<dyn RealToComplex<f32>> {
 fn hann() -> &'static [f32; N_FFT] {
     static WINDOW: OnceLock<[f32; N_FFT]> = OnceLock::new();
     WINDOW.get_or_init(|| {
-        std::array::from_fn(|i| {
-            (0.5 - 0.5 * (2.0 * std::f64::consts::PI * i as f64 / N_FFT as f64).cos()) as f32
-        })
+        std::array::from_fn(|i| (0.5 - 0.5 * (2.0 * std::f64::consts::PI * i as f64 / N_FFT as f64).cos()) as f32)
     })
 }
 

@@ -10,9 +10,9 @@
 //! one instance is shared between threads.
 
 use burn::tensor::module::{conv1d, layer_norm};
-use rayon::prelude::*;
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Device, Tensor, TensorData};
+use rayon::prelude::*;
 
 use crate::ct2::{Ct2Error, Ct2File, WhisperDims};
 use crate::kernels::{self, AttentionKv, Dense, Matrix};
@@ -300,13 +300,20 @@ impl Whisper {
         for layer in &self.enc_layers {
             let qkv = time("enc qkv", || layer.qkv.forward(&to_vec(layer.norm.forward(x.clone())), n_ctx, false));
             let a = time("enc attention", || kernels::window_attention(&qkv, n_ctx, h, dh));
-            x = x + time("enc out", || from_vec(layer.out.forward(&a, n_ctx, false), [1, n_ctx, self.dims.d_model], &self.device));
+            x = x + time("enc out", || {
+                from_vec(layer.out.forward(&a, n_ctx, false), [1, n_ctx, self.dims.d_model], &self.device)
+            });
             x = time("enc mlp", || layer.mlp.forward(x));
         }
         let x = self.enc_norm.forward(x);
         let kv = time("enc cross kv", || {
             let x = to_vec(x);
-            self.dec_layers.iter().map(|layer| AttentionKv::new(&layer.cross_kv.forward(&x, n_ctx, false), 2 * self.dims.d_model, n_ctx, h, dh)).collect()
+            self.dec_layers
+                .iter()
+                .map(|layer| {
+                    AttentionKv::new(&layer.cross_kv.forward(&x, n_ctx, false), 2 * self.dims.d_model, n_ctx, h, dh)
+                })
+                .collect()
         });
         AudioContext { kv }
     }

@@ -45,9 +45,7 @@ pub fn report(label: &str) {
         return;
     }
     let totals = std::mem::take(&mut *TOTALS.lock().unwrap_or_else(|e| e.into_inner()));
-    let lines: Vec<String> = totals
-        .iter()
-        .map(|(stage, d, n)| format!("  {stage:<18}{:>9.3} s {n:>7} calls", d.as_secs_f64()))
-        .collect();
+    let lines: Vec<String> =
+        totals.iter().map(|(stage, d, n)| format!("  {stage:<18}{:>9.3} s {n:>7} calls", d.as_secs_f64())).collect();
     eprintln!("[whisper profile] {label}\n{}", lines.join("\n"));
 }

@@ -109,14 +109,28 @@ impl Windows {
     /// Opens the speech for windowing: one streaming pass over it finds the global maximum the
     /// features are normalised by; [`Windows::window`] then reads it again as it goes.
     pub fn open(media: &Path, spans: &[Range<usize>], total: usize, n_mels: usize) -> Result<Windows, AudioError> {
-        let mut pass = Windows { reader: SpeechReader::open(media, spans)?, total, n_mels, max_log10: 0.0, buf: Vec::new(), start: 0 };
+        let mut pass = Windows {
+            reader: SpeechReader::open(media, spans)?,
+            total,
+            n_mels,
+            max_log10: 0.0,
+            buf: Vec::new(),
+            start: 0,
+        };
         let n_frames = mel::n_frames(total);
         let mut max = f32::NEG_INFINITY;
         for first in (0..n_frames).step_by(mel::N_FRAMES) {
             let power = pass.power(first, mel::N_FRAMES.min(n_frames - first))?;
             max = max.max(mel::max_log10(&power));
         }
-        Ok(Windows { reader: SpeechReader::open(media, spans)?, total, n_mels, max_log10: max, buf: Vec::new(), start: 0 })
+        Ok(Windows {
+            reader: SpeechReader::open(media, spans)?,
+            total,
+            n_mels,
+            max_log10: max,
+            buf: Vec::new(),
+            start: 0,
+        })
     }
 
     /// Frames that hold speech (the features' last frame only covers padding).

@@ -37,12 +37,12 @@ pub enum VadError {
 /// Silero VAD v6 (16 kHz), weights loaded once; `Send + Sync`, share it.
 pub struct SileroVad {
     device: Device,
-    stft: Tensor<3>,                     // [258, 1, 256]
+    stft: Tensor<3>,                           // [258, 1, 256]
     convs: Vec<(Tensor<3>, Tensor<1>, usize)>, // weight, bias, stride
-    w_ih: Tensor<2>,                     // [128, 512] (transposed)
-    b_gates: Tensor<1>,                  // bias_ih + bias_hh
-    w_hh: Vec<f32>,                      // [512, 128], row per gate unit
-    final_w: Vec<f32>,                   // [128]
+    w_ih: Tensor<2>,                           // [128, 512] (transposed)
+    b_gates: Tensor<1>,                        // bias_ih + bias_hh
+    w_hh: Vec<f32>,                            // [512, 128], row per gate unit
+    final_w: Vec<f32>,                         // [128]
     final_b: f32,
 }
 
@@ -71,7 +71,8 @@ impl SileroVad {
 
         let stft = t3(get("stft_conv.weight", &[258, 1, 256])?, [258, 1, 256]);
         let mut convs = Vec::new();
-        for (i, (cout, cin, stride)) in [(128, 129, 1), (64, 128, 2), (64, 64, 2), (128, 64, 1)].into_iter().enumerate() {
+        for (i, (cout, cin, stride)) in [(128, 129, 1), (64, 128, 2), (64, 64, 2), (128, 64, 1)].into_iter().enumerate()
+        {
             let w = get(&format!("conv{}.weight", i + 1), &[cout, cin, 3])?;
             let b = get(&format!("conv{}.bias", i + 1), &[cout])?;
             convs.push((t3(w, [cout, cin, 3]), t1(b), stride));

@@ -6,9 +6,10 @@ use std::process::Command;
 use scribe_whisper::audio::{self, AudioError, SAMPLE_RATE};
 
 fn corpus() -> PathBuf {
-    let dir = std::env::var_os("SCRIBE_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../../shared/corpus"));
+    let dir = std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+            .join("../../../shared/corpus")
+    });
     assert!(dir.join("manifest.tsv").exists(), "speech corpus not found at {} (set SCRIBE_CORPUS_DIR)", dir.display());
     dir
 }
@@ -124,7 +125,9 @@ fn video_without_audio_has_no_audio_track() {
 fn ffmpeg_only_formats_decode() {
     // wma and mpeg-ps (vob/mpg) are not symphonia's: they go through ffmpeg.
     let src = corpus().join("audio/en_jfk.wav");
-    for (ext, codec_args) in [("wma", vec!["-c:a", "wmav2"]), ("mpg", vec!["-c:a", "mp2"]), ("avi", vec!["-c:a", "mp3"])] {
+    for (ext, codec_args) in
+        [("wma", vec!["-c:a", "wmav2"]), ("mpg", vec!["-c:a", "mp2"]), ("avi", vec!["-c:a", "mp3"])]
+    {
         let path = scratch(&format!("jfk.{ext}"));
         let status = Command::new("ffmpeg")
             .args(["-y", "-v", "error", "-i"])
@@ -145,7 +148,8 @@ fn long_files_stream_in_bounded_pieces() {
     let src = corpus().join("audio/en_synth_gettysburg_2voices.wav");
     for (ext, args) in [("mp3", vec!["-ar", "44100", "-ac", "2"]), ("opus", vec!["-ac", "2"])] {
         let path = scratch(&format!("long.{ext}"));
-        let status = Command::new("ffmpeg").args(["-y", "-v", "error", "-i"]).arg(&src).args(&args).arg(&path).status().unwrap();
+        let status =
+            Command::new("ffmpeg").args(["-y", "-v", "error", "-i"]).arg(&src).args(&args).arg(&path).status().unwrap();
         assert!(status.success());
         let mut stream = audio::open(&path).unwrap();
         let max = 16_000;

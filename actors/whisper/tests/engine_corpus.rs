@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 use scribe_whisper::{Engine, EngineConfig, EngineError, TranscribeOptions, Transcript};
 
 fn repo() -> PathBuf {
-    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../..")
+    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+        .join("../..")
 }
 
 fn models_dir() -> PathBuf {
@@ -21,7 +22,8 @@ fn models_dir() -> PathBuf {
 }
 
 fn corpus() -> PathBuf {
-    let dir = std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"));
+    let dir =
+        std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"));
     assert!(dir.join("manifest.tsv").is_file(), "speech corpus not found in {}", dir.display());
     dir
 }
@@ -67,7 +69,10 @@ fn wer(hyps: &[(String, String)]) -> Vec<(String, f64)> {
     let stdout = String::from_utf8(out.stdout).unwrap();
     hyps.iter()
         .map(|(f, _)| {
-            let line = stdout.lines().find(|l| l.starts_with(&format!("{f}\t"))).unwrap_or_else(|| panic!("no score for {f}:\n{stdout}"));
+            let line = stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("{f}\t")))
+                .unwrap_or_else(|| panic!("no score for {f}:\n{stdout}"));
             let rate = line.split('\t').nth(2).unwrap().trim_end_matches('%').parse().unwrap();
             (f.clone(), rate)
         })
@@ -123,7 +128,8 @@ fn base_identifies_and_transcribes_french() {
 
 #[test]
 fn base_translates_french_to_english() {
-    let opts = TranscribeOptions { language: Some("fr".into()), task: scribe_whisper::Task::Translate, ..Default::default() };
+    let opts =
+        TranscribeOptions { language: Some("fr".into()), task: scribe_whisper::Task::Translate, ..Default::default() };
     let t = transcribe("base", "audio/fr_command_quelle_heure_est_il.wav", &opts).unwrap();
     let said = text(&t).to_lowercase();
     assert!(said.contains("time"), "{said}");
@@ -133,7 +139,9 @@ fn base_translates_french_to_english() {
 fn tiny_en_refuses_other_languages() {
     let opts = TranscribeOptions { language: Some("fr".into()), ..Default::default() };
     match transcribe("tiny.en", "audio/fr_command_quelle_heure_est_il.wav", &opts) {
-        Err(EngineError::UnsupportedLanguage { code, model }) => assert_eq!((code.as_str(), model.as_str()), ("fr", "tiny.en")),
+        Err(EngineError::UnsupportedLanguage { code, model }) => {
+            assert_eq!((code.as_str(), model.as_str()), ("fr", "tiny.en"))
+        }
         other => panic!("expected UnsupportedLanguage, got {other:?}"),
     }
 }
@@ -155,14 +163,27 @@ fn corrupt_files_give_errors() {
         let e = r.err().unwrap_or_else(|| panic!("{f} gave a transcript"));
         assert!(!e.to_string().is_empty());
     }
-    let missing = engine("tiny.en").transcribe(Path::new("/nonexistent.wav"), &TranscribeOptions::default(), &mut |_| {});
+    let missing =
+        engine("tiny.en").transcribe(Path::new("/nonexistent.wav"), &TranscribeOptions::default(), &mut |_| {});
     assert!(matches!(missing, Err(EngineError::Audio(_))), "{missing:?}");
 }
 
 /// faster-whisper 1.2.1, float32, beam 5, word_timestamps, vad_filter: first words of jfk.
 const JFK_FIRST_WORDS: &[(&str, &[(&str, f64, f64)])] = &[
-    ("tiny.en", &[("And", 0.0, 0.76), ("so,", 0.76, 1.06), ("my", 1.38, 1.44), ("fellow", 1.44, 1.76), ("Americans", 1.76, 2.26)]),
-    ("base", &[("And", 0.0, 0.52), ("so,", 0.52, 0.84), ("my", 1.06, 1.2), ("fellow", 1.2, 1.56), ("Americans,", 1.56, 2.1)]),
+    (
+        "tiny.en",
+        &[
+            ("And", 0.0, 0.76),
+            ("so,", 0.76, 1.06),
+            ("my", 1.38, 1.44),
+            ("fellow", 1.44, 1.76),
+            ("Americans", 1.76, 2.26),
+        ],
+    ),
+    (
+        "base",
+        &[("And", 0.0, 0.52), ("so,", 0.52, 0.84), ("my", 1.06, 1.2), ("fellow", 1.2, 1.56), ("Americans,", 1.56, 2.1)],
+    ),
 ];
 
 #[test]
@@ -173,13 +194,19 @@ fn word_timestamps_are_ordered_and_match_faster_whisper() {
         assert!(words.len() >= 20, "{model}: {words:?}");
         let mut last = 0.0;
         for w in &words {
-            assert!(w.start >= last - 1e-6 && w.end >= w.start && w.end <= t.duration_s + 1e-6, "{model}: {w:?} after {last}");
+            assert!(
+                w.start >= last - 1e-6 && w.end >= w.start && w.end <= t.duration_s + 1e-6,
+                "{model}: {w:?} after {last}"
+            );
             assert!((0.0..=1.0).contains(&w.probability), "{model}: {w:?}");
             last = w.end;
         }
         for (w, (text, start, end)) in words.iter().zip(reference.iter()) {
             assert_eq!(w.text.trim(), *text, "{model}: {words:?}");
-            assert!((w.start - start).abs() <= 0.3 && (w.end - end).abs() <= 0.3, "{model}: {w:?} vs {text} {start}-{end}");
+            assert!(
+                (w.start - start).abs() <= 0.3 && (w.end - end).abs() <= 0.3,
+                "{model}: {w:?} vs {text} {start}-{end}"
+            );
         }
     }
 }
@@ -188,7 +215,8 @@ fn word_timestamps_are_ordered_and_match_faster_whisper() {
 fn every_jfk_format_gives_the_same_words() {
     let opts = TranscribeOptions { language: Some("en".into()), ..Default::default() };
     let reference = text(&transcribe("tiny.en", "audio/en_jfk.wav", &opts).unwrap());
-    let norm = |s: &str| s.to_lowercase().chars().filter(|c| c.is_alphanumeric() || c.is_whitespace()).collect::<String>();
+    let norm =
+        |s: &str| s.to_lowercase().chars().filter(|c| c.is_alphanumeric() || c.is_whitespace()).collect::<String>();
     for ext in ["mp3", "m4a", "ogg", "opus", "flac", "mp4"] {
         let t = transcribe("tiny.en", &format!("audio/variants/en_jfk.{ext}"), &opts).unwrap();
         assert!((t.duration_s - 11.0).abs() <= 0.05, "{ext}: duration {}", t.duration_s);

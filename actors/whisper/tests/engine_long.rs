@@ -56,7 +56,10 @@ fn transcript_words(t: &Transcript) -> Vec<String> {
 /// The manifest's reference transcript of a clip.
 fn reference(clip: &str) -> String {
     let manifest = std::fs::read_to_string(corpus().join("manifest.tsv")).unwrap();
-    let line = manifest.lines().find(|l| l.starts_with(&format!("{clip}\t"))).unwrap_or_else(|| panic!("{clip} not in the manifest"));
+    let line = manifest
+        .lines()
+        .find(|l| l.starts_with(&format!("{clip}\t")))
+        .unwrap_or_else(|| panic!("{clip} not in the manifest"));
     line.split('\t').nth(3).unwrap().to_string()
 }
 
@@ -135,7 +138,8 @@ fn a_long_file_gives_the_words_of_its_clips_at_their_places() {
     let all: Vec<_> = t.segments.iter().flat_map(|s| &s.words).collect();
     assert!(all.windows(2).all(|w| w[1].start >= w[0].start - 1e-6), "words out of order");
     assert!(all.iter().all(|w| w.end <= duration + 1e-6));
-    let americans: Vec<f64> = all.iter().filter(|w| w.text.to_lowercase().contains("americans")).map(|w| w.start).collect();
+    let americans: Vec<f64> =
+        all.iter().filter(|w| w.text.to_lowercase().contains("americans")).map(|w| w.start).collect();
     let jfk_starts: Vec<f64> = starts.iter().filter(|(c, _)| *c == "audio/en_jfk.wav").map(|s| s.1).collect();
     assert_eq!(americans.len(), jfk_starts.len(), "{americans:?}");
     for (a, s) in americans.iter().zip(&jfk_starts) {

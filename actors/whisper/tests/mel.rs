@@ -14,7 +14,11 @@ fn repo() -> PathBuf {
 
 fn models() -> PathBuf {
     let dir = std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("models"));
-    assert!(dir.join("mel_filters_80.npy").exists(), "models not found in {}: run `bash ops/setup.sh` (or set SCRIBE_MODELS_DIR)", dir.display());
+    assert!(
+        dir.join("mel_filters_80.npy").exists(),
+        "models not found in {}: run `bash ops/setup.sh` (or set SCRIBE_MODELS_DIR)",
+        dir.display()
+    );
     dir
 }
 
@@ -26,9 +30,8 @@ fn python() -> PathBuf {
 }
 
 fn corpus() -> PathBuf {
-    let dir = std::env::var_os("SCRIBE_CORPUS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/corpus"));
+    let dir =
+        std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"));
     assert!(dir.join("manifest.tsv").exists(), "speech corpus not found at {} (set SCRIBE_CORPUS_DIR)", dir.display());
     dir
 }
@@ -69,11 +72,14 @@ fn compare_with_faster_whisper(samples: &[f32], n_mels: usize, tag: &str) {
     let input = dir.join(format!("{tag}.f32"));
     let output = dir.join(format!("{tag}-{n_mels}.mel.f32"));
     std::fs::write(&input, samples.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("tests/mel_reference.py");
+    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+        .join("tests/mel_reference.py");
     let out = Command::new(python()).arg(script).arg(&input).arg(n_mels.to_string()).arg(&output).output().unwrap();
     assert!(out.status.success(), "mel_reference.py failed: {}", String::from_utf8_lossy(&out.stderr));
-    let dims: Vec<usize> = String::from_utf8(out.stdout).unwrap().split_whitespace().map(|s| s.parse().unwrap()).collect();
-    let expected: Vec<f32> = std::fs::read(&output).unwrap().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    let dims: Vec<usize> =
+        String::from_utf8(out.stdout).unwrap().split_whitespace().map(|s| s.parse().unwrap()).collect();
+    let expected: Vec<f32> =
+        std::fs::read(&output).unwrap().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
 
     let start = Instant::now();
     let ours = mel::log_mel(samples, n_mels);

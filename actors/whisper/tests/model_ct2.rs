@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use scribe_whisper::ct2::{Ct2File, WhisperDims};
 
 fn models_dir() -> PathBuf {
-    let dir = std::env::var_os("SCRIBE_MODELS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../models"));
+    let dir = std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+            .join("../../models")
+    });
     assert!(
         dir.join("whisper-tiny.en/model.bin").is_file() && dir.join("whisper-base/model.bin").is_file(),
         "Whisper models not found in {} (set SCRIBE_MODELS_DIR or run `bash ops/setup.sh`)",
@@ -66,8 +67,11 @@ fn truncated_copies_are_rejected_naming_the_file() {
 
 #[test]
 fn foreign_and_missing_files_are_rejected() {
-    let corpus_wav = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("../../../shared/corpus/audio/en_jfk.wav");
-    let corpus_wav = std::env::var_os("SCRIBE_CORPUS_DIR").map(|d| PathBuf::from(d).join("audio/en_jfk.wav")).unwrap_or(corpus_wav);
+    let corpus_wav =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+            .join("../../../shared/corpus/audio/en_jfk.wav");
+    let corpus_wav =
+        std::env::var_os("SCRIBE_CORPUS_DIR").map(|d| PathBuf::from(d).join("audio/en_jfk.wav")).unwrap_or(corpus_wav);
     let e = Ct2File::open(&corpus_wav).err().expect("a wav file parsed as a model");
     assert!(e.to_string().contains("en_jfk.wav"), "{e}");
 

@@ -34,7 +34,8 @@ fn python() -> PathBuf {
 }
 
 fn corpus_clip(name: &str) -> Vec<f32> {
-    let dir = std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"));
+    let dir =
+        std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"));
     assert!(dir.join("manifest.tsv").exists(), "speech corpus not found at {} (set SCRIBE_CORPUS_DIR)", dir.display());
     audio::decode_all(&dir.join("audio").join(name)).unwrap()
 }
@@ -46,7 +47,8 @@ fn reference(samples: &[f32], tag: &str) -> (Vec<f32>, Vec<Range<usize>>) {
     let input = dir.join(format!("{tag}.f32"));
     let probs_out = dir.join(format!("{tag}.probs.f32"));
     std::fs::write(&input, samples.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into())).join("tests/vad_reference.py");
+    let script = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+        .join("tests/vad_reference.py");
     let out = Command::new(python()).arg(script).arg(vad_path()).arg(&input).arg(&probs_out).output().unwrap();
     assert!(out.status.success(), "vad_reference.py failed: {}", String::from_utf8_lossy(&out.stderr));
     let spans = String::from_utf8(out.stdout)
@@ -57,7 +59,8 @@ fn reference(samples: &[f32], tag: &str) -> (Vec<f32>, Vec<Range<usize>>) {
             v[0]..v[1]
         })
         .collect();
-    let probs = std::fs::read(&probs_out).unwrap().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    let probs =
+        std::fs::read(&probs_out).unwrap().chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
     (probs, spans)
 }
 
@@ -78,7 +81,10 @@ fn check_against_faster_whisper(vad: &SileroVad, samples: &[f32], tag: &str) -> 
     assert_eq!(spans.len(), expected_spans.len(), "{tag}: {spans:?} vs faster-whisper {expected_spans:?}");
     for (a, b) in spans.iter().zip(&expected_spans) {
         let close = |x: usize, y: usize| x.abs_diff(y) <= 4_000; // 0.25 s
-        assert!(close(a.start, b.start) && close(a.end, b.end), "{tag}: {spans:?} vs faster-whisper {expected_spans:?}");
+        assert!(
+            close(a.start, b.start) && close(a.end, b.end),
+            "{tag}: {spans:?} vs faster-whisper {expected_spans:?}"
+        );
     }
     spans
 }

@@ -43,27 +43,18 @@ impl ExportCache {
 
     /// The cached export, or the result of `render` (stored on success). Concurrent requests for
     /// the same key wait for one render instead of each doing it.
-    pub async fn get_or_render<E, F>(
-        &self,
-        key: ExportKey,
-        render: F,
-    ) -> Result<Arc<Vec<u8>>, Arc<E>>
+    pub async fn get_or_render<E, F>(&self, key: ExportKey, render: F) -> Result<Arc<Vec<u8>>, Arc<E>>
     where
         F: Future<Output = Result<Vec<u8>, E>>,
         E: Send + Sync + 'static,
     {
-        self.cache
-            .try_get_with(key, async move { render.await.map(Arc::new) })
-            .await
+        self.cache.try_get_with(key, async move { render.await.map(Arc::new) }).await
     }
 
     /// Drops every export of `job_id`.
     pub fn forget_job(&self, job_id: &str) {
         let job_id = job_id.to_owned();
-        if let Err(e) = self
-            .cache
-            .invalidate_entries_if(move |k, _| k.job_id == job_id)
-        {
+        if let Err(e) = self.cache.invalidate_entries_if(move |k, _| k.job_id == job_id) {
             tracing::warn!(error = %e, "dropping the cached exports of a deleted job");
         }
     }
@@ -82,10 +73,7 @@ mod tests {
     use super::*;
 
     fn key(job: &str, variant: &str) -> ExportKey {
-        ExportKey {
-            job_id: job.into(),
-            variant: variant.into(),
-        }
+        ExportKey { job_id: job.into(), variant: variant.into() }
     }
 
     #[tokio::test]
@@ -96,52 +84,27 @@ mod tests {
             renders.fetch_add(1, Ordering::SeqCst);
             async move { Ok::<_, String>(text.as_bytes().to_vec()) }
         };
-        let a = cache
-            .get_or_render(key("j1", "srt/42/2/2"), render("a"))
-            .await
-            .unwrap();
-        let again = cache
-            .get_or_render(key("j1", "srt/42/2/2"), render("changed"))
-            .await
-            .unwrap();
+        let a = cache.get_or_render(key("j1", "srt/42/2/2"), render("a")).await.unwrap();
+        let again = cache.get_or_render(key("j1", "srt/42/2/2"), render("changed")).await.unwrap();
         assert_eq!((a.as_slice(), again.as_slice()), (&b"a"[..], &b"a"[..]));
-        let other = cache
-            .get_or_render(key("j1", "srt/30/2/2"), render("b"))
-            .await
-            .unwrap();
+        let other = cache.get_or_render(key("j1", "srt/30/2/2"), render("b")).await.unwrap();
         assert_eq!(other.as_slice(), b"b");
-        cache
-            .get_or_render(key("j2", "json"), render("c"))
-            .await
-            .unwrap();
+        cache.get_or_render(key("j2", "json"), render("c")).await.unwrap();
         assert_eq!(cache.entries().await, 3);
 
         cache.forget_job("j1");
-        let fresh = cache
-            .get_or_render(key("j1", "srt/42/2/2"), render("d"))
-            .await
-            .unwrap();
+        let fresh = cache.get_or_render(key("j1", "srt/42/2/2"), render("d")).await.unwrap();
         assert_eq!(fresh.as_slice(), b"d", "a forgotten job is rendered again");
-        let kept = cache
-            .get_or_render(key("j2", "json"), render("e"))
-            .await
-            .unwrap();
+        let kept = cache.get_or_render(key("j2", "json"), render("e")).await.unwrap();
         assert_eq!(kept.as_slice(), b"c", "other jobs stay cached");
     }
 
     #[tokio::test]
     async fn a_failed_render_is_not_cached() {
         let cache = ExportCache::new(1 << 20);
-        let failed = cache
-            .get_or_render(key("j", "json"), async {
-                Err::<Vec<u8>, _>("no transcript")
-            })
-            .await;
+        let failed = cache.get_or_render(key("j", "json"), async { Err::<Vec<u8>, _>("no transcript") }).await;
         assert_eq!(*failed.unwrap_err(), "no transcript");
-        let ok = cache
-            .get_or_render(key("j", "json"), async { Ok::<_, &str>(b"{}".to_vec()) })
-            .await
-            .unwrap();
+        let ok = cache.get_or_render(key("j", "json"), async { Ok::<_, &str>(b"{}".to_vec()) }).await.unwrap();
         assert_eq!(ok.as_slice(), b"{}");
     }
 
@@ -149,16 +112,8 @@ mod tests {
     async fn the_byte_bound_evicts() {
         let cache = ExportCache::new(10_000);
         for n in 0..20 {
-            cache
-                .get_or_render(key("j", &n.to_string()), async {
-                    Ok::<_, ()>(vec![0u8; 1_000])
-                })
-                .await
-                .unwrap();
+            cache.get_or_render(key("j", &n.to_string()), async { Ok::<_, ()>(vec![0u8; 1_000]) }).await.unwrap();
         }
-        assert!(
-            cache.entries().await <= 10,
-            "at most 10 entries of 1000 bytes fit in 10 000 bytes"
-        );
+        assert!(cache.entries().await <= 10, "at most 10 entries of 1000 bytes fit in 10 000 bytes");
     }
 }

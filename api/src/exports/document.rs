@@ -88,9 +88,7 @@ impl Payload for RenderedText {
 
 impl IntoResponse for RenderedText {
     fn into_response(self) -> Response {
-        Response::builder()
-            .content_type(Self::CONTENT_TYPE)
-            .body(self.0)
+        Response::builder().content_type(Self::CONTENT_TYPE).body(self.0)
     }
 }
 
@@ -108,42 +106,18 @@ mod tests {
             record_id: "j".into(),
             filename: "a.wav".into(),
             start_time_offset: 0.0,
-            speakers: vec![Speaker {
-                spkid: "S1".into(),
-                name: "Speaker 1".into(),
-            }],
+            speakers: vec![Speaker { spkid: "S1".into(), name: "Speaker 1".into() }],
             segments: vec![Segment {
                 speaker: "S1".into(),
-                words: vec![Word {
-                    start: 0.5,
-                    end: 1.0,
-                    text: "Hello.".into(),
-                    conf: 0.9,
-                    pristine: true,
-                }],
+                words: vec![Word { start: 0.5, end: 1.0, text: "Hello.".into(), conf: 0.9, pristine: true }],
             }],
-            highlights: vec![Highlight {
-                start: 0.5,
-                end: 1.0,
-                text: "Hello.".into(),
-            }],
+            highlights: vec![Highlight { start: 0.5, end: 1.0, text: "Hello.".into() }],
         };
         let written: serde_json::Value = serde_json::from_str(&render_json_in(&transcript, "pt")).unwrap();
-        let parsed = <ExportDocument as poem_openapi::types::ParseFromJSON>::parse_from_json(Some(
-            written.clone(),
-        ))
-        .unwrap_or_else(|e| {
-            panic!(
-                "render_json_in output does not fit the documented schema: {}",
-                e.message()
-            )
-        });
+        let parsed = <ExportDocument as poem_openapi::types::ParseFromJSON>::parse_from_json(Some(written.clone()))
+            .unwrap_or_else(|e| panic!("render_json_in output does not fit the documented schema: {}", e.message()));
         assert_eq!(parsed.segments[0].words[0].duration, 0.5);
         assert_eq!(parsed.language, "pt");
-        assert_eq!(
-            poem_openapi::types::ToJSON::to_json(&parsed),
-            Some(written),
-            "no field is left out of the schema"
-        );
+        assert_eq!(poem_openapi::types::ToJSON::to_json(&parsed), Some(written), "no field is left out of the schema");
     }
 }

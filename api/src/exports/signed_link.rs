@@ -91,12 +91,8 @@ impl LinkKey {
         // half-written key, and an existing key is never replaced.
         let temp = data_dir.join(format!("{SECRET_FILE}.tmp-{}", std::process::id()));
         let written = (|| {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(&temp)?;
+            let mut file =
+                std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&temp)?;
             file.write_all(format!("{}\n", STANDARD.encode(key)).as_bytes())?;
             file.sync_all()
         })();
@@ -108,9 +104,7 @@ impl LinkKey {
         let _ = std::fs::remove_file(&temp);
         match linked {
             Ok(()) => {
-                std::fs::File::open(data_dir)
-                    .and_then(|d| d.sync_all())
-                    .map_err(io_err(data_dir))?;
+                std::fs::File::open(data_dir).and_then(|d| d.sync_all()).map_err(io_err(data_dir))?;
                 Ok(LinkKey(key))
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -122,9 +116,7 @@ impl LinkKey {
     }
 
     fn decode(text: &str, path: &Path) -> Result<LinkKey, SecretError> {
-        let malformed = || SecretError::Malformed {
-            path: path.to_owned(),
-        };
+        let malformed = || SecretError::Malformed { path: path.to_owned() };
         let bytes = STANDARD.decode(text.trim()).map_err(|_| malformed())?;
         Ok(LinkKey(bytes.try_into().map_err(|_| malformed())?))
     }
@@ -137,25 +129,16 @@ impl LinkKey {
     /// Checks `sig` against the link's parameters (in constant time), then its expiry against
     /// `now` (Unix seconds).
     pub fn verify(&self, link: &StlLink, sig: &str, now: u64) -> Result<(), LinkError> {
-        let tag = URL_SAFE_NO_PAD
-            .decode(sig.trim())
-            .map_err(|_| LinkError::BadSignature)?;
-        self.mac(link)
-            .verify_slice(&tag)
-            .map_err(|_| LinkError::BadSignature)?;
+        let tag = URL_SAFE_NO_PAD.decode(sig.trim()).map_err(|_| LinkError::BadSignature)?;
+        self.mac(link).verify_slice(&tag).map_err(|_| LinkError::BadSignature)?;
         if now > link.expires {
-            return Err(LinkError::Expired {
-                expired_at: link.expires,
-            });
+            return Err(LinkError::Expired { expired_at: link.expires });
         }
         Ok(())
     }
 
     fn mac(&self, link: &StlLink) -> Hmac<Sha256> {
-        self.mac_of(&format!(
-            "{CONTEXT}\n{}\n{}\n{}\n{}",
-            link.job_id, link.rows, link.screen, link.expires
-        ))
+        self.mac_of(&format!("{CONTEXT}\n{}\n{}\n{}\n{}", link.job_id, link.rows, link.screen, link.expires))
     }
 
     /// The `sig` of a link to a job's media for the work API's audio player (its own context,
@@ -177,8 +160,7 @@ impl LinkKey {
     }
 
     fn mac_of(&self, signed: &str) -> Hmac<Sha256> {
-        let mut mac =
-            Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes a key of any length");
         mac.update(signed.as_bytes());
         mac
     }
@@ -191,12 +173,7 @@ mod tests {
     use super::*;
 
     fn link() -> StlLink {
-        StlLink {
-            job_id: "job-1".into(),
-            rows: 2,
-            screen: 2.0,
-            expires: 1_000,
-        }
+        StlLink { job_id: "job-1".into(), rows: 2, screen: 2.0, expires: 1_000 }
     }
 
     #[test]
@@ -206,10 +183,7 @@ mod tests {
         let sig = key.sign(&link());
         assert_eq!(key.verify(&link(), &sig, 999), Ok(()));
         assert_eq!(key.verify(&link(), &sig, 1_000), Ok(()));
-        assert_eq!(
-            key.verify(&link(), &sig, 1_001),
-            Err(LinkError::Expired { expired_at: 1_000 })
-        );
+        assert_eq!(key.verify(&link(), &sig, 1_001), Err(LinkError::Expired { expired_at: 1_000 }));
     }
 
     #[test]
@@ -218,37 +192,18 @@ mod tests {
         let key = LinkKey::load_or_create(dir.path()).unwrap();
         let sig = key.sign(&link());
         let tampered = [
-            StlLink {
-                job_id: "job-2".into(),
-                ..link()
-            },
+            StlLink { job_id: "job-2".into(), ..link() },
             StlLink { rows: 1, ..link() },
-            StlLink {
-                screen: 2.5,
-                ..link()
-            },
-            StlLink {
-                expires: 9_999_999_999,
-                ..link()
-            },
+            StlLink { screen: 2.5, ..link() },
+            StlLink { expires: 9_999_999_999, ..link() },
         ];
         for t in tampered {
-            assert_eq!(
-                key.verify(&t, &sig, 0),
-                Err(LinkError::BadSignature),
-                "{t:?}"
-            );
+            assert_eq!(key.verify(&t, &sig, 0), Err(LinkError::BadSignature), "{t:?}");
         }
         let mut bad = sig.clone().into_bytes();
         bad[0] = if bad[0] == b'A' { b'B' } else { b'A' };
-        assert_eq!(
-            key.verify(&link(), std::str::from_utf8(&bad).unwrap(), 0),
-            Err(LinkError::BadSignature)
-        );
-        assert_eq!(
-            key.verify(&link(), "not base64!", 0),
-            Err(LinkError::BadSignature)
-        );
+        assert_eq!(key.verify(&link(), std::str::from_utf8(&bad).unwrap(), 0), Err(LinkError::BadSignature));
+        assert_eq!(key.verify(&link(), "not base64!", 0), Err(LinkError::BadSignature));
         assert_eq!(key.verify(&link(), "", 0), Err(LinkError::BadSignature));
     }
 
@@ -258,21 +213,11 @@ mod tests {
         let first = LinkKey::load_or_create(dir.path()).unwrap();
         let again = LinkKey::load_or_create(dir.path()).unwrap();
         assert_eq!(first.0, again.0);
-        let mode = std::fs::metadata(dir.path().join(SECRET_FILE))
-            .unwrap()
-            .permissions()
-            .mode();
+        let mode = std::fs::metadata(dir.path().join(SECRET_FILE)).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         let other = LinkKey::load_or_create(tempfile::tempdir().unwrap().path()).unwrap();
-        assert_ne!(
-            first.0, other.0,
-            "each data directory gets its own random key"
-        );
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "no temporary file is left"
-        );
+        assert_ne!(first.0, other.0, "each data directory gets its own random key");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
     }
 
     #[test]
@@ -281,9 +226,6 @@ mod tests {
         std::fs::write(dir.path().join(SECRET_FILE), "short").unwrap();
         let err = LinkKey::load_or_create(dir.path()).unwrap_err();
         assert!(err.to_string().contains("delete it"), "{err}");
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join(SECRET_FILE)).unwrap(),
-            "short"
-        );
+        assert_eq!(std::fs::read_to_string(dir.path().join(SECRET_FILE)).unwrap(), "short");
     }
 }

@@ -48,9 +48,8 @@ impl SubtitleParams {
         max_number_of_rows: Option<i64>,
         max_screen_time_per_row_seconds: Option<f64>,
     ) -> Result<Self, ValidationError> {
-        let chars = max_chars_per_row.map_or(Ok(DEFAULT_CHARS_PER_ROW), |v| {
-            int_in("maxCharsPerRow", v, &SUBTITLE_CHARS_PER_ROW)
-        })?;
+        let chars = max_chars_per_row
+            .map_or(Ok(DEFAULT_CHARS_PER_ROW), |v| int_in("maxCharsPerRow", v, &SUBTITLE_CHARS_PER_ROW))?;
         Self::with_chars(chars, max_number_of_rows, max_screen_time_per_row_seconds)
     }
 
@@ -59,18 +58,10 @@ impl SubtitleParams {
         max_number_of_rows: Option<i64>,
         max_screen_time_per_row_seconds: Option<f64>,
     ) -> Result<Self, ValidationError> {
-        Self::with_chars(
-            STL_CHARS_PER_ROW,
-            max_number_of_rows,
-            max_screen_time_per_row_seconds,
-        )
+        Self::with_chars(STL_CHARS_PER_ROW, max_number_of_rows, max_screen_time_per_row_seconds)
     }
 
-    fn with_chars(
-        chars: usize,
-        rows: Option<i64>,
-        secs: Option<f64>,
-    ) -> Result<Self, ValidationError> {
+    fn with_chars(chars: usize, rows: Option<i64>, secs: Option<f64>) -> Result<Self, ValidationError> {
         let max_rows = rows.map_or(Ok(DEFAULT_ROWS), |v| int_in("maxNumberOfRows", v, &ROWS))?;
         let max_screen_time_per_row = match secs {
             None => DEFAULT_SCREEN_TIME_PER_ROW,
@@ -86,11 +77,7 @@ impl SubtitleParams {
                 ));
             }
         };
-        Ok(SubtitleParams {
-            max_chars_per_row: chars,
-            max_rows,
-            max_screen_time_per_row,
-        })
+        Ok(SubtitleParams { max_chars_per_row: chars, max_rows, max_screen_time_per_row })
     }
 
     /// Characters (Unicode scalar values) a row may hold.
@@ -121,12 +108,7 @@ pub struct TxtParams {
 
 impl Default for TxtParams {
     fn default() -> Self {
-        TxtParams {
-            include_timestamps: true,
-            include_speakers: true,
-            highlights_only: false,
-            max_chars_per_row: None,
-        }
+        TxtParams { include_timestamps: true, include_speakers: true, highlights_only: false, max_chars_per_row: None }
     }
 }
 
@@ -153,21 +135,13 @@ impl TxtParams {
     }
 }
 
-fn int_in(
-    field: &'static str,
-    value: i64,
-    range: &RangeInclusive<i64>,
-) -> Result<usize, ValidationError> {
+fn int_in(field: &'static str, value: i64, range: &RangeInclusive<i64>) -> Result<usize, ValidationError> {
     if range.contains(&value) {
         Ok(value as usize)
     } else {
         Err(ValidationError::new(
             field,
-            format!(
-                "{field} must be between {} and {} (got {value})",
-                range.start(),
-                range.end()
-            ),
+            format!("{field} must be between {} and {} (got {value})", range.start(), range.end()),
         ))
     }
 }
@@ -179,14 +153,7 @@ mod tests {
     #[test]
     fn defaults_follow_the_spec() {
         let p = SubtitleParams::new(None, None, None).unwrap();
-        assert_eq!(
-            (
-                p.max_chars_per_row(),
-                p.max_rows(),
-                p.max_screen_time_per_row()
-            ),
-            (42, 2, 2.0)
-        );
+        assert_eq!((p.max_chars_per_row(), p.max_rows(), p.max_screen_time_per_row()), (42, 2, 2.0));
         let t = TxtParams::new(None, None, None, None).unwrap();
         assert_eq!(t, TxtParams::default());
         assert!(t.include_timestamps && t.include_speakers && !t.highlights_only);
@@ -203,29 +170,12 @@ mod tests {
     fn out_of_bounds_names_the_parameter_and_the_bound() {
         let e = SubtitleParams::new(Some(29), None, None).unwrap_err();
         assert_eq!(e.field, "maxCharsPerRow");
-        assert_eq!(
-            e.message,
-            "maxCharsPerRow must be between 30 and 45 (got 29)"
-        );
-        assert_eq!(
-            SubtitleParams::new(None, Some(3), None).unwrap_err().field,
-            "maxNumberOfRows"
-        );
-        assert_eq!(
-            SubtitleParams::stl(Some(0), None).unwrap_err().field,
-            "maxNumberOfRows"
-        );
+        assert_eq!(e.message, "maxCharsPerRow must be between 30 and 45 (got 29)");
+        assert_eq!(SubtitleParams::new(None, Some(3), None).unwrap_err().field, "maxNumberOfRows");
+        assert_eq!(SubtitleParams::stl(Some(0), None).unwrap_err().field, "maxNumberOfRows");
         for bad in [0.5, 10.5, f64::NAN, f64::INFINITY, -2.0] {
-            assert_eq!(
-                SubtitleParams::new(None, None, Some(bad))
-                    .unwrap_err()
-                    .field,
-                "maxScreenTimePerRowSeconds"
-            );
+            assert_eq!(SubtitleParams::new(None, None, Some(bad)).unwrap_err().field, "maxScreenTimePerRowSeconds");
         }
-        assert_eq!(
-            TxtParams::new(None, None, None, Some(5)).unwrap_err().field,
-            "maxCharsPerRow"
-        );
+        assert_eq!(TxtParams::new(None, None, None, Some(5)).unwrap_err().field, "maxCharsPerRow");
     }
 }

@@ -18,12 +18,7 @@ pub fn cues_to_srt(cues: &[Cue]) -> String {
         if n > 0 {
             out.push('\n');
         }
-        out.push_str(&format!(
-            "{}\n{} --> {}\n",
-            n + 1,
-            clock(cue.start, ','),
-            clock(cue.end, ',')
-        ));
+        out.push_str(&format!("{}\n{} --> {}\n", n + 1, clock(cue.start, ','), clock(cue.end, ',')));
         for line in &cue.lines {
             out.push_str(line);
             out.push('\n');
@@ -45,12 +40,7 @@ mod tests {
                 lines: vec!["And so my fellow".into(), "Americans,".into()],
                 speaker: "S1".into(),
             },
-            Cue {
-                start: 2.0,
-                end: 3.25,
-                lines: vec!["ask not".into()],
-                speaker: "S1".into(),
-            },
+            Cue { start: 2.0, end: 3.25, lines: vec!["ask not".into()], speaker: "S1".into() },
         ];
         assert_eq!(
             cues_to_srt(&cues),

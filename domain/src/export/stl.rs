@@ -50,20 +50,12 @@ pub enum StlError {
 }
 
 /// The EBU-STL export of a transcript (use [`SubtitleParams::stl`] for the parameters).
-pub fn render_stl(
-    transcript: &Transcript,
-    params: &SubtitleParams,
-    info: &StlInfo,
-) -> Result<Vec<u8>, StlError> {
+pub fn render_stl(transcript: &Transcript, params: &SubtitleParams, info: &StlInfo) -> Result<Vec<u8>, StlError> {
     cues_to_stl(&segment(&transcript.timed_words(), params), params, info)
 }
 
 /// EBU-STL bytes of cues already segmented.
-pub fn cues_to_stl(
-    cues: &[Cue],
-    params: &SubtitleParams,
-    info: &StlInfo,
-) -> Result<Vec<u8>, StlError> {
+pub fn cues_to_stl(cues: &[Cue], params: &SubtitleParams, info: &StlInfo) -> Result<Vec<u8>, StlError> {
     let max_frames = params.max_screen_time_per_row() * FPS as f64;
     let mut ttis: Vec<u8> = Vec::new();
     let mut blocks = 0usize;
@@ -81,14 +73,7 @@ pub fn cues_to_stl(
         let chunks = split_text(&text);
         for (k, chunk) in chunks.iter().enumerate() {
             let ebn = if k + 1 == chunks.len() { 0xFF } else { k as u8 };
-            ttis.extend_from_slice(&tti_block(
-                (n + 1) as u16,
-                ebn,
-                tci,
-                tco,
-                cue.lines.len(),
-                chunk,
-            ));
+            ttis.extend_from_slice(&tti_block((n + 1) as u16, ebn, tci, tco, cue.lines.len(), chunk));
             blocks += 1;
         }
     }
@@ -112,21 +97,10 @@ fn frames(seconds: f64) -> Result<u32, StlError> {
 /// Frames → (hours, minutes, seconds, frames).
 fn hmsf(frames: u32) -> [u8; 4] {
     let secs = frames / FPS;
-    [
-        (secs / 3600) as u8,
-        (secs / 60 % 60) as u8,
-        (secs % 60) as u8,
-        (frames % FPS) as u8,
-    ]
+    [(secs / 3600) as u8, (secs / 60 % 60) as u8, (secs % 60) as u8, (frames % FPS) as u8]
 }
 
-fn gsi_block(
-    info: &StlInfo,
-    params: &SubtitleParams,
-    tnb: usize,
-    tns: usize,
-    first_in: u32,
-) -> Vec<u8> {
+fn gsi_block(info: &StlInfo, params: &SubtitleParams, tnb: usize, tns: usize, first_in: u32) -> Vec<u8> {
     let mut g = vec![b' '; GSI_LEN];
     let mut put = |offset: usize, len: usize, bytes: &[u8]| {
         let n = bytes.len().min(len);
@@ -138,11 +112,7 @@ fn gsi_block(
     put(3, 8, b"STL25.01"); // DFC: 25 fps
     put(11, 1, b"1"); // DSC: teletext level 1
     put(12, 2, b"00"); // CCT: ISO 6937 Latin
-    put(
-        14,
-        2,
-        format!("{:02X}", ebu_language_code(info.language)).as_bytes(),
-    ); // LC
+    put(14, 2, format!("{:02X}", ebu_language_code(info.language)).as_bytes()); // LC
     put(16, 32, &encode_cp850(info.programme_title)); // OPT
     put(224, 6, date(info.created).as_bytes()); // CD
     put(230, 6, date(info.revised).as_bytes()); // RD
@@ -150,11 +120,7 @@ fn gsi_block(
     put(238, 5, format!("{tnb:05}").as_bytes()); // TNB
     put(243, 5, format!("{:05}", tns.min(99_999)).as_bytes()); // TNS
     put(248, 3, b"001"); // TNG
-    put(
-        251,
-        2,
-        format!("{:02}", params.max_chars_per_row().clamp(40, 99)).as_bytes(),
-    ); // MNC
+    put(251, 2, format!("{:02}", params.max_chars_per_row().clamp(40, 99)).as_bytes()); // MNC
     put(253, 2, b"23"); // MNR: teletext rows
     put(255, 1, b"1"); // TCS: timecodes are for use
     put(256, 8, b"00000000"); // TCP
@@ -286,10 +252,7 @@ fn encode_cp850(text: &str) -> Vec<u8> {
     text.nfc()
         .map(|c| match c {
             ' '..='~' => c as u8,
-            _ => HIGH
-                .chars()
-                .position(|h| h == c)
-                .map_or(b'?', |i| 0x80 + i as u8),
+            _ => HIGH.chars().position(|h| h == c).map_or(b'?', |i| 0x80 + i as u8),
         })
         .collect()
 }

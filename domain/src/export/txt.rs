@@ -47,23 +47,14 @@ fn paragraph(t: &Transcript, speaker: &str, words: &[&Word], params: &TxtParams)
     let mut out = String::new();
     if params.include_timestamps {
         let secs = words[0].start.max(0.0).floor() as u64;
-        out.push_str(&format!(
-            "{:02}:{:02}:{:02}\n",
-            secs / 3600,
-            secs / 60 % 60,
-            secs % 60
-        ));
+        out.push_str(&format!("{:02}:{:02}:{:02}\n", secs / 3600, secs / 60 % 60, secs % 60));
     }
     let mut tokens: Vec<String> = Vec::new();
     if params.include_speakers {
         tokens.push("Speaker".into());
         tokens.push(format!("{}:", t.speaker_number(speaker)));
     }
-    tokens.extend(
-        words
-            .iter()
-            .flat_map(|w| w.text.split_whitespace().map(str::to_owned)),
-    );
+    tokens.extend(words.iter().flat_map(|w| w.text.split_whitespace().map(str::to_owned)));
     match params.max_chars_per_row() {
         None => out.push_str(&tokens.join(" ")),
         Some(width) => out.push_str(&wrap(&tokens, width)),
@@ -100,13 +91,7 @@ mod tests {
     use crate::transcript::{Highlight, Segment, Speaker};
 
     fn w(start: f64, text: &str) -> Word {
-        Word {
-            start,
-            end: start + 0.3,
-            text: text.into(),
-            conf: 1.0,
-            pristine: true,
-        }
+        Word { start, end: start + 0.3, text: text.into(), conf: 1.0, pristine: true }
     }
 
     fn sample() -> Transcript {
@@ -116,49 +101,27 @@ mod tests {
             filename: "f.wav".into(),
             start_time_offset: 0.0,
             speakers: vec![
-                Speaker {
-                    spkid: "A".into(),
-                    name: "Speaker 1".into(),
-                },
-                Speaker {
-                    spkid: "B".into(),
-                    name: "Speaker 2".into(),
-                },
+                Speaker { spkid: "A".into(), name: "Speaker 1".into() },
+                Speaker { spkid: "B".into(), name: "Speaker 2".into() },
             ],
             segments: vec![
-                Segment {
-                    speaker: "A".into(),
-                    words: vec![w(0.2, "Hello"), w(0.6, "there.")],
-                },
-                Segment {
-                    speaker: "B".into(),
-                    words: vec![w(3661.9, "Général"), w(3662.4, "Kenobi!")],
-                },
+                Segment { speaker: "A".into(), words: vec![w(0.2, "Hello"), w(0.6, "there.")] },
+                Segment { speaker: "B".into(), words: vec![w(3661.9, "Général"), w(3662.4, "Kenobi!")] },
             ],
-            highlights: vec![Highlight {
-                start: 3662.3,
-                end: 3663.0,
-                text: "Kenobi!".into(),
-            }],
+            highlights: vec![Highlight { start: 3662.3, end: 3663.0, text: "Kenobi!".into() }],
         }
     }
 
     #[test]
     fn default_has_timestamp_and_speaker_lines() {
         let txt = render_txt(&sample(), &TxtParams::default());
-        assert_eq!(
-            txt,
-            "00:00:00\nSpeaker 1: Hello there.\n\n01:01:01\nSpeaker 2: Général Kenobi!\n"
-        );
+        assert_eq!(txt, "00:00:00\nSpeaker 1: Hello there.\n\n01:01:01\nSpeaker 2: Général Kenobi!\n");
     }
 
     #[test]
     fn options_drop_parts_and_keep_highlights() {
         let p = TxtParams::new(Some(false), Some(false), None, None).unwrap();
-        assert_eq!(
-            render_txt(&sample(), &p),
-            "Hello there.\n\nGénéral Kenobi!\n"
-        );
+        assert_eq!(render_txt(&sample(), &p), "Hello there.\n\nGénéral Kenobi!\n");
         let p = TxtParams::new(None, None, Some(true), None).unwrap();
         assert_eq!(render_txt(&sample(), &p), "01:01:02\nSpeaker 2: Kenobi!\n");
     }
@@ -167,10 +130,7 @@ mod tests {
     fn wraps_at_max_chars_per_row_counting_characters() {
         let p = TxtParams::new(Some(false), None, None, Some(20)).unwrap();
         let txt = render_txt(&sample(), &p);
-        assert_eq!(
-            txt,
-            "Speaker 1: Hello\nthere.\n\nSpeaker 2: Général\nKenobi!\n"
-        );
+        assert_eq!(txt, "Speaker 1: Hello\nthere.\n\nSpeaker 2: Général\nKenobi!\n");
         assert!(txt.lines().all(|l| l.chars().count() <= 20));
     }
 }

@@ -34,12 +34,7 @@ pub fn cues_to_vtt_in(cues: &[Cue], language: Option<&str>) -> String {
         out.push_str(&format!("Language: {language}\n"));
     }
     for (n, cue) in cues.iter().enumerate() {
-        out.push_str(&format!(
-            "\n{}\n{} --> {}\n",
-            n + 1,
-            clock(cue.start, '.'),
-            clock(cue.end, '.')
-        ));
+        out.push_str(&format!("\n{}\n{} --> {}\n", n + 1, clock(cue.start, '.'), clock(cue.end, '.')));
         for line in &cue.lines {
             out.push_str(&escape(line));
             out.push('\n');
@@ -49,9 +44,7 @@ pub fn cues_to_vtt_in(cues: &[Cue], language: Option<&str>) -> String {
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 #[cfg(test)]
@@ -60,12 +53,7 @@ mod tests {
 
     #[test]
     fn writes_header_and_numbered_cues() {
-        let cues = vec![Cue {
-            start: 61.0,
-            end: 62.5,
-            lines: vec!["a --> b & <c>".into()],
-            speaker: "S1".into(),
-        }];
+        let cues = vec![Cue { start: 61.0, end: 62.5, lines: vec!["a --> b & <c>".into()], speaker: "S1".into() }];
         assert_eq!(
             cues_to_vtt(&cues),
             "WEBVTT - Created by Scribe\n\n1\n00:01:01.000 --> 00:01:02.500\na --&gt; b &amp; &lt;c&gt;\n"

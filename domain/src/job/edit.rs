@@ -9,7 +9,13 @@ use crate::kinds::{JobStatus, TranscriptionType};
 use super::{JobEvent, JobRefusal, JobState};
 
 /// Decides an edit of the job's document by `by`, already written to `path`.
-pub(super) fn decide_edit(state: &JobState, by: UserName, path: String, words: u64, at_ms: u64) -> Result<Vec<JobEvent>, JobRefusal> {
+pub(super) fn decide_edit(
+    state: &JobState,
+    by: UserName,
+    path: String,
+    words: u64,
+    at_ms: u64,
+) -> Result<Vec<JobEvent>, JobRefusal> {
     let Some(submission) = &state.submission else { return Err(JobRefusal::NotFound) };
     if by != submission.owner {
         return Err(JobRefusal::Forbidden);

@@ -44,10 +44,7 @@ pub enum MediaSource {
     /// `POST /jobs/upload-media`: the file arrived with the request.
     Upload { filename: String },
     /// `POST /jobs/upload-media-from-url`: the service fetches `source_url`.
-    Url {
-        source_url: HttpUrl,
-        filename: String,
-    },
+    Url { source_url: HttpUrl, filename: String },
     /// `POST /jobs/translatedSubtitles`: the media and captions of an existing job.
     /// `media_path` and `document_path` (relative to the data directory) are the source's
     /// media and final transcript, which the translator works from.
@@ -112,52 +109,25 @@ pub enum JobEvent {
     /// (Boxed: it is ten times larger than every other event.)
     JobSubmitted(Box<Submission>),
     /// The media file is on disk, at `path` relative to the data directory, fsynced.
-    MediaStored {
-        path: String,
-        bytes: u64,
-        at_ms: u64,
-    },
+    MediaStored { path: String, bytes: u64, at_ms: u64 },
     /// The media was decoded far enough to know its length.
-    MediaProbed {
-        duration_ms: u64,
-        nr_audio_seconds: u64,
-        at_ms: u64,
-    },
+    MediaProbed { duration_ms: u64, nr_audio_seconds: u64, at_ms: u64 },
     /// Speech recognition began (attempt 1, 2, ... when restarted after a crash).
     TranscriptionStarted { attempt: u32, at_ms: u64 },
     /// A transcript document is on disk at `path` (relative to the data directory).
     /// `draft` is true for manual jobs: the machine transcript people start from.
-    TranscriptProduced {
-        path: String,
-        language: Language,
-        words: u64,
-        draft: bool,
-        at_ms: u64,
-    },
+    TranscriptProduced { path: String, language: Language, words: u64, draft: bool, at_ms: u64 },
     /// Translated subtitles are on disk at `path`.
-    TranslationProduced {
-        path: String,
-        target_language: TargetLanguage,
-        at_ms: u64,
-    },
+    TranslationProduced { path: String, target_language: TargetLanguage, at_ms: u64 },
     /// → `DONE`.
     JobCompleted { at_ms: u64 },
     /// → `ERROR`; `error_msg` is shown to the client.
     JobFailed { error_msg: String, at_ms: u64 },
     /// A callback delivery failed; `next_attempt_at_ms` is when the next one is due (none when
     /// this was the last, followed by `CallbackAbandoned`).
-    CallbackAttempted {
-        attempt: u32,
-        outcome: CallbackOutcome,
-        at_ms: u64,
-        next_attempt_at_ms: Option<u64>,
-    },
+    CallbackAttempted { attempt: u32, outcome: CallbackOutcome, at_ms: u64, next_attempt_at_ms: Option<u64> },
     /// The receiver acknowledged the callback with a 2xx.
-    CallbackDelivered {
-        attempt: u32,
-        status_code: u16,
-        at_ms: u64,
-    },
+    CallbackDelivered { attempt: u32, status_code: u16, at_ms: u64 },
     /// No more attempts will be made.
     CallbackAbandoned { reason: String, at_ms: u64 },
     /// The owner deleted the job; its files are to be removed. Kept for audit.
@@ -166,19 +136,9 @@ pub enum JobEvent {
     /// and it answers as a deleted job from now on (see `job::retention`).
     JobExpired { retention_s: u64, at_ms: u64 },
     /// Human work was opened on a manual job (see `job::task`), due by `deadline_ms`.
-    TaskOpened {
-        task_id: String,
-        kind: TaskKind,
-        deadline_ms: u64,
-        at_ms: u64,
-    },
+    TaskOpened { task_id: String, kind: TaskKind, deadline_ms: u64, at_ms: u64 },
     /// A staff member took the task; nobody else may work on it until `lease_until_ms`.
-    TaskClaimed {
-        task_id: String,
-        by: UserName,
-        lease_until_ms: u64,
-        at_ms: u64,
-    },
+    TaskClaimed { task_id: String, by: UserName, lease_until_ms: u64, at_ms: u64 },
     /// A revision of the task's document is on disk at `path`; the save renewed the lease.
     DraftSaved {
         task_id: String,
@@ -200,22 +160,10 @@ pub enum JobEvent {
     },
     /// The holder handed in the task's document at `path` (revision 0: the machine draft as it
     /// was). The task is closed.
-    TaskSubmitted {
-        task_id: String,
-        by: UserName,
-        revision: u32,
-        path: String,
-        at_ms: u64,
-    },
+    TaskSubmitted { task_id: String, by: UserName, revision: u32, path: String, at_ms: u64 },
     /// The owner corrected the finished job's document (revision 1, 2, ...), now at `path`:
     /// it is the job's transcript from here on.
-    DocumentEdited {
-        by: UserName,
-        revision: u32,
-        path: String,
-        words: u64,
-        at_ms: u64,
-    },
+    DocumentEdited { by: UserName, revision: u32, path: String, words: u64, at_ms: u64 },
     /// A node of a cluster took (or renewed) the job's `stage` until `lease_until_ms`; see
     /// `job::work_claim`.
     WorkClaimed {

@@ -47,18 +47,16 @@ pub mod work_claim;
 mod tests;
 
 pub use events::{CallbackOutcome, JobEvent, MediaSource, Submission};
-pub use state::{
-    CallbackProgress, JobState, SourceJobFacts, Stage, StoredMedia, Transcript, Translation,
-};
+pub use state::{CallbackProgress, JobState, SourceJobFacts, Stage, StoredMedia, Transcript, Translation};
 pub use view::{CallbackPayload, Job, JobStatusResponse, TaskView, callback_message_id};
 
 use crate::aggregate::Aggregate;
 use crate::http_url::HttpUrl;
 use crate::ids::{JOB_STREAM_PREFIX, JobId, UserName};
 use crate::kinds::{JobStatus, JobType, TaskKind, TranscriptionType, TurnaroundTime};
-use task::{DAY_MS, Lease, Revision, TaskState, Worker};
 use crate::languages::Language;
 use crate::requests::{JobRequest, TranslationRequest};
+use task::{DAY_MS, Lease, Revision, TaskState, Worker};
 
 /// Where the media of a new job comes from.
 #[derive(Debug, Clone, PartialEq)]
@@ -282,26 +280,17 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
 
     let Some(submission) = &state.submission else {
         return match command {
-            C::Submit {
-                job_id,
-                owner,
-                at_ms,
-                request,
-                source,
-                media,
-            } => Ok(submit(job_id, owner, at_ms, request, source, media)),
+            C::Submit { job_id, owner, at_ms, request, source, media } => {
+                Ok(submit(job_id, owner, at_ms, request, source, media))
+            }
             C::SubmitUpload { job_id, owner, at_ms, request, filename, media, duration_ms } => {
                 let mut events = submit(job_id, owner, at_ms, request, NewMedia::Upload { filename }, Some(media));
                 events.push(E::MediaProbed { duration_ms, nr_audio_seconds: nr_audio_seconds(duration_ms), at_ms });
                 Ok(events)
             }
-            C::RequestTranslation {
-                job_id,
-                owner,
-                at_ms,
-                request,
-                source,
-            } => request_translation(job_id, owner, at_ms, request, source),
+            C::RequestTranslation { job_id, owner, at_ms, request, source } => {
+                request_translation(job_id, owner, at_ms, request, source)
+            }
             _ => Err(JobRefusal::NotFound),
         };
     };
@@ -341,7 +330,13 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
     let from_job = matches!(submission.source, MediaSource::Job { .. });
 
     match command {
-        C::Submit { .. } | C::SubmitUpload { .. } | C::RequestTranslation { .. } | C::Delete { .. } | C::Expire { .. } | C::EditDocument { .. } | C::ClaimWork { .. } => {
+        C::Submit { .. }
+        | C::SubmitUpload { .. }
+        | C::RequestTranslation { .. }
+        | C::Delete { .. }
+        | C::Expire { .. }
+        | C::EditDocument { .. }
+        | C::ClaimWork { .. } => {
             unreachable!("handled above")
         }
         C::OpenTask { at_ms } => {
@@ -358,7 +353,11 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
                     "task {task_id} is {} work in {language}; your account does {} work{}",
                     task.kind,
                     worker.role,
-                    if worker.languages.is_empty() { String::new() } else { format!(" in {}", worker.languages.join(", ")) }
+                    if worker.languages.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" in {}", worker.languages.join(", "))
+                    }
                 )));
             }
             let mut events = Vec::new();
@@ -370,13 +369,26 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
                     events.push(E::TaskReleased { task_id: task_id.clone(), by: None, expired: true, at_ms });
                 }
             }
-            events.push(E::TaskClaimed { task_id, by: worker.user, lease_until_ms: at_ms.saturating_add(lease_ms), at_ms });
+            events.push(E::TaskClaimed {
+                task_id,
+                by: worker.user,
+                lease_until_ms: at_ms.saturating_add(lease_ms),
+                at_ms,
+            });
             Ok(events)
         }
         C::SaveDraft { task_id, by, path, words, lease_ms, at_ms } => {
             let task = held_task(state, &task_id, &by, at_ms)?;
             let revision = task.revision.as_ref().map_or(1, |r| r.number + 1);
-            Ok(vec![E::DraftSaved { task_id, by, revision, path, words, lease_until_ms: at_ms.saturating_add(lease_ms), at_ms }])
+            Ok(vec![E::DraftSaved {
+                task_id,
+                by,
+                revision,
+                path,
+                words,
+                lease_until_ms: at_ms.saturating_add(lease_ms),
+                at_ms,
+            }])
         }
         C::ReleaseTask { task_id, by, at_ms } => {
             let task = open_task_named(state, &task_id)?;
@@ -424,60 +436,37 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
         }
         C::RecordMediaStored { media, at_ms } => {
             if from_job {
-                return Err(JobRefusal::OutOfOrder(
-                    "a translation of an existing job has no media of its own",
-                ));
+                return Err(JobRefusal::OutOfOrder("a translation of an existing job has no media of its own"));
             }
             if state.media.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the media file"));
             }
-            Ok(vec![E::MediaStored {
-                path: media.path,
-                bytes: media.bytes,
-                at_ms,
-            }])
+            Ok(vec![E::MediaStored { path: media.path, bytes: media.bytes, at_ms }])
         }
         C::RecordMediaProbed { duration_ms, fails_with, at_ms } => {
             if state.media.is_none() {
-                return Err(JobRefusal::OutOfOrder(
-                    "media must be stored before it is probed",
-                ));
+                return Err(JobRefusal::OutOfOrder("media must be stored before it is probed"));
             }
             if state.duration_ms.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the media duration"));
             }
-            let mut events = vec![E::MediaProbed {
-                duration_ms,
-                nr_audio_seconds: nr_audio_seconds(duration_ms),
-                at_ms,
-            }];
+            let mut events =
+                vec![E::MediaProbed { duration_ms, nr_audio_seconds: nr_audio_seconds(duration_ms), at_ms }];
             events.extend(fails_with.map(|error_msg| E::JobFailed { error_msg, at_ms }));
             Ok(events)
         }
         C::StartTranscription { at_ms } => {
             if state.duration_ms.is_none() {
-                return Err(JobRefusal::OutOfOrder(
-                    "media must be probed before transcription starts",
-                ));
+                return Err(JobRefusal::OutOfOrder("media must be probed before transcription starts"));
             }
             if state.transcript.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the transcript"));
             }
-            Ok(vec![E::TranscriptionStarted {
-                attempt: state.transcription_attempts + 1,
-                at_ms,
-            }])
+            Ok(vec![E::TranscriptionStarted { attempt: state.transcription_attempts + 1, at_ms }])
         }
-        C::RecordTranscript {
-            path,
-            detected_language,
-            words,
-            at_ms,
-        } => {
+        C::RecordTranscript { path, detected_language, words, at_ms } => {
             if state.transcription_attempts == 0 {
-                return Err(JobRefusal::OutOfOrder(
-                    "transcription must start before a transcript is recorded",
-                ));
+                return Err(JobRefusal::OutOfOrder("transcription must start before a transcript is recorded"));
             }
             if state.transcript.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the transcript"));
@@ -487,13 +476,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
                 _ => submission.language,
             };
             let draft = submission.job_type == JobType::Perfect;
-            let mut events = vec![E::TranscriptProduced {
-                path,
-                language,
-                words,
-                draft,
-                at_ms,
-            }];
+            let mut events = vec![E::TranscriptProduced { path, language, words, draft, at_ms }];
             if draft {
                 events.push(open_task(submission, TaskKind::Transcribe, at_ms));
             }
@@ -501,43 +484,26 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
         }
         C::RecordTranslation { path, at_ms } => {
             let target_language = match submission.target_language {
-                Some(t)
-                    if submission.transcription_type == TranscriptionType::TranslatedSubtitles =>
-                {
-                    t
-                }
+                Some(t) if submission.transcription_type == TranscriptionType::TranslatedSubtitles => t,
                 _ => {
-                    return Err(JobRefusal::OutOfOrder(
-                        "only translatedSubtitles jobs are translated",
-                    ));
+                    return Err(JobRefusal::OutOfOrder("only translatedSubtitles jobs are translated"));
                 }
             };
             if !from_job && state.transcript.is_none() {
-                return Err(JobRefusal::OutOfOrder(
-                    "a transcript must exist before it is translated",
-                ));
+                return Err(JobRefusal::OutOfOrder("a transcript must exist before it is translated"));
             }
             if state.translation.is_some() {
                 return Err(JobRefusal::AlreadyRecorded("the translation"));
             }
-            Ok(vec![E::TranslationProduced {
-                path,
-                target_language,
-                at_ms,
-            }])
+            Ok(vec![E::TranslationProduced { path, target_language, at_ms }])
         }
         C::Complete { at_ms } => {
-            let translated =
-                submission.transcription_type == TranscriptionType::TranslatedSubtitles;
+            let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
             if translated && state.translation.is_none() {
-                return Err(JobRefusal::OutOfOrder(
-                    "translated subtitles must exist before the job is done",
-                ));
+                return Err(JobRefusal::OutOfOrder("translated subtitles must exist before the job is done"));
             }
             if !from_job && state.transcript.as_ref().is_none_or(|t| t.draft) {
-                return Err(JobRefusal::OutOfOrder(
-                    "a final transcript must exist before the job is done",
-                ));
+                return Err(JobRefusal::OutOfOrder("a final transcript must exist before the job is done"));
             }
             Ok(vec![E::JobCompleted { at_ms }])
         }
@@ -548,11 +514,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             };
             Ok(vec![E::JobFailed { error_msg, at_ms }])
         }
-        C::RecordCallbackAttempt {
-            outcome,
-            at_ms,
-            next_attempt_at_ms,
-        } => {
+        C::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms } => {
             if submission.callback_url.is_none() {
                 return Err(JobRefusal::NoCallback);
             }
@@ -564,32 +526,17 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             }
             let attempt = state.callback.attempts + 1;
             if let CallbackOutcome::Status(code @ 200..=299) = outcome {
-                return Ok(vec![E::CallbackDelivered {
-                    attempt,
-                    status_code: code,
-                    at_ms,
-                }]);
+                return Ok(vec![E::CallbackDelivered { attempt, status_code: code, at_ms }]);
             }
             let give_up = if outcome.is_gone() {
                 Some("the receiver answered 410 Gone".to_owned())
             } else if next_attempt_at_ms.is_none() {
-                Some(format!(
-                    "gave up after {attempt} attempts; the last one got: {outcome}"
-                ))
+                Some(format!("gave up after {attempt} attempts; the last one got: {outcome}"))
             } else {
                 None
             };
-            let next_attempt_at_ms = if give_up.is_some() {
-                None
-            } else {
-                next_attempt_at_ms
-            };
-            let mut events = vec![E::CallbackAttempted {
-                attempt,
-                outcome,
-                at_ms,
-                next_attempt_at_ms,
-            }];
+            let next_attempt_at_ms = if give_up.is_some() { None } else { next_attempt_at_ms };
+            let mut events = vec![E::CallbackAttempted { attempt, outcome, at_ms, next_attempt_at_ms }];
             if let Some(reason) = give_up {
                 events.push(E::CallbackAbandoned { reason, at_ms });
             }
@@ -601,9 +548,8 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
 /// `TaskOpened` for the job's task of `kind`, due `turnaroundTime` calendar days after the job
 /// was created.
 fn open_task(submission: &Submission, kind: TaskKind, at_ms: u64) -> JobEvent {
-    let turnaround = submission
-        .turnaround_time
-        .unwrap_or_else(|| TurnaroundTime::default_for(submission.transcription_type));
+    let turnaround =
+        submission.turnaround_time.unwrap_or_else(|| TurnaroundTime::default_for(submission.transcription_type));
     JobEvent::TaskOpened {
         task_id: task::task_id(&submission.job_id, kind),
         kind,
@@ -647,13 +593,10 @@ fn submit(
     media: Option<StoredMedia>,
 ) -> Vec<JobEvent> {
     let source = match source {
-        NewMedia::Upload { filename } => MediaSource::Upload {
-            filename: crate::http_url::sanitize_filename(&filename),
-        },
-        NewMedia::Url { source_url } => MediaSource::Url {
-            filename: source_url.file_name(),
-            source_url,
-        },
+        NewMedia::Upload { filename } => {
+            MediaSource::Upload { filename: crate::http_url::sanitize_filename(&filename) }
+        }
+        NewMedia::Url { source_url } => MediaSource::Url { filename: source_url.file_name(), source_url },
     };
     let mut events = vec![JobEvent::JobSubmitted(Box::new(Submission {
         job_id,
@@ -673,11 +616,7 @@ fn submit(
         delete_after_seconds: request.delete_after_seconds,
     }))];
     if let Some(media) = media {
-        events.push(JobEvent::MediaStored {
-            path: media.path,
-            bytes: media.bytes,
-            at_ms,
-        });
+        events.push(JobEvent::MediaStored { path: media.path, bytes: media.bytes, at_ms });
     }
     events
 }
@@ -695,8 +634,7 @@ fn request_translation(
     if source.deleted {
         return Err(JobRefusal::Deleted);
     }
-    let not_eligible =
-        |why: &str| Err(JobRefusal::SourceNotEligible(format!("sourceJobId: {why}")));
+    let not_eligible = |why: &str| Err(JobRefusal::SourceNotEligible(format!("sourceJobId: {why}")));
     if source.job_type != JobType::Perfect {
         return not_eligible(
             "translated subtitles of automatic (direct) jobs must be requested at submission \
@@ -747,52 +685,23 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
     use JobEvent as E;
     match event {
         E::JobSubmitted(submission) => {
-            if let MediaSource::Job {
-                nr_audio_seconds, ..
-            } = submission.source
-            {
+            if let MediaSource::Job { nr_audio_seconds, .. } = submission.source {
                 state.nr_audio_seconds = nr_audio_seconds;
             }
             state.submission = Some(Submission::clone(submission));
         }
-        E::MediaStored { path, bytes, .. } => {
-            state.media = Some(StoredMedia {
-                path: path.clone(),
-                bytes: *bytes,
-            })
-        }
-        E::MediaProbed {
-            duration_ms,
-            nr_audio_seconds,
-            ..
-        } => {
+        E::MediaStored { path, bytes, .. } => state.media = Some(StoredMedia { path: path.clone(), bytes: *bytes }),
+        E::MediaProbed { duration_ms, nr_audio_seconds, .. } => {
             state.duration_ms = Some(*duration_ms);
             state.nr_audio_seconds = *nr_audio_seconds;
         }
         E::TranscriptionStarted { attempt, .. } => state.transcription_attempts = *attempt,
-        E::TranscriptProduced {
-            path,
-            language,
-            words,
-            draft,
-            ..
-        } => {
-            state.transcript = Some(Transcript {
-                path: path.clone(),
-                language: *language,
-                words: *words,
-                draft: *draft,
-            });
+        E::TranscriptProduced { path, language, words, draft, .. } => {
+            state.transcript =
+                Some(Transcript { path: path.clone(), language: *language, words: *words, draft: *draft });
         }
-        E::TranslationProduced {
-            path,
-            target_language,
-            ..
-        } => {
-            state.translation = Some(Translation {
-                path: path.clone(),
-                target_language: *target_language,
-            });
+        E::TranslationProduced { path, target_language, .. } => {
+            state.translation = Some(Translation { path: path.clone(), target_language: *target_language });
         }
         E::JobCompleted { at_ms } => {
             state.finished = Some((JobStatus::Done, *at_ms));
@@ -801,21 +710,12 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
             state.error_msg = Some(error_msg.clone());
             state.finished = Some((JobStatus::Error, *at_ms));
         }
-        E::CallbackAttempted {
-            attempt,
-            outcome,
-            next_attempt_at_ms,
-            ..
-        } => {
+        E::CallbackAttempted { attempt, outcome, next_attempt_at_ms, .. } => {
             state.callback.attempts = *attempt;
             state.callback.last_outcome = Some(outcome.clone());
             state.callback.next_attempt_at_ms = *next_attempt_at_ms;
         }
-        E::CallbackDelivered {
-            attempt,
-            status_code,
-            ..
-        } => {
+        E::CallbackDelivered { attempt, status_code, .. } => {
             state.callback.attempts = *attempt;
             state.callback.last_outcome = Some(CallbackOutcome::Status(*status_code));
             state.callback.next_attempt_at_ms = None;

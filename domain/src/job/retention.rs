@@ -36,7 +36,11 @@ impl JobState {
 
 /// Decides the expiry of a job at `at_ms` under the operator's `retention_s`: refused unless it
 /// finished and its retention has ended.
-pub(super) fn decide_expire(state: &JobState, retention_s: Option<u64>, at_ms: u64) -> Result<Vec<JobEvent>, JobRefusal> {
+pub(super) fn decide_expire(
+    state: &JobState,
+    retention_s: Option<u64>,
+    at_ms: u64,
+) -> Result<Vec<JobEvent>, JobRefusal> {
     let own = state.submission.as_ref().and_then(|s| s.delete_after_seconds);
     match (state.expires_at_ms(retention_s), kept_for_s(own, retention_s)) {
         (Some(due), Some(kept)) if at_ms >= due => Ok(vec![JobEvent::JobExpired { retention_s: kept, at_ms }]),

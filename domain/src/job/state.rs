@@ -189,12 +189,7 @@ impl JobState {
             }
         }
         let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
-        match (
-            &self.media,
-            self.duration_ms,
-            &self.transcript,
-            &self.translation,
-        ) {
+        match (&self.media, self.duration_ms, &self.transcript, &self.translation) {
             (None, _, _, _) => Stage::StoreMedia,
             (Some(_), None, _, _) => Stage::ProbeMedia,
             (Some(_), Some(_), None, _) => Stage::Transcribe,

@@ -123,7 +123,8 @@ mod tests {
 
     #[test]
     fn a_worker_takes_tasks_of_their_role_and_languages() {
-        let ann = Worker { user: UserName::parse("ann").unwrap(), role: Role::Transcriber, languages: vec!["en".into()] };
+        let ann =
+            Worker { user: UserName::parse("ann").unwrap(), role: Role::Transcriber, languages: vec!["en".into()] };
         assert!(ann.can_take(TaskKind::Transcribe, "en-us"));
         assert!(!ann.can_take(TaskKind::Transcribe, "nl"));
         assert!(!ann.can_take(TaskKind::Translate, "en"));

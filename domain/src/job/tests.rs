@@ -31,9 +31,7 @@ fn submit(request: JobRequest) -> JobCommand {
         owner: user("ann"),
         at_ms: 1_000,
         request,
-        source: NewMedia::Upload {
-            filename: "talk.wav".into(),
-        },
+        source: NewMedia::Upload { filename: "talk.wav".into() },
         media: None,
     }
 }
@@ -44,30 +42,16 @@ fn submitted(request: JobRequest) -> Vec<JobEvent> {
 }
 
 fn media() -> StoredMedia {
-    StoredMedia {
-        path: "media/j1".into(),
-        bytes: 352_078,
-    }
+    StoredMedia { path: "media/j1".into(), bytes: 352_078 }
 }
 
 /// A direct job's history up to (not including) its terminal event.
 fn transcribed(request: JobRequest) -> Vec<JobEvent> {
     let mut h = submitted(request);
     h.extend([
-        JobEvent::MediaStored {
-            path: "media/j1".into(),
-            bytes: 352_078,
-            at_ms: 1_001,
-        },
-        JobEvent::MediaProbed {
-            duration_ms: 11_000,
-            nr_audio_seconds: 11,
-            at_ms: 1_002,
-        },
-        JobEvent::TranscriptionStarted {
-            attempt: 1,
-            at_ms: 1_003,
-        },
+        JobEvent::MediaStored { path: "media/j1".into(), bytes: 352_078, at_ms: 1_001 },
+        JobEvent::MediaProbed { duration_ms: 11_000, nr_audio_seconds: 11, at_ms: 1_002 },
+        JobEvent::TranscriptionStarted { attempt: 1, at_ms: 1_003 },
     ]);
     let state = JobAggregate::replay(&h);
     // Decided, so that a manual job's draft opens its task as in real life.
@@ -93,36 +77,23 @@ fn done(request: JobRequest) -> Vec<JobEvent> {
 
 fn failed(request: JobRequest) -> Vec<JobEvent> {
     let mut h = submitted(request);
-    h.push(JobEvent::JobFailed {
-        error_msg: "No speech found".into(),
-        at_ms: 1_005,
-    });
+    h.push(JobEvent::JobFailed { error_msg: "No speech found".into(), at_ms: 1_005 });
     h
 }
 
 fn callback(outcome: CallbackOutcome, next: Option<u64>) -> JobCommand {
-    JobCommand::RecordCallbackAttempt {
-        outcome,
-        at_ms: 2_000,
-        next_attempt_at_ms: next,
-    }
+    JobCommand::RecordCallbackAttempt { outcome, at_ms: 2_000, next_attempt_at_ms: next }
 }
 
 // --- Submission
 
 #[test]
 fn an_upload_is_accepted_as_an_open_job() {
-    let state = given::<JobAggregate>([])
-        .when(submit(request(|_| {})))
-        .accepted()
-        .1;
+    let state = given::<JobAggregate>([]).when(submit(request(|_| {}))).accepted().1;
     assert_eq!(state.status(), Some(JobStatus::Open));
     assert_eq!(state.stage(), Stage::StoreMedia);
     let job = state.view().unwrap();
-    assert_eq!(
-        (job.filename.as_str(), job.created, job.nr_audio_seconds),
-        ("talk.wav", 1_000, 0)
-    );
+    assert_eq!((job.filename.as_str(), job.created, job.nr_audio_seconds), ("talk.wav", 1_000, 0));
 }
 
 #[test]
@@ -132,57 +103,30 @@ fn an_upload_already_on_disk_is_recorded_with_its_submission() {
         owner: user("ann"),
         at_ms: 1_000,
         request: request(|_| {}),
-        source: NewMedia::Upload {
-            filename: "../../secret/talk.wav".into(),
-        },
+        source: NewMedia::Upload { filename: "../../secret/talk.wav".into() },
         media: Some(media()),
     };
     let (events, state) = given::<JobAggregate>([]).when(command).accepted();
     assert_eq!(events.len(), 2);
-    assert_eq!(
-        events[1],
-        JobEvent::MediaStored {
-            path: "media/j1".into(),
-            bytes: 352_078,
-            at_ms: 1_000
-        }
-    );
+    assert_eq!(events[1], JobEvent::MediaStored { path: "media/j1".into(), bytes: 352_078, at_ms: 1_000 });
     assert_eq!(state.stage(), Stage::ProbeMedia);
-    assert_eq!(
-        state.view().unwrap().filename,
-        "talk.wav",
-        "directories are dropped from file names"
-    );
+    assert_eq!(state.view().unwrap().filename, "talk.wav", "directories are dropped from file names");
 }
 
 #[test]
 fn a_url_job_takes_its_file_name_from_the_url() {
-    let url = crate::http_url::HttpUrl::parse_field(
-        "sourceUrl",
-        "https://cdn.example.org/a/jfk.wav?sig=1",
-    )
-    .unwrap();
+    let url = crate::http_url::HttpUrl::parse_field("sourceUrl", "https://cdn.example.org/a/jfk.wav?sig=1").unwrap();
     let command = JobCommand::Submit {
         job_id: id("j1"),
         owner: user("ann"),
         at_ms: 5,
         request: request(|_| {}),
-        source: NewMedia::Url {
-            source_url: url.clone(),
-        },
+        source: NewMedia::Url { source_url: url.clone() },
         media: None,
     };
     let (events, _) = given::<JobAggregate>([]).when(command).accepted();
-    let JobEvent::JobSubmitted(s) = &events[0] else {
-        panic!("{events:?}")
-    };
-    assert_eq!(
-        s.source,
-        MediaSource::Url {
-            source_url: url,
-            filename: "jfk.wav".into()
-        }
-    );
+    let JobEvent::JobSubmitted(s) = &events[0] else { panic!("{events:?}") };
+    assert_eq!(s.source, MediaSource::Url { source_url: url, filename: "jfk.wav".into() });
 }
 
 #[test]
@@ -194,15 +138,8 @@ fn submitting_an_existing_job_is_refused() {
 
 #[test]
 fn commands_on_an_unknown_job_are_refused_as_not_found() {
-    given::<JobAggregate>([])
-        .when(JobCommand::Complete { at_ms: 1 })
-        .then_refused(JobRefusal::NotFound);
-    given::<JobAggregate>([])
-        .when(JobCommand::Delete {
-            by: user("ann"),
-            at_ms: 1,
-        })
-        .then_refused(JobRefusal::NotFound);
+    given::<JobAggregate>([]).when(JobCommand::Complete { at_ms: 1 }).then_refused(JobRefusal::NotFound);
+    given::<JobAggregate>([]).when(JobCommand::Delete { by: user("ann"), at_ms: 1 }).then_refused(JobRefusal::NotFound);
 }
 
 // --- The pipeline of a direct job
@@ -211,32 +148,11 @@ fn commands_on_an_unknown_job_are_refused_as_not_found() {
 fn a_direct_job_walks_the_pipeline_to_done() {
     let mut state = JobAggregate::replay(&submitted(request(|_| {})));
     let steps = [
+        (JobCommand::RecordMediaStored { media: media(), at_ms: 2 }, Stage::ProbeMedia),
+        (JobCommand::RecordMediaProbed { duration_ms: 11_000, fails_with: None, at_ms: 3 }, Stage::Transcribe),
+        (JobCommand::StartTranscription { at_ms: 4 }, Stage::Transcribe),
         (
-            JobCommand::RecordMediaStored {
-                media: media(),
-                at_ms: 2,
-            },
-            Stage::ProbeMedia,
-        ),
-        (
-            JobCommand::RecordMediaProbed {
-                duration_ms: 11_000,
-                fails_with: None,
-                at_ms: 3,
-            },
-            Stage::Transcribe,
-        ),
-        (
-            JobCommand::StartTranscription { at_ms: 4 },
-            Stage::Transcribe,
-        ),
-        (
-            JobCommand::RecordTranscript {
-                path: "t/j1.json".into(),
-                detected_language: None,
-                words: 22,
-                at_ms: 5,
-            },
+            JobCommand::RecordTranscript { path: "t/j1.json".into(), detected_language: None, words: 22, at_ms: 5 },
             Stage::Complete,
         ),
         (JobCommand::Complete { at_ms: 6 }, Stage::Finished),
@@ -255,70 +171,36 @@ fn a_direct_job_walks_the_pipeline_to_done() {
 fn pipeline_steps_out_of_order_are_refused() {
     let fresh = || given::<JobAggregate>(submitted(request(|_| {})));
     fresh()
-        .when(JobCommand::RecordMediaProbed {
-            duration_ms: 1,
-            fails_with: None,
-            at_ms: 2,
-        })
-        .then_refused(JobRefusal::OutOfOrder(
-            "media must be stored before it is probed",
-        ));
+        .when(JobCommand::RecordMediaProbed { duration_ms: 1, fails_with: None, at_ms: 2 })
+        .then_refused(JobRefusal::OutOfOrder("media must be stored before it is probed"));
     fresh()
         .when(JobCommand::StartTranscription { at_ms: 2 })
-        .then_refused(JobRefusal::OutOfOrder(
-            "media must be probed before transcription starts",
-        ));
+        .then_refused(JobRefusal::OutOfOrder("media must be probed before transcription starts"));
     fresh()
-        .when(JobCommand::RecordTranscript {
-            path: "t".into(),
-            detected_language: None,
-            words: 1,
-            at_ms: 2,
-        })
-        .then_refused(JobRefusal::OutOfOrder(
-            "transcription must start before a transcript is recorded",
-        ));
+        .when(JobCommand::RecordTranscript { path: "t".into(), detected_language: None, words: 1, at_ms: 2 })
+        .then_refused(JobRefusal::OutOfOrder("transcription must start before a transcript is recorded"));
     fresh()
         .when(JobCommand::Complete { at_ms: 2 })
-        .then_refused(JobRefusal::OutOfOrder(
-            "a final transcript must exist before the job is done",
-        ));
+        .then_refused(JobRefusal::OutOfOrder("a final transcript must exist before the job is done"));
     fresh()
-        .when(JobCommand::RecordTranslation {
-            path: "x".into(),
-            at_ms: 2,
-        })
-        .then_refused(JobRefusal::OutOfOrder(
-            "only translatedSubtitles jobs are translated",
-        ));
+        .when(JobCommand::RecordTranslation { path: "x".into(), at_ms: 2 })
+        .then_refused(JobRefusal::OutOfOrder("only translatedSubtitles jobs are translated"));
 }
 
 #[test]
 fn a_repeated_pipeline_step_is_refused() {
     let history = transcribed(request(|_| {}));
     given::<JobAggregate>(history.clone())
-        .when(JobCommand::RecordMediaStored {
-            media: media(),
-            at_ms: 9,
-        })
+        .when(JobCommand::RecordMediaStored { media: media(), at_ms: 9 })
         .then_refused(JobRefusal::AlreadyRecorded("the media file"));
     given::<JobAggregate>(history.clone())
-        .when(JobCommand::RecordMediaProbed {
-            duration_ms: 1,
-            fails_with: None,
-            at_ms: 9,
-        })
+        .when(JobCommand::RecordMediaProbed { duration_ms: 1, fails_with: None, at_ms: 9 })
         .then_refused(JobRefusal::AlreadyRecorded("the media duration"));
     given::<JobAggregate>(history.clone())
         .when(JobCommand::StartTranscription { at_ms: 9 })
         .then_refused(JobRefusal::AlreadyRecorded("the transcript"));
     given::<JobAggregate>(history)
-        .when(JobCommand::RecordTranscript {
-            path: "t".into(),
-            detected_language: None,
-            words: 1,
-            at_ms: 9,
-        })
+        .when(JobCommand::RecordTranscript { path: "t".into(), detected_language: None, words: 1, at_ms: 9 })
         .then_refused(JobRefusal::AlreadyRecorded("the transcript"));
 }
 
@@ -328,10 +210,7 @@ fn transcription_restarts_after_a_crash_with_the_next_attempt_number() {
     history.pop(); // the crash came before the transcript
     given::<JobAggregate>(history)
         .when(JobCommand::StartTranscription { at_ms: 9 })
-        .then([JobEvent::TranscriptionStarted {
-            attempt: 2,
-            at_ms: 9,
-        }]);
+        .then([JobEvent::TranscriptionStarted { attempt: 2, at_ms: 9 }]);
 }
 
 #[test]
@@ -349,19 +228,11 @@ fn an_auto_job_shows_the_detected_language() {
     history.pop();
     let nl = Language::parse("nl").unwrap();
     let state = given::<JobAggregate>(history)
-        .when(JobCommand::RecordTranscript {
-            path: "t".into(),
-            detected_language: Some(nl),
-            words: 3,
-            at_ms: 9,
-        })
+        .when(JobCommand::RecordTranscript { path: "t".into(), detected_language: Some(nl), words: 3, at_ms: 9 })
         .accepted()
         .1;
     assert_eq!(state.view().unwrap().language, nl);
-    assert!(
-        state.submission.unwrap().language.is_auto(),
-        "the request is kept as it was"
-    );
+    assert!(state.submission.unwrap().language.is_auto(), "the request is kept as it was");
 }
 
 #[test]
@@ -387,15 +258,10 @@ fn a_manual_job_keeps_the_machine_transcript_as_a_draft_and_stays_open() {
     let perfect = request(|p| p.job_type = Some("perfect".into()));
     let state = JobAggregate::replay(&transcribed(perfect.clone()));
     assert!(state.transcript.as_ref().unwrap().draft);
-    assert_eq!(
-        (state.status(), state.stage()),
-        (Some(JobStatus::Open), Stage::HumanWork)
-    );
+    assert_eq!((state.status(), state.stage()), (Some(JobStatus::Open), Stage::HumanWork));
     given::<JobAggregate>(transcribed(perfect))
         .when(JobCommand::Complete { at_ms: 9 })
-        .then_refused(JobRefusal::OutOfOrder(
-            "a final transcript must exist before the job is done",
-        ));
+        .then_refused(JobRefusal::OutOfOrder("a final transcript must exist before the job is done"));
 }
 
 #[test]
@@ -408,21 +274,13 @@ fn a_direct_translated_subtitles_job_is_done_only_once_translated() {
     assert_eq!(JobAggregate::replay(&history).stage(), Stage::Translate);
     given::<JobAggregate>(history.clone())
         .when(JobCommand::Complete { at_ms: 9 })
-        .then_refused(JobRefusal::OutOfOrder(
-            "translated subtitles must exist before the job is done",
-        ));
+        .then_refused(JobRefusal::OutOfOrder("translated subtitles must exist before the job is done"));
     let state = given::<JobAggregate>(history)
-        .when(JobCommand::RecordTranslation {
-            path: "tr/j1.json".into(),
-            at_ms: 9,
-        })
+        .when(JobCommand::RecordTranslation { path: "tr/j1.json".into(), at_ms: 9 })
         .accepted()
         .1;
     assert_eq!(state.stage(), Stage::Complete);
-    assert_eq!(
-        state.translation.as_ref().unwrap().target_language.code(),
-        "sv"
-    );
+    assert_eq!(state.translation.as_ref().unwrap().target_language.code(), "sv");
 }
 
 fn captions_source(f: impl FnOnce(&mut SourceJobFacts)) -> SourceJobFacts {
@@ -462,10 +320,7 @@ fn request_translation(source: SourceJobFacts) -> JobCommand {
 
 #[test]
 fn a_translation_of_a_manual_captions_job_is_busy() {
-    let state = given::<JobAggregate>([])
-        .when(request_translation(captions_source(|_| {})))
-        .accepted()
-        .1;
+    let state = given::<JobAggregate>([]).when(request_translation(captions_source(|_| {}))).accepted().1;
     assert_eq!(state.stage(), Stage::HumanWork);
     let json = serde_json::to_value(state.view().unwrap()).unwrap();
     assert_eq!(
@@ -480,48 +335,25 @@ fn a_translation_of_a_manual_captions_job_is_busy() {
 
 #[test]
 fn a_busy_translation_is_done_once_the_translation_exists() {
-    let history = decide(
-        &JobState::default(),
-        request_translation(captions_source(|_| {})),
-    )
-    .unwrap();
+    let history = decide(&JobState::default(), request_translation(captions_source(|_| {}))).unwrap();
     given::<JobAggregate>(history.clone())
         .when(JobCommand::Complete { at_ms: 9 })
-        .then_refused(JobRefusal::OutOfOrder(
-            "translated subtitles must exist before the job is done",
-        ));
+        .then_refused(JobRefusal::OutOfOrder("translated subtitles must exist before the job is done"));
     given::<JobAggregate>(history.clone())
-        .when(JobCommand::RecordMediaStored {
-            media: media(),
-            at_ms: 9,
-        })
-        .then_refused(JobRefusal::OutOfOrder(
-            "a translation of an existing job has no media of its own",
-        ));
-    let (_, state) = given::<JobAggregate>(history)
-        .when(JobCommand::RecordTranslation {
-            path: "tr".into(),
-            at_ms: 9,
-        })
-        .accepted();
-    let state = decide(&state, JobCommand::Complete { at_ms: 10 })
-        .unwrap()
-        .iter()
-        .fold(state, evolve);
+        .when(JobCommand::RecordMediaStored { media: media(), at_ms: 9 })
+        .then_refused(JobRefusal::OutOfOrder("a translation of an existing job has no media of its own"));
+    let (_, state) =
+        given::<JobAggregate>(history).when(JobCommand::RecordTranslation { path: "tr".into(), at_ms: 9 }).accepted();
+    let state = decide(&state, JobCommand::Complete { at_ms: 10 }).unwrap().iter().fold(state, evolve);
     assert_eq!(state.status(), Some(JobStatus::Done));
 }
 
 #[test]
 fn translations_are_refused_for_ineligible_sources() {
     let refused = |facts: SourceJobFacts, refusal: JobRefusal| {
-        given::<JobAggregate>([])
-            .when(request_translation(facts))
-            .then_refused(refusal);
+        given::<JobAggregate>([]).when(request_translation(facts)).then_refused(refusal);
     };
-    refused(
-        captions_source(|f| f.owner = user("bob")),
-        JobRefusal::Forbidden,
-    );
+    refused(captions_source(|f| f.owner = user("bob")), JobRefusal::Forbidden);
     refused(captions_source(|f| f.deleted = true), JobRefusal::Deleted);
     refused(
         captions_source(|f| f.job_type = JobType::Direct),
@@ -537,14 +369,8 @@ fn translations_are_refused_for_ineligible_sources() {
             "sourceJobId: translated subtitles can be requested only for captions jobs".into(),
         ),
     );
-    refused(
-        captions_source(|f| f.status = JobStatus::Error),
-        JobRefusal::SourceNotDone(JobStatus::Error),
-    );
-    refused(
-        captions_source(|f| f.status = JobStatus::Open),
-        JobRefusal::SourceNotDone(JobStatus::Open),
-    );
+    refused(captions_source(|f| f.status = JobStatus::Error), JobRefusal::SourceNotDone(JobStatus::Error));
+    refused(captions_source(|f| f.status = JobStatus::Open), JobRefusal::SourceNotDone(JobStatus::Open));
 }
 
 #[test]
@@ -555,11 +381,7 @@ fn source_facts_describe_a_job_for_translation_requests() {
     })));
     let facts = state.source_facts().unwrap();
     assert_eq!(
-        (
-            facts.job_type,
-            facts.transcription_type,
-            facts.nr_audio_seconds
-        ),
+        (facts.job_type, facts.transcription_type, facts.nr_audio_seconds),
         (JobType::Perfect, TranscriptionType::Captions, 11)
     );
 }
@@ -569,40 +391,22 @@ fn source_facts_describe_a_job_for_translation_requests() {
 #[test]
 fn a_failure_ends_the_job_in_error_with_its_message() {
     let state = given::<JobAggregate>(submitted(request(|_| {})))
-        .when(JobCommand::Fail {
-            error_msg: "No speech found".into(),
-            at_ms: 5,
-        })
-        .then([JobEvent::JobFailed {
-            error_msg: "No speech found".into(),
-            at_ms: 5,
-        }]);
-    assert_eq!(
-        (state.status(), state.error_msg.as_deref()),
-        (Some(JobStatus::Error), Some("No speech found"))
-    );
+        .when(JobCommand::Fail { error_msg: "No speech found".into(), at_ms: 5 })
+        .then([JobEvent::JobFailed { error_msg: "No speech found".into(), at_ms: 5 }]);
+    assert_eq!((state.status(), state.error_msg.as_deref()), (Some(JobStatus::Error), Some("No speech found")));
 }
 
 #[test]
 fn a_failure_without_a_message_gets_a_generic_one() {
     given::<JobAggregate>(submitted(request(|_| {})))
-        .when(JobCommand::Fail {
-            error_msg: "  ".into(),
-            at_ms: 5,
-        })
-        .then([JobEvent::JobFailed {
-            error_msg: "Processing failed for an unknown reason".into(),
-            at_ms: 5,
-        }]);
+        .when(JobCommand::Fail { error_msg: "  ".into(), at_ms: 5 })
+        .then([JobEvent::JobFailed { error_msg: "Processing failed for an unknown reason".into(), at_ms: 5 }]);
 }
 
 #[test]
 fn a_second_terminal_event_is_refused() {
     given::<JobAggregate>(done(request(|_| {})))
-        .when(JobCommand::Fail {
-            error_msg: "late".into(),
-            at_ms: 9,
-        })
+        .when(JobCommand::Fail { error_msg: "late".into(), at_ms: 9 })
         .then_refused(JobRefusal::Finished(JobStatus::Done));
     given::<JobAggregate>(done(request(|_| {})))
         .when(JobCommand::Complete { at_ms: 9 })
@@ -615,10 +419,7 @@ fn a_second_terminal_event_is_refused() {
 #[test]
 fn pipeline_work_after_the_end_is_refused() {
     given::<JobAggregate>(failed(request(|_| {})))
-        .when(JobCommand::RecordMediaStored {
-            media: media(),
-            at_ms: 9,
-        })
+        .when(JobCommand::RecordMediaStored { media: media(), at_ms: 9 })
         .then_refused(JobRefusal::Finished(JobStatus::Error));
 }
 
@@ -628,11 +429,7 @@ fn pipeline_work_after_the_end_is_refused() {
 fn a_2xx_answer_delivers_the_callback() {
     let state = given::<JobAggregate>(done(request(with_callback)))
         .when(callback(CallbackOutcome::Status(204), Some(3_000)))
-        .then([JobEvent::CallbackDelivered {
-            attempt: 1,
-            status_code: 204,
-            at_ms: 2_000,
-        }]);
+        .then([JobEvent::CallbackDelivered { attempt: 1, status_code: 204, at_ms: 2_000 }]);
     assert!(state.callback.delivered);
     assert_eq!(state.stage(), Stage::Finished);
 }
@@ -662,10 +459,7 @@ fn a_410_answer_stops_the_retries() {
                 at_ms: 2_000,
                 next_attempt_at_ms: None,
             },
-            JobEvent::CallbackAbandoned {
-                reason: "the receiver answered 410 Gone".into(),
-                at_ms: 2_000,
-            },
+            JobEvent::CallbackAbandoned { reason: "the receiver answered 410 Gone".into(), at_ms: 2_000 },
         ]);
     assert_eq!(state.stage(), Stage::Finished);
 }
@@ -679,33 +473,24 @@ fn the_last_scheduled_attempt_abandons_the_callback() {
         at_ms: 1_500,
         next_attempt_at_ms: Some(2_000),
     });
-    given::<JobAggregate>(history)
-        .when(callback(
-            CallbackOutcome::Error("timed out after 10 s".into()),
-            None,
-        ))
-        .then([
-            JobEvent::CallbackAttempted {
-                attempt: 2,
-                outcome: CallbackOutcome::Error("timed out after 10 s".into()),
-                at_ms: 2_000,
-                next_attempt_at_ms: None,
-            },
-            JobEvent::CallbackAbandoned {
-                reason: "gave up after 2 attempts; the last one got: timed out after 10 s".into(),
-                at_ms: 2_000,
-            },
-        ]);
+    given::<JobAggregate>(history).when(callback(CallbackOutcome::Error("timed out after 10 s".into()), None)).then([
+        JobEvent::CallbackAttempted {
+            attempt: 2,
+            outcome: CallbackOutcome::Error("timed out after 10 s".into()),
+            at_ms: 2_000,
+            next_attempt_at_ms: None,
+        },
+        JobEvent::CallbackAbandoned {
+            reason: "gave up after 2 attempts; the last one got: timed out after 10 s".into(),
+            at_ms: 2_000,
+        },
+    ]);
 }
 
 #[test]
 fn a_settled_callback_takes_no_more_attempts() {
     let mut history = done(request(with_callback));
-    history.push(JobEvent::CallbackDelivered {
-        attempt: 1,
-        status_code: 200,
-        at_ms: 1_500,
-    });
+    history.push(JobEvent::CallbackDelivered { attempt: 1, status_code: 200, at_ms: 1_500 });
     given::<JobAggregate>(history)
         .when(callback(CallbackOutcome::Status(200), None))
         .then_refused(JobRefusal::CallbackSettled);
@@ -725,20 +510,10 @@ fn callbacks_wait_for_the_end_and_need_a_url() {
 
 #[test]
 fn the_owner_deletes_a_job_at_any_stage() {
-    for history in [
-        submitted(request(|_| {})),
-        transcribed(request(|_| {})),
-        done(request(with_callback)),
-    ] {
+    for history in [submitted(request(|_| {})), transcribed(request(|_| {})), done(request(with_callback))] {
         let state = given::<JobAggregate>(history)
-            .when(JobCommand::Delete {
-                by: user("ann"),
-                at_ms: 9,
-            })
-            .then([JobEvent::JobDeleted {
-                by: user("ann"),
-                at_ms: 9,
-            }]);
+            .when(JobCommand::Delete { by: user("ann"), at_ms: 9 })
+            .then([JobEvent::JobDeleted { by: user("ann"), at_ms: 9 }]);
         assert_eq!(state.stage(), Stage::Deleted);
     }
 }
@@ -746,34 +521,22 @@ fn the_owner_deletes_a_job_at_any_stage() {
 #[test]
 fn another_user_cannot_delete_a_job() {
     given::<JobAggregate>(submitted(request(|_| {})))
-        .when(JobCommand::Delete {
-            by: user("bob"),
-            at_ms: 9,
-        })
+        .when(JobCommand::Delete { by: user("bob"), at_ms: 9 })
         .then_refused(JobRefusal::Forbidden);
 }
 
 #[test]
 fn a_deleted_job_refuses_everything_and_a_second_delete_is_gone() {
     let mut history = done(request(with_callback));
-    history.push(JobEvent::JobDeleted {
-        by: user("ann"),
-        at_ms: 9,
-    });
+    history.push(JobEvent::JobDeleted { by: user("ann"), at_ms: 9 });
     given::<JobAggregate>(history.clone())
-        .when(JobCommand::Delete {
-            by: user("ann"),
-            at_ms: 10,
-        })
+        .when(JobCommand::Delete { by: user("ann"), at_ms: 10 })
         .then_refused(JobRefusal::Deleted);
     given::<JobAggregate>(history.clone())
         .when(callback(CallbackOutcome::Status(200), None))
         .then_refused(JobRefusal::Deleted);
     given::<JobAggregate>(history.clone())
-        .when(JobCommand::Delete {
-            by: user("bob"),
-            at_ms: 10,
-        })
+        .when(JobCommand::Delete { by: user("bob"), at_ms: 10 })
         .then_refused(JobRefusal::Forbidden);
 }
 
@@ -782,10 +545,7 @@ fn a_deleted_job_refuses_everything_and_a_second_delete_is_gone() {
 #[test]
 fn the_job_object_has_the_spec_shape() {
     let state = JobAggregate::replay(&done(request(|_| {})));
-    let json = serde_json::to_value(JobStatusResponse {
-        job_status: state.view().unwrap(),
-    })
-    .unwrap();
+    let json = serde_json::to_value(JobStatusResponse { job_status: state.view().unwrap() }).unwrap();
     assert_eq!(
         json,
         json!({"jobStatus": {
@@ -799,14 +559,9 @@ fn the_job_object_has_the_spec_shape() {
 
 #[test]
 fn job_options_appear_only_when_requested() {
-    let state = JobAggregate::replay(&submitted(request(|p| {
-        p.transcription_style = Some("verbatim".into())
-    })));
+    let state = JobAggregate::replay(&submitted(request(|p| p.transcription_style = Some("verbatim".into()))));
     let json = serde_json::to_value(state.view().unwrap()).unwrap();
-    assert_eq!(
-        json["jobOptions"],
-        json!({"transcriptionStyle": "verbatim"})
-    );
+    assert_eq!(json["jobOptions"], json!({"transcriptionStyle": "verbatim"}));
 }
 
 #[test]
@@ -828,24 +583,13 @@ fn the_callback_payload_has_no_notes_and_carries_error_msg_on_error() {
 
 #[test]
 fn there_is_no_callback_payload_before_the_end_or_without_a_url() {
-    assert!(
-        JobAggregate::replay(&submitted(request(with_callback)))
-            .callback_payload()
-            .is_none()
-    );
-    assert!(
-        JobAggregate::replay(&done(request(|_| {})))
-            .callback_payload()
-            .is_none()
-    );
+    assert!(JobAggregate::replay(&submitted(request(with_callback))).callback_payload().is_none());
+    assert!(JobAggregate::replay(&done(request(|_| {}))).callback_payload().is_none());
 }
 
 #[test]
 fn the_webhook_id_is_stable_per_job_and_status() {
-    assert_eq!(
-        callback_message_id(&id("j1"), JobStatus::Done),
-        "msg_j1_DONE"
-    );
+    assert_eq!(callback_message_id(&id("j1"), JobStatus::Done), "msg_j1_DONE");
 }
 
 // --- Stored form
@@ -855,14 +599,8 @@ fn events_are_stored_with_type_and_version() {
     let stored = JobEvent::JobCompleted { at_ms: 5 }.encode();
     assert_eq!(stored, json!({"type": "JobCompleted", "v": 1, "at_ms": 5}));
     let submitted = submitted(request(with_callback)).remove(0).encode();
-    assert_eq!(
-        (submitted["type"].as_str(), submitted["v"].as_u64()),
-        (Some("JobSubmitted"), Some(1))
-    );
-    assert_eq!(
-        submitted["source"],
-        json!({"kind": "upload", "filename": "talk.wav"})
-    );
+    assert_eq!((submitted["type"].as_str(), submitted["v"].as_u64()), (Some("JobSubmitted"), Some(1)));
+    assert_eq!(submitted["source"], json!({"kind": "upload", "filename": "talk.wav"}));
 }
 
 #[test]
@@ -880,10 +618,7 @@ fn an_unknown_version_is_an_error_naming_type_and_version() {
         JobEvent::decode(&json!({"type": "JobCompleted", "v": 1})),
         Err(crate::DecodeError::Invalid { .. })
     ));
-    assert!(matches!(
-        JobEvent::decode(&json!({"type": "Nope", "v": 1})),
-        Err(crate::DecodeError::Invalid { .. })
-    ));
+    assert!(matches!(JobEvent::decode(&json!({"type": "Nope", "v": 1})), Err(crate::DecodeError::Invalid { .. })));
 }
 
 #[test]
@@ -900,7 +635,11 @@ fn given_stored_media_when_probed_and_refused_then_the_length_and_the_failure_ar
     assert_eq!(state.status(), Some(JobStatus::Error));
     assert_eq!(state.stage(), Stage::Finished, "no stage starts on refused media");
     let view = state.view().unwrap();
-    assert_eq!((view.nr_audio_seconds, view.error_msg.as_deref()), (100, Some(refusal)), "the job shows the probed length");
+    assert_eq!(
+        (view.nr_audio_seconds, view.error_msg.as_deref()),
+        (100, Some(refusal)),
+        "the job shows the probed length"
+    );
 }
 
 #[test]
@@ -924,8 +663,8 @@ fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
     assert_eq!(decide(&state, cmd), Err(JobRefusal::AlreadyExists));
 }
 
-mod properties;
-mod tasks;
-mod edits;
 mod claims;
+mod edits;
+mod properties;
 mod retention;
+mod tasks;

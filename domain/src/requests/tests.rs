@@ -28,15 +28,7 @@ fn an_empty_upload_request_gets_the_spec_defaults() {
     assert_eq!(r.number_of_speakers, 2);
     assert_eq!(r.transcription_style(), TranscriptionStyle::Cleanread);
     assert_eq!(r.job_options, None, "defaults are not explicit options");
-    assert_eq!(
-        (
-            r.turnaround_time,
-            r.target_language,
-            r.callback_url,
-            r.glossary_id
-        ),
-        (None, None, None, None)
-    );
+    assert_eq!((r.turnaround_time, r.target_language, r.callback_url, r.glossary_id), (None, None, None, None));
 }
 
 #[test]
@@ -64,12 +56,7 @@ fn values_are_checked_as_sent_spaces_and_case_included() {
 #[test]
 fn number_of_speakers_is_accepted_from_0_to_5() {
     for n in 0..=5 {
-        assert_eq!(
-            job(|p| p.number_of_speakers = Some(n))
-                .unwrap()
-                .number_of_speakers,
-            n as u8
-        );
+        assert_eq!(job(|p| p.number_of_speakers = Some(n)).unwrap().number_of_speakers, n as u8);
     }
     for n in [-1, 6, i64::MIN, i64::MAX] {
         rejects(
@@ -113,11 +100,7 @@ fn enum_parameters_name_their_allowed_values() {
         "transcriptionType",
         "transcriptionType must be one of: transcription, captions, translatedSubtitles",
     );
-    rejects(
-        job(|p| p.job_type = s("DIRECT")),
-        "jobType",
-        "jobType must be one of: perfect, direct",
-    );
+    rejects(job(|p| p.job_type = s("DIRECT")), "jobType", "jobType must be one of: perfect, direct");
     rejects(
         job(|p| p.transcription_style = s("clean")),
         "transcriptionStyle",
@@ -136,19 +119,9 @@ fn enum_parameters_name_their_allowed_values() {
 #[test]
 fn an_explicit_transcription_style_becomes_job_options() {
     let r = job(|p| p.transcription_style = s("verbatim")).unwrap();
-    assert_eq!(
-        r.job_options,
-        Some(JobOptions {
-            transcription_style: TranscriptionStyle::Verbatim
-        })
-    );
+    assert_eq!(r.job_options, Some(JobOptions { transcription_style: TranscriptionStyle::Verbatim }));
     let r = job(|p| p.transcription_style = s("cleanread")).unwrap();
-    assert_eq!(
-        r.job_options,
-        Some(JobOptions {
-            transcription_style: TranscriptionStyle::Cleanread
-        })
-    );
+    assert_eq!(r.job_options, Some(JobOptions { transcription_style: TranscriptionStyle::Cleanread }));
 }
 
 #[test]
@@ -179,18 +152,12 @@ fn turnaround_time_defaults_for_manual_jobs_and_is_refused_for_direct_ones() {
     };
     assert_eq!(perfect("transcription"), Some(TurnaroundTime::FiveDays));
     assert_eq!(perfect("captions"), Some(TurnaroundTime::FiveDays));
-    assert_eq!(
-        perfect("translatedSubtitles"),
-        Some(TurnaroundTime::SevenDays)
-    );
+    assert_eq!(perfect("translatedSubtitles"), Some(TurnaroundTime::SevenDays));
     let chosen = job(|p| {
         p.job_type = s("perfect");
         p.turnaround_time = s("ONE_DAY");
     });
-    assert_eq!(
-        chosen.unwrap().turnaround_time,
-        Some(TurnaroundTime::OneDay)
-    );
+    assert_eq!(chosen.unwrap().turnaround_time, Some(TurnaroundTime::OneDay));
     rejects(
         job(|p| p.turnaround_time = s("FIVE_DAYS")),
         "turnaroundTime",
@@ -234,58 +201,24 @@ fn target_language_comes_from_the_list_of_the_job_type() {
 
 #[test]
 fn callback_url_must_be_absolute_http() {
-    assert!(
-        job(|p| p.callback_url = s("https://hooks.example.org/scribe?x=1"))
-            .unwrap()
-            .callback_url
-            .is_some()
-    );
+    assert!(job(|p| p.callback_url = s("https://hooks.example.org/scribe?x=1")).unwrap().callback_url.is_some());
     for bad in ["hooks.example.org", "ftp://h/x", "not a url"] {
-        assert_eq!(
-            job(|p| p.callback_url = s(bad)).unwrap_err().field,
-            "callbackUrl",
-            "{bad}"
-        );
+        assert_eq!(job(|p| p.callback_url = s(bad)).unwrap_err().field, "callbackUrl", "{bad}");
     }
 }
 
 #[test]
 fn glossary_id_must_be_an_id() {
-    assert_eq!(
-        job(|p| p.glossary_id = s("g-1"))
-            .unwrap()
-            .glossary_id
-            .unwrap()
-            .as_str(),
-        "g-1"
-    );
-    assert_eq!(
-        job(|p| p.glossary_id = s("../etc")).unwrap_err().field,
-        "glossaryId"
-    );
+    assert_eq!(job(|p| p.glossary_id = s("g-1")).unwrap().glossary_id.unwrap().as_str(), "g-1");
+    assert_eq!(job(|p| p.glossary_id = s("../etc")).unwrap_err().field, "glossaryId");
 }
 
 #[test]
 fn a_url_job_needs_an_http_source_url() {
-    let params = |url: Option<&str>| UrlJobParams {
-        source_url: url.map(str::to_owned),
-        job: JobParams::default(),
-    };
-    rejects(
-        params(None).validate(),
-        "sourceUrl",
-        "sourceUrl is required",
-    );
-    assert_eq!(
-        params(Some("file:///etc/passwd"))
-            .validate()
-            .unwrap_err()
-            .field,
-        "sourceUrl"
-    );
-    let (url, request) = params(Some("http://127.0.0.1:9/jfk.wav"))
-        .validate()
-        .unwrap();
+    let params = |url: Option<&str>| UrlJobParams { source_url: url.map(str::to_owned), job: JobParams::default() };
+    rejects(params(None).validate(), "sourceUrl", "sourceUrl is required");
+    assert_eq!(params(Some("file:///etc/passwd")).validate().unwrap_err().field, "sourceUrl");
+    let (url, request) = params(Some("http://127.0.0.1:9/jfk.wav")).validate().unwrap();
     assert_eq!(url.file_name(), "jfk.wav");
     assert_eq!(request, job(|_| {}).unwrap());
 }
@@ -297,10 +230,7 @@ fn a_url_job_body_reads_the_spec_json_field_names() {
         "jobType": "perfect", "numberOfSpeakers": 3, "callbackUrl": "https://example.org/cb",
         "glossaryId": "g1", "turnaroundTime": "TEN_DAYS"
     });
-    let (_, r) = serde_json::from_value::<UrlJobParams>(body)
-        .unwrap()
-        .validate()
-        .unwrap();
+    let (_, r) = serde_json::from_value::<UrlJobParams>(body).unwrap().validate().unwrap();
     assert_eq!(r.language.code(), "nl");
     assert_eq!(r.transcription_type, TranscriptionType::Captions);
     assert_eq!(r.number_of_speakers, 3);
@@ -310,14 +240,8 @@ fn a_url_job_body_reads_the_spec_json_field_names() {
 
 // --- POST /jobs/translatedSubtitles
 
-fn translation(
-    f: impl FnOnce(&mut TranslationParams),
-) -> Result<TranslationRequest, ValidationError> {
-    let mut p = TranslationParams {
-        source_job_id: s("j1"),
-        target_language: s("pl"),
-        ..Default::default()
-    };
+fn translation(f: impl FnOnce(&mut TranslationParams)) -> Result<TranslationRequest, ValidationError> {
+    let mut p = TranslationParams { source_job_id: s("j1"), target_language: s("pl"), ..Default::default() };
     f(&mut p);
     p.validate()
 }
@@ -326,42 +250,17 @@ fn translation(
 fn a_translation_request_needs_a_source_job_and_a_perfect_target_language() {
     let r = translation(|_| {}).unwrap();
     assert_eq!(r.turnaround_time, TurnaroundTime::SevenDays);
-    assert_eq!(
-        (r.source_job_id.as_str(), r.target_language.code()),
-        ("j1", "pl")
-    );
-    rejects(
-        translation(|p| p.source_job_id = None),
-        "sourceJobId",
-        "sourceJobId is required",
-    );
-    rejects(
-        translation(|p| p.target_language = None),
-        "targetLanguage",
-        "targetLanguage is required",
-    );
-    assert_eq!(
-        translation(|p| p.target_language = s("uk"))
-            .unwrap_err()
-            .field,
-        "targetLanguage"
-    );
-    assert_eq!(
-        translation(|p| p.turnaround_time = s("TWO_DAYS"))
-            .unwrap()
-            .turnaround_time,
-        TurnaroundTime::TwoDays
-    );
+    assert_eq!((r.source_job_id.as_str(), r.target_language.code()), ("j1", "pl"));
+    rejects(translation(|p| p.source_job_id = None), "sourceJobId", "sourceJobId is required");
+    rejects(translation(|p| p.target_language = None), "targetLanguage", "targetLanguage is required");
+    assert_eq!(translation(|p| p.target_language = s("uk")).unwrap_err().field, "targetLanguage");
+    assert_eq!(translation(|p| p.turnaround_time = s("TWO_DAYS")).unwrap().turnaround_time, TurnaroundTime::TwoDays);
 }
 
 #[test]
 fn translation_notes_are_bounded() {
     assert_eq!(
-        translation(|p| p.notes = s(&"n".repeat(MAX_NOTES_CHARS)))
-            .unwrap()
-            .notes
-            .unwrap()
-            .len(),
+        translation(|p| p.notes = s(&"n".repeat(MAX_NOTES_CHARS))).unwrap().notes.unwrap().len(),
         MAX_NOTES_CHARS
     );
     rejects(
@@ -391,11 +290,7 @@ fn page_size_is_accepted_from_1_to_100() {
     assert_eq!(list(|p| p.page_size = Some(1)).unwrap().page_size, 1);
     assert_eq!(list(|p| p.page_size = Some(100)).unwrap().page_size, 100);
     for n in [0, 101, -1] {
-        rejects(
-            list(|p| p.page_size = Some(n)),
-            "pageSize",
-            "pageSize must be between 1 and 100",
-        );
+        rejects(list(|p| p.page_size = Some(n)), "pageSize", "pageSize must be between 1 and 100");
     }
 }
 
@@ -407,36 +302,21 @@ fn pages_count_from_zero() {
     })
     .unwrap();
     assert_eq!(f.offset(), 30);
-    rejects(
-        list(|p| p.page = Some(-1)),
-        "page",
-        "page must be 0 or more (pages count from 0)",
-    );
+    rejects(list(|p| p.page = Some(-1)), "page", "page must be 0 or more (pages count from 0)");
     let far = list(|p| {
         p.page = Some(i64::MAX);
         p.page_size = Some(100);
     });
-    assert_eq!(
-        far.unwrap().offset(),
-        u64::MAX,
-        "a far page saturates instead of overflowing"
-    );
+    assert_eq!(far.unwrap().offset(), u64::MAX, "a far page saturates instead of overflowing");
 }
 
 #[test]
 fn the_status_filter_accepts_open_error_and_done_only() {
     for st in ["OPEN", "ERROR", "DONE"] {
-        assert_eq!(
-            list(|p| p.status = s(st)).unwrap().status.unwrap().as_str(),
-            st
-        );
+        assert_eq!(list(|p| p.status = s(st)).unwrap().status.unwrap().as_str(), st);
     }
     for bad in ["BUSY", "open", "FINISHED"] {
-        rejects(
-            list(|p| p.status = s(bad)),
-            "status",
-            "status must be one of: OPEN, ERROR, DONE",
-        );
+        rejects(list(|p| p.status = s(bad)), "status", "status must be one of: OPEN, ERROR, DONE");
     }
 }
 
@@ -451,10 +331,7 @@ fn list_filters_are_parsed() {
     assert_eq!(f.job_id.unwrap().as_str(), "j1");
     assert_eq!(f.job_type, Some(JobType::Perfect));
     assert_eq!(f.transcription_type, Some(TranscriptionType::Captions));
-    assert_eq!(
-        list(|p| p.job_type = s("auto")).unwrap_err().field,
-        "jobType"
-    );
+    assert_eq!(list(|p| p.job_type = s("auto")).unwrap_err().field, "jobType");
 }
 
 #[test]
@@ -482,11 +359,7 @@ fn the_list_filter_matches_on_every_given_field() {
     assert!(!list(|p| p.status = s("OPEN")).unwrap().matches(&job));
     assert!(!list(|p| p.job_id = s("j2")).unwrap().matches(&job));
     assert!(!list(|p| p.job_type = s("perfect")).unwrap().matches(&job));
-    assert!(
-        !list(|p| p.transcription_type = s("captions"))
-            .unwrap()
-            .matches(&job)
-    );
+    assert!(!list(|p| p.transcription_type = s("captions")).unwrap().matches(&job));
     let all = list(|p| {
         p.job_id = s("j1");
         p.job_type = s("direct");
@@ -499,82 +372,43 @@ fn the_list_filter_matches_on_every_given_field() {
 // --- Glossaries
 
 fn glossary(f: impl FnOnce(&mut GlossaryParams)) -> Result<GlossaryContent, ValidationError> {
-    let mut p = GlossaryParams {
-        name: s("Team"),
-        ..Default::default()
-    };
+    let mut p = GlossaryParams { name: s("Team"), ..Default::default() };
     f(&mut p);
     p.validate()
 }
 
 fn item(name: Option<&str>, description: Option<&str>) -> GlossaryItemParams {
-    GlossaryItemParams {
-        name: name.map(str::to_owned),
-        description: description.map(str::to_owned),
-    }
+    GlossaryItemParams { name: name.map(str::to_owned), description: description.map(str::to_owned) }
 }
 
 #[test]
 fn a_glossary_needs_a_name_of_at_most_60_characters() {
     rejects(glossary(|p| p.name = None), "name", "name is required");
     rejects(glossary(|p| p.name = s("   ")), "name", "name is required");
-    assert!(
-        glossary(|p| p.name = s(&"é".repeat(60))).is_ok(),
-        "60 characters, 120 bytes"
-    );
-    rejects(
-        glossary(|p| p.name = s(&"a".repeat(61))),
-        "name",
-        "name must be at most 60 characters long",
-    );
+    assert!(glossary(|p| p.name = s(&"é".repeat(60))).is_ok(), "60 characters, 120 bytes");
+    rejects(glossary(|p| p.name = s(&"a".repeat(61))), "name", "name must be at most 60 characters long");
 }
 
 #[test]
 fn glossary_names_are_at_most_250_of_at_most_20_characters() {
-    assert_eq!(
-        glossary(|p| p.names = Some(vec!["n".repeat(20); 250]))
-            .unwrap()
-            .names
-            .len(),
-        250
-    );
-    rejects(
-        glossary(|p| p.names = Some(vec!["n".into(); 251])),
-        "names",
-        "names must have at most 250 entries",
-    );
+    assert_eq!(glossary(|p| p.names = Some(vec!["n".repeat(20); 250])).unwrap().names.len(), 250);
+    rejects(glossary(|p| p.names = Some(vec!["n".into(); 251])), "names", "names must have at most 250 entries");
     rejects(
         glossary(|p| p.names = Some(vec!["ok".into(), "n".repeat(21)])),
         "names[1]",
         "names[1] must be at most 20 characters long",
     );
-    rejects(
-        glossary(|p| p.names = Some(vec!["".into()])),
-        "names[0]",
-        "names[0] must not be empty",
-    );
+    rejects(glossary(|p| p.names = Some(vec!["".into()])), "names[0]", "names[0] must not be empty");
 }
 
 #[test]
 fn glossary_items_are_at_most_750_with_bounded_names_and_descriptions() {
     let many = |n: usize| Some(vec![item(Some("term"), None); n]);
     assert_eq!(glossary(|p| p.items = many(750)).unwrap().items.len(), 750);
+    rejects(glossary(|p| p.items = many(751)), "items", "items must have at most 750 entries");
+    assert!(glossary(|p| p.items = Some(vec![item(Some(&"t".repeat(60)), Some(&"d".repeat(200)))])).is_ok());
     rejects(
-        glossary(|p| p.items = many(751)),
-        "items",
-        "items must have at most 750 entries",
-    );
-    assert!(
-        glossary(|p| p.items = Some(vec![item(Some(&"t".repeat(60)), Some(&"d".repeat(200)))]))
-            .is_ok()
-    );
-    rejects(
-        glossary(|p| {
-            p.items = Some(vec![
-                item(Some("a"), None),
-                item(Some(&"t".repeat(61)), None),
-            ])
-        }),
+        glossary(|p| p.items = Some(vec![item(Some("a"), None), item(Some(&"t".repeat(61)), None)])),
         "items[1].name",
         "items[1].name must be at most 60 characters long",
     );
@@ -583,11 +417,7 @@ fn glossary_items_are_at_most_750_with_bounded_names_and_descriptions() {
         "items[0].description",
         "items[0].description must be at most 200 characters long",
     );
-    rejects(
-        glossary(|p| p.items = Some(vec![item(None, Some("x"))])),
-        "items[0].name",
-        "items[0].name is required",
-    );
+    rejects(glossary(|p| p.items = Some(vec![item(None, Some("x"))])), "items[0].name", "items[0].name is required");
 }
 
 #[test]
@@ -596,48 +426,23 @@ fn a_glossary_body_reads_the_spec_json_and_ignores_returned_only_fields() {
         "name": "Team", "names": ["Ada"], "items": [{"name": "ASR", "description": "speech recognition"}],
         "id": "ignored", "userName": "ignored", "created": 1
     });
-    let content = serde_json::from_value::<GlossaryParams>(body)
-        .unwrap()
-        .validate()
-        .unwrap();
-    assert_eq!(
-        content.items[0].description.as_deref(),
-        Some("speech recognition")
-    );
+    let content = serde_json::from_value::<GlossaryParams>(body).unwrap().validate().unwrap();
+    assert_eq!(content.items[0].description.as_deref(), Some("speech recognition"));
 }
 
 #[test]
 fn glossary_sorting_defaults_to_newest_first() {
     let sort = ListGlossariesParams::default().validate().unwrap();
-    assert_eq!(
-        (sort.by, sort.direction),
-        (GlossarySortField::Created, SortDirection::Desc)
-    );
-    let sort = ListGlossariesParams {
-        sort_by: s("userName"),
-        sort_direction: s("ASC"),
-    }
-    .validate()
-    .unwrap();
-    assert_eq!(
-        (sort.by, sort.direction),
-        (GlossarySortField::UserName, SortDirection::Asc)
-    );
+    assert_eq!((sort.by, sort.direction), (GlossarySortField::Created, SortDirection::Desc));
+    let sort = ListGlossariesParams { sort_by: s("userName"), sort_direction: s("ASC") }.validate().unwrap();
+    assert_eq!((sort.by, sort.direction), (GlossarySortField::UserName, SortDirection::Asc));
     rejects(
-        ListGlossariesParams {
-            sort_by: s("names"),
-            sort_direction: None,
-        }
-        .validate(),
+        ListGlossariesParams { sort_by: s("names"), sort_direction: None }.validate(),
         "sortBy",
         "sortBy must be one of: id, name, created, userName",
     );
     rejects(
-        ListGlossariesParams {
-            sort_by: None,
-            sort_direction: s("UP"),
-        }
-        .validate(),
+        ListGlossariesParams { sort_by: None, sort_direction: s("UP") }.validate(),
         "sortDirection",
         "sortDirection must be one of: DESC, ASC",
     );

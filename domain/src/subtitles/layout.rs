@@ -42,13 +42,7 @@ pub(crate) fn layout(words: &[Word], params: &SubtitleParams) -> Vec<Draft> {
 }
 
 /// Lays out `words[from..to]`, one speaker's run, appending drafts in order.
-fn layout_run(
-    words: &[Word],
-    from: usize,
-    to: usize,
-    params: &SubtitleParams,
-    out: &mut Vec<Draft>,
-) {
+fn layout_run(words: &[Word], from: usize, to: usize, params: &SubtitleParams, out: &mut Vec<Draft>) {
     let n = to - from;
     let w = &words[from..to];
     let max_chars = params.max_chars_per_row();
@@ -62,13 +56,7 @@ fn layout_run(
     let row_len = |i: usize, j: usize| prefix[j] - prefix[i] + (j - i - 1);
     // gap_cost[k] = cost of a break between w[k-1] and w[k].
     let gap_cost: Vec<f64> = (0..=n)
-        .map(|k| {
-            if k == 0 || k == n {
-                0.0
-            } else {
-                break_cost(&w[k - 1].text, &w[k].text, w[k].start - w[k - 1].end)
-            }
-        })
+        .map(|k| if k == 0 || k == n { 0.0 } else { break_cost(&w[k - 1].text, &w[k].text, w[k].start - w[k - 1].end) })
         .collect();
     // Where the silence after word k ends: the next word, in this run or after it.
     let next_start = |k: usize| words.get(from + k + 1).map_or(f64::INFINITY, |x| x.start);
@@ -83,23 +71,20 @@ fn layout_run(
             }
             let span = w[j - 1].end - w[i].start;
             let single = j - i == 1;
-            if !single
-                && (span > max_rows as f64 * per_row || row_len(i, j) > max_rows * max_chars + 1)
-            {
+            if !single && (span > max_rows as f64 * per_row || row_len(i, j) > max_rows * max_chars + 1) {
                 break; // longer cues only get worse
             }
             // Rows: one if it fits in text and time, else the best feasible two-row break.
-            let (rows, row_break, layout_cost) =
-                if single || (row_len(i, j) <= max_chars && span <= per_row) {
-                    (1, None, 0.0)
-                } else if max_rows >= 2 && span <= 2.0 * per_row {
-                    match best_row_break(i, j, &row_len, &gap_cost, max_chars) {
-                        Some((m, c)) => (2, Some(m), c),
-                        None => continue,
-                    }
-                } else {
-                    continue;
-                };
+            let (rows, row_break, layout_cost) = if single || (row_len(i, j) <= max_chars && span <= per_row) {
+                (1, None, 0.0)
+            } else if max_rows >= 2 && span <= 2.0 * per_row {
+                match best_row_break(i, j, &row_len, &gap_cost, max_chars) {
+                    Some((m, c)) => (2, Some(m), c),
+                    None => continue,
+                }
+            } else {
+                continue;
+            };
             let inside: f64 = (i + 1..j)
                 .map(|k| {
                     let before = &w[k - 1].text;
@@ -113,12 +98,8 @@ fn layout_run(
                 .sum();
             // Time the cue could get: up to the next word (less the gap), the limit, and the hang.
             let start = w[i].start;
-            let limit = (next_start(j - 1) - MIN_GAP)
-                .min(start + rows as f64 * per_row)
-                .min(w[j - 1].end + MAX_HANG);
-            let available = (limit - start)
-                .max(span.min(rows as f64 * per_row))
-                .max(1e-3);
+            let limit = (next_start(j - 1) - MIN_GAP).min(start + rows as f64 * per_row).min(w[j - 1].end + MAX_HANG);
+            let available = (limit - start).max(span.min(rows as f64 * per_row)).max(1e-3);
             let chars = row_len(i, j) as f64;
             let speed = CPS_COST * (chars / available - MAX_CPS).max(0.0);
             let short = SHORT_COST * (MIN_DURATION - available).max(0.0);
@@ -133,22 +114,12 @@ fn layout_run(
     let mut j = n;
     while j > 0 {
         let (_, i, row_break) = best[j];
-        let join = |a: usize, b: usize| {
-            w[a..b]
-                .iter()
-                .map(|x| x.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
+        let join = |a: usize, b: usize| w[a..b].iter().map(|x| x.text.as_str()).collect::<Vec<_>>().join(" ");
         let lines = match row_break {
             Some(m) => vec![join(i, m), join(m, j)],
             None => vec![join(i, j)],
         };
-        cues.push(Draft {
-            first: from + i,
-            last: from + j,
-            lines,
-        });
+        cues.push(Draft { first: from + i, last: from + j, lines });
         j = i;
     }
     out.extend(cues.into_iter().rev());
@@ -166,15 +137,8 @@ fn best_row_break(
         .filter(|&m| row_len(i, m) <= max_chars && row_len(m, j) <= max_chars)
         .map(|m| {
             let (top, bottom) = (row_len(i, m) as f64, row_len(m, j) as f64);
-            let orphan = if 3.0 * top.min(bottom) < top.max(bottom) {
-                ORPHAN_ROW_COST
-            } else {
-                0.0
-            };
-            (
-                m,
-                gap_cost[m] + IMBALANCE_COST * (top - bottom).abs() / max_chars as f64 + orphan,
-            )
+            let orphan = if 3.0 * top.min(bottom) < top.max(bottom) { ORPHAN_ROW_COST } else { 0.0 };
+            (m, gap_cost[m] + IMBALANCE_COST * (top - bottom).abs() / max_chars as f64 + orphan)
         })
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }

@@ -71,8 +71,7 @@ impl Cue {
 
     /// Characters a viewer reads, counting one space between rows.
     pub fn chars(&self) -> usize {
-        self.lines.iter().map(|l| l.chars().count()).sum::<usize>()
-            + self.lines.len().saturating_sub(1)
+        self.lines.iter().map(|l| l.chars().count()).sum::<usize>() + self.lines.len().saturating_sub(1)
     }
 }
 

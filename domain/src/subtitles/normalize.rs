@@ -21,18 +21,10 @@ pub(crate) fn normalize(words: &[TimedWord], max_chars: usize) -> Vec<Word> {
             continue;
         }
         let start = w.start.max(0.0).max(last_start);
-        let end = if w.end.is_finite() {
-            w.end.max(start)
-        } else {
-            start
-        };
+        let end = if w.end.is_finite() { w.end.max(start) } else { start };
         last_start = start;
         // Control characters become spaces; whitespace separates tokens.
-        let clean: String = w
-            .text
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
+        let clean: String = w.text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
         let mut pieces: Vec<String> = Vec::new();
         for token in clean.split_whitespace() {
             let chars: Vec<char> = token.chars().collect();
@@ -45,19 +37,9 @@ pub(crate) fn normalize(words: &[TimedWord], max_chars: usize) -> Vec<Word> {
         let mut t = start;
         for p in pieces {
             let chars = p.chars().count();
-            let share = if total == 0 {
-                0.0
-            } else {
-                (end - start) * chars as f64 / total as f64
-            };
+            let share = if total == 0 { 0.0 } else { (end - start) * chars as f64 / total as f64 };
             let piece_end = (t + share).min(end);
-            out.push(Word {
-                start: t,
-                end: piece_end,
-                text: p,
-                chars,
-                speaker: w.speaker.clone(),
-            });
+            out.push(Word { start: t, end: piece_end, text: p, chars, speaker: w.speaker.clone() });
             t = piece_end;
         }
     }
@@ -69,29 +51,16 @@ mod tests {
     use super::*;
 
     fn tw(start: f64, end: f64, text: &str) -> TimedWord {
-        TimedWord {
-            start,
-            end,
-            text: text.into(),
-            speaker: "S1".into(),
-        }
+        TimedWord { start, end, text: text.into(), speaker: "S1".into() }
     }
 
     #[test]
     fn cleans_times_and_text() {
         let words = normalize(
-            &[
-                tw(1.0, 0.5, " hi "),
-                tw(f64::NAN, 2.0, "lost"),
-                tw(0.8, f64::INFINITY, "back"),
-                tw(2.0, 3.0, "  "),
-            ],
+            &[tw(1.0, 0.5, " hi "), tw(f64::NAN, 2.0, "lost"), tw(0.8, f64::INFINITY, "back"), tw(2.0, 3.0, "  ")],
             42,
         );
-        let got: Vec<(f64, f64, &str)> = words
-            .iter()
-            .map(|w| (w.start, w.end, w.text.as_str()))
-            .collect();
+        let got: Vec<(f64, f64, &str)> = words.iter().map(|w| (w.start, w.end, w.text.as_str())).collect();
         assert_eq!(got, vec![(1.0, 1.0, "hi"), (1.0, 1.0, "back")]);
     }
 

@@ -54,15 +54,8 @@ pub fn report(cues: &[Cue], params: &SubtitleParams) -> QualityReport {
     };
     let mut readable = 0usize;
     for (k, c) in cues.iter().enumerate() {
-        r.rows_too_long += c
-            .lines
-            .iter()
-            .filter(|l| l.chars().count() > params.max_chars_per_row())
-            .count();
-        if c.lines.is_empty()
-            || c.lines.len() > params.max_rows()
-            || c.lines.iter().any(|l| l.trim().is_empty())
-        {
+        r.rows_too_long += c.lines.iter().filter(|l| l.chars().count() > params.max_chars_per_row()).count();
+        if c.lines.is_empty() || c.lines.len() > params.max_rows() || c.lines.iter().any(|l| l.trim().is_empty()) {
             r.bad_row_count += 1;
         }
         let d = c.duration();
@@ -89,11 +82,7 @@ pub fn report(cues: &[Cue], params: &SubtitleParams) -> QualityReport {
         let mut durations: Vec<f64> = cues.iter().map(Cue::duration).collect();
         durations.sort_by(f64::total_cmp);
         let n = durations.len();
-        r.median_duration = if n % 2 == 1 {
-            durations[n / 2]
-        } else {
-            (durations[n / 2 - 1] + durations[n / 2]) / 2.0
-        };
+        r.median_duration = if n % 2 == 1 { durations[n / 2] } else { (durations[n / 2 - 1] + durations[n / 2]) / 2.0 };
         r.min_duration = durations[0];
     }
     r
@@ -105,32 +94,12 @@ impl fmt::Display for QualityReport {
         writeln!(f, "hard limits violated         {}", self.hard_violations())?;
         writeln!(f, "  rows too long              {}", self.rows_too_long)?;
         writeln!(f, "  too many or empty rows     {}", self.bad_row_count)?;
-        writeln!(
-            f,
-            "  too long on screen         {}",
-            self.too_long_on_screen
-        )?;
+        writeln!(f, "  too long on screen         {}", self.too_long_on_screen)?;
         writeln!(f, "  overlapping                {}", self.overlapping)?;
-        writeln!(
-            f,
-            "gaps under two frames        {}",
-            self.gaps_under_two_frames
-        )?;
-        writeln!(
-            f,
-            "shorter than 5/6 s           {}",
-            self.shorter_than_minimum
-        )?;
-        writeln!(
-            f,
-            "within 20 chars/s            {:.1} %",
-            100.0 * self.within_reading_speed
-        )?;
-        writeln!(
-            f,
-            "median duration              {:.3} s",
-            self.median_duration
-        )?;
+        writeln!(f, "gaps under two frames        {}", self.gaps_under_two_frames)?;
+        writeln!(f, "shorter than 5/6 s           {}", self.shorter_than_minimum)?;
+        writeln!(f, "within 20 chars/s            {:.1} %", 100.0 * self.within_reading_speed)?;
+        writeln!(f, "median duration              {:.3} s", self.median_duration)?;
         write!(f, "minimum duration             {:.3} s", self.min_duration)
     }
 }

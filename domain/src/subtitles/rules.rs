@@ -32,8 +32,7 @@ pub(crate) fn ends_sentence(word: &str) -> bool {
         '.' => {
             let stem = bare(core);
             !(TITLES.contains(&stem.as_str())
-                || (stem.chars().count() == 1
-                    && core.chars().next().is_some_and(char::is_uppercase)))
+                || (stem.chars().count() == 1 && core.chars().next().is_some_and(char::is_uppercase)))
         }
         _ => false,
     }
@@ -41,10 +40,7 @@ pub(crate) fn ends_sentence(word: &str) -> bool {
 
 /// Whether the word ends with clause punctuation (comma, semicolon, colon, dash).
 pub(crate) fn ends_clause(word: &str) -> bool {
-    matches!(
-        word.trim_end_matches(CLOSERS).chars().last(),
-        Some(',' | ';' | ':' | '–' | '—' | '-')
-    )
+    matches!(word.trim_end_matches(CLOSERS).chars().last(), Some(',' | ';' | ':' | '–' | '—' | '-'))
 }
 
 /// Whether breaking between `a` and `b` splits a unit the style guides keep together.
@@ -56,10 +52,7 @@ pub(crate) fn forbidden_split(a: &str, b: &str) -> bool {
         return false; // punctuation ends the unit ("for you, ask")
     }
     let w = bare(a);
-    if ARTICLES.contains(&w.as_str())
-        || PREPOSITIONS.contains(&w.as_str())
-        || TITLES.contains(&w.as_str())
-    {
+    if ARTICLES.contains(&w.as_str()) || PREPOSITIONS.contains(&w.as_str()) || TITLES.contains(&w.as_str()) {
         return true;
     }
     if a.ends_with('.') {
@@ -67,49 +60,39 @@ pub(crate) fn forbidden_split(a: &str, b: &str) -> bool {
     }
     // Pronoun|verb and auxiliary|verb, unless what follows is plainly not a verb ("do | for").
     let next = bare(b);
-    let not_a_verb = [ARTICLES, PREPOSITIONS, CONJUNCTIONS]
-        .iter()
-        .any(|l| l.contains(&next.as_str()));
+    let not_a_verb = [ARTICLES, PREPOSITIONS, CONJUNCTIONS].iter().any(|l| l.contains(&next.as_str()));
     if (PRONOUNS.contains(&w.as_str()) || AUXILIARIES.contains(&w.as_str())) && !not_a_verb {
         return true;
     }
     // First|last name and other multi-word names: two capitalised words in a row ("New York").
-    let capital = |s: &str| {
-        s.chars()
-            .find(|c| c.is_alphabetic())
-            .is_some_and(char::is_uppercase)
-    };
+    let capital = |s: &str| s.chars().find(|c| c.is_alphabetic()).is_some_and(char::is_uppercase);
     w != "i" && capital(a) && capital(b)
 }
 
 /// The word in lower case without surrounding punctuation (apostrophes inside are kept).
 fn bare(word: &str) -> String {
-    word.trim_matches(|c: char| !c.is_alphanumeric())
-        .to_lowercase()
+    word.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()
 }
 
 const CLOSERS: &[char] = &['"', '\'', '”', '’', ')', ']', '»'];
 
 const ARTICLES: &[&str] = &[
-    "a", "an", "the", "this", "these", "those", "my", "your", "his", "her", "its", "our", "their",
-    "every", "each", "some", "no", "any",
+    "a", "an", "the", "this", "these", "those", "my", "your", "his", "her", "its", "our", "their", "every", "each",
+    "some", "no", "any",
 ];
 const PREPOSITIONS: &[&str] = &[
-    "of", "in", "on", "at", "to", "for", "with", "from", "by", "about", "into", "onto", "over",
-    "under", "through", "between", "after", "before", "without", "during", "upon", "within",
-    "across", "against", "among", "toward", "towards",
+    "of", "in", "on", "at", "to", "for", "with", "from", "by", "about", "into", "onto", "over", "under", "through",
+    "between", "after", "before", "without", "during", "upon", "within", "across", "against", "among", "toward",
+    "towards",
 ];
-const PRONOUNS: &[&str] = &[
-    "i", "you", "he", "she", "we", "they", "i'm", "you're", "we're", "they're", "i've", "i'll",
-];
+const PRONOUNS: &[&str] = &["i", "you", "he", "she", "we", "they", "i'm", "you're", "we're", "they're", "i've", "i'll"];
 const AUXILIARIES: &[&str] = &[
-    "am", "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did",
-    "will", "would", "shall", "should", "can", "could", "may", "might", "must", "don't", "doesn't",
-    "didn't", "can't", "won't", "isn't", "aren't", "wasn't", "weren't",
+    "am", "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "will", "would",
+    "shall", "should", "can", "could", "may", "might", "must", "don't", "doesn't", "didn't", "can't", "won't", "isn't",
+    "aren't", "wasn't", "weren't",
 ];
-const CONJUNCTIONS: &[&str] = &[
-    "and", "but", "or", "nor", "so", "because", "which", "who", "when", "while", "if", "that",
-];
+const CONJUNCTIONS: &[&str] =
+    &["and", "but", "or", "nor", "so", "because", "which", "who", "when", "while", "if", "that"];
 const TITLES: &[&str] = &["mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "mt"];
 
 #[cfg(test)]
@@ -137,10 +120,7 @@ mod tests {
         assert!(!forbidden_split("you,", "ask"));
         assert!(!forbidden_split("country", "can"));
         assert!(!forbidden_split("this.", "But"));
-        assert!(
-            !forbidden_split("do", "for"),
-            "a main verb before a preposition"
-        );
+        assert!(!forbidden_split("do", "for"), "a main verb before a preposition");
     }
 
     #[test]
@@ -150,9 +130,6 @@ mod tests {
         let p = break_cost("country", "can", 0.0);
         let f = break_cost("the", "nation", 0.0);
         assert!(s < c && c < p && p < f);
-        assert!(
-            break_cost("country", "can", 0.8) < p,
-            "a pause makes a break better"
-        );
+        assert!(break_cost("country", "can", 0.8) < p, "a pause makes a break better");
     }
 }

@@ -35,12 +35,7 @@ pub(crate) fn time(drafts: Vec<Draft>, words: &[Word], params: &SubtitleParams) 
         // Never into the next cue's gap, never shorter than one frame, never over the limit.
         end = end.min(latest).max(start + MIN_VISIBLE).min(max_end);
         let speaker = words[d.first].speaker.clone();
-        cues.push(Cue {
-            start,
-            end,
-            lines: d.lines,
-            speaker,
-        });
+        cues.push(Cue { start, end, lines: d.lines, speaker });
     }
     cues
 }

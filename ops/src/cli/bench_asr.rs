@@ -80,7 +80,13 @@ pub fn run(args: BenchAsrArgs) -> anyhow::Result<()> {
     let (header, rows) = english_clips(&corpus)?;
     let audio_s: f64 = rows.iter().map(|r| r.duration_s).sum();
     let warmup = rows.iter().min_by(|a, b| a.duration_s.total_cmp(&b.duration_s)).context("no English clips")?;
-    eprintln!("{} English clips, {audio_s:.1} s of audio; beam {}, {} threads, VAD {}", rows.len(), args.beam, args.threads, if args.no_vad { "off" } else { "on" });
+    eprintln!(
+        "{} English clips, {audio_s:.1} s of audio; beam {}, {} threads, VAD {}",
+        rows.len(),
+        args.beam,
+        args.threads,
+        if args.no_vad { "off" } else { "on" }
+    );
 
     let mut table = Vec::new();
     for model in &args.models {
@@ -96,7 +102,10 @@ pub fn run(args: BenchAsrArgs) -> anyhow::Result<()> {
     }
 
     println!();
-    println!("{:<18}{:<24}{:>9}{:>9}{:>8}{:>14}{:>8}", "model", "engine", "audio s", "wall s", "RTF", "ratio fw/ours", "WER %");
+    println!(
+        "{:<18}{:<24}{:>9}{:>9}{:>8}{:>14}{:>8}",
+        "model", "engine", "audio s", "wall s", "RTF", "ratio fw/ours", "WER %"
+    );
     for (model, label, wall, wer, ours_wall) in table {
         let ratio = if label == "scribe (burn)" { "-".to_string() } else { format!("{:.2}", wall / ours_wall) };
         println!("{model:<18}{label:<24}{audio_s:>9.1}{wall:>9.2}{:>8.3}{ratio:>14}{wer:>8.2}", wall / audio_s);
@@ -118,7 +127,8 @@ fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
     let mut lines = text.lines();
     let header = lines.next().context("empty manifest")?.to_string();
     let cols: Vec<&str> = header.split('\t').collect();
-    let col = |name: &str| cols.iter().position(|c| *c == name).with_context(|| format!("manifest has no `{name}` column"));
+    let col =
+        |name: &str| cols.iter().position(|c| *c == name).with_context(|| format!("manifest has no `{name}` column"));
     let (file, lang, dur, task) = (col("file")?, col("language")?, col("duration_s")?, col("task")?);
     let mut clips = Vec::new();
     for line in lines {
@@ -128,7 +138,11 @@ fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
         if !is_asr || f[lang] != "en" || f[file].starts_with("audio/variants/") {
             continue;
         }
-        clips.push(Clip { file: f[file].to_string(), duration_s: f[dur].parse().unwrap_or(0.0), line: line.to_string() });
+        clips.push(Clip {
+            file: f[file].to_string(),
+            duration_s: f[dur].parse().unwrap_or(0.0),
+            line: line.to_string(),
+        });
     }
     Ok((header, clips))
 }

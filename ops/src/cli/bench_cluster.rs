@@ -25,10 +25,10 @@ use poem::web::{Data, Json, Path as UrlPath};
 use poem::{EndpointExt, Response, Route, handler};
 use scribe_actors::eventstore::throwaway_postgres::ThrowawayPostgres;
 use scribe_actors::eventstore::{EventStore, StoreLocation};
+use scribe_domain::VersionedEvent;
 use scribe_domain::account::AccountEvent;
 use scribe_domain::ids::{JobId, UserName, account_stream, job_stream};
 use scribe_domain::job::{JobEvent, Stage};
-use scribe_domain::VersionedEvent;
 use serde_json::Value;
 
 use super::server_process::ServerProcess;
@@ -136,7 +136,11 @@ async fn bench(args: BenchClusterArgs) -> anyhow::Result<()> {
         }
     }
     let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
-    let work = args.work_dir.clone().unwrap_or_else(std::env::temp_dir).join(format!("scribe-bench-cluster-{}", std::process::id()));
+    let work = args
+        .work_dir
+        .clone()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(format!("scribe-bench-cluster-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
     eprintln!("nodes' directories and logs in {}", work.display());
 
@@ -198,7 +202,13 @@ async fn bench(args: BenchClusterArgs) -> anyhow::Result<()> {
 }
 
 /// The check: see the module documentation.
-async fn check(args: &BenchClusterArgs, setup: &NodeSetup, location: &StoreLocation, store: &dyn EventStore, peer: &Arc<Peer>) -> anyhow::Result<()> {
+async fn check(
+    args: &BenchClusterArgs,
+    setup: &NodeSetup,
+    location: &StoreLocation,
+    store: &dyn EventStore,
+    peer: &Arc<Peer>,
+) -> anyhow::Result<()> {
     let mut nodes = Vec::new();
     for n in 0..args.nodes {
         nodes.push(start_node(setup, &format!("check-{n}")).await?);
@@ -220,7 +230,8 @@ async fn check(args: &BenchClusterArgs, setup: &NodeSetup, location: &StoreLocat
     eprintln!("{} jobs submitted to {} nodes", accepted.len(), nodes.len());
 
     // Kill the first node seen running the transcription of speech (it takes seconds).
-    let speech: Vec<String> = accepted.iter().filter(|j| j.kind != Kind::UploadTruncated).map(|j| format!("job-{}", j.job_id)).collect();
+    let speech: Vec<String> =
+        accepted.iter().filter(|j| j.kind != Kind::UploadTruncated).map(|j| format!("job-{}", j.job_id)).collect();
     let deadline = Instant::now() + Duration::from_secs(300);
     let (taken, victim) = loop {
         if let Some((job, holder)) = transcribing(store, &speech).await? {
@@ -284,9 +295,12 @@ async fn check(args: &BenchClusterArgs, setup: &NodeSetup, location: &StoreLocat
             refunds_wrong.push(format!("{} ({:?}) refunded {refunds} times", job.job_id, job.kind));
         }
     }
-    let lost: Vec<&Accepted> = accepted.iter().filter(|j| !statuses.get(&j.job_id).is_some_and(|s| is_terminal(s))).collect();
-    let wrong: Vec<&Accepted> =
-        accepted.iter().filter(|j| statuses.get(&j.job_id).is_some_and(|s| is_terminal(s) && s != j.kind.expected())).collect();
+    let lost: Vec<&Accepted> =
+        accepted.iter().filter(|j| !statuses.get(&j.job_id).is_some_and(|s| is_terminal(s))).collect();
+    let wrong: Vec<&Accepted> = accepted
+        .iter()
+        .filter(|j| statuses.get(&j.job_id).is_some_and(|s| is_terminal(s) && s != j.kind.expected()))
+        .collect();
     let received = peer.received.lock().unwrap().clone();
     let mut per_job: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (job, hook) in &received {
@@ -334,19 +348,39 @@ async fn check(args: &BenchClusterArgs, setup: &NodeSetup, location: &StoreLocat
         println!("{line}");
     }
     for j in &wrong {
-        println!("unexpected: {} ({:?}, submitted to node {}) ended {:?}", j.job_id, j.kind, j.node, statuses.get(&j.job_id));
+        println!(
+            "unexpected: {} ({:?}, submitted to node {}) ended {:?}",
+            j.job_id,
+            j.kind,
+            j.node,
+            statuses.get(&j.job_id)
+        );
     }
     for line in doubled.iter().chain(&not_once).chain(&refunds_wrong) {
         println!("{line}");
     }
-    if !lost.is_empty() || !doubled.is_empty() || !wrong.is_empty() || !not_once.is_empty() || !refunds_wrong.is_empty() || !agree || !rebuilt_equal || taken_over == 0 {
+    if !lost.is_empty()
+        || !doubled.is_empty()
+        || !wrong.is_empty()
+        || !not_once.is_empty()
+        || !refunds_wrong.is_empty()
+        || !agree
+        || !rebuilt_equal
+        || taken_over == 0
+    {
         bail!("the cluster check failed");
     }
     Ok(())
 }
 
 /// Jobs per hour with 1..=nodes nodes on the same history, then the stores' throughput.
-async fn throughput(args: &BenchClusterArgs, setup: &NodeSetup, peer: &Arc<Peer>, jobs: usize, url: &str) -> anyhow::Result<()> {
+async fn throughput(
+    args: &BenchClusterArgs,
+    setup: &NodeSetup,
+    peer: &Arc<Peer>,
+    jobs: usize,
+    url: &str,
+) -> anyhow::Result<()> {
     let http = reqwest::Client::new();
     let mut rates = Vec::new();
     for count in 1..=args.nodes {
@@ -381,7 +415,10 @@ async fn throughput(args: &BenchClusterArgs, setup: &NodeSetup, peer: &Arc<Peer>
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!();
-    println!("jobs per hour ({jobs} uploads of en_jfk.wav, 11 s each, model {}; {cores} cores shared by every node)", args.model);
+    println!(
+        "jobs per hour ({jobs} uploads of en_jfk.wav, 11 s each, model {}; {cores} cores shared by every node)",
+        args.model
+    );
     for (count, per_hour) in &rates {
         println!("{count} node(s): {per_hour:>8.0} jobs/h  ({:.2}x one node)", per_hour / rates[0].1);
     }
@@ -476,7 +513,8 @@ async fn submit(http: &reqwest::Client, base: &str, key: &str, peer: &Peer, kind
         Kind::UploadSpeech | Kind::UploadTruncated => {
             let name = if kind == Kind::UploadSpeech { "en_jfk.wav" } else { "variants/corrupt_truncated.mp3" };
             let bytes = tokio::fs::read(peer.audio.join(name)).await?;
-            let part = reqwest::multipart::Part::bytes(bytes).file_name(name.rsplit('/').next().unwrap_or(name).to_owned());
+            let part =
+                reqwest::multipart::Part::bytes(bytes).file_name(name.rsplit('/').next().unwrap_or(name).to_owned());
             http.post(format!("{base}/jobs/upload-media"))
                 .query(&[("apiKey", key), ("language", "en"), ("callbackUrl", &callback_url)])
                 .multipart(reqwest::multipart::Form::new().part("file", part))
@@ -528,9 +566,17 @@ async fn list_all(http: &reqwest::Client, base: &str, key: &str) -> anyhow::Resu
 impl Peer {
     async fn start(audio: PathBuf) -> anyhow::Result<Arc<Peer>> {
         let acceptor = TcpListener::bind("127.0.0.1:0").into_acceptor().await?;
-        let addr = acceptor.local_addr().into_iter().next().and_then(|a| a.as_socket_addr().copied()).context("the peer's address")?;
+        let addr = acceptor
+            .local_addr()
+            .into_iter()
+            .next()
+            .and_then(|a| a.as_socket_addr().copied())
+            .context("the peer's address")?;
         let peer = Arc::new(Peer { addr: addr.to_string(), audio, received: Mutex::default() });
-        let app = Route::new().at("/media/:name", poem::get(serve_media)).at("/hook", poem::post(receive_callback)).data(peer.clone());
+        let app = Route::new()
+            .at("/media/:name", poem::get(serve_media))
+            .at("/hook", poem::post(receive_callback))
+            .data(peer.clone());
         tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app));
         Ok(peer)
     }
@@ -547,7 +593,11 @@ async fn serve_media(UrlPath(name): UrlPath<String>, peer: Data<&Arc<Peer>>) -> 
 
 /// `POST /hook`: records the job and the `webhook-id`, and acknowledges.
 #[handler]
-async fn receive_callback(Json(body): Json<Value>, headers: &poem::http::HeaderMap, peer: Data<&Arc<Peer>>) -> poem::http::StatusCode {
+async fn receive_callback(
+    Json(body): Json<Value>,
+    headers: &poem::http::HeaderMap,
+    peer: Data<&Arc<Peer>>,
+) -> poem::http::StatusCode {
     let job_id = body["jobId"].as_str().unwrap_or_default().to_string();
     let hook = headers.get("webhook-id").and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
     peer.received.lock().unwrap().push((job_id, hook));

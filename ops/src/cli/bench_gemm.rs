@@ -68,7 +68,10 @@ pub fn run(args: BenchGemmArgs) -> anyhow::Result<()> {
         bail!("--reps must be positive");
     }
     println!("threads: {}", threads());
-    println!("{:<16} {:>18} {:>10} {:>10} {:>10}  engine uses", "product", "m×inp→out", "hand ms", "gemm ms", "gemm÷hand");
+    println!(
+        "{:<16} {:>18} {:>10} {:>10} {:>10}  engine uses",
+        "product", "m×inp→out", "hand ms", "gemm ms", "gemm÷hand"
+    );
     let (mut wrong, mut rows) = (0, 0);
     for (s, engine_uses_hand) in ENCODER.iter().map(|s| (s, false)).chain(DECODER.iter().map(|s| (s, true))) {
         let w16: Vec<f16> = values(s.out * s.inp, 1).into_iter().map(f16::from_f32).collect();

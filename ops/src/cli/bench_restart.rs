@@ -17,10 +17,10 @@ use futures::StreamExt;
 use scribe_actors::eventstore::{EventStore, ExpectedVersion, NewEvent};
 use scribe_actors::runtime::open_event_store;
 use scribe_domain::Aggregate;
+use scribe_domain::VersionedEvent;
 use scribe_domain::ids::{JobId, UserName, job_stream};
 use scribe_domain::job::{JobAggregate, JobCommand, NewMedia, StoredMedia};
 use scribe_domain::requests::JobParams;
-use scribe_domain::VersionedEvent;
 
 use super::bench_env::{bench_key, in_scratch_dir};
 use super::server_process::ServerProcess;
@@ -71,7 +71,10 @@ fn bench(args: &BenchRestartArgs, work: &Path) -> anyhow::Result<()> {
     let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
     let client = reqwest::Client::new();
     let mut restart = Duration::ZERO;
-    for (label, stderr) in [("first start, read models built from the log", "serve-1.stderr"), ("restart, checkpointed read models", "serve-2.stderr")] {
+    for (label, stderr) in [
+        ("first start, read models built from the log", "serve-1.stderr"),
+        ("restart, checkpointed read models", "serve-2.stderr"),
+    ] {
         let launched = Instant::now();
         let mut server = ServerProcess::start(&data_dir, &models_dir, &[], &work.join(stderr))?;
         let listening = launched.elapsed();

@@ -57,7 +57,8 @@ fn bench(args: &BenchStatusArgs, work: &Path) -> anyhow::Result<()> {
     let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
     // The speech model is released before the load starts; the rate limiter still runs for every
     // request, with a limit this one client cannot reach.
-    let extra = ["--model-keep-alive", "1s", "--rate-per-second", "1000000000", "--rate-burst", "1000000000"].map(String::from);
+    let extra =
+        ["--model-keep-alive", "1s", "--rate-per-second", "1000000000", "--rate-burst", "1000000000"].map(String::from);
     let mut server = ServerProcess::start(&data_dir, &models_dir, &extra, &work.join("serve.stderr"))?;
     let path = format!("/api/jobs/status?apiKey={key}&jobId={job_id}");
     let answer = client_runtime.block_on(first_answer(&server.addr, &path))?;
@@ -84,10 +85,7 @@ fn bench(args: &BenchStatusArgs, work: &Path) -> anyhow::Result<()> {
     );
     println!("scribe serve:       {real:.0} requests/s");
     println!("bare poem handler:  {bare:.0} requests/s");
-    println!(
-        "ratio {ratio:.2} (goal >= {GOAL}): {}",
-        if ratio >= GOAL { "met" } else { "NOT met" }
-    );
+    println!("ratio {ratio:.2} (goal >= {GOAL}): {}", if ratio >= GOAL { "met" } else { "NOT met" });
     Ok(())
 }
 

@@ -142,7 +142,8 @@ fn round(args: &BenchUploadArgs, work: &Path, media: &Path, models_dir: &Path) -
     let peak = Arc::new(AtomicU64::new(baseline_kb));
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {
-        let (peak, stop, pid, every) = (peak.clone(), stop.clone(), server.pid(), Duration::from_millis(args.sample_ms.max(1)));
+        let (peak, stop, pid, every) =
+            (peak.clone(), stop.clone(), server.pid(), Duration::from_millis(args.sample_ms.max(1)));
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
                 if let Some(kb) = rss_kb(pid) {
@@ -181,7 +182,10 @@ fn write_wav(path: &Path, pcm_bytes: u64) -> anyhow::Result<()> {
     }
     let riff_size = u32::try_from(pcm_bytes + 36).unwrap_or(u32::MAX);
     let data_size = u32::try_from(pcm_bytes).unwrap_or(u32::MAX);
-    let mut file = std::io::BufWriter::with_capacity(BLOCK, File::create(path).with_context(|| format!("cannot create {}", path.display()))?);
+    let mut file = std::io::BufWriter::with_capacity(
+        BLOCK,
+        File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+    );
     let mut header = Vec::with_capacity(44);
     header.extend_from_slice(b"RIFF");
     header.extend_from_slice(&riff_size.to_le_bytes());
@@ -233,12 +237,7 @@ fn upload(addr: &str, key: &str, media: &Path) -> anyhow::Result<(u16, String)> 
             &format!("http://{addr}/api/jobs/upload-media"),
             [("apiKey", key), ("jobType", "perfect")],
         )?;
-        let response = reqwest::Client::new()
-            .post(url)
-            .multipart(form)
-            .send()
-            .await
-            .context("uploading")?;
+        let response = reqwest::Client::new().post(url).multipart(form).send().await.context("uploading")?;
         let status = response.status().as_u16();
         Ok((status, response.text().await.unwrap_or_default()))
     })

@@ -33,7 +33,10 @@ impl ServerProcess {
             .args(extra)
             // The benchmarks read some of its info lines; SCRIBE_NODE_LOG adds directives
             // (e.g. `scribe_actors=debug`) for looking into a failed run.
-            .env("SCRIBE_LOG", std::env::var("SCRIBE_NODE_LOG").map_or_else(|_| "info".to_owned(), |extra| format!("info,{extra}")))
+            .env(
+                "SCRIBE_LOG",
+                std::env::var("SCRIBE_NODE_LOG").map_or_else(|_| "info".to_owned(), |extra| format!("info,{extra}")),
+            )
             // The benchmark's own embedded store, never the operator's configured one.
             .env_remove("SCRIBE_EVENT_STORE")
             .env_remove("SCRIBE_CONFIG")

@@ -75,25 +75,15 @@ fn read_transcript(path: &Path) -> anyhow::Result<Transcript> {
             path.display()
         )
     })?;
-    serde_json::from_slice(&bytes).with_context(|| {
-        format!(
-            "{} is not a transcript in the export-json shape",
-            path.display()
-        )
-    })
+    serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not a transcript in the export-json shape", path.display()))
 }
 
 /// `maxCharsPerRow` → `max-chars-per-row`, the flag a user typed.
 fn flag(field: &str) -> String {
     field
         .chars()
-        .flat_map(|c| {
-            if c.is_ascii_uppercase() {
-                vec!['-', c.to_ascii_lowercase()]
-            } else {
-                vec![c]
-            }
-        })
+        .flat_map(|c| if c.is_ascii_uppercase() { vec!['-', c.to_ascii_lowercase()] } else { vec![c] })
         .collect()
 }
 
@@ -104,18 +94,12 @@ mod tests {
     #[test]
     fn job_ids_cannot_escape_the_data_directory() {
         assert!(transcript_path(Path::new("data"), "../etc/passwd").is_err());
-        assert_eq!(
-            transcript_path(Path::new("data"), "abc-1").unwrap(),
-            Path::new("data/transcripts/abc-1.json")
-        );
+        assert_eq!(transcript_path(Path::new("data"), "abc-1").unwrap(), Path::new("data/transcripts/abc-1.json"));
     }
 
     #[test]
     fn errors_name_the_flag() {
-        assert_eq!(
-            flag("maxScreenTimePerRowSeconds"),
-            "max-screen-time-per-row-seconds"
-        );
+        assert_eq!(flag("maxScreenTimePerRowSeconds"), "max-screen-time-per-row-seconds");
         let args = SubtitleReportArgs {
             job_id: Some("x".into()),
             file: None,
@@ -125,10 +109,7 @@ mod tests {
             max_screen_time_per_row_seconds: 2.0,
         };
         let err = run(args).unwrap_err().to_string();
-        assert!(
-            err.starts_with("--max-chars-per-row: maxCharsPerRow must be between 30 and 45"),
-            "{err}"
-        );
+        assert!(err.starts_with("--max-chars-per-row: maxCharsPerRow must be between 30 and 45"), "{err}");
     }
 
     #[test]
@@ -143,9 +124,6 @@ mod tests {
             max_screen_time_per_row_seconds: 2.0,
         };
         let err = format!("{:#}", run(args).unwrap_err());
-        assert!(
-            err.contains("transcripts/nope.json") && err.contains("DONE"),
-            "{err}"
-        );
+        assert!(err.contains("transcripts/nope.json") && err.contains("DONE"), "{err}");
     }
 }

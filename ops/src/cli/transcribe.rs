@@ -56,7 +56,9 @@ pub fn language_choice(code: &str) -> anyhow::Result<LanguageChoice> {
     }
     match to_whisper_code(code) {
         Some(whisper) => Ok(LanguageChoice::Fixed(whisper.to_string())),
-        None => bail!("Language `{code}` is not supported: Whisper does not know it (use a code like en-us, nl-be, fr, de, cmn or auto)"),
+        None => bail!(
+            "Language `{code}` is not supported: Whisper does not know it (use a code like en-us, nl-be, fr, de, cmn or auto)"
+        ),
     }
 }
 
@@ -98,8 +100,10 @@ pub fn run(args: TranscribeArgs) -> anyhow::Result<()> {
         let bar = bar.get_or_insert_with(|| {
             let b = ProgressBar::new(p.total_s.ceil() as u64);
             b.set_style(
-                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} s of audio (eta {eta})")
-                    .expect("valid template"),
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} s of audio (eta {eta})",
+                )
+                .expect("valid template"),
             );
             b
         });

@@ -24,7 +24,11 @@ fn probed() -> Vec<JobEvent> {
 
 #[test]
 fn given_a_free_stage_when_a_node_claims_it_then_the_node_holds_it() {
-    let state = given::<JobAggregate>(probed()).when(claim(Stage::Transcribe, "a", 5_000)).then([claimed(Stage::Transcribe, "a", 5_000)]);
+    let state = given::<JobAggregate>(probed()).when(claim(Stage::Transcribe, "a", 5_000)).then([claimed(
+        Stage::Transcribe,
+        "a",
+        5_000,
+    )]);
     assert_eq!(state.claim_status("a", 5_001), ClaimStatus::Mine { until_ms: 5_000 + LEASE });
     assert_eq!(state.claim_status("b", 5_001), ClaimStatus::Other { node: "a".into(), until_ms: 5_000 + LEASE });
     // A lease of this node that ran out is claimed again before the work runs.
@@ -39,14 +43,22 @@ fn given_a_held_stage_when_another_node_claims_it_then_it_is_refused_until_the_l
         .when(claim(Stage::Transcribe, "b", 5_000 + LEASE - 1))
         .then_refused(JobRefusal::WorkHeldByOther { node: "a".into(), until_ms: 5_000 + LEASE });
     // The holder died: its lease ran out, and the other node takes the stage over.
-    given::<JobAggregate>(history).when(claim(Stage::Transcribe, "b", 5_000 + LEASE)).then([claimed(Stage::Transcribe, "b", 5_000 + LEASE)]);
+    given::<JobAggregate>(history).when(claim(Stage::Transcribe, "b", 5_000 + LEASE)).then([claimed(
+        Stage::Transcribe,
+        "b",
+        5_000 + LEASE,
+    )]);
 }
 
 #[test]
 fn given_a_held_stage_when_its_holder_claims_again_then_the_lease_is_renewed() {
     let mut history = probed();
     history.push(claimed(Stage::Transcribe, "a", 5_000));
-    let state = given::<JobAggregate>(history).when(claim(Stage::Transcribe, "a", 9_000)).then([claimed(Stage::Transcribe, "a", 9_000)]);
+    let state = given::<JobAggregate>(history).when(claim(Stage::Transcribe, "a", 9_000)).then([claimed(
+        Stage::Transcribe,
+        "a",
+        9_000,
+    )]);
     assert_eq!(state.claim.unwrap().until_ms, 9_000 + LEASE);
 }
 
@@ -67,9 +79,11 @@ fn a_claim_covers_only_its_stage() {
 #[test]
 fn a_finished_job_with_a_callback_due_is_claimed_for_its_delivery_and_a_deleted_one_is_not() {
     let history = done(request(with_callback));
-    given::<JobAggregate>(history.clone())
-        .when(claim(Stage::DeliverCallback, "a", 5_000))
-        .then([claimed(Stage::DeliverCallback, "a", 5_000)]);
+    given::<JobAggregate>(history.clone()).when(claim(Stage::DeliverCallback, "a", 5_000)).then([claimed(
+        Stage::DeliverCallback,
+        "a",
+        5_000,
+    )]);
     let mut deleted = history;
     deleted.push(JobEvent::JobDeleted { by: user("ann"), at_ms: 4_000 });
     given::<JobAggregate>(deleted).when(claim(Stage::DeliverCallback, "a", 5_000)).then_refused(JobRefusal::Deleted);
@@ -85,5 +99,9 @@ fn a_claim_round_trips_through_its_stored_form() {
     future["stage"] = serde_json::json!("diarize");
     let decoded = JobEvent::decode(&future).unwrap();
     let state = JobAggregate::replay(&[submitted(request(|_| {})), vec![decoded]].concat());
-    assert_eq!(state.claim_status("other", 5_001), ClaimStatus::Free, "a stage this version does not know holds nothing");
+    assert_eq!(
+        state.claim_status("other", 5_001),
+        ClaimStatus::Free,
+        "a stage this version does not know holds nothing"
+    );
 }

@@ -14,11 +14,9 @@ fn edited(revision: u32, path: &str, at_ms: u64) -> JobEvent {
 
 #[test]
 fn given_a_done_job_when_its_owner_edits_then_revision_1_becomes_the_transcript() {
-    let state = given::<JobAggregate>(done(request(|_| {}))).when(edit("ann", "media/j1/work/edit-1.json", 5_000)).then([edited(
-        1,
-        "media/j1/work/edit-1.json",
-        5_000,
-    )]);
+    let state = given::<JobAggregate>(done(request(|_| {})))
+        .when(edit("ann", "media/j1/work/edit-1.json", 5_000))
+        .then([edited(1, "media/j1/work/edit-1.json", 5_000)]);
     let transcript = state.transcript.clone().expect("a transcript");
     assert_eq!(transcript.path, "media/j1/work/edit-1.json");
     assert_eq!(transcript.words, 21);
@@ -39,12 +37,16 @@ fn given_a_done_job_when_another_account_edits_then_forbidden() {
 
 #[test]
 fn given_an_open_job_when_edited_then_not_finished() {
-    given::<JobAggregate>(transcribed(request(|_| {}))).when(edit("ann", "x.json", 5_000)).then_refused(JobRefusal::NotFinished);
+    given::<JobAggregate>(transcribed(request(|_| {})))
+        .when(edit("ann", "x.json", 5_000))
+        .then_refused(JobRefusal::NotFinished);
 }
 
 #[test]
 fn given_a_failed_job_when_edited_then_refused_as_finished_in_error() {
-    given::<JobAggregate>(failed(request(|_| {}))).when(edit("ann", "x.json", 5_000)).then_refused(JobRefusal::Finished(JobStatus::Error));
+    given::<JobAggregate>(failed(request(|_| {})))
+        .when(edit("ann", "x.json", 5_000))
+        .then_refused(JobRefusal::Finished(JobStatus::Error));
 }
 
 #[test]

@@ -48,38 +48,29 @@ struct Start {
 }
 
 fn start() -> impl Strategy<Value = Start> {
-    (
-        any::<bool>(),
-        0u8..3,
-        any::<bool>(),
-        prop::bool::weighted(0.15),
-        any::<bool>(),
+    (any::<bool>(), 0u8..3, any::<bool>(), prop::bool::weighted(0.15), any::<bool>()).prop_map(
+        |(perfect, kind, callback, translation_request, on_disk)| Start {
+            perfect,
+            kind,
+            callback,
+            translation_request,
+            on_disk,
+        },
     )
-        .prop_map(
-            |(perfect, kind, callback, translation_request, on_disk)| Start {
-                perfect,
-                kind,
-                callback,
-                translation_request,
-                on_disk,
-            },
-        )
 }
 
 fn first_command(s: &Start) -> JobCommand {
     if s.translation_request {
         let mut command = request_translation(captions_source(|_| {}));
         if let JobCommand::RequestTranslation { request, .. } = &mut command {
-            request.callback_url = s.callback.then(|| {
-                crate::http_url::HttpUrl::parse_field("callbackUrl", "https://h/cb").unwrap()
-            });
+            request.callback_url =
+                s.callback.then(|| crate::http_url::HttpUrl::parse_field("callbackUrl", "https://h/cb").unwrap());
         }
         return command;
     }
     let r = request(|p| {
         p.job_type = Some(if s.perfect { "perfect" } else { "direct" }.into());
-        p.transcription_type =
-            Some(["transcription", "captions", "translatedSubtitles"][s.kind as usize].into());
+        p.transcription_type = Some(["transcription", "captions", "translatedSubtitles"][s.kind as usize].into());
         if s.kind == 2 {
             p.target_language = Some("en".into());
         }
@@ -88,21 +79,9 @@ fn first_command(s: &Start) -> JobCommand {
         }
     });
     match submit(r) {
-        JobCommand::Submit {
-            job_id,
-            owner,
-            at_ms,
-            request,
-            source,
-            ..
-        } => JobCommand::Submit {
-            job_id,
-            owner,
-            at_ms,
-            request,
-            source,
-            media: s.on_disk.then(media),
-        },
+        JobCommand::Submit { job_id, owner, at_ms, request, source, .. } => {
+            JobCommand::Submit { job_id, owner, at_ms, request, source, media: s.on_disk.then(media) }
+        }
         other => other,
     }
 }
@@ -110,15 +89,8 @@ fn first_command(s: &Start) -> JobCommand {
 fn command(op: &Op, at_ms: u64) -> JobCommand {
     match op {
         Op::Submit => submit(request(|_| {})),
-        Op::StoreMedia => JobCommand::RecordMediaStored {
-            media: media(),
-            at_ms,
-        },
-        Op::Probe(ms) => JobCommand::RecordMediaProbed {
-            duration_ms: *ms,
-            fails_with: None,
-            at_ms,
-        },
+        Op::StoreMedia => JobCommand::RecordMediaStored { media: media(), at_ms },
+        Op::Probe(ms) => JobCommand::RecordMediaProbed { duration_ms: *ms, fails_with: None, at_ms },
         Op::Start => JobCommand::StartTranscription { at_ms },
         Op::Transcript(detect) => JobCommand::RecordTranscript {
             path: "t.json".into(),
@@ -126,44 +98,27 @@ fn command(op: &Op, at_ms: u64) -> JobCommand {
             words: 5,
             at_ms,
         },
-        Op::Translate => JobCommand::RecordTranslation {
-            path: "tr.json".into(),
-            at_ms,
-        },
+        Op::Translate => JobCommand::RecordTranslation { path: "tr.json".into(), at_ms },
         Op::Complete => JobCommand::Complete { at_ms },
-        Op::Fail => JobCommand::Fail {
-            error_msg: "No speech found".into(),
-            at_ms,
-        },
+        Op::Fail => JobCommand::Fail { error_msg: "No speech found".into(), at_ms },
         Op::Callback(code, next) => JobCommand::RecordCallbackAttempt {
-            outcome: code.map_or(
-                CallbackOutcome::Error("connection refused".into()),
-                CallbackOutcome::Status,
-            ),
+            outcome: code.map_or(CallbackOutcome::Error("connection refused".into()), CallbackOutcome::Status),
             at_ms,
             next_attempt_at_ms: next.then_some(at_ms + 30_000),
         },
-        Op::Delete(owner) => JobCommand::Delete {
-            by: user(if *owner { "ann" } else { "bob" }),
-            at_ms,
-        },
+        Op::Delete(owner) => JobCommand::Delete { by: user(if *owner { "ann" } else { "bob" }), at_ms },
     }
 }
 
 fn is_callback_event(e: &JobEvent) -> bool {
     matches!(
         e,
-        JobEvent::CallbackAttempted { .. }
-            | JobEvent::CallbackDelivered { .. }
-            | JobEvent::CallbackAbandoned { .. }
+        JobEvent::CallbackAttempted { .. } | JobEvent::CallbackDelivered { .. } | JobEvent::CallbackAbandoned { .. }
     )
 }
 
 fn is_terminal_event(e: &JobEvent) -> bool {
-    matches!(
-        e,
-        JobEvent::JobCompleted { .. } | JobEvent::JobFailed { .. }
-    )
+    matches!(e, JobEvent::JobCompleted { .. } | JobEvent::JobFailed { .. })
 }
 
 /// Runs the commands, checking each accepted step against the state before it; returns the
@@ -171,50 +126,32 @@ fn is_terminal_event(e: &JobEvent) -> bool {
 fn run(start: &Start, ops: &[Op]) -> Result<(Vec<JobEvent>, JobState), TestCaseError> {
     let mut state = JobState::default();
     let mut history = Vec::new();
-    let commands = std::iter::once(first_command(start)).chain(
-        ops.iter()
-            .enumerate()
-            .map(|(i, op)| command(op, 2_000 + i as u64)),
-    );
+    let commands = std::iter::once(first_command(start))
+        .chain(ops.iter().enumerate().map(|(i, op)| command(op, 2_000 + i as u64)));
     for command in commands {
         let Ok(events) = decide(&state, command.clone()) else {
             continue;
         };
-        prop_assert!(
-            !events.is_empty(),
-            "an accepted command records something: {command:?}"
-        );
+        prop_assert!(!events.is_empty(), "an accepted command records something: {command:?}");
         let before = state.status();
         if state.deleted {
             prop_assert!(false, "a deleted job accepted {command:?}");
         }
         if before.is_some_and(JobStatus::is_terminal) {
             prop_assert!(
-                events
-                    .iter()
-                    .all(|e| is_callback_event(e) || matches!(e, JobEvent::JobDeleted { .. })),
+                events.iter().all(|e| is_callback_event(e) || matches!(e, JobEvent::JobDeleted { .. })),
                 "after the end only callbacks and deletion: {events:?}"
             );
         }
         if events.iter().any(is_callback_event) {
-            prop_assert!(
-                before.is_some_and(JobStatus::is_terminal),
-                "callbacks only after the end"
-            );
-            prop_assert!(
-                !state.callback.is_settled(),
-                "no attempt after the callback settled"
-            );
+            prop_assert!(before.is_some_and(JobStatus::is_terminal), "callbacks only after the end");
+            prop_assert!(!state.callback.is_settled(), "no attempt after the callback settled");
         }
         for event in &events {
             state = evolve(state, event);
         }
         if let Some(status) = before.filter(|s| s.is_terminal()) {
-            prop_assert_eq!(
-                state.status(),
-                Some(status),
-                "a terminal status never changes"
-            );
+            prop_assert_eq!(state.status(), Some(status), "a terminal status never changes");
         }
         history.extend(events);
     }

@@ -45,7 +45,12 @@ fn submit_task(task: &str, by: &str, at_ms: u64) -> JobCommand {
 /// A manual transcription whose draft is ready and whose task tina claimed at 2 000.
 fn claimed_by_tina() -> Vec<JobEvent> {
     let mut h = transcribed(perfect(|_| {}));
-    h.push(JobEvent::TaskClaimed { task_id: transcribe_id(), by: user("tina"), lease_until_ms: 2_000 + LEASE, at_ms: 2_000 });
+    h.push(JobEvent::TaskClaimed {
+        task_id: transcribe_id(),
+        by: user("tina"),
+        lease_until_ms: 2_000 + LEASE,
+        at_ms: 2_000,
+    });
     h
 }
 
@@ -68,9 +73,14 @@ fn given_a_manual_draft_then_a_transcribe_task_is_due_after_the_turnaround() {
 
 #[test]
 fn given_an_open_task_when_an_eligible_transcriber_claims_it_then_they_hold_a_lease() {
-    given::<JobAggregate>(transcribed(perfect(|_| {})))
-        .when(claim(&transcribe_id(), tina(), 2_000))
-        .then([JobEvent::TaskClaimed { task_id: transcribe_id(), by: user("tina"), lease_until_ms: 2_000 + LEASE, at_ms: 2_000 }]);
+    given::<JobAggregate>(transcribed(perfect(|_| {}))).when(claim(&transcribe_id(), tina(), 2_000)).then([
+        JobEvent::TaskClaimed {
+            task_id: transcribe_id(),
+            by: user("tina"),
+            lease_until_ms: 2_000 + LEASE,
+            at_ms: 2_000,
+        },
+    ]);
 }
 
 #[test]
@@ -96,9 +106,14 @@ fn given_a_held_task_when_someone_else_claims_it_then_it_is_refused_until_the_le
 
 #[test]
 fn given_a_held_task_when_its_holder_claims_again_then_the_lease_is_renewed() {
-    given::<JobAggregate>(claimed_by_tina())
-        .when(claim(&transcribe_id(), tina(), 5_000))
-        .then([JobEvent::TaskClaimed { task_id: transcribe_id(), by: user("tina"), lease_until_ms: 5_000 + LEASE, at_ms: 5_000 }]);
+    given::<JobAggregate>(claimed_by_tina()).when(claim(&transcribe_id(), tina(), 5_000)).then([
+        JobEvent::TaskClaimed {
+            task_id: transcribe_id(),
+            by: user("tina"),
+            lease_until_ms: 5_000 + LEASE,
+            at_ms: 5_000,
+        },
+    ]);
 }
 
 #[test]
@@ -114,17 +129,15 @@ fn given_a_held_task_when_the_holder_saves_then_a_revision_is_recorded_and_the_l
             lease_until_ms: 3_000 + LEASE,
             at_ms: 3_000,
         }]);
-    let (events, _) = given::<JobAggregate>(
-        claimed_by_tina().into_iter().chain([JobEvent::DraftSaved {
-            task_id: transcribe_id(),
-            by: user("tina"),
-            revision: 1,
-            path: "a".into(),
-            words: 21,
-            lease_until_ms: 3_000 + LEASE,
-            at_ms: 3_000,
-        }]),
-    )
+    let (events, _) = given::<JobAggregate>(claimed_by_tina().into_iter().chain([JobEvent::DraftSaved {
+        task_id: transcribe_id(),
+        by: user("tina"),
+        revision: 1,
+        path: "a".into(),
+        words: 21,
+        lease_until_ms: 3_000 + LEASE,
+        at_ms: 3_000,
+    }]))
     .when(save(&transcribe_id(), "tina", "b", 4_000))
     .accepted();
     assert!(matches!(events[0], JobEvent::DraftSaved { revision: 2, .. }));
@@ -134,13 +147,19 @@ fn given_a_held_task_when_the_holder_saves_then_a_revision_is_recorded_and_the_l
 #[test]
 fn given_a_task_the_caller_does_not_hold_when_they_save_submit_or_release_then_it_is_refused() {
     let not_held = JobRefusal::TaskNotHeld(transcribe_id());
-    given::<JobAggregate>(claimed_by_tina()).when(save(&transcribe_id(), "otto", "x", 3_000)).then_refused(not_held.clone());
-    given::<JobAggregate>(claimed_by_tina()).when(submit_task(&transcribe_id(), "otto", 3_000)).then_refused(not_held.clone());
+    given::<JobAggregate>(claimed_by_tina())
+        .when(save(&transcribe_id(), "otto", "x", 3_000))
+        .then_refused(not_held.clone());
+    given::<JobAggregate>(claimed_by_tina())
+        .when(submit_task(&transcribe_id(), "otto", 3_000))
+        .then_refused(not_held.clone());
     given::<JobAggregate>(claimed_by_tina())
         .when(JobCommand::ReleaseTask { task_id: transcribe_id(), by: user("otto"), at_ms: 3_000 })
         .then_refused(not_held.clone());
     // A lease that ran out is not held any more, even by its former holder.
-    given::<JobAggregate>(claimed_by_tina()).when(save(&transcribe_id(), "tina", "x", 2_000 + LEASE)).then_refused(not_held);
+    given::<JobAggregate>(claimed_by_tina())
+        .when(save(&transcribe_id(), "tina", "x", 2_000 + LEASE))
+        .then_refused(not_held);
 }
 
 #[test]
@@ -164,7 +183,12 @@ fn given_a_held_task_when_released_then_it_returns_to_the_queue_with_its_draft()
     });
     let state = given::<JobAggregate>(history)
         .when(JobCommand::ReleaseTask { task_id: transcribe_id(), by: user("tina"), at_ms: 4_000 })
-        .then([JobEvent::TaskReleased { task_id: transcribe_id(), by: Some(user("tina")), expired: false, at_ms: 4_000 }]);
+        .then([JobEvent::TaskReleased {
+            task_id: transcribe_id(),
+            by: Some(user("tina")),
+            expired: false,
+            at_ms: 4_000,
+        }]);
     let task = state.task(&transcribe_id()).unwrap();
     assert_eq!((task.lease.as_ref(), task.revision.as_ref().map(|r| r.number)), (None, Some(1)));
 }
@@ -193,7 +217,13 @@ fn given_a_held_transcription_when_submitted_then_the_job_is_done_with_the_human
         at_ms: 3_000,
     });
     let state = given::<JobAggregate>(history).when(submit_task(&transcribe_id(), "tina", 4_000)).then([
-        JobEvent::TaskSubmitted { task_id: transcribe_id(), by: user("tina"), revision: 1, path: "media/j1/work/r1.json".into(), at_ms: 4_000 },
+        JobEvent::TaskSubmitted {
+            task_id: transcribe_id(),
+            by: user("tina"),
+            revision: 1,
+            path: "media/j1/work/r1.json".into(),
+            at_ms: 4_000,
+        },
         JobEvent::JobCompleted { at_ms: 4_000 },
     ]);
     assert_eq!(state.status(), Some(JobStatus::Done));
@@ -213,7 +243,13 @@ fn given_a_held_transcription_when_submitted_then_the_job_is_done_with_the_human
 #[test]
 fn given_an_unsaved_transcription_when_submitted_then_the_machine_draft_is_accepted_as_is() {
     given::<JobAggregate>(claimed_by_tina()).when(submit_task(&transcribe_id(), "tina", 4_000)).then([
-        JobEvent::TaskSubmitted { task_id: transcribe_id(), by: user("tina"), revision: 0, path: "transcripts/j1.json".into(), at_ms: 4_000 },
+        JobEvent::TaskSubmitted {
+            task_id: transcribe_id(),
+            by: user("tina"),
+            revision: 0,
+            path: "transcripts/j1.json".into(),
+            at_ms: 4_000,
+        },
         JobEvent::JobCompleted { at_ms: 4_000 },
     ]);
 }
@@ -225,11 +261,21 @@ fn given_translated_subtitles_ordered_at_submission_then_transcription_comes_fir
         p.target_language = Some("pt".into());
     });
     let mut history = transcribed(order);
-    history.push(JobEvent::TaskClaimed { task_id: transcribe_id(), by: user("tina"), lease_until_ms: 2_000 + LEASE, at_ms: 2_000 });
+    history.push(JobEvent::TaskClaimed {
+        task_id: transcribe_id(),
+        by: user("tina"),
+        lease_until_ms: 2_000 + LEASE,
+        at_ms: 2_000,
+    });
     let (events, state) = given::<JobAggregate>(history).when(submit_task(&transcribe_id(), "tina", 3_000)).accepted();
     assert_eq!(
         events[1],
-        JobEvent::TaskOpened { task_id: translate_id(), kind: TaskKind::Translate, deadline_ms: 1_000 + 7 * DAY_MS, at_ms: 3_000 }
+        JobEvent::TaskOpened {
+            task_id: translate_id(),
+            kind: TaskKind::Translate,
+            deadline_ms: 1_000 + 7 * DAY_MS,
+            at_ms: 3_000
+        }
     );
     assert_eq!(state.status(), Some(JobStatus::Open));
     assert_eq!(state.translation_source_path(), Some("transcripts/j1.json"));
@@ -242,7 +288,10 @@ fn given_translated_subtitles_ordered_at_submission_then_transcription_comes_fir
         decide(&state, submit_task(&translate_id(), "tom", 3_600)),
         Err(JobRefusal::NothingToSubmit(translate_id()))
     );
-    let state = decide(&state, save(&translate_id(), "tom", "media/j1/work/pt.json", 3_700)).unwrap().iter().fold(state, evolve);
+    let state = decide(&state, save(&translate_id(), "tom", "media/j1/work/pt.json", 3_700))
+        .unwrap()
+        .iter()
+        .fold(state, evolve);
     let events = decide(&state, submit_task(&translate_id(), "tom", 3_800)).unwrap();
     assert_eq!(
         events[1..],
@@ -280,7 +329,12 @@ fn given_a_deleted_manual_job_then_it_is_refunded_only_if_nobody_ever_claimed_it
     let unclaimed = JobAggregate::replay(&transcribed(perfect(|_| {})));
     assert!(unclaimed.refunded_on_delete());
     let mut released = claimed_by_tina();
-    released.push(JobEvent::TaskReleased { task_id: transcribe_id(), by: Some(user("tina")), expired: false, at_ms: 3_000 });
+    released.push(JobEvent::TaskReleased {
+        task_id: transcribe_id(),
+        by: Some(user("tina")),
+        expired: false,
+        at_ms: 3_000,
+    });
     assert!(!JobAggregate::replay(&released).refunded_on_delete());
     assert!(!JobAggregate::replay(&transcribed(request(|_| {}))).refunded_on_delete(), "direct jobs are machine work");
 }
@@ -305,7 +359,10 @@ fn given_a_draft_recorded_before_tasks_existed_then_the_pipeline_opens_its_task(
     let (events, state) = given::<JobAggregate>(history).when(JobCommand::OpenTask { at_ms: 9 }).accepted();
     assert!(matches!(events[0], JobEvent::TaskOpened { kind: TaskKind::Transcribe, .. }));
     assert_eq!(state.stage(), Stage::HumanWork);
-    assert_eq!(decide(&state, JobCommand::OpenTask { at_ms: 10 }).unwrap_err(), JobRefusal::OutOfOrder("only a manual job's draft waits for its first task"));
+    assert_eq!(
+        decide(&state, JobCommand::OpenTask { at_ms: 10 }).unwrap_err(),
+        JobRefusal::OutOfOrder("only a manual job's draft waits for its first task")
+    );
 }
 
 #[test]
@@ -313,7 +370,15 @@ fn task_events_round_trip_through_their_stored_form() {
     let events = [
         JobEvent::TaskOpened { task_id: "t".into(), kind: TaskKind::Translate, deadline_ms: 5, at_ms: 1 },
         JobEvent::TaskClaimed { task_id: "t".into(), by: user("tina"), lease_until_ms: 9, at_ms: 2 },
-        JobEvent::DraftSaved { task_id: "t".into(), by: user("tina"), revision: 3, path: "p".into(), words: 4, lease_until_ms: 9, at_ms: 3 },
+        JobEvent::DraftSaved {
+            task_id: "t".into(),
+            by: user("tina"),
+            revision: 3,
+            path: "p".into(),
+            words: 4,
+            lease_until_ms: 9,
+            at_ms: 3,
+        },
         JobEvent::TaskReleased { task_id: "t".into(), by: None, expired: true, at_ms: 4 },
         JobEvent::TaskSubmitted { task_id: "t".into(), by: user("tina"), revision: 3, path: "p".into(), at_ms: 5 },
     ];

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# The one command that runs every test: installs what is missing (ops/setup.sh), then runs the
-# whole workspace's tests in the release profile (burn is compiled once per run, and fast). One
-# cargo invocation builds everything, including the `scribe` binary the black-box tests start
-# (ops' own integration tests make cargo build it).
+# The one command that runs every test: installs what is missing (ops/setup.sh), checks the style
+# (rustfmt, clippy with warnings denied, the API documentation with warnings denied), then runs
+# the whole workspace's tests in the release profile (burn is compiled once per run, and fast).
+# One cargo invocation builds everything, including the `scribe` and `scribe-bench` binaries the
+# black-box tests start (their crates' own integration tests make cargo build them).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash ops/setup.sh
+cargo fmt --all -- --check
+cargo clippy --release --workspace --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --no-deps
 cargo test --release --workspace --no-fail-fast

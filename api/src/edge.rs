@@ -95,7 +95,7 @@ impl Edge {
         };
         self.metrics.observe(method.as_str(), label, status, elapsed);
         // A line per request is a formatted write to stderr on every call, a visible cost on
-        // `scribe bench status`: server errors are warnings, the rest is debug
+        // `scribe-bench status`: server errors are warnings, the rest is debug
         // (`SCRIBE_LOG=scribe_api=debug` shows every request).
         let latency_ms = elapsed.as_secs_f64() * 1000.0;
         if status.is_server_error() {

@@ -1,46 +1,26 @@
 //! The web app for customers and staff, served by the binary itself: `/` is the page, `/app/...`
 //! its script, style sheet and the vendored wavesurfer.js (waveform and regions; version pinned
-//! in the file names, taken from the npm registry). Every file is embedded at compile time with
-//! `include_bytes!`, so the app needs no CDN, no node build and no network at run time. The app
-//! talks only to the API under `/api`.
+//! in the file names, taken from the npm registry). Every file of `api/web/` is embedded at
+//! compile time (`rust-embed`, served by poem's embedded-files endpoints), so the app needs no
+//! CDN, no node build and no network at run time. The app talks only to the API under `/api`.
 
-use poem::http::{StatusCode, header};
-use poem::web::Path;
-use poem::{Response, handler};
+use poem::endpoint::{EmbeddedFileEndpoint, EmbeddedFilesEndpoint};
+use poem::http::header;
+use poem::middleware::SetHeader;
+use poem::{Endpoint, EndpointExt};
+use rust_embed::RustEmbed;
 
-/// One embedded file: its name under `/app/`, media type and bytes.
-struct Asset {
-    name: &'static str,
-    content_type: &'static str,
-    bytes: &'static [u8],
-}
+/// The page itself, `web/index.html`.
+#[derive(RustEmbed)]
+#[folder = "web/"]
+#[include = "index.html"]
+struct Page;
 
-const INDEX_HTML: &[u8] = include_bytes!("../web/index.html");
-
-const ASSETS: &[Asset] = &[
-    Asset { name: "app.js", content_type: "text/javascript; charset=utf-8", bytes: include_bytes!("../web/app.js") },
-    Asset {
-        name: "editor.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../web/editor.js"),
-    },
-    Asset { name: "app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../web/app.css") },
-    Asset {
-        name: "vendor/wavesurfer-7.12.1.min.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../web/vendor/wavesurfer-7.12.1.min.js"),
-    },
-    Asset {
-        name: "vendor/wavesurfer-regions-7.12.1.min.js",
-        content_type: "text/javascript; charset=utf-8",
-        bytes: include_bytes!("../web/vendor/wavesurfer-regions-7.12.1.min.js"),
-    },
-    Asset {
-        name: "vendor/wavesurfer-LICENSE.txt",
-        content_type: "text/plain; charset=utf-8",
-        bytes: include_bytes!("../web/vendor/wavesurfer-LICENSE.txt"),
-    },
-];
+/// Everything the page loads from `/app/`: `web/` without the page.
+#[derive(RustEmbed)]
+#[folder = "web/"]
+#[exclude = "index.html"]
+struct Assets;
 
 /// The page's content security policy: everything from this origin, nothing from elsewhere.
 /// (wavesurfer.js styles its shadow DOM with an inline `<style>`, hence `'unsafe-inline'` for
@@ -48,31 +28,23 @@ const ASSETS: &[Asset] = &[
 const CSP: &str = "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; style-src 'self' 'unsafe-inline'; \
 script-src 'self'; connect-src 'self'; frame-ancestors 'none'";
 
-/// `GET /`: the app's page.
-#[handler]
-pub fn index() -> Response {
-    Response::builder()
-        .header(header::CONTENT_TYPE, "text/html; charset=utf-8")
-        .header(header::CACHE_CONTROL, "no-cache")
-        .header(header::CONTENT_SECURITY_POLICY, CSP)
-        .header("x-content-type-options", "nosniff")
-        .body(INDEX_HTML)
+/// The headers every file of the app is served with: always revalidated (its ETag makes that
+/// cheap), and never sniffed into another type.
+fn app_headers() -> SetHeader {
+    SetHeader::new().overriding(header::CACHE_CONTROL, "no-cache").overriding("x-content-type-options", "nosniff")
 }
 
-/// `GET /app/*name`: a script, style sheet or vendored library of the app; 404 otherwise.
-#[handler]
-pub fn asset(Path(name): Path<String>) -> Response {
-    match ASSETS.iter().find(|a| a.name == name) {
-        Some(asset) => Response::builder()
-            .header(header::CONTENT_TYPE, asset.content_type)
-            .header(header::CACHE_CONTROL, "no-cache")
-            .header("x-content-type-options", "nosniff")
-            .body(asset.bytes),
-        None => Response::builder()
-            .status(StatusCode::NOT_FOUND)
-            .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
-            .body(format!("No file app/{name}")),
-    }
+/// `GET /`: the app's page.
+pub fn index() -> impl Endpoint {
+    EmbeddedFileEndpoint::<Page>::new("index.html")
+        .with(app_headers().overriding(header::CONTENT_SECURITY_POLICY, CSP))
+        .with(SetHeader::new().overriding(header::CONTENT_TYPE, "text/html; charset=utf-8"))
+}
+
+/// `GET /app/<name>`: a script, style sheet or vendored library of the app (its type from its
+/// name); 404 otherwise.
+pub fn assets() -> impl Endpoint {
+    EmbeddedFilesEndpoint::<Assets>::new().with(app_headers())
 }
 
 #[cfg(test)]
@@ -81,10 +53,11 @@ mod tests {
 
     #[test]
     fn the_page_loads_only_embedded_files_that_exist() {
-        let page = std::str::from_utf8(INDEX_HTML).unwrap();
+        let page = Page::get("index.html").expect("the page is embedded");
+        let page = std::str::from_utf8(&page.data).unwrap();
         for reference in page.split("\"/app/").skip(1) {
             let name = reference.split('"').next().unwrap();
-            assert!(ASSETS.iter().any(|a| a.name == name), "index.html loads app/{name}, which is not embedded");
+            assert!(Assets::get(name).is_some(), "index.html loads app/{name}, which is not embedded");
         }
         assert!(
             !page.contains("http://") && !page.contains("https://"),

@@ -392,10 +392,7 @@
     async function renderActions(j) {
       const parts = [];
       if (j.status === "ERROR") {
-        const why = el("div", { class: "error", role: "alert", id: "error-msg" }, "This job failed.");
-        parts.push(why);
-        // The status has no errorMsg; the editor's endpoint answers 409 with it.
-        api("GET", "/jobs/document", { params: { jobId } }).catch((e) => (why.textContent = `This job failed: ${e.message.replace(/^Job \S+ is ERROR: /, "")}`));
+        parts.push(el("div", { class: "error", role: "alert", id: "error-msg" }, j.errorMsg ? `This job failed: ${j.errorMsg}` : "This job failed."));
       }
       if (j.status === "DONE") {
         if (j.transcriptionType !== "translatedSubtitles") {

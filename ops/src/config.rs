@@ -1,6 +1,10 @@
 //! Service configuration: one value per setting, taken from the command line, else the
 //! environment (`SCRIBE_*`), else a TOML file, else the embedded default. With no configuration
 //! at all, `scribe serve` listens on 127.0.0.1:8080 and keeps everything under `./data`.
+//!
+//! clap reads the command line and the environment; figment layers what clap was given over the
+//! TOML file over the defaults ([`Layered`]), so each setting is named once per layer and merged
+//! in one place.
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
@@ -8,156 +12,238 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
+use figment::Figment;
+use figment::providers::{Format, Serialized, Toml};
 use scribe_actors::callbacks::CallbackSettings;
 use scribe_actors::eventstore::StoreLocation;
 use scribe_api::connections::ConnectionLimits;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
 
 /// How long an idle server keeps the speech model in memory.
 pub const DEFAULT_MODEL_KEEP_ALIVE: Duration = Duration::from_secs(300);
 
 /// Settings given on the command line or in the environment; `None` means "not given here".
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Serialize, Debug, Clone, Default)]
 pub struct ServeArgs {
     /// TOML file with any of the settings below (keys as the long flags, with `_` for `-`).
     #[arg(long, env = "SCRIBE_CONFIG")]
+    #[serde(skip)]
     pub config: Option<PathBuf>,
     /// Address to listen on.
     #[arg(long, env = "SCRIBE_BIND")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bind: Option<IpAddr>,
     /// Port to listen on.
     #[arg(long, env = "SCRIBE_PORT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
     /// Directory for the event store, media and transcripts.
     #[arg(long, env = "SCRIBE_DATA_DIR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<PathBuf>,
     /// Event store: `postgres://user:password@host/db` (PostgreSQL) or `esdb://host:2113` /
     /// `kurrentdb://...` (KurrentDB); default: the SQLite file `events.sqlite3` in the data directory.
     #[arg(long, env = "SCRIBE_EVENT_STORE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub event_store: Option<String>,
     /// Allow sourceUrl and callbackUrl to point at loopback, private and link-local addresses.
     #[arg(long, env = "SCRIBE_ALLOW_PRIVATE_URLS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_private_urls: Option<bool>,
     /// Directory holding the models installed by `ops/setup.sh`.
     #[arg(long, env = "SCRIBE_MODELS_DIR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub models_dir: Option<PathBuf>,
     /// Whisper model directory (default: `<models-dir>/whisper-base`).
     #[arg(long, env = "SCRIBE_MODEL_DIR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model_dir: Option<PathBuf>,
     /// Number of transcriptions run at once (each uses every core).
     #[arg(long, env = "SCRIBE_ASR_WORKERS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub asr_workers: Option<usize>,
     /// Public base URL of this server, used in signed download links (default: http://bind:port).
     #[arg(long, env = "SCRIBE_PUBLIC_URL")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_url: Option<String>,
     /// Longest waits before the callback retries, comma-separated; the last one repeats
     /// (default: 10s,30s,1m,5m,15m,1h). Each real wait is drawn between zero and that value.
     #[arg(long, env = "SCRIBE_CALLBACK_RETRIES", value_delimiter = ',', value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "humantime_list")]
     pub callback_retries: Option<Vec<Duration>>,
     /// How long the speech model stays in memory with no transcription to do (default: 5m;
     /// `0s` releases it after every job).
     #[arg(long, env = "SCRIBE_MODEL_KEEP_ALIVE", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub model_keep_alive: Option<Duration>,
     /// How long after a job ends its callback is still retried (default: 26h).
     #[arg(long, env = "SCRIBE_CALLBACK_MAX_AGE", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub callback_max_age: Option<Duration>,
     /// Requests per second each API key may make, sustained (default: 20); past it, HTTP 429.
     #[arg(long, env = "SCRIBE_RATE_PER_SECOND")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_per_second: Option<NonZeroU32>,
     /// Requests each API key may make in a burst above that rate (default: 50).
     #[arg(long, env = "SCRIBE_RATE_BURST")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_burst: Option<NonZeroU32>,
     /// Failed authentications (an unknown or empty apiKey) each client address may make per
     /// minute, sustained (default: 60); past the burst, HTTP 429. The address is the TCP peer:
     /// X-Forwarded-For is not trusted.
     #[arg(long, env = "SCRIBE_AUTH_FAILURES_PER_MINUTE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub auth_failures_per_minute: Option<NonZeroU32>,
     /// Failed authentications each client address may make in a burst (default: 100).
     #[arg(long, env = "SCRIBE_AUTH_FAILURES_BURST")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub auth_failures_burst: Option<NonZeroU32>,
     /// How long a transcriber's or translator's claim on a task lasts; every save renews it
     /// (default: 2h). When it runs out the task returns to the queue with its saved draft.
     #[arg(long, env = "SCRIBE_TASK_LEASE", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub task_lease: Option<Duration>,
     /// Longest a whole sourceUrl download may take, redirects included (default: 30m). A slower
     /// server fails its job with an errorMsg saying how much it sent in that time.
     #[arg(long, env = "SCRIBE_DOWNLOAD_DEADLINE", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub download_deadline: Option<Duration>,
     /// Longest media accepted, e.g. `4h` (default: no limit). A longer upload is refused (HTTP
     /// 400 on `file`, nothing charged); a longer sourceUrl fails its job when it is probed, with
     /// an errorMsg giving the limit and the length.
     #[arg(long, env = "SCRIBE_MAX_DURATION", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub max_duration: Option<Duration>,
     /// How long finished jobs' media and transcripts are kept, e.g. `30d` (default: until the
     /// owner deletes them). A job may ask for less with `deleteAfterSeconds`. An expired job
     /// answers 410; its history (`scribe replay`) keeps every event, `JobExpired` last.
     #[arg(long, env = "SCRIBE_RETENTION", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub retention: Option<Duration>,
     /// Directory for job files (media, transcripts, documents) and the download-link key. Every
     /// node sharing one event store must mount the same one (default: the data directory).
     #[arg(long, env = "SCRIBE_MEDIA_DIR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub media_dir: Option<PathBuf>,
     /// When nodes share an event store: how long a node's claim on a job's work lasts unless
     /// renewed (default: 30s). A dead node's work continues on another node after this.
     #[arg(long, env = "SCRIBE_CLAIM_LEASE", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub claim_lease: Option<Duration>,
     /// Longest a request's line and headers may take to arrive, from the connection's opening
     /// (or a later request's first byte); slower connections are closed (default: 30s).
     #[arg(long, env = "SCRIBE_HEADER_READ_TIMEOUT", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub header_read_timeout: Option<Duration>,
     /// Longest a keep-alive connection may stay silent between requests (default: 60s).
     #[arg(long, env = "SCRIBE_IDLE_TIMEOUT", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub idle_timeout: Option<Duration>,
     /// Longest a request body may go without sending a byte; the request then ends with 408
     /// (default: 60s). Slow uploads that keep moving are never cut.
     #[arg(long, env = "SCRIBE_BODY_TIMEOUT", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub body_timeout: Option<Duration>,
     /// Connections served at once (default: 512); more wait in the listen queue until one closes.
     #[arg(long, env = "SCRIBE_MAX_CONNECTIONS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_connections: Option<usize>,
 }
 
-/// The TOML file's shape: the same settings, all optional.
-#[derive(Deserialize, Debug, Default)]
+/// Every setting as the layers leave it: the defaults, under the TOML file, under what clap read
+/// from the command line and the environment. `None`: not set anywhere, and no default.
+#[derive(Serialize, Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
-struct FileConfig {
-    bind: Option<IpAddr>,
-    port: Option<u16>,
-    data_dir: Option<PathBuf>,
+struct Layered {
+    bind: IpAddr,
+    port: u16,
+    data_dir: PathBuf,
     event_store: Option<String>,
-    allow_private_urls: Option<bool>,
+    allow_private_urls: bool,
     models_dir: Option<PathBuf>,
     model_dir: Option<PathBuf>,
-    asr_workers: Option<usize>,
+    asr_workers: usize,
     public_url: Option<String>,
-    #[serde(default, deserialize_with = "durations")]
-    callback_retries: Option<Vec<Duration>>,
-    #[serde(default, deserialize_with = "duration")]
-    callback_max_age: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
-    model_keep_alive: Option<Duration>,
-    rate_per_second: Option<NonZeroU32>,
-    rate_burst: Option<NonZeroU32>,
-    auth_failures_per_minute: Option<NonZeroU32>,
-    auth_failures_burst: Option<NonZeroU32>,
-    #[serde(default, deserialize_with = "duration")]
-    task_lease: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
-    download_deadline: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
+    callback_retries: Vec<humantime_serde::Serde<Duration>>,
+    #[serde(with = "humantime_serde")]
+    callback_max_age: Duration,
+    #[serde(with = "humantime_serde")]
+    model_keep_alive: Duration,
+    rate_per_second: NonZeroU32,
+    rate_burst: NonZeroU32,
+    auth_failures_per_minute: NonZeroU32,
+    auth_failures_burst: NonZeroU32,
+    #[serde(with = "humantime_serde")]
+    task_lease: Duration,
+    #[serde(with = "humantime_serde")]
+    download_deadline: Duration,
+    #[serde(with = "humantime_serde")]
     max_duration: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(with = "humantime_serde")]
     retention: Option<Duration>,
     media_dir: Option<PathBuf>,
-    #[serde(default, deserialize_with = "duration")]
-    claim_lease: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
-    header_read_timeout: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
-    idle_timeout: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
-    body_timeout: Option<Duration>,
-    max_connections: Option<usize>,
+    #[serde(with = "humantime_serde")]
+    claim_lease: Duration,
+    #[serde(with = "humantime_serde")]
+    header_read_timeout: Duration,
+    #[serde(with = "humantime_serde")]
+    idle_timeout: Duration,
+    #[serde(with = "humantime_serde")]
+    body_timeout: Duration,
+    max_connections: usize,
+}
+
+impl Default for Layered {
+    fn default() -> Self {
+        let api = scribe_api::ApiSettings::default();
+        let callbacks = CallbackSettings::default();
+        let connections = ConnectionLimits::default();
+        Layered {
+            bind: IpAddr::from([127, 0, 0, 1]),
+            port: 8080,
+            data_dir: PathBuf::from("data"),
+            event_store: None,
+            allow_private_urls: false,
+            models_dir: None,
+            model_dir: None,
+            asr_workers: 1,
+            public_url: None,
+            callback_retries: callbacks.schedule.into_iter().map(Into::into).collect(),
+            callback_max_age: callbacks.max_age,
+            model_keep_alive: DEFAULT_MODEL_KEEP_ALIVE,
+            rate_per_second: api.rate_per_second,
+            rate_burst: api.rate_burst,
+            auth_failures_per_minute: api.auth_failures_per_minute,
+            auth_failures_burst: api.auth_failures_burst,
+            task_lease: api.task_lease,
+            download_deadline: scribe_actors::media::fetch::DEFAULT_DOWNLOAD_DEADLINE,
+            max_duration: None,
+            retention: None,
+            media_dir: None,
+            claim_lease: scribe_actors::cluster::DEFAULT_CLAIM_LEASE,
+            header_read_timeout: connections.header_read_timeout,
+            idle_timeout: connections.idle_timeout,
+            body_timeout: connections.body_timeout,
+            max_connections: connections.max_connections,
+        }
+    }
+}
+
+impl Layered {
+    /// The defaults, then the TOML file at `config_file` if one is named, then `given` (the
+    /// settings clap read; unset ones are left out of its serialized form).
+    fn from(config_file: Option<&Path>, given: &impl Serialize) -> anyhow::Result<Layered> {
+        let mut figment = Figment::from(Serialized::defaults(Layered::default()));
+        if let Some(path) = config_file {
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
+            figment = figment.merge(Toml::string(&text));
+        }
+        figment.merge(Serialized::defaults(given)).extract().with_context(|| match config_file {
+            Some(path) => format!("invalid configuration (config file {})", path.display()),
+            None => "invalid configuration".to_owned(),
+        })
+    }
 }
 
 /// Resolved configuration.
@@ -212,81 +298,52 @@ impl Config {
     /// Resolves every setting: command line, then environment (both through clap), then the
     /// TOML file, then the default.
     pub fn resolve(args: &ServeArgs) -> anyhow::Result<Config> {
-        let file = match &args.config {
-            Some(path) => read_file(path)?,
-            None => FileConfig::default(),
+        let layered = Layered::from(args.config.as_deref(), args)?;
+        let connections = ConnectionLimits {
+            header_read_timeout: layered.header_read_timeout,
+            idle_timeout: layered.idle_timeout,
+            body_timeout: layered.body_timeout,
+            max_connections: layered.max_connections,
         };
-        let connections = connection_limits(args, &file)?;
-        let bind = args.bind.or(file.bind).unwrap_or(IpAddr::from([127, 0, 0, 1]));
-        let port = args.port.or(file.port).unwrap_or(8080);
-        let data_dir = args.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
-        let event_store =
-            StoreLocation::from_setting(args.event_store.as_deref().or(file.event_store.as_deref()), &data_dir)?;
-        let media_dir = args.media_dir.clone().or(file.media_dir).unwrap_or_else(|| data_dir.clone());
-        let claim_lease = args.claim_lease.or(file.claim_lease).unwrap_or(scribe_actors::cluster::DEFAULT_CLAIM_LEASE);
-        if claim_lease < Duration::from_secs(1) {
+        check_connection_limits(&connections)?;
+        if layered.claim_lease < Duration::from_secs(1) {
             anyhow::bail!("--claim-lease must be at least 1s (it is renewed every third of it)");
         }
-        let models_dir = args.models_dir.clone().or(file.models_dir).unwrap_or_else(default_models_dir);
-        let model_dir = args.model_dir.clone().or(file.model_dir).unwrap_or_else(|| models_dir.join("whisper-base"));
-        let asr_workers = args.asr_workers.or(file.asr_workers).unwrap_or(1).max(1);
-        let public_url = args.public_url.clone().or(file.public_url);
-        let defaults = scribe_api::ApiSettings::default();
-        let mut callbacks = CallbackSettings::default();
-        if let Some(schedule) = args.callback_retries.clone().or(file.callback_retries) {
-            callbacks.schedule = schedule;
-        }
-        if let Some(max_age) = args.callback_max_age.or(file.callback_max_age) {
-            callbacks.max_age = max_age;
-        }
+        let event_store = StoreLocation::from_setting(layered.event_store.as_deref(), &layered.data_dir)?;
+        let models_dir = layered.models_dir.unwrap_or_else(default_models_dir);
         Ok(Config {
-            bind,
-            port,
-            data_dir,
+            bind: layered.bind,
+            port: layered.port,
             event_store,
-            allow_private_urls: args.allow_private_urls.or(file.allow_private_urls).unwrap_or(false),
+            media_dir: layered.media_dir.unwrap_or_else(|| layered.data_dir.clone()),
+            data_dir: layered.data_dir,
+            allow_private_urls: layered.allow_private_urls,
+            model_dir: layered.model_dir.unwrap_or_else(|| models_dir.join("whisper-base")),
             models_dir,
-            model_dir,
-            asr_workers,
-            public_url: public_url.map(|u| u.trim_end_matches('/').to_string()),
-            callbacks,
-            model_keep_alive: args.model_keep_alive.or(file.model_keep_alive).unwrap_or(DEFAULT_MODEL_KEEP_ALIVE),
-            rate_per_second: args.rate_per_second.or(file.rate_per_second).unwrap_or(defaults.rate_per_second),
-            rate_burst: args.rate_burst.or(file.rate_burst).unwrap_or(defaults.rate_burst),
-            auth_failures_per_minute: args
-                .auth_failures_per_minute
-                .or(file.auth_failures_per_minute)
-                .unwrap_or(defaults.auth_failures_per_minute),
-            auth_failures_burst: args
-                .auth_failures_burst
-                .or(file.auth_failures_burst)
-                .unwrap_or(defaults.auth_failures_burst),
-            task_lease: args.task_lease.or(file.task_lease).unwrap_or(defaults.task_lease),
-            download_deadline: args
-                .download_deadline
-                .or(file.download_deadline)
-                .unwrap_or(scribe_actors::media::fetch::DEFAULT_DOWNLOAD_DEADLINE),
-            max_duration: args.max_duration.or(file.max_duration),
-            retention: args.retention.or(file.retention),
-            media_dir,
-            claim_lease,
+            asr_workers: layered.asr_workers.max(1),
+            public_url: layered.public_url.map(|u| u.trim_end_matches('/').to_string()),
+            callbacks: CallbackSettings {
+                schedule: layered.callback_retries.into_iter().map(|d| d.into_inner()).collect(),
+                max_age: layered.callback_max_age,
+                ..CallbackSettings::default()
+            },
+            model_keep_alive: layered.model_keep_alive,
+            rate_per_second: layered.rate_per_second,
+            rate_burst: layered.rate_burst,
+            auth_failures_per_minute: layered.auth_failures_per_minute,
+            auth_failures_burst: layered.auth_failures_burst,
+            task_lease: layered.task_lease,
+            download_deadline: layered.download_deadline,
+            max_duration: layered.max_duration,
+            retention: layered.retention,
+            claim_lease: layered.claim_lease,
             connections,
         })
     }
 }
 
-/// The connection limits: each from the flag, else the file, else the default; none may be zero.
-fn connection_limits(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<ConnectionLimits> {
-    let defaults = ConnectionLimits::default();
-    let limits = ConnectionLimits {
-        header_read_timeout: args
-            .header_read_timeout
-            .or(file.header_read_timeout)
-            .unwrap_or(defaults.header_read_timeout),
-        idle_timeout: args.idle_timeout.or(file.idle_timeout).unwrap_or(defaults.idle_timeout),
-        body_timeout: args.body_timeout.or(file.body_timeout).unwrap_or(defaults.body_timeout),
-        max_connections: args.max_connections.or(file.max_connections).unwrap_or(defaults.max_connections),
-    };
+/// None of the connection limits may be zero.
+fn check_connection_limits(limits: &ConnectionLimits) -> anyhow::Result<()> {
     for (name, value) in [
         ("--header-read-timeout", limits.header_read_timeout),
         ("--idle-timeout", limits.idle_timeout),
@@ -299,35 +356,33 @@ fn connection_limits(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<Conn
     if limits.max_connections == 0 {
         anyhow::bail!("--max-connections must be at least 1");
     }
-    Ok(limits)
+    Ok(())
 }
 
 /// Where the operator's tools (`replay`, `keys`, `balance`, `rebuild`) find the event store: the
 /// same settings as `scribe serve`, from the same places (flag, environment, TOML file).
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, Serialize, Debug, Clone, Default)]
 pub struct StoreArgs {
     /// TOML file of `scribe serve` (only `data_dir` and `event_store` are read here).
     #[arg(long, env = "SCRIBE_CONFIG")]
+    #[serde(skip)]
     pub config: Option<PathBuf>,
     /// Data directory (default: ./data).
     #[arg(long, env = "SCRIBE_DATA_DIR")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<PathBuf>,
     /// Event store URL (postgres://..., esdb://...); default: the SQLite file in the data directory.
     #[arg(long, env = "SCRIBE_EVENT_STORE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub event_store: Option<String>,
 }
 
 impl StoreArgs {
     /// The data directory and the event store these settings name.
     pub fn resolve(&self) -> anyhow::Result<(PathBuf, StoreLocation)> {
-        let file = match &self.config {
-            Some(path) => read_file(path)?,
-            None => FileConfig::default(),
-        };
-        let data_dir = self.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
-        let location =
-            StoreLocation::from_setting(self.event_store.as_deref().or(file.event_store.as_deref()), &data_dir)?;
-        Ok((data_dir, location))
+        let layered = Layered::from(self.config.as_deref(), self)?;
+        let location = StoreLocation::from_setting(layered.event_store.as_deref(), &layered.data_dir)?;
+        Ok((layered.data_dir, location))
     }
 }
 
@@ -336,25 +391,11 @@ pub fn default_models_dir() -> PathBuf {
     std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("models"))
 }
 
-/// A TOML duration in humantime's words ("90s", "1h 30m").
-fn duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-    let text = String::deserialize(d)?;
-    humantime::parse_duration(&text).map(Some).map_err(serde::de::Error::custom)
-}
-
-/// A TOML list of durations.
-fn durations<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<Duration>>, D::Error> {
-    let texts = Vec::<String>::deserialize(d)?;
-    texts
-        .iter()
-        .map(|t| humantime::parse_duration(t).map_err(serde::de::Error::custom))
-        .collect::<Result<_, _>>()
-        .map(Some)
-}
-
-fn read_file(path: &Path) -> anyhow::Result<FileConfig> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-    toml::from_str(&text).with_context(|| format!("invalid config file {}", path.display()))
+/// Writes a list of durations in humantime's words, as the TOML file gives them.
+fn humantime_list<S: Serializer>(list: &Option<Vec<Duration>>, serializer: S) -> Result<S::Ok, S::Error> {
+    let words: Option<Vec<humantime_serde::Serde<Duration>>> =
+        list.as_ref().map(|list| list.iter().copied().map(Into::into).collect());
+    words.serialize(serializer)
 }
 
 #[cfg(test)]

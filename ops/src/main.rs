@@ -1,6 +1,6 @@
-//! `scribe`: the one binary of Scribe. `serve` runs the service; the other subcommands are the
+//! `scribe`: the service's binary. `serve` runs the service; the other subcommands are the
 //! operator's tools (keys, balance, audit replay, projection rebuild, transcription from the
-//! command line, benchmarks).
+//! command line). The benchmarks are a binary of their own, `scribe-bench` (`ops/bench`).
 
 mod admin;
 mod cli;
@@ -49,9 +49,6 @@ enum Command {
     Transcribe(cli::transcribe::TranscribeArgs),
     /// Subtitle quality figures for a job: cues, hard-limit violations, reading speed, durations.
     SubtitleReport(cli::subtitle_report::SubtitleReportArgs),
-    /// Benchmarks that print measured ratios.
-    #[command(subcommand)]
-    Bench(BenchCommand),
     /// The human work on manual jobs.
     #[command(subcommand)]
     Work(WorkCommand),
@@ -105,30 +102,6 @@ enum BalanceCommand {
     },
 }
 
-#[derive(Subcommand)]
-enum BenchCommand {
-    /// Our engine against faster-whisper on the corpus: wall time, speed ratio, WER.
-    Asr(cli::bench_asr::BenchAsrArgs),
-    /// Our speaker diarization against senko on the corpus: DER and wall time.
-    Diarization(cli::bench_diarization::BenchDiarizationArgs),
-    /// Peak server memory during a large upload, and its throughput against `dd`.
-    Upload(cli::bench_upload::BenchUploadArgs),
-    /// Kill the server at random moments; count lost, doubled and undelivered jobs.
-    Crash(cli::bench_crash::BenchCrashArgs),
-    /// Start a server on the history of 100 000 jobs; time until it serves them.
-    Restart(cli::bench_restart::BenchRestartArgs),
-    /// Requests per second of GET /jobs/status against a bare poem handler.
-    Status(cli::bench_status::BenchStatusArgs),
-    /// Append and subscribe throughput of each event store (SQLite as the anchor, PostgreSQL,
-    /// KurrentDB when given).
-    Eventstore(cli::bench_eventstore::BenchEventStoreArgs),
-    /// The engine's hand-written matrix kernels against the gemm crate, on Whisper's shapes.
-    Gemm(cli::bench_gemm::BenchGemmArgs),
-    /// Several nodes on one PostgreSQL store: kill one mid-job and check nothing is lost,
-    /// doubled or called back twice; with --throughput, jobs per hour with 1, 2, 3 nodes.
-    Cluster(cli::bench_cluster::BenchClusterArgs),
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Everything written to the data directory (by serve or by the operator's tools) is
@@ -147,15 +120,6 @@ fn main() -> ExitCode {
         Command::Rebuild { store } => block_on(admin::rebuild(&store)),
         Command::Transcribe(args) => cli::transcribe::run(args),
         Command::SubtitleReport(args) => cli::subtitle_report::run(args),
-        Command::Bench(BenchCommand::Asr(args)) => cli::bench_asr::run(args),
-        Command::Bench(BenchCommand::Diarization(args)) => cli::bench_diarization::run(args),
-        Command::Bench(BenchCommand::Upload(args)) => cli::bench_upload::run(args),
-        Command::Bench(BenchCommand::Crash(args)) => cli::bench_crash::run(args),
-        Command::Bench(BenchCommand::Restart(args)) => cli::bench_restart::run(args),
-        Command::Bench(BenchCommand::Status(args)) => cli::bench_status::run(args),
-        Command::Bench(BenchCommand::Eventstore(args)) => cli::bench_eventstore::run(args),
-        Command::Bench(BenchCommand::Gemm(args)) => cli::bench_gemm::run(args),
-        Command::Bench(BenchCommand::Cluster(args)) => cli::bench_cluster::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -16,9 +16,10 @@ fn help_lists_the_operator_commands() {
     let out = scribe(&["--help"]);
     assert!(out.status.success());
     let help = text(&out.stdout);
-    for command in ["serve", "keys", "balance", "replay", "rebuild", "transcribe", "bench"] {
+    for command in ["serve", "keys", "balance", "replay", "rebuild", "transcribe"] {
         assert!(help.contains(command), "`scribe --help` should mention {command}:\n{help}");
     }
+    assert!(!help.contains("bench"), "the benchmarks are `scribe-bench`'s, not the service's:\n{help}");
 }
 
 #[test]

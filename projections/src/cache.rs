@@ -1,7 +1,7 @@
 //! The answers of the two lookups nearly every request makes — the account behind an API key,
 //! and a job by id — kept in memory until the projection changes them.
 //!
-//! Why: profiling `scribe bench status` put the two SQLite point queries (each a read
+//! Why: profiling `scribe-bench status` put the two SQLite point queries (each a read
 //! transaction with its file locks) at about 30% of the server's time on `GET /jobs/status`;
 //! with them answered from memory the endpoint went from 0.33 to 0.57 of a bare poem handler.
 //!

@@ -1,4 +1,4 @@
-//! Runs one of the binary's own checks (`scribe bench crash`, `scribe bench cluster`) as a test:
+//! Runs one of the benchmarks' own checks (`scribe-bench crash`, `scribe-bench cluster`) as a test:
 //! with the test models and corpus, in a temp work directory, and with what a failure needs to be
 //! understood (the command's output and the tail of every server log it left).
 
@@ -6,7 +6,7 @@ use std::process::{Command, ExitStatus};
 
 use crate::paths;
 
-/// The outcome of a `scribe bench` run.
+/// The outcome of a `scribe-bench` run.
 pub struct BenchRun {
     pub status: ExitStatus,
     pub stdout: String,
@@ -22,11 +22,10 @@ impl BenchRun {
     }
 }
 
-/// Runs `scribe bench <args> --models-dir .. --corpus .. --work-dir <temp>`.
+/// Runs `scribe-bench <args> --models-dir .. --corpus .. --work-dir <temp>`.
 pub fn run(args: &[&str]) -> BenchRun {
     let work = tempfile::Builder::new().prefix("scribe-bench-").tempdir().expect("a temp dir");
-    let output = Command::new(paths::scribe_bin())
-        .arg("bench")
+    let output = Command::new(paths::bench_bin())
         .args(args)
         .arg("--models-dir")
         .arg(paths::models_dir())
@@ -36,7 +35,7 @@ pub fn run(args: &[&str]) -> BenchRun {
         .arg(work.path())
         .env("SCRIBE_LOG", "warn")
         .output()
-        .unwrap_or_else(|e| panic!("running scribe bench {args:?}: {e}"));
+        .unwrap_or_else(|e| panic!("running scribe-bench {args:?}: {e}"));
     let server_logs = std::fs::read_dir(work.path())
         .into_iter()
         .flatten()

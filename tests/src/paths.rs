@@ -1,5 +1,5 @@
-//! Where the things a black-box test needs live: the `scribe` binary under test, the models,
-//! the shared corpus and the Python tools venv. Each has an environment override and a default
+//! Where the things a black-box test needs live: the `scribe` and `scribe-bench` binaries under
+//! test, the models, the shared corpus and the Python tools venv. Each has an environment override and a default
 //! relative to the repository; a missing one fails with the command that provides it.
 
 use std::path::{Path, PathBuf};
@@ -15,19 +15,29 @@ pub fn repo() -> PathBuf {
 /// The `scribe` binary: `$SCRIBE_BIN`, else `<target>/release/scribe` beside the running test
 /// executable (which lives in `<target>/release/deps/`).
 pub fn scribe_bin() -> PathBuf {
-    if let Some(bin) = std::env::var_os("SCRIBE_BIN") {
+    built_binary("scribe", "SCRIBE_BIN")
+}
+
+/// The benchmarks' binary, `scribe-bench`: `$SCRIBE_BENCH_BIN`, else beside `scribe`.
+pub fn bench_bin() -> PathBuf {
+    built_binary("scribe-bench", "SCRIBE_BENCH_BIN")
+}
+
+/// The workspace binary `name`: `$override_var`, else `<target>/<profile>/<name>`.
+fn built_binary(name: &str, override_var: &str) -> PathBuf {
+    if let Some(bin) = std::env::var_os(override_var) {
         let bin = PathBuf::from(bin);
-        assert!(bin.is_file(), "SCRIBE_BIN={} does not exist", bin.display());
+        assert!(bin.is_file(), "{override_var}={} does not exist", bin.display());
         return bin;
     }
     let exe = std::env::current_exe().expect("the test executable's path");
     let profile_dir =
         exe.parent().and_then(Path::parent).expect("the test executable lives in <target>/<profile>/deps");
-    let bin = profile_dir.join(format!("scribe{}", std::env::consts::EXE_SUFFIX));
+    let bin = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.is_file(),
-        "the scribe binary is missing at {}: run `cargo build --release --bin scribe` first \
-         (with the same CARGO_TARGET_DIR), or set SCRIBE_BIN",
+        "the {name} binary is missing at {}: run `cargo build --release --workspace --bins` first \
+         (with the same CARGO_TARGET_DIR), or set {override_var}",
         bin.display()
     );
     bin

@@ -1,4 +1,4 @@
-//! Several nodes on one production event store: the short version of `scribe bench cluster`.
+//! Several nodes on one production event store: the short version of `scribe-bench cluster`.
 //! It starts a throwaway PostgreSQL cluster (`initdb`/`pg_ctl` in a temp directory, unix socket
 //! only) and three real `scribe serve` nodes on loopback ports that share it and one media
 //! directory; jobs (uploads, URL jobs, a file that cannot be decoded; all with a callbackUrl) are

@@ -1,8 +1,8 @@
-//! No accepted job lost to a crash: the short version of `scribe bench crash`. It runs the real
+//! No accepted job lost to a crash: the short version of `scribe-bench crash`. It runs the real
 //! binary's crash check: a few rounds of submitting uploads and URL jobs (with and without
 //! callbacks) and SIGKILLing the server at random moments, then one run until everything settles;
 //! the command fails unless no job is lost, none has two terminal events, every callback was
-//! acknowledged, and the read models equal a rebuild. The long soak is `scribe bench crash`.
+//! acknowledged, and the read models equal a rebuild. The long soak is `scribe-bench crash`.
 
 use scribe_tests::bench;
 

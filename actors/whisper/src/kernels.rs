@@ -7,7 +7,7 @@
 //! summation order) and multiplies with AVX2/FMA/F16C when the CPU has them (detected at
 //! run time, so the binary still runs on any x86-64), on rayon's pool, two weight rows per
 //! pass and prefetching ahead (the hardware prefetcher alone leaves half the memory
-//! bandwidth unused); `scribe bench gemm` measures it at 2–26× the `gemm` crate on these
+//! bandwidth unused); `scribe-bench gemm` measures it at 2–26× the `gemm` crate on these
 //! shapes. The encoder's 1500-row products are true GEMMs, where the `gemm` crate (the one
 //! burn-flex runs on) is about twice as fast as the blocked AVX2 GEMM this file once had, so
 //! [`Dense`] and [`AttentionKv`] (attention keys and values laid out per head for the encoder's
@@ -160,7 +160,7 @@ fn matmul(a: View, b: View, out: &mut [f32], accumulate: bool, parallel: bool) {
 /// A linear layer `y = x·Wᵀ + b` for many rows (the encoder's 1500 frames), `W` f32 row-major
 /// `[out, in]` (widened from the model's f16 at load time: exact, so results equal an f32
 /// matmul up to summation order), multiplied by the `gemm` crate. It replaced a hand-written
-/// blocked AVX2 GEMM that `scribe bench gemm` measured at about half the crate's speed on
+/// blocked AVX2 GEMM that `scribe-bench gemm` measured at about half the crate's speed on
 /// every encoder shape (the crate uses AVX-512 where the CPU has it).
 pub struct Dense {
     w: Vec<f32>,

@@ -1,4 +1,4 @@
-//! `scribe bench cluster`: several `scribe serve` nodes on one PostgreSQL event store and one
+//! `scribe-bench cluster`: several `scribe serve` nodes on one PostgreSQL event store and one
 //! shared media directory, on loopback ports of this machine.
 //!
 //! The check (always run): `--nodes` nodes share a throwaway PostgreSQL cluster (or `--postgres`)
@@ -31,7 +31,7 @@ use scribe_domain::ids::{JobId, UserName, account_stream, job_stream};
 use scribe_domain::job::{JobEvent, Stage};
 use serde_json::Value;
 
-use super::server_process::ServerProcess;
+use crate::server_process::ServerProcess;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchClusterArgs {
@@ -135,7 +135,7 @@ async fn bench(args: BenchClusterArgs) -> anyhow::Result<()> {
             bail!("{} is missing (pass --corpus or set SCRIBE_CORPUS_DIR)", audio.join(file).display());
         }
     }
-    let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
+    let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
     let work = args
         .work_dir
         .clone()
@@ -322,7 +322,7 @@ async fn check(
     for node in nodes {
         let before = list_all(&http, &node.base, &key).await?;
         stop(node.process).await?;
-        crate::admin::rebuild_from(&node.data_dir, location).await?;
+        crate::rebuild_read_models(&node.data_dir, location).await?;
         let restarted = start_node(setup, &node.name).await?;
         rebuilt_equal &= list_all(&http, &restarted.base, &key).await? == before;
         stop(restarted.process).await?;
@@ -425,7 +425,7 @@ async fn throughput(
     println!("(all nodes share this machine's cores: a ratio near 1x here means the work is spread without loss;");
     println!(" on separate machines each node adds its own cores, so throughput grows with the nodes.)");
 
-    let store_args = super::bench_eventstore::BenchEventStoreArgs {
+    let store_args = crate::eventstore::BenchEventStoreArgs {
         serial: 300,
         events: 3000,
         writers: 16,
@@ -433,7 +433,7 @@ async fn throughput(
         kurrentdb: None,
         work_dir: Some(setup.work.clone()),
     };
-    tokio::task::spawn_blocking(move || super::bench_eventstore::run(store_args)).await?
+    tokio::task::spawn_blocking(move || crate::eventstore::run(store_args)).await?
 }
 
 /// Starts a node with its own data directory `<work>/<name>`; reads its node id.
@@ -495,7 +495,7 @@ async fn account_history(store: &dyn EventStore, owner: &UserName) -> anyhow::Re
 
 /// Opens an account with ample credit on the shared store and returns its key.
 fn bench_key(url: &str, user: &str) -> anyhow::Result<String> {
-    let output = std::process::Command::new(std::env::current_exe()?)
+    let output = std::process::Command::new(crate::scribe_exe()?)
         .args(["keys", "create", "--user", user, "--initial-credit-cents", "1000000000", "--event-store", url])
         .env_remove("SCRIBE_CONFIG")
         .output()

@@ -22,7 +22,7 @@ impl ServerProcess {
     /// Starts `scribe serve --data-dir DATA_DIR --models-dir MODELS_DIR EXTRA...` and waits
     /// until it prints the address it listens on.
     pub fn start(data_dir: &Path, models_dir: &Path, extra: &[String], stderr: &Path) -> anyhow::Result<ServerProcess> {
-        let exe = std::env::current_exe().context("locating the scribe binary")?;
+        let exe = crate::scribe_exe()?;
         let log = File::options().create(true).append(true).open(stderr)?;
         let mut child = Command::new(exe)
             .args(["serve", "--bind", "127.0.0.1", "--port", "0"])

@@ -1,4 +1,4 @@
-//! `scribe bench crash`: kills the real server at random moments and checks that no accepted job
+//! `scribe-bench crash`: kills the real server at random moments and checks that no accepted job
 //! is lost, finished twice, or left without its callback.
 //!
 //! Each round starts `scribe serve` (this same binary) on one data directory, lets a few clients
@@ -27,7 +27,7 @@ use scribe_domain::ids::{JobId, job_stream};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
-use super::server_process::ServerProcess;
+use crate::server_process::ServerProcess;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct BenchCrashArgs {
@@ -119,7 +119,7 @@ async fn bench(args: BenchCrashArgs) -> anyhow::Result<()> {
             bail!("{} is missing (pass --corpus or set SCRIBE_CORPUS_DIR)", audio.join(file).display());
         }
     }
-    let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
+    let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
     let work = args
         .work_dir
         .clone()
@@ -205,7 +205,7 @@ async fn bench(args: BenchCrashArgs) -> anyhow::Result<()> {
     tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10))).await??;
 
     // The read models must equal a rebuild from the log.
-    crate::admin::rebuild_from(&data_dir, &scribe_actors::eventstore::StoreLocation::Embedded(data_dir.clone()))
+    crate::rebuild_read_models(&data_dir, &scribe_actors::eventstore::StoreLocation::Embedded(data_dir.clone()))
         .await?;
     let mut server = start_server(&data_dir, &models_dir, &server_args, &log).await?;
     let rebuilt = list_all(&http, &format!("http://{}/api", server.addr), &key).await?;

@@ -26,7 +26,7 @@ pub fn in_scratch_dir(
 /// its key.
 pub fn bench_key(data_dir: &Path) -> anyhow::Result<String> {
     std::fs::create_dir_all(data_dir)?;
-    let output = Command::new(std::env::current_exe()?)
+    let output = Command::new(crate::scribe_exe()?)
         .args(["keys", "create", "--user", "bench", "--initial-credit-cents", "1000000000", "--data-dir"])
         .arg(data_dir)
         // The benchmark's own embedded store, never the operator's configured one.

@@ -1,4 +1,4 @@
-//! `scribe bench restart`: how long a server with a long history takes to serve again. Writes
+//! `scribe-bench restart`: how long a server with a long history takes to serve again. Writes
 //! the histories of N finished jobs (default 100 000) into a fresh event log, decided by the same
 //! domain rules the service uses (submitted with its file, probed, transcribed, done), then
 //! starts `scribe serve` on it twice: first with no read models (they are built from the whole
@@ -22,8 +22,8 @@ use scribe_domain::ids::{JobId, UserName, job_stream};
 use scribe_domain::job::{JobAggregate, JobCommand, NewMedia, StoredMedia};
 use scribe_domain::requests::JobParams;
 
-use super::bench_env::{bench_key, in_scratch_dir};
-use super::server_process::ServerProcess;
+use crate::env::{bench_key, in_scratch_dir};
+use crate::server_process::ServerProcess;
 
 /// The design document's "within seconds", read as this many.
 const GOAL: Duration = Duration::from_secs(10);
@@ -68,7 +68,7 @@ fn bench(args: &BenchRestartArgs, work: &Path) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64()
     );
 
-    let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
+    let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
     let client = reqwest::Client::new();
     let mut restart = Duration::ZERO;
     for (label, stderr) in [

@@ -1,4 +1,4 @@
-//! `scribe bench eventstore`: append and subscribe throughput of each event store on this machine,
+//! `scribe-bench eventstore`: append and subscribe throughput of each event store on this machine,
 //! with the embedded SQLite file as the anchor measured in the same run. PostgreSQL runs on a
 //! throwaway cluster (fsync on, as in production) unless `--postgres URL` names a server;
 //! KurrentDB runs only when `--kurrentdb URL` names one.
@@ -21,7 +21,7 @@ use scribe_actors::eventstore::{
 };
 use serde_json::json;
 
-use super::bench_env::in_scratch_dir;
+use crate::env::in_scratch_dir;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchEventStoreArgs {

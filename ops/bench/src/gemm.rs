@@ -1,4 +1,4 @@
-//! `scribe bench gemm`: the engine's hand-written matrix kernel ([`Matrix`], float16 weights,
+//! `scribe-bench gemm`: the engine's hand-written matrix kernel ([`Matrix`], float16 weights,
 //! AVX2) against the `gemm` crate (the GEMM burn-flex runs on, AVX-512 where the CPU has it;
 //! the engine's [`Dense`]) on the products Whisper computes, to keep each where it is faster.
 //!

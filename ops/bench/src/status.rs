@@ -1,4 +1,4 @@
-//! `scribe bench status`: the request rate `GET /jobs/status` sustains, against a bare poem
+//! `scribe-bench status`: the request rate `GET /jobs/status` sustains, against a bare poem
 //! handler on the same machine (the design's goal: at least half of it). Starts `scribe serve`
 //! on a fresh data directory holding one finished job, and, in this process, a poem server whose
 //! only handler answers the same bytes the real endpoint answered; then drives each in turn, a
@@ -17,8 +17,8 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use poem::listener::{Acceptor, Listener, TcpListener};
 
-use super::bench_env::{bench_key, in_scratch_dir};
-use super::server_process::ServerProcess;
+use crate::env::{bench_key, in_scratch_dir};
+use crate::server_process::ServerProcess;
 
 const GOAL: f64 = 0.5;
 
@@ -52,9 +52,9 @@ fn bench(args: &BenchStatusArgs, work: &Path) -> anyhow::Result<()> {
     let data_dir = work.join("data");
     let key = bench_key(&data_dir)?;
     let client_runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let (_, job_id) = client_runtime.block_on(super::bench_restart::write_history(&data_dir, 1))?;
+    let (_, job_id) = client_runtime.block_on(crate::restart::write_history(&data_dir, 1))?;
 
-    let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
+    let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
     // The speech model is released before the load starts; the rate limiter still runs for every
     // request, with a limit this one client cannot reach.
     let extra =

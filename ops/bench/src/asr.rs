@@ -1,4 +1,4 @@
-//! `scribe bench asr`: our Whisper engine against faster-whisper on the same weights.
+//! `scribe-bench asr`: our Whisper engine against faster-whisper on the same weights.
 //!
 //! A benchmark, not a test: it prints figures and asserts nothing. For each model (tiny.en and
 //! base by default) it transcribes the corpus's English clips with our engine and with
@@ -71,7 +71,7 @@ for path in files:
 "#;
 
 pub fn run(args: BenchAsrArgs) -> anyhow::Result<()> {
-    let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
+    let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
     let corpus = args.corpus.clone().unwrap_or_else(|| PathBuf::from("../shared/corpus"));
     let python = args.venv.join("bin/python");
     if !python.exists() {

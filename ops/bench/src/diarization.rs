@@ -1,4 +1,4 @@
-//! `scribe bench diarization`: our diarization (burn, `scribe-diarize`) against senko itself
+//! `scribe-bench diarization`: our diarization (burn, `scribe-diarize`) against senko itself
 //! on the corpus clips that have reference speaker turns.
 //!
 //! A benchmark, not a test: it prints figures and asserts nothing. For every manifest row whose
@@ -78,7 +78,7 @@ for path in files:
 "#;
 
 pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
-    let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
+    let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
     let corpus = args.corpus.clone().unwrap_or_else(|| PathBuf::from("../shared/corpus"));
     let clips = clips(&corpus)?;
     let audio_s: f64 = clips.iter().map(|c| c.duration_s).sum();

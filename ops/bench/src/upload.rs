@@ -1,4 +1,4 @@
-//! `scribe bench upload`: how the server's memory and speed hold up while a large upload streams
+//! `scribe-bench upload`: how the server's memory and speed hold up while a large upload streams
 //! to disk. Writes a WAV file of N GB of noise (real bytes, not a sparse file: the server checks
 //! the content), then, for each round, starts `scribe serve` (this same binary) on a fresh data
 //! directory, has `dd` write the file's bytes to the same disk, then uploads the file through
@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use super::bench_env::{bench_key, in_scratch_dir};
-use super::server_process::ServerProcess;
+use crate::env::{bench_key, in_scratch_dir};
+use crate::server_process::ServerProcess;
 
 /// Goals of the design document.
 const RSS_GOAL_MB: f64 = 150.0;
@@ -83,7 +83,7 @@ fn bench(args: &BenchUploadArgs, work: &Path) -> anyhow::Result<()> {
     eprintln!("writing {} of WAV noise to {} ...", human(pcm_bytes + 44), media.display());
     write_wav(&media, pcm_bytes)?;
     let total = std::fs::metadata(&media)?.len();
-    let models_dir = args.models_dir.clone().unwrap_or_else(crate::config::default_models_dir);
+    let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
 
     let mut rounds = Vec::with_capacity(args.rounds);
     for index in 1..=args.rounds {

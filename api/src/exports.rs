@@ -486,6 +486,7 @@ impl ExportsApi {
     /// Answers `{"downloadUrl": ...}`: an absolute URL on this server, signed, that serves the
     /// file without an apiKey for one hour (configurable). A job that is not `DONE` answers 409
     /// Conflict, with a message that says its status. A parameter out of bounds answers 400.
+    #[allow(clippy::too_many_arguments)]
     #[oai(path = "/jobs/export-stl", method = "get", operation_id = "exportStl")]
     async fn export_stl(
         &self,

@@ -1,9 +1,11 @@
 //! What the web app's editor needs beyond the spec, for customers: `GET /api/me` (who a key
 //! belongs to, so the app shows the right screens), and reading and correcting the document of
 //! one's own finished job (`GET`/`PUT /api/jobs/document`). A correction is validated like a
-//! transcriber's save (`scribe_domain::editing`), written to the job's `work` directory,
-//! recorded as a `DocumentEdited` event, then published as the job's transcript; the rendered
-//! exports of the job are forgotten, so every export shows it.
+//! transcriber's save (`scribe_domain::editing`), written to a new file in the job's `work`
+//! directory, and recorded as a `DocumentEdited` event naming it: from then on the job's
+//! document is that file (`JobState::delivered_document`), which every export reads. Nothing is
+//! copied: an edit is recorded whole or not at all. Who may edit is the domain's
+//! `JobState::can_edit`, asked here before anything is read or written.
 
 use std::sync::Arc;
 
@@ -13,16 +15,18 @@ use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 use scribe_actors::clock::now_ms;
+use scribe_actors::command::CommandError;
 use scribe_domain::editing;
 use scribe_domain::ids::JobId;
-use scribe_domain::job::{JobCommand, JobState};
-use scribe_domain::kinds::{JobStatus, TranscriptionType};
+use scribe_domain::job::{JobCommand, JobRefusal, JobState};
+use scribe_domain::kinds::JobStatus;
 use scribe_domain::transcript::Transcript;
 
 use crate::ApiTags;
 use crate::auth::{AnyKeyAuth, ApiKeyAuth, Caller};
 use crate::error::{ApiError, job_error};
 use crate::exports::Exports;
+use crate::signed_links::SignedLinks;
 use crate::state::ApiState;
 use crate::strict_json::StrictJson;
 use crate::work::WorkDocument;
@@ -86,15 +90,15 @@ impl EditorApi {
         &self,
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
-        exports: Data<&Arc<Exports>>,
+        links: Data<&Arc<SignedLinks>>,
         /// The job's id.
         #[oai(name = "jobId")]
         job_id: Query<String>,
     ) -> Result<Json<JobDocument>, ApiError> {
         let job_id = JobId::parse(&job_id.0)?;
         let job = editable_job(&state, &auth.0, &job_id).await?;
-        let document = published_document(&state, &job_id).await?;
-        let media_url = exports.media_url(job_id.as_str(), state.settings.media_link_ttl).await?;
+        let document = delivered_document(&state, &job).await?;
+        let media_url = links.media_url(job_id.as_str(), state.settings.media_link_ttl).await?;
         Ok(Json(JobDocument {
             job_id: job_id.to_string(),
             revision: job.document_edits,
@@ -127,7 +131,7 @@ impl EditorApi {
         let doc = body.0.into_transcript(job_id.as_str(), submission.source.filename());
         let duration_s = job.duration_ms.map_or(job.nr_audio_seconds as f64, |ms| ms as f64 / 1000.0);
         editing::validate_document(&doc, duration_s)?;
-        let current = published_document(&state, &job_id).await?;
+        let current = delivered_document(&state, &job).await?;
         let doc = editing::prepare_saved(doc, Some(&current));
         let words = editing::word_count(&doc);
         let json = scribe_domain::export::render_json(&doc);
@@ -142,67 +146,57 @@ impl EditorApi {
             Ok(executed) => executed,
             Err(e) => {
                 state.media.discard(&path).await;
-                return Err(job_error(e));
+                return Err(match e {
+                    CommandError::Refused(refusal) => edit_refused(&job_id, &job, refusal),
+                    other => job_error(other),
+                });
             }
         };
-        // Recorded: publish it where the exports read, then drop what they rendered before.
-        let published = state.media.write_transcript(job_id.as_str(), json.as_bytes()).await;
-        exports.forget_job(job_id.as_str());
-        published.map_err(|e| ApiError::internal("Publishing the corrected document", &e))?;
+        // Recorded: the event names the new file, which the exports read once the read model
+        // shows it (their cache is keyed by the file). What they rendered before is dropped.
         state.settle(executed.position).await;
+        exports.forget_job(job_id.as_str());
         Ok(Json(EditedDocument { job_id: job_id.to_string(), revision: executed.state.document_edits, words }))
     }
 }
 
-/// The job, if `caller` may edit its document now: 404 unknown, 403 another account's, 410
-/// deleted, 409 not `DONE` (for `ERROR`, the message gives the job's errorMsg) or a translation.
+/// The job, if `caller` may edit its document now (the domain's `JobState::can_edit`).
 async fn editable_job(state: &ApiState, caller: &Caller, job_id: &JobId) -> Result<JobState, ApiError> {
-    let field = || Some("jobId".to_owned());
-    let (job, version) = state.jobs.state(job_id).await.map_err(job_error)?;
-    let Some(submission) = job.submission.as_ref().filter(|_| version.is_some()) else {
-        return Err(ApiError::new(StatusCode::NOT_FOUND, format!("No job with jobId {job_id}"), field()));
-    };
-    if submission.owner != caller.user {
-        return Err(ApiError::new(StatusCode::FORBIDDEN, "This job belongs to another account", field()));
-    }
-    if job.deleted {
-        return Err(crate::error::deleted_job(job_id, job.expired));
-    }
-    let status = job.status().expect("a submitted job has a status");
-    if status == JobStatus::Error {
-        let reason = job.error_msg.as_deref().unwrap_or("no reason recorded");
-        return Err(ApiError::new(StatusCode::CONFLICT, format!("Job {job_id} is ERROR: {reason}"), field()));
-    }
-    if status != JobStatus::Done {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("Job {job_id} is {status}: its transcript can be edited once it is DONE"),
-            field(),
-        ));
-    }
-    if submission.transcription_type == TranscriptionType::TranslatedSubtitles {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "The subtitles of a translatedSubtitles job cannot be edited here",
-            field(),
-        ));
-    }
+    let (job, _) = state.jobs.state(job_id).await.map_err(job_error)?;
+    job.can_edit(&caller.user).map_err(|refusal| edit_refused(job_id, &job, refusal))?;
     Ok(job)
 }
 
-/// The job's transcript as the exports read it.
-async fn published_document(state: &ApiState, job_id: &JobId) -> Result<Transcript, ApiError> {
-    let bytes = state
-        .media
-        .read_transcript(job_id.as_str())
-        .await
-        .map_err(|e| ApiError::internal("Reading the transcript", &e))?
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::CONFLICT,
-                "The job is DONE but its transcript file is missing",
-                Some("jobId".into()),
-            )
-        })?;
+/// A refused edit as the client sees it: 404 unknown, 403 another account's, 410 deleted, 409
+/// not `DONE` (saying the job's status, and for `ERROR` its errorMsg) or a translation.
+fn edit_refused(job_id: &JobId, job: &JobState, refusal: JobRefusal) -> ApiError {
+    let field = || Some("jobId".to_owned());
+    match refusal {
+        JobRefusal::NotFound => ApiError::new(StatusCode::NOT_FOUND, format!("No job with jobId {job_id}"), field()),
+        JobRefusal::Forbidden => ApiError::new(StatusCode::FORBIDDEN, crate::error::sentence(&refusal), field()),
+        JobRefusal::Deleted => crate::error::deleted_job(job_id, job.expired),
+        JobRefusal::Finished(JobStatus::Error) => {
+            let reason = job.error_msg.as_deref().unwrap_or("no reason recorded");
+            ApiError::new(StatusCode::CONFLICT, format!("Job {job_id} is ERROR: {reason}"), field())
+        }
+        JobRefusal::NotFinished => {
+            let status = job.status().map_or_else(String::new, |s| s.to_string());
+            ApiError::new(StatusCode::CONFLICT, format!("Job {job_id} is {status}: {refusal}"), field())
+        }
+        other => ApiError::new(StatusCode::CONFLICT, crate::error::sentence(&other), field()),
+    }
+}
+
+/// The job's document as its events name it, which the exports read too.
+async fn delivered_document(state: &ApiState, job: &JobState) -> Result<Transcript, ApiError> {
+    let missing = || {
+        ApiError::new(StatusCode::CONFLICT, "The job is DONE but its transcript file is missing", Some("jobId".into()))
+    };
+    let path = state.data_dir.join(job.delivered_document().ok_or_else(missing)?);
+    let bytes = match tokio::fs::read(&path).await {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+        Err(e) => return Err(ApiError::internal("Reading the transcript", &e)),
+    };
     serde_json::from_slice(&bytes).map_err(|e| ApiError::internal("Reading the transcript", &e))
 }

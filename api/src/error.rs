@@ -285,6 +285,13 @@ pub fn error_response(status: StatusCode, error: ErrorCode, message: impl Into<S
     Response::builder().status(status).content_type("application/json; charset=utf-8").body(body.to_json_string())
 }
 
+/// A refusal's wording (lower case, as the domain words it) as a sentence of the error body.
+pub fn sentence(refusal: &impl std::fmt::Display) -> String {
+    let text = refusal.to_string();
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
+}
+
 /// What a refused or failed job command means for the client.
 pub fn job_error(e: CommandError<JobRefusal>) -> ApiError {
     match e {

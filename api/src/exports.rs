@@ -5,10 +5,13 @@
 //! lets the domain validate the parameters (400 naming the parameter), and answers from the cache
 //! of rendered exports, rendering on a miss (on the blocking pool: segmentation is CPU work).
 //! The renderers are `scribe_domain::export`; nothing here decides what a subtitle looks like.
+//!
+//! The document rendered is the one the job's events name (the read model carries its path,
+//! `JobRecord::document`): a correction or a submission is a new file named by its event, so an
+//! export shows exactly what the history says, also right after a restart.
 
 pub mod cache;
 pub mod document;
-pub mod signed_link;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,7 +23,6 @@ use poem_openapi::param::Query;
 use poem_openapi::payload::{Binary, Json};
 use poem_openapi::{ApiResponse, OpenApi};
 use scribe_actors::clock::now_ms;
-use scribe_actors::media::MediaStore;
 use scribe_domain::export::{
     StlDate, StlError, StlInfo, SubtitleParams, TxtParams, render_json_in, render_srt, render_stl, render_txt,
     render_vtt_in,
@@ -30,84 +32,30 @@ use scribe_domain::job::Job;
 use scribe_domain::kinds::{JobStatus, TranscriptionType};
 use scribe_domain::transcript::Transcript;
 
+use crate::ApiTags;
 use crate::auth::ApiKeyAuth;
 use crate::error::ApiError;
+use crate::signed_links::{SignedLinks, StlLink};
 use crate::state::{ApiSettings, ApiState};
-use crate::{API_PREFIX, ApiTags};
 use cache::{ExportCache, ExportKey};
 use document::{DownloadLink, ExportDocument, RenderedText};
-use signed_link::{LinkError, LinkKey, StlLink};
 
-/// Path of the signed STL download, under [`API_PREFIX`].
-pub const DOWNLOAD_STL_PATH: &str = "/downloads/stl";
-
-/// What the export endpoints keep between requests: the rendered exports and the key download
-/// links are signed with (read from, or created in, the data directory on first use).
+/// What the export endpoints keep between requests: the rendered exports, and where the
+/// documents they render are (the data directory).
 pub struct Exports {
     data_dir: PathBuf,
-    public_url: String,
     link_ttl: Duration,
     cache: ExportCache,
-    key: tokio::sync::OnceCell<LinkKey>,
 }
 
 impl Exports {
     pub fn new(data_dir: PathBuf, settings: &ApiSettings) -> Exports {
-        Exports {
-            data_dir,
-            public_url: settings.public_url.clone(),
-            link_ttl: settings.download_link_ttl,
-            cache: ExportCache::new(settings.export_cache_bytes),
-            key: tokio::sync::OnceCell::new(),
-        }
+        Exports { data_dir, link_ttl: settings.download_link_ttl, cache: ExportCache::new(settings.export_cache_bytes) }
     }
 
     /// Drops the rendered exports of `job_id` (its transcript changed).
     pub(crate) fn forget_job(&self, job_id: &str) {
         self.cache.forget_job(job_id);
-    }
-
-    pub(crate) async fn key(&self) -> Result<&LinkKey, ApiError> {
-        self.key
-            .get_or_try_init(|| async {
-                let dir = self.data_dir.clone();
-                tokio::task::spawn_blocking(move || LinkKey::load_or_create(&dir).map_err(|e| e.to_string()))
-                    .await
-                    .map_err(|e| e.to_string())?
-            })
-            .await
-            .map_err(|e| ApiError::internal("Loading the download-link key", &e))
-    }
-
-    /// The absolute URL of a job's media for the work API's audio player, signed for `ttl`.
-    pub(crate) async fn media_url(&self, job_id: &str, ttl: Duration) -> Result<String, ApiError> {
-        let expires = now_ms() / 1000 + ttl.as_secs();
-        let sig = self.key().await?.sign_media(job_id, expires);
-        let mut url = url::Url::parse(&self.public_url)
-            .map_err(|e| ApiError::internal("Building the media link (setting public_url)", &e))?;
-        let path = format!("{}{API_PREFIX}{}", url.path().trim_end_matches('/'), crate::work::MEDIA_PATH);
-        url.set_path(&path);
-        url.query_pairs_mut()
-            .append_pair("jobId", job_id)
-            .append_pair("expires", &expires.to_string())
-            .append_pair("sig", &sig);
-        Ok(url.into())
-    }
-
-    /// The absolute URL of a signed STL download.
-    async fn download_url(&self, link: &StlLink) -> Result<String, ApiError> {
-        let sig = self.key().await?.sign(link);
-        let mut url = url::Url::parse(&self.public_url)
-            .map_err(|e| ApiError::internal("Building the download link (setting public_url)", &e))?;
-        let path = format!("{}{API_PREFIX}{DOWNLOAD_STL_PATH}", url.path().trim_end_matches('/'));
-        url.set_path(&path);
-        url.query_pairs_mut()
-            .append_pair("jobId", &link.job_id)
-            .append_pair("rows", &link.rows.to_string())
-            .append_pair("screen", &link.screen.to_string())
-            .append_pair("expires", &link.expires.to_string())
-            .append_pair("sig", &sig);
-        Ok(url.into())
     }
 }
 
@@ -200,6 +148,13 @@ impl RenderError {
     }
 }
 
+/// A job that may be exported now, and the document its events name (relative to the data
+/// directory; `None` if there is none, which a `DONE` job never lacks).
+struct Exportable {
+    job: Job,
+    document: Option<String>,
+}
+
 /// Whether the job's deliverable is its translated document rather than its transcript.
 fn is_translated(job: &Job) -> bool {
     job.transcription_type == TranscriptionType::TranslatedSubtitles && job.target_language.is_some()
@@ -216,19 +171,24 @@ pub fn text_language(job: &Job) -> &'static str {
     }
 }
 
-/// Renders `format` for `job`, or takes it from the cache.
-async fn rendered(media: &MediaStore, exports: &Exports, job: &Job, format: Format) -> Result<Vec<u8>, ApiError> {
-    let key = ExportKey { job_id: job.job_id.as_str().to_owned(), variant: format.variant() };
-    let media = media.clone();
-    let id = job.job_id.as_str().to_owned();
-    let translated = is_translated(job);
-    let language = text_language(job);
+/// Renders `format` of the document the job's events name, or takes it from the cache.
+async fn rendered(exports: &Exports, export: &Exportable, format: Format) -> Result<Vec<u8>, ApiError> {
+    let Some(document) = &export.document else { return Err(RenderError::Missing.to_api()) };
+    let key = ExportKey {
+        job_id: export.job.job_id.as_str().to_owned(),
+        document: document.clone(),
+        variant: format.variant(),
+    };
+    let path = exports.data_dir.join(document);
+    let language = text_language(&export.job);
     let bytes = exports
         .cache
         .get_or_render(key, async move {
-            let document =
-                if translated { media.read_translation(&id).await } else { media.read_transcript(&id).await };
-            let json = document.map_err(|e| RenderError::Storage(e.to_string()))?.ok_or(RenderError::Missing)?;
+            let json = match tokio::fs::read(&path).await {
+                Ok(json) => json,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(RenderError::Missing),
+                Err(e) => return Err(RenderError::Storage(format!("{}: {e}", path.display()))),
+            };
             tokio::task::spawn_blocking(move || format.render(&json, language))
                 .await
                 .map_err(|e| RenderError::Task(e.to_string()))?
@@ -245,7 +205,7 @@ fn exportable_job(
     exports: &Exports,
     job_id: &JobId,
     caller: Option<&UserName>,
-) -> Result<Job, ApiError> {
+) -> Result<Exportable, ApiError> {
     let field = || Some("jobId".to_owned());
     let record = state.read.job(job_id).map_err(|e| ApiError::internal("Looking up the job", &e))?;
     let Some(record) = record else {
@@ -272,7 +232,7 @@ fn exportable_job(
         };
         return Err(ApiError::new(StatusCode::CONFLICT, format!("Job {job_id} is {status}: {why}"), field()));
     }
-    Ok(record.job)
+    Ok(Exportable { job: record.job, document: record.document })
 }
 
 /// Whether the request's `Accept` excludes the subtitle format's own media type (so it admits
@@ -418,9 +378,9 @@ impl ExportsApi {
     ) -> Result<SrtResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
         let params = SubtitleParams::new(max_chars_per_row.0, max_number_of_rows.0, max_screen_time_per_row_seconds.0)?;
-        let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let text = rendered(&state.media, &exports, &job, Format::Srt(params)).await?;
-        let language = text_language(&job).to_owned();
+        let export = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
+        let text = rendered(&exports, &export, Format::Srt(params)).await?;
+        let language = text_language(&export.job).to_owned();
         Ok(if wants_plain_text(req, "application/x-subrip") {
             SrtResponse::Plain(RenderedText(text), language)
         } else {
@@ -455,9 +415,9 @@ impl ExportsApi {
     ) -> Result<VttResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
         let params = SubtitleParams::new(max_chars_per_row.0, max_number_of_rows.0, max_screen_time_per_row_seconds.0)?;
-        let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let text = rendered(&state.media, &exports, &job, Format::Vtt(params)).await?;
-        let language = text_language(&job).to_owned();
+        let export = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
+        let text = rendered(&exports, &export, Format::Vtt(params)).await?;
+        let language = text_language(&export.job).to_owned();
         Ok(if wants_plain_text(req, "text/vtt") {
             VttResponse::Plain(RenderedText(text), language)
         } else {
@@ -493,9 +453,9 @@ impl ExportsApi {
     ) -> Result<TxtResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
         let params = TxtParams::new(include_timestamps.0, include_speakers.0, highlights_only.0, max_chars_per_row.0)?;
-        let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let text = rendered(&state.media, &exports, &job, Format::Txt(params)).await?;
-        Ok(TxtResponse::Ok(RenderedText(text), text_language(&job).to_owned()))
+        let export = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
+        let text = rendered(&exports, &export, Format::Txt(params)).await?;
+        Ok(TxtResponse::Ok(RenderedText(text), text_language(&export.job).to_owned()))
     }
 
     /// The job's transcript as the export JSON document (times in seconds; `pristine` is true
@@ -515,9 +475,9 @@ impl ExportsApi {
         job_id: Query<String>,
     ) -> Result<JsonResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
-        let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let json = rendered(&state.media, &exports, &job, Format::Json).await?;
-        Ok(JsonResponse::Ok(Binary(json), text_language(&job).to_owned()))
+        let export = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
+        let json = rendered(&exports, &export, Format::Json).await?;
+        Ok(JsonResponse::Ok(Binary(json), text_language(&export.job).to_owned()))
     }
 
     /// A link to the job's subtitles as an EBU-STL file (Tech 3264: 25 fps, teletext level 1,
@@ -526,12 +486,14 @@ impl ExportsApi {
     /// Answers `{"downloadUrl": ...}`: an absolute URL on this server, signed, that serves the
     /// file without an apiKey for one hour (configurable). A job that is not `DONE` answers 409
     /// Conflict, with a message that says its status. A parameter out of bounds answers 400.
+    #[allow(clippy::too_many_arguments)]
     #[oai(path = "/jobs/export-stl", method = "get", operation_id = "exportStl")]
     async fn export_stl(
         &self,
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
         exports: Data<&Arc<Exports>>,
+        links: Data<&Arc<SignedLinks>>,
         /// The job's id.
         #[oai(name = "jobId")]
         job_id: Query<String>,
@@ -544,17 +506,17 @@ impl ExportsApi {
     ) -> Result<Json<DownloadLink>, ApiError> {
         let job_id = parse_job_id(&job_id)?;
         let params = SubtitleParams::stl(max_number_of_rows.0, max_screen_time_per_row_seconds.0)?;
-        let job = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
+        let export = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
         // Rendered now, so that a job that cannot be written as EBU-STL is refused here rather
         // than at download, and the download is served from the cache.
-        rendered(&state.media, &exports, &job, Format::Stl(params, stl_meta(&job))).await?;
+        rendered(&exports, &export, Format::Stl(params, stl_meta(&export.job))).await?;
         let link = StlLink {
             job_id: job_id.as_str().to_owned(),
             rows: params.max_rows() as i64,
             screen: params.max_screen_time_per_row(),
             expires: now_ms() / 1000 + exports.link_ttl.as_secs(),
         };
-        Ok(Json(DownloadLink { download_url: exports.download_url(&link).await? }))
+        Ok(Json(DownloadLink { download_url: links.stl_url(&link).await? }))
     }
 
     /// Downloads an EBU-STL file through a link made by `/jobs/export-stl`. Needs no apiKey: the
@@ -569,6 +531,7 @@ impl ExportsApi {
         &self,
         state: Data<&Arc<ApiState>>,
         exports: Data<&Arc<Exports>>,
+        links: Data<&Arc<SignedLinks>>,
         /// The job's id.
         #[oai(name = "jobId")]
         job_id: Query<String>,
@@ -582,15 +545,12 @@ impl ExportsApi {
         sig: Query<String>,
     ) -> Result<StlFileResponse, ApiError> {
         let link = StlLink { job_id: job_id.0, rows: rows.0, screen: screen.0, expires: expires.0 };
-        exports.key().await?.verify(&link, &sig, now_ms() / 1000).map_err(|e| match e {
-            LinkError::BadSignature => ApiError::new(StatusCode::FORBIDDEN, e.to_string(), Some("sig".into())),
-            LinkError::Expired { .. } => ApiError::new(StatusCode::GONE, e.to_string(), Some("expires".into())),
-        })?;
+        links.key().await?.verify(&link, &sig, now_ms() / 1000)?;
         let job_id = parse_job_id(&link.job_id)?;
         let params = SubtitleParams::stl(Some(link.rows), Some(link.screen))?;
-        let job = exportable_job(&state, &exports, &job_id, None)?;
-        let name = stl_file_name(&job);
-        let bytes = rendered(&state.media, &exports, &job, Format::Stl(params, stl_meta(&job))).await?;
+        let export = exportable_job(&state, &exports, &job_id, None)?;
+        let name = stl_file_name(&export.job);
+        let bytes = rendered(&exports, &export, Format::Stl(params, stl_meta(&export.job))).await?;
         Ok(StlFileResponse::Ok(Binary(bytes), format!("attachment; filename=\"{name}\"")))
     }
 }

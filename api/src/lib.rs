@@ -44,6 +44,7 @@ pub mod model;
 pub mod negotiate;
 pub mod refusals;
 pub mod routes;
+pub mod signed_links;
 pub mod state;
 pub mod strict_json;
 pub mod strict_query;
@@ -72,6 +73,7 @@ use crate::glossaries::GlossaryApi;
 use crate::jobs::JobsApi;
 use crate::metrics::Metrics;
 use crate::routes::RouteTable;
+use crate::signed_links::SignedLinks;
 use crate::upload::UploadApi;
 use crate::work::WorkApi;
 
@@ -153,9 +155,10 @@ pub fn app(state: ApiState) -> impl Endpoint {
         state.clone(),
         failed_auth.clone(),
     ));
+    let links = Arc::new(SignedLinks::new(state.data_dir.clone(), &state.settings));
     let exports = Arc::new(Exports::new(state.data_dir.clone(), &state.settings));
     Route::new()
-        .at(format!("{API_PREFIX}{}", work::MEDIA_PATH), get(work::media))
+        .at(format!("{API_PREFIX}{}", signed_links::MEDIA_PATH), get(work::media))
         .nest(API_PREFIX, service)
         .nest("/api/docs", docs)
         .at("/api/openapi.json", spec_endpoint)
@@ -168,6 +171,7 @@ pub fn app(state: ApiState) -> impl Endpoint {
         .data(failed_auth)
         .data(metrics)
         .data(exports)
+        .data(links)
         .around(move |ep, req| {
             let edge = edge.clone();
             async move { edge.handle(ep, req).await }

@@ -4,10 +4,13 @@
 //! source cues, saves revisions, and submits or releases it. Every step is an event on the job's
 //! stream, decided by the domain (`scribe_domain::job`), so `scribe replay` shows who did what.
 //!
-//! Documents are files: a saved revision is validated (`scribe_domain::editing`), written to the
-//! job's `work` directory and fsynced before the `DraftSaved` event names it. When a submission
-//! finishes the job, its document is published as the job's transcript (or its translation),
-//! which the exports read.
+//! Documents are files: a saved revision is validated (`scribe_domain::editing`), written to a
+//! new file in the job's `work` directory and fsynced before the `DraftSaved` event names it.
+//! Submitting hands in the last revision: the `TaskSubmitted` event names its file, which becomes
+//! the job's transcript (or its translation) and is what the exports read; nothing is copied.
+//!
+//! Who may work on a task is the domain's rule (`JobState::task_for`, `task_held_by`), asked
+//! here before a document is shown or written, and worded once (the `JobRefusal`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,21 +25,19 @@ use scribe_actors::clock::now_ms;
 use scribe_domain::editing;
 use scribe_domain::ids::JobId;
 use scribe_domain::job::task::{Worker, parse_task_id};
-use scribe_domain::job::{JobCommand, JobState, TaskView};
-use scribe_domain::kinds::{Role, TaskKind, TranscriptionType};
+use scribe_domain::job::{JobCommand, JobRefusal, JobState, TaskView};
+use scribe_domain::kinds::{Role, TaskKind};
 use scribe_domain::transcript::{Highlight, Segment, Speaker, Transcript, Word};
 
 use crate::ApiTags;
 use crate::auth::{Caller, StaffKeyAuth};
 use crate::error::{ApiError, job_error};
-use crate::exports::Exports;
 use crate::exports::document::{ExportHighlight, ExportSpeaker};
 use crate::model::{Glossary, Message, TranscriptionStyle, TranscriptionType as ApiTranscriptionType};
+use crate::signed_links::SignedLinks;
 use crate::state::ApiState;
 use crate::strict_json::StrictJson;
 
-/// Path of the signed media download (audio player), under `/api`.
-pub const MEDIA_PATH: &str = "/work/media";
 /// Path template of the document upload (its body cap is larger than other JSON bodies).
 pub const DOCUMENT_ROUTE: &str = "/api/work/tasks/{taskId}/document";
 /// Largest document body accepted (a few hours of speech, word by word).
@@ -223,10 +224,10 @@ impl WorkApi {
     ) -> Result<Json<WorkTask>, ApiError> {
         let caller = auth.0;
         let job_id = job_of(&task_id)?;
-        let worker = Worker { user: caller.user.clone(), role: caller.role, languages: caller.languages.clone() };
+        let worker = worker(&caller);
         let lease_ms = state.settings.task_lease.as_millis() as u64;
         let cmd = JobCommand::ClaimTask { task_id: task_id.0.clone(), worker, lease_ms, at_ms: now_ms() };
-        let executed = state.jobs.execute(&job_id, cmd).await.map_err(task_error)?;
+        let executed = state.jobs.execute(&job_id, cmd).await.map_err(|e| task_error(&task_id, e))?;
         state.settle(executed.position).await;
         let view = task_view(&executed.state, &task_id)?;
         Ok(Json(work_task(&state, &view, &caller, now_ms())?))
@@ -239,7 +240,7 @@ impl WorkApi {
         &self,
         auth: StaffKeyAuth,
         state: Data<&Arc<ApiState>>,
-        exports: Data<&Arc<Exports>>,
+        links: Data<&Arc<SignedLinks>>,
         /// The task's id.
         #[oai(name = "taskId")]
         task_id: Path<String>,
@@ -270,7 +271,7 @@ impl WorkApi {
                 .map_err(|e| ApiError::internal("Reading the glossary", &e))?
                 .map(|r| r.glossary.into()),
         };
-        let media_url = exports.media_url(view.job_id.as_str(), state.settings.media_link_ttl).await?;
+        let media_url = links.media_url(view.job_id.as_str(), state.settings.media_link_ttl).await?;
         Ok(Json(WorkTaskDetail {
             task: work_task(&state, &view, &caller, now)?,
             document,
@@ -331,7 +332,7 @@ impl WorkApi {
             Ok(executed) => executed,
             Err(e) => {
                 state.media.discard(&path).await;
-                return Err(task_error(e));
+                return Err(task_error(&view.task_id, e));
             }
         };
         state.settle(executed.position).await;
@@ -359,27 +360,10 @@ impl WorkApi {
         task_id: Path<String>,
     ) -> Result<Json<Message>, ApiError> {
         let caller = auth.0;
-        let (job, view) = held_task(&state, &caller, &task_id).await?;
-        let submission = job.submission.as_ref().expect("a task's job was submitted");
-        let task = job.task(&view.task_id).expect("an open task");
-        let finishes_job =
-            view.kind == TaskKind::Translate || submission.transcription_type != TranscriptionType::TranslatedSubtitles;
-        if let (true, Some(revision)) = (finishes_job, &task.revision) {
-            // The exports read the job's transcript: publish the people's document first. If
-            // the submission is then refused, the file holds a revision of the same open task,
-            // and nothing exports it before the job is DONE.
-            let bytes = tokio::fs::read(state.data_dir.join(&revision.path))
-                .await
-                .map_err(|e| ApiError::internal("Reading the saved document", &e))?;
-            // A translation is published where the exports of translated subtitles read it.
-            let published = match view.kind {
-                TaskKind::Transcribe => state.media.write_transcript(view.job_id.as_str(), &bytes).await,
-                TaskKind::Translate => state.media.write_translation(view.job_id.as_str(), &bytes).await,
-            };
-            published.map_err(|e| ApiError::internal("Publishing the document", &e))?;
-        }
+        let (_, view) = held_task(&state, &caller, &task_id).await?;
+        // The event names the revision handed in; it is the job's document from then on.
         let cmd = JobCommand::SubmitTask { task_id: view.task_id.clone(), by: caller.user, at_ms: now_ms() };
-        let executed = state.jobs.execute(&view.job_id, cmd).await.map_err(task_error)?;
+        let executed = state.jobs.execute(&view.job_id, cmd).await.map_err(|e| task_error(&view.task_id, e))?;
         state.settle(executed.position).await;
         let what = if executed.state.finished.is_some() { "the job is done" } else { "the translation task is open" };
         Ok(Json(Message { message: format!("Task submitted; {what}") }))
@@ -398,7 +382,7 @@ impl WorkApi {
         let caller = auth.0;
         let job_id = job_of(&task_id)?;
         let cmd = JobCommand::ReleaseTask { task_id: task_id.0.clone(), by: caller.user, at_ms: now_ms() };
-        let executed = state.jobs.execute(&job_id, cmd).await.map_err(task_error)?;
+        let executed = state.jobs.execute(&job_id, cmd).await.map_err(|e| task_error(&task_id, e))?;
         state.settle(executed.position).await;
         Ok(Json(Message::new("Task released")))
     }
@@ -408,14 +392,14 @@ impl WorkApi {
 /// player, with HTTP Range support ([`crate::byte_ranges`]: RFC 9110 §14). The signature (from `GET /api/work/tasks/{taskId}`) is the
 /// permission; 403 for a bad signature, 410 once expired or deleted.
 #[handler]
-pub async fn media(req: &Request, state: Data<&Arc<ApiState>>, exports: Data<&Arc<Exports>>) -> Response {
-    match media_file(req, &state, &exports).await {
+pub async fn media(req: &Request, state: Data<&Arc<ApiState>>, links: Data<&Arc<SignedLinks>>) -> Response {
+    match media_file(req, &state, &links).await {
         Ok(path) => crate::byte_ranges::serve(req.headers(), &path).await,
         Err(e) => e.into_response(),
     }
 }
 
-async fn media_file(req: &Request, state: &ApiState, exports: &Exports) -> Result<PathBuf, ApiError> {
+async fn media_file(req: &Request, state: &ApiState, links: &SignedLinks) -> Result<PathBuf, ApiError> {
     let query: std::collections::HashMap<String, String> =
         req.params().map_err(|e| ApiError::invalid_body(e.to_string()))?;
     let get =
@@ -424,14 +408,7 @@ async fn media_file(req: &Request, state: &ApiState, exports: &Exports) -> Resul
     let expires: u64 =
         get("expires")?.parse().map_err(|_| ApiError::invalid("expires", "expires must be Unix seconds"))?;
     let sig = get("sig")?;
-    exports.key().await?.verify_media(&job_id, expires, &sig, now_ms() / 1000).map_err(|e| match e {
-        crate::exports::signed_link::LinkError::BadSignature => {
-            ApiError::new(StatusCode::FORBIDDEN, e.to_string(), Some("sig".into()))
-        }
-        crate::exports::signed_link::LinkError::Expired { .. } => {
-            ApiError::new(StatusCode::GONE, e.to_string(), Some("expires".into()))
-        }
-    })?;
+    links.key().await?.verify_media(&job_id, expires, &sig, now_ms() / 1000)?;
     let job_id = JobId::parse(&job_id)?;
     let (job, _) = state.jobs.state(&job_id).await.map_err(job_error)?;
     if job.deleted {
@@ -463,57 +440,27 @@ fn task_view(job: &JobState, task_id: &str) -> Result<TaskView, ApiError> {
     })
 }
 
-/// The job and its open task `task_id`, if `caller` may work on it (404 unknown, 410 deleted,
-/// 409 no longer open, 403 another role's or language's).
+/// The job and its open task `task_id`, if `caller` may work on it (the domain's
+/// `JobState::task_for`: 404 unknown, 410 deleted, 409 already submitted, 403 another role's or
+/// language's).
 async fn open_task_for(state: &ApiState, caller: &Caller, task_id: &str) -> Result<(JobState, TaskView), ApiError> {
     let job_id = job_of(task_id)?;
-    let (job, version) = state.jobs.state(&job_id).await.map_err(job_error)?;
-    let missing = || ApiError::new(StatusCode::NOT_FOUND, format!("No task {task_id}"), Some("taskId".into()));
-    if version.is_none() {
-        return Err(missing());
-    }
-    if job.deleted {
-        return Err(ApiError::new(
-            StatusCode::GONE,
-            format!("The job of task {task_id} was deleted"),
-            Some("taskId".into()),
-        ));
-    }
-    let task = job.task(task_id).ok_or_else(missing)?;
-    if !task.is_open() {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("Task {task_id} was already submitted"),
-            Some("taskId".into()),
-        ));
-    }
+    let (job, _) = state.jobs.state(&job_id).await.map_err(job_error)?;
+    job.task_for(task_id, &worker(caller)).map_err(|refusal| task_refused(task_id, refusal))?;
     let view = task_view(&job, task_id)?;
-    let worker = Worker { user: caller.user.clone(), role: caller.role, languages: caller.languages.clone() };
-    if !worker.can_take(view.kind, view.work_language()) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            format!(
-                "Task {task_id} is {} work in {}; your account does not do that work",
-                view.kind,
-                view.work_language()
-            ),
-            Some("taskId".into()),
-        ));
-    }
     Ok((job, view))
 }
 
-/// As [`open_task_for`], and `caller` must hold the lease (409 otherwise).
+/// As [`open_task_for`], and `caller` must hold the lease (the domain's
+/// `JobState::task_held_by`: 409 otherwise).
 async fn held_task(state: &ApiState, caller: &Caller, task_id: &str) -> Result<(JobState, TaskView), ApiError> {
     let (job, view) = open_task_for(state, caller, task_id).await?;
-    if view.holder_at(now_ms()) != Some(&caller.user) {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!("You do not hold task {task_id}: claim it first (a lease ends when it is released or expires)"),
-            Some("taskId".into()),
-        ));
-    }
+    job.task_held_by(task_id, &caller.user, now_ms()).map_err(|refusal| task_refused(task_id, refusal))?;
     Ok((job, view))
+}
+
+fn worker(caller: &Caller) -> Worker {
+    Worker { user: caller.user.clone(), role: caller.role, languages: caller.languages.clone() }
 }
 
 /// The task's current document: its last revision, else the machine draft (transcriptions).
@@ -572,15 +519,34 @@ fn work_task(state: &ApiState, t: &TaskView, caller: &Caller, now: u64) -> Resul
     })
 }
 
-/// Refusals of task commands; a missing job is a missing task.
-fn task_error(e: scribe_actors::command::CommandError<scribe_domain::job::JobRefusal>) -> ApiError {
-    use scribe_domain::job::JobRefusal;
+/// Refusals of task commands, and failures to record them.
+fn task_error(task_id: &str, e: scribe_actors::command::CommandError<JobRefusal>) -> ApiError {
     match e {
-        scribe_actors::command::CommandError::Refused(JobRefusal::NotFound) => {
-            ApiError::new(StatusCode::NOT_FOUND, "No such task", Some("taskId".into()))
-        }
+        scribe_actors::command::CommandError::Refused(refusal) => task_refused(task_id, refusal),
         other => job_error(other),
     }
+}
+
+/// A refused task command (or the same rule asked before one) as the client sees it, naming
+/// `taskId`: 404 no such task (a missing job is a missing task), 410 its job was deleted, 403
+/// not this account's kind of work, 409 closed, held by someone else, not held, nothing to submit.
+fn task_refused(task_id: &str, refusal: JobRefusal) -> ApiError {
+    let field = || Some("taskId".to_owned());
+    let refusal = match refusal {
+        JobRefusal::NotFound => JobRefusal::NoSuchTask(task_id.to_owned()),
+        other => other,
+    };
+    let status = match &refusal {
+        JobRefusal::NoSuchTask(_) => StatusCode::NOT_FOUND,
+        JobRefusal::Deleted => StatusCode::GONE,
+        JobRefusal::TaskNotForYou(_) => StatusCode::FORBIDDEN,
+        JobRefusal::TaskClosed(_)
+        | JobRefusal::TaskHeldByOther { .. }
+        | JobRefusal::TaskNotHeld(_)
+        | JobRefusal::NothingToSubmit(_) => StatusCode::CONFLICT,
+        _ => return job_error(scribe_actors::command::CommandError::Refused(refusal)),
+    };
+    ApiError::new(status, crate::error::sentence(&refusal), field())
 }
 
 impl From<Transcript> for WorkDocument {

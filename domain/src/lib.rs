@@ -19,6 +19,7 @@ pub mod ids;
 pub mod job;
 pub mod kinds;
 pub mod languages;
+pub mod options;
 pub mod requests;
 pub mod speakers;
 pub mod style;

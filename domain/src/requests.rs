@@ -21,6 +21,7 @@ use crate::kinds::{
     GlossarySortField, JobStatus, JobType, SortDirection, TranscriptionStyle, TranscriptionType, TurnaroundTime,
 };
 use crate::languages::{Language, TargetLanguage};
+pub use crate::options::JobOptions;
 
 /// Most speakers a client may announce (`numberOfSpeakers` is 0 to 5; 0 means "unknown").
 pub const MAX_SPEAKERS: i64 = 5;
@@ -87,13 +88,6 @@ pub struct UrlJobParams {
     pub source_url: Option<String>,
     #[serde(flatten)]
     pub job: JobParams,
-}
-
-/// The options that were explicitly requested; a Job shows them as `jobOptions`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct JobOptions {
-    pub transcription_style: TranscriptionStyle,
 }
 
 /// A valid job submission, with every default applied.
@@ -366,7 +360,10 @@ impl JobFilter {
         self.page.saturating_mul(u64::from(self.page_size))
     }
 
-    /// Whether a job passes the filters (paging aside).
+    /// Whether a job passes the filters (paging aside): the meaning of the filters, which
+    /// `list_jobs` of the read models applies in SQL. Test-only, so that parsing requests does not
+    /// depend on the job aggregate.
+    #[cfg(test)]
     pub fn matches(&self, job: &crate::job::Job) -> bool {
         self.job_id.as_ref().is_none_or(|id| *id == job.job_id)
             && self.job_type.is_none_or(|t| t == job.job_type)

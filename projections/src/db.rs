@@ -23,7 +23,7 @@ const LOCK_FILE_NAME: &str = "readmodels.lock";
 /// Table layout version, in `PRAGMA user_version`. Bump it whenever a table or the meaning of a
 /// column changes (including the shape of the stored Job/Glossary JSON): the file is then
 /// rebuilt from the log on the next start.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 /// How long a connection waits for another one's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -45,7 +45,9 @@ CREATE TABLE IF NOT EXISTS jobs (
     transcription_type TEXT    NOT NULL,
     deleted            INTEGER NOT NULL,
     error_msg          TEXT,
-    job                TEXT    NOT NULL
+    job                TEXT    NOT NULL,
+    -- The document the job delivers, relative to the data directory, as its events name it.
+    document           TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_newest ON jobs (owner, created DESC, job_id DESC) WHERE deleted = 0;
 CREATE INDEX IF NOT EXISTS jobs_newest_by_status ON jobs (owner, status, created DESC, job_id DESC) WHERE deleted = 0;

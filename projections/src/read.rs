@@ -41,6 +41,10 @@ pub struct JobRecord {
     pub error_msg: Option<String>,
     /// The spec's Job object.
     pub job: Job,
+    /// The document the job delivers (its transcript, or its translation for translated
+    /// subtitles), relative to the data directory, as the job's events name it; `None` until
+    /// there is one.
+    pub document: Option<String>,
 }
 
 /// A glossary as the read model holds it.
@@ -199,7 +203,7 @@ impl ReadModels {
     fn job_from_file(&self, job_id: &JobId) -> Result<Option<JobRecord>, ProjectionError> {
         self.with_reader(|conn| {
             let row = conn
-                .prepare_cached("SELECT owner, deleted, error_msg, job FROM jobs WHERE job_id = ?1")
+                .prepare_cached("SELECT owner, deleted, error_msg, job, document FROM jobs WHERE job_id = ?1")
                 .and_then(|mut stmt| {
                     stmt.query_row([job_id.as_str()], |r| {
                         Ok((
@@ -207,14 +211,21 @@ impl ReadModels {
                             r.get::<_, bool>(1)?,
                             r.get::<_, Option<String>>(2)?,
                             r.get::<_, String>(3)?,
+                            r.get::<_, Option<String>>(4)?,
                         ))
                     })
                     .optional()
                 })
                 .map_err(db("looking up a job"))?;
-            let Some((owner, deleted, error_msg, job)) = row else { return Ok(None) };
+            let Some((owner, deleted, error_msg, job, document)) = row else { return Ok(None) };
             let key = || format!("jobs/{job_id}");
-            Ok(Some(JobRecord { owner: parse_user(&owner, key)?, deleted, error_msg, job: parse_json(&job, key)? }))
+            Ok(Some(JobRecord {
+                owner: parse_user(&owner, key)?,
+                deleted,
+                error_msg,
+                job: parse_json(&job, key)?,
+                document,
+            }))
         })
     }
 
@@ -437,8 +448,8 @@ impl ReadModels {
     pub fn dump(&self) -> Result<String, ProjectionError> {
         const QUERIES: &[&str] = &[
             "SELECT 'checkpoint', position FROM checkpoint",
-            "SELECT 'job', job_id, owner, created, status, job_type, transcription_type, deleted, error_msg, job
-             FROM jobs ORDER BY job_id",
+            "SELECT 'job', job_id, owner, created, status, job_type, transcription_type, deleted, error_msg, job,
+             document FROM jobs ORDER BY job_id",
             "SELECT 'glossary', id, owner, created, name, deleted, glossary FROM glossaries ORDER BY id",
             "SELECT 'account', user_name, balance_cents, webhook_secret, created, role, languages FROM accounts ORDER BY user_name",
             "SELECT 'api_key', key_hash, key_id, user_name, issued, revoked FROM api_keys ORDER BY key_hash",

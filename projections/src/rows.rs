@@ -36,6 +36,8 @@ pub(crate) struct JobRow {
     error_msg: Option<String>,
     /// The spec's Job object, as `JobState::view` makes it.
     job: String,
+    /// The document the job delivers, as its events name it (`JobState::delivered_document`).
+    document: Option<String>,
     /// The job's open tasks (the rows of `tasks` for this job are replaced by these).
     tasks: Vec<TaskRow>,
 }
@@ -66,6 +68,7 @@ impl JobRow {
             deleted: state.deleted,
             error_msg: state.error_msg.clone(),
             job: serde_json::to_string(&view).expect("a Job serializes to JSON"),
+            document: state.delivered_document().map(str::to_owned),
             tasks: state
                 .task_views()
                 .into_iter()
@@ -208,8 +211,8 @@ pub(crate) fn write_batch(conn: &mut Connection, batch: &RowBatch, through: u64)
         let mut job = tx
             .prepare_cached(
                 "INSERT OR REPLACE INTO jobs
-                 (job_id, owner, created, status, job_type, transcription_type, deleted, error_msg, job)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 (job_id, owner, created, status, job_type, transcription_type, deleted, error_msg, job, document)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )
             .map_err(db(ACTION))?;
         let mut glossary = tx
@@ -255,7 +258,8 @@ pub(crate) fn write_batch(conn: &mut Connection, batch: &RowBatch, through: u64)
                         r.transcription_type,
                         r.deleted,
                         r.error_msg,
-                        r.job
+                        r.job,
+                        r.document
                     ])
                     .map_err(db(ACTION))?;
                     forget_tasks.execute([&r.job_id]).map_err(db(ACTION))?;

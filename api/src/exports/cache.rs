@@ -1,7 +1,8 @@
-//! Rendered exports kept in memory (moka), keyed by job, format and parameters, so that a client
-//! downloading the same subtitles again, or a player polling them, costs a lookup instead of a
-//! segmentation. Bounded by the bytes held; an entry unused for an hour is dropped. A finished
-//! job's transcript never changes, so entries never go stale; a deleted job is refused (410)
+//! Rendered exports kept in memory (moka), keyed by job, document, format and parameters, so that
+//! a client downloading the same subtitles again, or a player polling them, costs a lookup
+//! instead of a segmentation. Bounded by the bytes held; an entry unused for an hour is dropped.
+//! A document file never changes (an edit is a new file, which the job's events name), so
+//! entries never go stale: an edited job's exports have a new key. A deleted job is refused (410)
 //! before the cache is asked, and its entries are dropped when that happens.
 
 use std::future::Future;
@@ -13,11 +14,13 @@ use moka::future::Cache;
 /// Entries not read for this long are dropped.
 const TIME_TO_IDLE: Duration = Duration::from_secs(3600);
 
-/// One rendered export: the job and a canonical spelling of format and parameters
-/// (`srt/42/2/2`, `txt/true/true/false/-`, `json`, ...).
+/// One rendered export: the job, the document file rendered (relative to the data directory)
+/// and a canonical spelling of format and parameters (`srt/42/2/2`, `txt/true/true/false/-`,
+/// `json`, ...).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ExportKey {
     pub job_id: String,
+    pub document: String,
     pub variant: String,
 }
 
@@ -32,7 +35,7 @@ impl ExportCache {
         let cache = Cache::builder()
             .max_capacity(max_bytes)
             .weigher(|k: &ExportKey, v: &Arc<Vec<u8>>| {
-                let bytes = v.len() + k.job_id.len() + k.variant.len();
+                let bytes = v.len() + k.job_id.len() + k.document.len() + k.variant.len();
                 u32::try_from(bytes).unwrap_or(u32::MAX)
             })
             .time_to_idle(TIME_TO_IDLE)
@@ -73,7 +76,16 @@ mod tests {
     use super::*;
 
     fn key(job: &str, variant: &str) -> ExportKey {
-        ExportKey { job_id: job.into(), variant: variant.into() }
+        ExportKey { job_id: job.into(), document: format!("transcripts/{job}.json"), variant: variant.into() }
+    }
+
+    #[tokio::test]
+    async fn a_new_document_of_a_job_is_rendered_anew() {
+        let cache = ExportCache::new(1 << 20);
+        let first = cache.get_or_render(key("j1", "json"), async { Ok::<_, ()>(b"first".to_vec()) }).await.unwrap();
+        let edited = ExportKey { document: "media/j1/work/edit-2.json".into(), ..key("j1", "json") };
+        let second = cache.get_or_render(edited, async { Ok::<_, ()>(b"edited".to_vec()) }).await.unwrap();
+        assert_eq!((first.as_slice(), second.as_slice()), (&b"first"[..], &b"edited"[..]));
     }
 
     #[tokio::test]

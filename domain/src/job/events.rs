@@ -12,7 +12,7 @@ use crate::http_url::HttpUrl;
 use crate::ids::{GlossaryId, JobId, UserName};
 use crate::kinds::{JobType, TaskKind, TranscriptionType, TurnaroundTime};
 use crate::languages::{Language, TargetLanguage};
-use crate::requests::JobOptions;
+use crate::options::JobOptions;
 
 /// Everything fixed about a job when it is accepted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

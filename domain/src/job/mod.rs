@@ -40,6 +40,7 @@ mod events;
 pub mod retention;
 mod state;
 pub mod task;
+mod task_access;
 mod view;
 pub mod work_claim;
 
@@ -346,20 +347,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             Ok(vec![open_task(submission, TaskKind::Transcribe, at_ms)])
         }
         C::ClaimTask { task_id, worker, lease_ms, at_ms } => {
-            let task = open_task_named(state, &task_id)?;
-            let language = work_language(submission, state, task.kind);
-            if !worker.can_take(task.kind, &language) {
-                return Err(JobRefusal::TaskNotForYou(format!(
-                    "task {task_id} is {} work in {language}; your account does {} work{}",
-                    task.kind,
-                    worker.role,
-                    if worker.languages.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" in {}", worker.languages.join(", "))
-                    }
-                )));
-            }
+            let task = state.task_for(&task_id, &worker)?;
             let mut events = Vec::new();
             if let Some(lease) = &task.lease {
                 if lease.holder != worker.user && !lease.is_expired(at_ms) {
@@ -378,7 +366,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             Ok(events)
         }
         C::SaveDraft { task_id, by, path, words, lease_ms, at_ms } => {
-            let task = held_task(state, &task_id, &by, at_ms)?;
+            let task = state.task_held_by(&task_id, &by, at_ms)?;
             let revision = task.revision.as_ref().map_or(1, |r| r.number + 1);
             Ok(vec![E::DraftSaved {
                 task_id,
@@ -391,7 +379,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             }])
         }
         C::ReleaseTask { task_id, by, at_ms } => {
-            let task = open_task_named(state, &task_id)?;
+            let task = state.open_task(&task_id)?;
             match &task.lease {
                 Some(lease) if lease.holder == by => {
                     Ok(vec![E::TaskReleased { task_id, by: Some(by), expired: false, at_ms }])
@@ -400,7 +388,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             }
         }
         C::ExpireLease { task_id, at_ms } => {
-            let task = open_task_named(state, &task_id)?;
+            let task = state.open_task(&task_id)?;
             match &task.lease {
                 Some(lease) if lease.is_expired(at_ms) => {
                     Ok(vec![E::TaskReleased { task_id, by: None, expired: true, at_ms }])
@@ -409,7 +397,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             }
         }
         C::SubmitTask { task_id, by, at_ms } => {
-            let task = held_task(state, &task_id, &by, at_ms)?;
+            let task = state.task_held_by(&task_id, &by, at_ms)?;
             let (revision, path) = match (&task.revision, task.kind) {
                 (Some(r), _) => (r.number, r.path.clone()),
                 (None, TaskKind::Transcribe) => match &state.transcript {
@@ -555,32 +543,6 @@ fn open_task(submission: &Submission, kind: TaskKind, at_ms: u64) -> JobEvent {
         kind,
         deadline_ms: submission.created_ms.saturating_add(u64::from(turnaround.days()) * DAY_MS),
         at_ms,
-    }
-}
-
-/// The language a task's work is in: the target language of a translation, else the job's.
-fn work_language(submission: &Submission, state: &JobState, kind: TaskKind) -> String {
-    match (kind, submission.target_language) {
-        (TaskKind::Translate, Some(t)) => t.code().to_owned(),
-        _ => state.language().map_or_else(|| submission.language.code().to_owned(), |l| l.code().to_owned()),
-    }
-}
-
-/// The open task `task_id`: 404 when there is none, 409 once it was submitted.
-fn open_task_named<'a>(state: &'a JobState, task_id: &str) -> Result<&'a TaskState, JobRefusal> {
-    match state.task(task_id) {
-        None => Err(JobRefusal::NoSuchTask(task_id.to_owned())),
-        Some(t) if !t.is_open() => Err(JobRefusal::TaskClosed(task_id.to_owned())),
-        Some(t) => Ok(t),
-    }
-}
-
-/// The open task `task_id`, if `by` holds its lease at `at_ms`.
-fn held_task<'a>(state: &'a JobState, task_id: &str, by: &UserName, at_ms: u64) -> Result<&'a TaskState, JobRefusal> {
-    let task = open_task_named(state, task_id)?;
-    match &task.lease {
-        Some(lease) if lease.is_held_by(by, at_ms) => Ok(task),
-        _ => Err(JobRefusal::TaskNotHeld(task_id.to_owned())),
     }
 }
 

@@ -240,6 +240,19 @@ impl JobState {
         }
     }
 
+    /// The document the job delivers, as its events name it (relative to the data directory):
+    /// the translation of a translatedSubtitles job, else the transcript once people's work
+    /// (or the machine's, for direct jobs) made it final. Every edit and submission records a
+    /// new file and its event names it, so this follows the job's history; the exports and the
+    /// editor read this file, and nothing is copied to a fixed name.
+    pub fn delivered_document(&self) -> Option<&str> {
+        let s = self.submission.as_ref()?;
+        if s.transcription_type == TranscriptionType::TranslatedSubtitles && s.target_language.is_some() {
+            return self.translation.as_ref().map(|t| t.path.as_str());
+        }
+        self.transcript.as_ref().filter(|t| !t.draft).map(|t| t.path.as_str())
+    }
+
     /// Whether deleting this job now gives its money back: no work was spent on it yet. A manual
     /// job is refunded until someone first claims one of its tasks; a direct job until its
     /// recognition starts (once the machine has started on it, the charge stays, as it does for

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::ids::{GlossaryId, JobId, UserName};
 use crate::kinds::{JobStatus, JobType, TaskKind, TranscriptionStyle, TranscriptionType};
 use crate::languages::{Language, TargetLanguage};
-use crate::requests::JobOptions;
+use crate::options::JobOptions;
 
 use super::events::MediaSource;
 use super::state::JobState;

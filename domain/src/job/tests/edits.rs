@@ -67,3 +67,22 @@ fn document_edited_round_trips_through_the_codec() {
     assert_eq!(event.event_type(), "DocumentEdited");
     assert_eq!(JobEvent::decode(&event.encode()).unwrap(), event);
 }
+
+#[test]
+fn the_delivered_document_is_the_file_the_last_event_names() {
+    assert_eq!(JobAggregate::replay(&transcribed(request(|_| {}))).delivered_document(), Some("transcripts/j1.json"));
+    let mut history = done(request(|_| {}));
+    history.push(edited(1, "media/j1/work/edit-1.json", 5_000));
+    history.push(edited(2, "media/j1/work/edit-2.json", 6_000));
+    assert_eq!(JobAggregate::replay(&history).delivered_document(), Some("media/j1/work/edit-2.json"));
+}
+
+#[test]
+fn the_editor_asks_the_same_rule_as_the_decision() {
+    let done = JobAggregate::replay(&done(request(|_| {})));
+    assert_eq!(done.can_edit(&user("ann")), Ok(()));
+    assert_eq!(done.can_edit(&user("bob")), Err(JobRefusal::Forbidden));
+    let open = JobAggregate::replay(&transcribed(request(|_| {})));
+    assert_eq!(open.can_edit(&user("ann")), Err(JobRefusal::NotFinished));
+    assert_eq!(JobState::default().can_edit(&user("ann")), Err(JobRefusal::NotFound));
+}

@@ -1,10 +1,13 @@
-//! Download links for EBU-STL files that work without an `apiKey`: every parameter of the link is
-//! signed with HMAC-SHA256, and the link carries its own expiry time.
+//! Links that work without an `apiKey`, because every parameter is signed: EBU-STL downloads
+//! (`GET /api/downloads/stl`, handed out by `/jobs/export-stl`) and a job's media for the work
+//! API's audio player (`GET /api/work/media`, in a task's detail and the editor's document).
+//! Both the exports and the work API make and check them; neither owns them, so they live here.
 //!
-//! A link is `<public_url>/api/downloads/stl?jobId=..&rows=..&screen=..&expires=..&sig=..` where
+//! An STL link is `<public_url>/api/downloads/stl?jobId=..&rows=..&screen=..&expires=..&sig=..` where
 //! `expires` is in Unix seconds and `sig` is the URL-safe base64 (no padding) of
 //! HMAC-SHA256(key, "scribe-stl-v1\n{jobId}\n{rows}\n{screen}\n{expires}"). Numbers are written in
-//! their shortest form (`2`, `1.5`), so a value parsed back from the link signs the same.
+//! their shortest form (`2`, `1.5`), so a value parsed back from the link signs the same. A media
+//! link signs "scribe-media-v1\n{jobId}\n{expires}" the same way.
 //!
 //! The key is 32 random bytes kept in `<data_dir>/link-secret` (base64, mode 0600), created on
 //! first use, so links stay valid across restarts. Deleting that file invalidates every link
@@ -13,12 +16,24 @@
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use hmac::{Hmac, KeyInit, Mac};
+use poem::http::StatusCode;
 use rand::RngCore;
+use scribe_actors::clock::now_ms;
 use sha2::Sha256;
+
+use crate::API_PREFIX;
+use crate::error::ApiError;
+use crate::state::ApiSettings;
+
+/// Path of the signed media download (audio player), under [`API_PREFIX`].
+pub const MEDIA_PATH: &str = "/work/media";
+/// Path of the signed STL download, under [`API_PREFIX`].
+pub const DOWNLOAD_STL_PATH: &str = "/downloads/stl";
 
 /// Name of the key file in the data directory.
 pub const SECRET_FILE: &str = "link-secret";
@@ -48,6 +63,74 @@ pub enum LinkError {
         "This link expired at {expired_at} (Unix seconds). Ask for a new link (/jobs/export-stl, or the task again)"
     )]
     Expired { expired_at: u64 },
+}
+
+/// A refused link as the client sees it: 403 naming `sig` for a bad signature, 410 naming
+/// `expires` once it expired.
+impl From<LinkError> for ApiError {
+    fn from(e: LinkError) -> ApiError {
+        match e {
+            LinkError::BadSignature => ApiError::new(StatusCode::FORBIDDEN, e.to_string(), Some("sig".into())),
+            LinkError::Expired { .. } => ApiError::new(StatusCode::GONE, e.to_string(), Some("expires".into())),
+        }
+    }
+}
+
+/// The service's signed links: the key they are signed with (read from, or created in, the
+/// data directory on first use) and the public URL they start with.
+pub struct SignedLinks {
+    data_dir: PathBuf,
+    public_url: String,
+    key: tokio::sync::OnceCell<LinkKey>,
+}
+
+impl SignedLinks {
+    pub fn new(data_dir: PathBuf, settings: &ApiSettings) -> SignedLinks {
+        SignedLinks { data_dir, public_url: settings.public_url.clone(), key: tokio::sync::OnceCell::new() }
+    }
+
+    pub(crate) async fn key(&self) -> Result<&LinkKey, ApiError> {
+        self.key
+            .get_or_try_init(|| async {
+                let dir = self.data_dir.clone();
+                tokio::task::spawn_blocking(move || LinkKey::load_or_create(&dir).map_err(|e| e.to_string()))
+                    .await
+                    .map_err(|e| e.to_string())?
+            })
+            .await
+            .map_err(|e| ApiError::internal("Loading the download-link key", &e))
+    }
+
+    /// The absolute URL of a job's media for the work API's audio player, signed for `ttl`.
+    pub(crate) async fn media_url(&self, job_id: &str, ttl: Duration) -> Result<String, ApiError> {
+        let expires = now_ms() / 1000 + ttl.as_secs();
+        let sig = self.key().await?.sign_media(job_id, expires);
+        let mut url = url::Url::parse(&self.public_url)
+            .map_err(|e| ApiError::internal("Building the media link (setting public_url)", &e))?;
+        let path = format!("{}{API_PREFIX}{MEDIA_PATH}", url.path().trim_end_matches('/'));
+        url.set_path(&path);
+        url.query_pairs_mut()
+            .append_pair("jobId", job_id)
+            .append_pair("expires", &expires.to_string())
+            .append_pair("sig", &sig);
+        Ok(url.into())
+    }
+
+    /// The absolute URL of a signed STL download.
+    pub(crate) async fn stl_url(&self, link: &StlLink) -> Result<String, ApiError> {
+        let sig = self.key().await?.sign(link);
+        let mut url = url::Url::parse(&self.public_url)
+            .map_err(|e| ApiError::internal("Building the download link (setting public_url)", &e))?;
+        let path = format!("{}{API_PREFIX}{DOWNLOAD_STL_PATH}", url.path().trim_end_matches('/'));
+        url.set_path(&path);
+        url.query_pairs_mut()
+            .append_pair("jobId", &link.job_id)
+            .append_pair("rows", &link.rows.to_string())
+            .append_pair("screen", &link.screen.to_string())
+            .append_pair("expires", &link.expires.to_string())
+            .append_pair("sig", &sig);
+        Ok(url.into())
+    }
 }
 
 /// Why the key could not be loaded or created.

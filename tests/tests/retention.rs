@@ -28,6 +28,25 @@ fn wait_until_gone(server: &TestServer, key: &str, id: &str) -> Value {
     }
 }
 
+/// Polls every job in turn until each has been seen DONE or ERROR; returns each one's status as
+/// first seen ended. (Waiting for one job after the other would miss one that ends, and expires
+/// 3 s later, while an earlier one is still being waited for.)
+fn wait_until_each_ended(server: &TestServer, key: &str, ids: &[&str]) -> Vec<Value> {
+    let deadline = Instant::now() + ASR_TIMEOUT;
+    let mut ended: Vec<Option<Value>> = vec![None; ids.len()];
+    while ended.iter().any(Option::is_none) {
+        for (id, seen) in ids.iter().zip(ended.iter_mut()).filter(|(_, seen)| seen.is_none()) {
+            let job = server.status(key, id);
+            if job["status"] == "DONE" || job["status"] == "ERROR" {
+                *seen = Some(job);
+            }
+        }
+        assert!(Instant::now() < deadline, "not every job of {ids:?} ended in time\n{}", server.logs());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    ended.into_iter().flatten().collect()
+}
+
 /// Checks that the job `id` expired: 410 saying why, exports gone, no file left, history kept.
 fn assert_expired(server: &TestServer, key: &str, id: &str, retention_s: u64) {
     let gone = wait_until_gone(server, key, id);
@@ -95,8 +114,7 @@ fn the_operators_retention_applies_to_every_job_and_the_shorter_limit_wins() {
     let url_job = job_id(&url_job);
     // A failed job is kept no longer than a finished one.
     let failed = job_id(&server.upload_ok(&key, &paths::corpus_file(clips::SILENCE), &[]));
-    for id in [&plain, &url_job, &failed] {
-        let ended = server.wait_for_status(&key, id, &["DONE", "ERROR"], ASR_TIMEOUT);
+    for ended in wait_until_each_ended(&server, &key, &[&plain, &url_job, &failed]) {
         assert!(ended["expiresAt"].is_u64(), "{ended}");
     }
     for id in [&plain, &url_job, &failed] {

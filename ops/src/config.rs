@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use scribe_actors::callbacks::CallbackSettings;
-use scribe_actors::eventstore::StoreLocation;
 use scribe_api::connections::ConnectionLimits;
+use scribe_eventstore::StoreLocation;
 use serde::Deserialize;
 
 /// How long an idle server keeps the speech model in memory.

@@ -6,11 +6,11 @@ use rand::RngCore;
 use scribe_domain::account::{AccountAggregate, AccountCommand, AccountRefusal};
 use scribe_domain::ids::{UserName, account_stream};
 use scribe_domain::kinds::Role;
+use scribe_eventstore::EventStore;
 use sha2::{Digest, Sha256};
 
 use crate::clock::now_ms;
 use crate::command::{self, CommandError};
-use crate::eventstore::EventStore;
 
 /// The user name of the account a fresh server opens.
 pub const FIRST_USER: &str = "admin";

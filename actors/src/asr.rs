@@ -23,12 +23,12 @@ use scribe_domain::kinds::TranscriptionStyle;
 use scribe_domain::languages::Language;
 use scribe_domain::style::clean_read;
 use scribe_domain::transcript as doc;
+use scribe_eventstore::EventStore;
 use scribe_translate::TranslationModels;
 use scribe_whisper::engine::{EngineError, Task, TranscribeOptions, Transcript};
 
 use crate::clock::now_ms;
 use crate::command::{self, CommandError};
-use crate::eventstore::EventStore;
 use crate::fair_queue::FairQueue;
 use crate::jobs::Jobs;
 use crate::media::MediaStore;

@@ -28,11 +28,12 @@ use scribe_domain::account::{
 };
 use scribe_domain::ids::{JobId, UserName, account_stream, job_id_of_stream, job_stream, user_of_account_stream};
 use scribe_domain::job::{self, JobState, MediaSource};
+use scribe_eventstore::{EventStore, RecordedEvent};
 
 use crate::checkpoint::{self, CheckpointFile, RefundCheckpoint};
 use crate::clock::now_ms;
 use crate::command::{self, CommandError};
-use crate::eventstore::{EventStore, RecordedEvent, follow_log};
+use crate::store_follow::follow_log;
 
 /// Charges the owner of a URL job for its `duration_ms` of media. `Err` carries the job's
 /// `errorMsg` when the balance does not cover it; an upload (charged by the edge) and a job

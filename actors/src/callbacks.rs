@@ -36,6 +36,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::account::AccountAggregate;
 use scribe_domain::ids::{JobId, account_stream};
 use scribe_domain::job::{CallbackOutcome, JobCommand, JobRefusal, JobState, Stage, callback_message_id};
+use scribe_eventstore::EventStore;
 use tokio::sync::Semaphore;
 use tokio::task::AbortHandle;
 
@@ -45,7 +46,6 @@ pub use signing::{SecretError, WebhookSecret};
 use crate::clock::now_ms;
 use crate::cluster::ClusterSettings;
 use crate::command::{self, CommandError};
-use crate::eventstore::EventStore;
 use crate::jobs::{JobError, Jobs};
 use crate::media::AddressGuard;
 use crate::pipeline::{StageDone, report};

@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use scribe_domain::job::{JobAggregate, JobState};
 use scribe_domain::{Aggregate, VersionedEvent};
+use scribe_eventstore::{EventStore, StoreError};
 use serde::{Serialize, de::DeserializeOwned};
-
-use crate::eventstore::{EventStore, StoreError};
 
 /// How often a live reactor writes its checkpoint (when it has moved).
 pub const SAVE_EVERY: Duration = Duration::from_secs(5);

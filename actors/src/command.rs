@@ -18,7 +18,7 @@ use std::time::Duration;
 use rand::Rng;
 use scribe_domain::{Aggregate, DecodeError, VersionedEvent};
 
-use crate::eventstore::{EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError};
+use scribe_eventstore::{EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError};
 
 /// How often a job actor's command is decided again after losing a race with another writer.
 pub(crate) const MAX_CONFLICT_RETRIES: usize = 5;

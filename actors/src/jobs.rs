@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use scribe_domain::ids::JobId;
 use scribe_domain::job::{JobAggregate, JobCommand, JobRefusal, JobState};
+use scribe_eventstore::{EventStore, StoreError};
 
 use crate::command::{self, CommandError, Executed, Loaded};
-use crate::eventstore::{EventStore, StoreError};
 
 pub type JobError = CommandError<JobRefusal>;
 pub type JobExecuted = Executed<JobAggregate>;

@@ -1,5 +1,5 @@
-//! Scribe's runtime: the event store port and its adapters, media storage and fetching, and the
-//! actors that run jobs.
+//! Scribe's runtime: media storage and fetching, and the actors that run jobs (on the event store
+//! of `scribe-eventstore`).
 
 pub mod accounts;
 pub mod asr;
@@ -10,7 +10,6 @@ pub mod clock;
 pub mod cluster;
 pub mod command;
 pub mod diarization;
-pub mod eventstore;
 pub mod fair_queue;
 pub mod jobs;
 pub mod media;
@@ -19,4 +18,5 @@ pub mod pipeline;
 pub mod retention;
 pub mod runtime;
 pub mod speech_model;
+mod store_follow;
 pub mod translation;

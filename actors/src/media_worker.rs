@@ -21,12 +21,12 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::account::Prices;
 use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::job::{JobCommand, JobRefusal, StoredMedia};
+use scribe_eventstore::EventStore;
 use tokio_util::sync::CancellationToken;
 
 use crate::billing::{ChargeError, charge_url_job};
 use crate::clock::now_ms;
 use crate::command::CommandError;
-use crate::eventstore::EventStore;
 use crate::fair_queue::FairQueue;
 use crate::jobs::Jobs;
 use crate::media::{Fetcher, MediaStore, human};

@@ -23,15 +23,16 @@ use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, Super
 use scribe_domain::ids::{JobId, job_id_of_stream};
 use scribe_domain::job::{JobAggregate, JobCommand, JobEvent, JobState, MediaSource, Stage};
 use scribe_domain::{Aggregate, VersionedEvent};
+use scribe_eventstore::{EventStore, RecordedEvent};
 
 use crate::asr::{AsrActor, AsrArgs, AsrMsg, AsrTask, TaskKind};
 use crate::callbacks::{CallbackActor, CallbackArgs, CallbackMsg};
 use crate::checkpoint::{self, CheckpointFile, PipelineCheckpoint};
 use crate::clock::now_ms;
 use crate::cluster::{Admission, ClaimGate, ClusterSettings, is_recognition};
-use crate::eventstore::{EventStore, RecordedEvent, follow_log};
 use crate::jobs::Jobs;
 use crate::media_worker::{MediaActor, MediaArgs, MediaMsg};
+use crate::store_follow::follow_log;
 
 /// How often a stage is started again when its worker ended without moving the job on.
 const MAX_STAGE_ATTEMPTS: u32 = 3;

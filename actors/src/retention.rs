@@ -17,14 +17,15 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::VersionedEvent;
 use scribe_domain::ids::{JobId, job_id_of_stream};
 use scribe_domain::job::{JobCommand, JobEvent, JobRefusal, retention};
+use scribe_eventstore::{EventStore, RecordedEvent};
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{self, CheckpointFile};
 use crate::clock::now_ms;
 use crate::command::CommandError;
-use crate::eventstore::{EventStore, RecordedEvent, follow_log};
 use crate::jobs::Jobs;
 use crate::media::MediaStore;
+use crate::store_follow::follow_log;
 
 /// How often due jobs are looked for.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(1);

@@ -10,6 +10,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorRef};
 
 use scribe_domain::account::Prices;
+use scribe_eventstore::{EventStore, SqliteEventStore};
 use scribe_translate::TranslationModels;
 
 use crate::asr::AsrArgs;
@@ -17,7 +18,6 @@ use crate::billing::{RefundActor, RefundMsg};
 use crate::callbacks::{CallbackArgs, CallbackSettings};
 use crate::checkpoint::CheckpointFile;
 use crate::cluster::ClusterSettings;
-use crate::eventstore::{EventStore, SqliteEventStore};
 use crate::jobs::Jobs;
 use crate::media::{AddressGuard, FetchConfig, Fetcher, MediaStore};
 use crate::media_worker::MediaArgs;
@@ -85,7 +85,7 @@ struct Actors {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
-    Store(#[from] crate::eventstore::StoreError),
+    Store(#[from] scribe_eventstore::StoreError),
     #[error(transparent)]
     Media(#[from] crate::media::MediaError),
     #[error("an actor did not start: {0}")]
@@ -94,7 +94,7 @@ pub enum StartError {
 
 /// Opens the embedded SQLite event store in `data_dir`.
 pub fn open_event_store(data_dir: &std::path::Path) -> Result<Arc<dyn EventStore>, StartError> {
-    std::fs::create_dir_all(data_dir).map_err(|e| crate::eventstore::StoreError::Backend {
+    std::fs::create_dir_all(data_dir).map_err(|e| scribe_eventstore::StoreError::Backend {
         action: "creating the data directory",
         source: Box::new(e),
     })?;

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
-use scribe_actors::eventstore::EventStore;
 use scribe_actors::jobs::Jobs;
 use scribe_actors::media::{AddressGuard, MediaStore};
 use scribe_actors::runtime::Services;
 use scribe_domain::account::Prices;
 use scribe_domain::capabilities::Capabilities;
 use scribe_domain::languages::AUTO_DETECT_WHISPER;
+use scribe_eventstore::EventStore;
 use scribe_projections::ReadModels;
 
 use crate::connections::{ConnectionLimits, OpenConnections};

@@ -11,12 +11,12 @@ use std::time::Duration;
 use poem::http::StatusCode;
 use poem::test::{TestClient, TestForm, TestFormField, TestResponse};
 use scribe_actors::command;
-use scribe_actors::eventstore::{EventStore, SqliteEventStore};
 use scribe_actors::jobs::Jobs;
 use scribe_actors::media::{AddressGuard, MediaStore};
 use scribe_api::{ApiSettings, ApiState, hash_api_key};
 use scribe_domain::account::{AccountAggregate, AccountCommand};
 use scribe_domain::ids::{UserName, account_stream};
+use scribe_eventstore::{EventStore, SqliteEventStore};
 use scribe_projections::{Projection, ReadModels};
 use serde_json::{Value, json};
 

@@ -9,7 +9,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::Context;
 use scribe_actors::accounts;
-use scribe_actors::eventstore::{EventStore, RecordedEvent, StoreLocation};
+use scribe_eventstore::{EventStore, RecordedEvent, StoreLocation};
 
 use crate::config::StoreArgs;
 

@@ -15,8 +15,8 @@ use anyhow::Context;
 use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use scribe_actors::callbacks::CallbackSettings;
-use scribe_actors::eventstore::StoreLocation;
 use scribe_api::connections::ConnectionLimits;
+use scribe_eventstore::StoreLocation;
 use serde::{Deserialize, Serialize, Serializer};
 
 /// How long an idle server keeps the speech model in memory.

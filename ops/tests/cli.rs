@@ -84,7 +84,7 @@ fn replay_into_a_closed_pipe_ends_quietly() {
     let dir = tempfile::tempdir().unwrap();
     let job_id = "0192f6a4-7c1e-7d2a-9a55-2b3c4d5e6f70";
     tokio::runtime::Runtime::new().unwrap().block_on(async {
-        use scribe_actors::eventstore::{EventStore, ExpectedVersion, NewEvent, SqliteEventStore};
+        use scribe_eventstore::{EventStore, ExpectedVersion, NewEvent, SqliteEventStore};
         let store = SqliteEventStore::open_in(dir.path()).unwrap();
         let events = (0..2000)
             .map(|n| NewEvent::new("CallbackAttempted", serde_json::json!({"type": "CallbackAttempted", "v": 1, "attempt": n, "atMs": 1_763_769_600_000u64 + n})))

@@ -4,7 +4,7 @@
 //! failed, or the log holds an event this Scribe cannot decode, and a retry or an operator is
 //! needed.
 
-use scribe_actors::eventstore::StoreError;
+use scribe_eventstore::StoreError;
 
 /// Why a read-model operation failed.
 #[derive(Debug, thiserror::Error)]

@@ -15,8 +15,8 @@ use std::collections::HashMap;
 
 use crate::error::ProjectionError;
 
-use scribe_actors::eventstore::{EventStore, RecordedEvent};
 use scribe_domain::{Aggregate, DecodeError, VersionedEvent};
+use scribe_eventstore::{EventStore, RecordedEvent};
 
 /// Streams whose state is kept in memory; past this the cache is emptied and refills itself.
 /// Events of one job usually arrive close together, so a few thousand cover the live ones.

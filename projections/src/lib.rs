@@ -12,7 +12,7 @@
 //! Use it like this:
 //!
 //! ```no_run
-//! # async fn example(store: std::sync::Arc<dyn scribe_actors::eventstore::EventStore>, data_dir: &std::path::Path)
+//! # async fn example(store: std::sync::Arc<dyn scribe_eventstore::EventStore>, data_dir: &std::path::Path)
 //! # -> Result<(), scribe_projections::ProjectionError> {
 //! use std::time::Duration;
 //! use scribe_projections::{Projection, ReadModels};

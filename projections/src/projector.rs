@@ -6,11 +6,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
-use scribe_actors::eventstore::{EventStore, RecordedEvent};
 use scribe_domain::Aggregate;
 use scribe_domain::account::AccountAggregate;
 use scribe_domain::glossary::GlossaryAggregate;
 use scribe_domain::job::JobAggregate;
+use scribe_eventstore::{EventStore, RecordedEvent};
 
 use crate::cache::Changes;
 use crate::db;

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use scribe_actors::eventstore::EventStore;
+use scribe_eventstore::EventStore;
 
 use crate::db::{self, DirLock};
 use crate::error::{ProjectionError, io};

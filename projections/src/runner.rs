@@ -21,7 +21,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use ractor::rpc::CallResult;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use scribe_actors::eventstore::{EventStore, RecordedEvent, StoreError};
+use scribe_eventstore::{EventStore, RecordedEvent, StoreError};
 use tokio::task::JoinHandle;
 
 use crate::error::ProjectionError;

@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use scribe_actors::eventstore::{EventStore, ExpectedVersion, NewEvent, SqliteEventStore};
 use scribe_domain::ids::{JobId, UserName, job_stream};
 use scribe_domain::job::{self, JobCommand, JobState, NewMedia, StoredMedia};
 use scribe_domain::requests::JobParams;
 use scribe_domain::{Aggregate, VersionedEvent};
+use scribe_eventstore::{EventStore, ExpectedVersion, NewEvent, SqliteEventStore};
 use scribe_projections::{Projection, ReadModels, rebuild};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use scribe_actors::eventstore::{Appended, EventStore, ExpectedVersion, NewEvent, SqliteEventStore};
 use scribe_domain::account::{AccountAggregate, AccountCommand};
 use scribe_domain::glossary::{GlossaryAggregate, GlossaryCommand};
 use scribe_domain::ids::{GlossaryId, JobId, UserName, account_stream, glossary_stream, job_stream};
@@ -15,6 +14,7 @@ use scribe_domain::job::{Job, JobAggregate, JobCommand, NewMedia, StoredMedia};
 use scribe_domain::kinds::JobStatus;
 use scribe_domain::requests::{GlossaryParams, JobParams, ListGlossariesParams, ListJobsParams, TranslationParams};
 use scribe_domain::{Aggregate, VersionedEvent};
+use scribe_eventstore::{Appended, EventStore, ExpectedVersion, NewEvent, SqliteEventStore};
 use scribe_projections::{Projection, ProjectionError, ReadModels, rebuild};
 use serde_json::json;
 
@@ -664,7 +664,7 @@ async fn rows_the_store_cannot_read_back_and_foreign_streams_are_stepped_over() 
         .await
         .unwrap();
     let corrupt_at = world.head().await + 1;
-    let events_file = world.data_dir().join(scribe_actors::eventstore::sqlite::FILE_NAME);
+    let events_file = world.data_dir().join(scribe_eventstore::sqlite::FILE_NAME);
     let conn = rusqlite::Connection::open(&events_file).unwrap();
     conn.execute(
         "INSERT INTO events (position, stream, version, type, data, recorded_at) VALUES (?1, 'job-broken', 0, 'JobSubmitted', '{not json', 0)",

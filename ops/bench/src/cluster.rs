@@ -23,12 +23,12 @@ use anyhow::{Context, bail};
 use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::web::{Data, Json, Path as UrlPath};
 use poem::{EndpointExt, Response, Route, handler};
-use scribe_actors::eventstore::throwaway_postgres::ThrowawayPostgres;
-use scribe_actors::eventstore::{EventStore, StoreLocation};
 use scribe_domain::VersionedEvent;
 use scribe_domain::account::AccountEvent;
 use scribe_domain::ids::{JobId, UserName, account_stream, job_stream};
 use scribe_domain::job::{JobEvent, Stage};
+use scribe_eventstore::throwaway_postgres::ThrowawayPostgres;
+use scribe_eventstore::{EventStore, StoreLocation};
 use serde_json::Value;
 
 use crate::server_process::ServerProcess;

@@ -205,8 +205,7 @@ async fn bench(args: BenchCrashArgs) -> anyhow::Result<()> {
     tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10))).await??;
 
     // The read models must equal a rebuild from the log.
-    crate::rebuild_read_models(&data_dir, &scribe_actors::eventstore::StoreLocation::Embedded(data_dir.clone()))
-        .await?;
+    crate::rebuild_read_models(&data_dir, &scribe_eventstore::StoreLocation::Embedded(data_dir.clone())).await?;
     let mut server = start_server(&data_dir, &models_dir, &server_args, &log).await?;
     let rebuilt = list_all(&http, &format!("http://{}/api", server.addr), &key).await?;
     tokio::task::spawn_blocking(move || server.terminate(Duration::from_secs(10))).await??;

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
-use scribe_actors::eventstore::throwaway_postgres::ThrowawayPostgres;
-use scribe_actors::eventstore::{
+use scribe_eventstore::throwaway_postgres::ThrowawayPostgres;
+use scribe_eventstore::{
     EventStore, ExpectedVersion, KurrentDbEventStore, NewEvent, PostgresEventStore, SqliteEventStore,
 };
 use serde_json::json;

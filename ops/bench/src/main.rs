@@ -20,7 +20,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use scribe_actors::eventstore::StoreLocation;
+use scribe_eventstore::StoreLocation;
 
 #[derive(Parser)]
 #[command(name = "scribe-bench", version, about = "Scribe's benchmarks: measured ratios against an anchor")]

@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use futures::StreamExt;
-use scribe_actors::eventstore::{EventStore, ExpectedVersion, NewEvent};
 use scribe_actors::runtime::open_event_store;
 use scribe_domain::Aggregate;
 use scribe_domain::VersionedEvent;
 use scribe_domain::ids::{JobId, UserName, job_stream};
 use scribe_domain::job::{JobAggregate, JobCommand, NewMedia, StoredMedia};
 use scribe_domain::requests::JobParams;
+use scribe_eventstore::{EventStore, ExpectedVersion, NewEvent};
 
 use crate::env::{bench_key, in_scratch_dir};
 use crate::server_process::ServerProcess;
@@ -60,7 +60,7 @@ fn bench(args: &BenchRestartArgs, work: &Path) -> anyhow::Result<()> {
     eprintln!("writing the histories of {} finished jobs ...", args.jobs);
     let started = Instant::now();
     let (events, newest) = runtime.block_on(write_history(&data_dir, args.jobs))?;
-    let log_bytes = std::fs::metadata(data_dir.join(scribe_actors::eventstore::sqlite::FILE_NAME))?.len();
+    let log_bytes = std::fs::metadata(data_dir.join(scribe_eventstore::sqlite::FILE_NAME))?.len();
     println!(
         "history: {} jobs, {events} events, event log {:.0} MB, written in {:.1} s",
         args.jobs,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use scribe_actors::eventstore::{EventStore, ExpectedVersion, NewEvent, SqliteEventStore, contract};
+use scribe_eventstore::{EventStore, ExpectedVersion, NewEvent, SqliteEventStore, contract};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

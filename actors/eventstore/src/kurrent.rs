@@ -29,7 +29,8 @@ use kurrentdb::{
     StreamPosition, StreamState, SubscribeToAllOptions, SubscriptionFilter,
 };
 
-use super::{Appended, EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError};
+use super::append::{check_request, wrong_version};
+use super::{Appended, EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError, backend};
 
 /// The KurrentDB adapter of [`EventStore`]. Cheap to clone (the client is shared).
 #[derive(Clone)]
@@ -119,12 +120,7 @@ impl EventStore for KurrentDbEventStore {
         events: Vec<NewEvent>,
     ) -> BoxFuture<'a, Result<Appended, StoreError>> {
         Box::pin(async move {
-            if stream.is_empty() {
-                return Err(StoreError::InvalidAppend { stream: String::new(), reason: "the stream name is empty" });
-            }
-            if events.is_empty() {
-                return Err(StoreError::InvalidAppend { stream: stream.to_owned(), reason: "no events given" });
-            }
+            check_request(stream, &events)?;
             let data = events
                 .iter()
                 .map(|e| {
@@ -144,14 +140,13 @@ impl EventStore for KurrentDbEventStore {
                 Ok(written) => {
                     Ok(Appended { last_version: written.next_expected_version, position: written.position.commit })
                 }
-                Err(kurrentdb::Error::WrongExpectedVersion { current, .. }) => Err(StoreError::WrongExpectedVersion {
-                    stream: stream.to_owned(),
-                    expected,
-                    actual: match current {
+                Err(kurrentdb::Error::WrongExpectedVersion { current, .. }) => {
+                    let actual = match current {
                         kurrentdb::CurrentRevision::Current(v) => Some(v),
                         kurrentdb::CurrentRevision::NoStream => None,
-                    },
-                }),
+                    };
+                    Err(wrong_version(stream, expected, actual))
+                }
                 Err(e) => Err(backend("appending events", e.to_string())),
             }
         })
@@ -300,8 +295,4 @@ fn check_increasing(previous: Option<u64>, event: &RecordedEvent) -> Result<(), 
         }),
         _ => Ok(()),
     }
-}
-
-fn backend(action: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
-    StoreError::Backend { action, source: source.into() }
 }

@@ -1,12 +1,12 @@
-//! Feeding the whole log to an actor: the pipeline and the refund reactor both read every event
-//! in order, from a position on, as messages of their own.
+//! Feeding the whole log to an actor: the pipeline, the refund reactor and the retention reactor
+//! read every event in order, from a position on, as messages of their own. It lives here, not in
+//! `scribe-eventstore`, because it speaks ractor: the store itself knows nothing of the runtime.
 
 use std::sync::Arc;
 
 use futures::StreamExt;
 use ractor::{ActorRef, Message};
-
-use super::{EventStore, RecordedEvent};
+use scribe_eventstore::{EventStore, RecordedEvent};
 
 /// Sends every event after `after` to `actor` as `event(..)`, in order, catch-up then live.
 /// When the subscription fails, sends `lost(reason)` and stops: the actor resubscribes from the

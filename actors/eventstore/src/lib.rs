@@ -9,7 +9,9 @@
 //! Adapters: [`sqlite::SqliteEventStore`] (embedded default, one file),
 //! [`postgres::PostgresEventStore`] (several nodes on one PostgreSQL database) and
 //! [`kurrent::KurrentDbEventStore`] (a KurrentDB / EventStoreDB cluster). [`StoreLocation`]
-//! picks one from the `--event-store` setting. Every adapter must pass the suite in [`contract`],
+//! picks one from the `--event-store` setting. The checks every adapter makes on an append (a
+//! stream name, at least one event, the expected version, how the events are numbered) live in
+//! one module, `append`. Every adapter must pass the suite in `contract` (feature `testing`),
 //! which is written against this trait only.
 //!
 //! # What every caller may rely on
@@ -36,7 +38,7 @@
 //! # use std::sync::Arc;
 //! # use futures::StreamExt;
 //! # use serde_json::json;
-//! # use scribe_actors::eventstore::*;
+//! # use scribe_eventstore::*;
 //! # async fn demo(store: Arc<dyn EventStore>) -> Result<(), StoreError> {
 //! let events = vec![NewEvent::new("JobSubmitted", json!({"type": "JobSubmitted", "v": 1}))];
 //! let appended = store.append("job-42", ExpectedVersion::NoStream, events).await?;
@@ -55,12 +57,14 @@
 //! The trait is object safe (`Arc<dyn EventStore>`); its methods return boxed futures so that no
 //! macro crate is needed.
 
+mod append;
+#[cfg(feature = "testing")]
 pub mod contract;
-mod follow;
 pub mod kurrent;
 mod location;
 pub mod postgres;
 pub mod sqlite;
+#[cfg(feature = "testing")]
 pub mod throwaway_postgres;
 
 use std::fmt;
@@ -69,7 +73,6 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
-pub use follow::follow_log;
 pub use kurrent::KurrentDbEventStore;
 pub use location::StoreLocation;
 pub use postgres::PostgresEventStore;
@@ -173,6 +176,11 @@ pub enum StoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+}
+
+/// A backend failure while doing `action` (every adapter reports its failures this way).
+pub(crate) fn backend(action: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
+    StoreError::Backend { action, source: source.into() }
 }
 
 fn describe_version(v: &Option<u64>) -> String {

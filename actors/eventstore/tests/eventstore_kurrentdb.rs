@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use scribe_actors::eventstore::{EventStore, KurrentDbEventStore, StoreLocation, contract};
+use scribe_eventstore::{EventStore, KurrentDbEventStore, StoreLocation, contract};
 
 const URL_VARIABLE: &str = "SCRIBE_TEST_KURRENTDB_URL";
 

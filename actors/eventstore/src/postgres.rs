@@ -39,11 +39,12 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde_json::Value;
-use tokio::sync::{Mutex, mpsc, oneshot, watch};
+use tokio::sync::{Mutex, mpsc, watch};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, Client, Config, IsolationLevel, NoTls};
 
-use super::{Appended, EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError};
+use super::append::{AppendRequest, wrong_version};
+use super::{Appended, EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError, backend};
 
 /// Key of the transaction-scoped advisory lock every append (and the schema set-up) takes
 /// (`'scribe.events'` as ASCII bytes; any constant works as long as every node uses the same).
@@ -87,13 +88,6 @@ struct Inner {
     head: watch::Receiver<u64>,
 }
 
-struct AppendRequest {
-    stream: String,
-    expected: ExpectedVersion,
-    events: Vec<NewEvent>,
-    reply: oneshot::Sender<Result<Appended, StoreError>>,
-}
-
 impl PostgresEventStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`, or any
     /// form tokio-postgres accepts, such as a percent-encoded socket directory as host), creates
@@ -134,14 +128,7 @@ impl EventStore for PostgresEventStore {
         events: Vec<NewEvent>,
     ) -> BoxFuture<'a, Result<Appended, StoreError>> {
         Box::pin(async move {
-            if stream.is_empty() {
-                return Err(StoreError::InvalidAppend { stream: String::new(), reason: "the stream name is empty" });
-            }
-            if events.is_empty() {
-                return Err(StoreError::InvalidAppend { stream: stream.to_owned(), reason: "no events given" });
-            }
-            let (reply, answer) = oneshot::channel();
-            let request = AppendRequest { stream: stream.to_owned(), expected, events, reply };
+            let (request, answer) = AppendRequest::new(stream, expected, events)?;
             self.inner.writer.send(request).map_err(|_| writer_gone())?;
             answer.await.map_err(|_| writer_gone())?
         })
@@ -352,7 +339,7 @@ async fn write_alone(
             let actual = current_version(conn, &request.stream)
                 .await
                 .map_err(|e| pg_backend("reading a stream's version", e))?;
-            Err(StoreError::WrongExpectedVersion { stream: request.stream.clone(), expected: request.expected, actual })
+            Err(wrong_version(&request.stream, request.expected, actual))
         }
         Err(error) => Err(pg_backend("appending events", error)),
     }
@@ -390,26 +377,24 @@ async fn write_group(
     let mut outcomes = Vec::with_capacity(group.len());
     for request in group {
         let actual = current.get(&request.stream).copied().flatten();
-        if !request.expected.is_met_by(actual) {
-            outcomes.push(Err(StoreError::WrongExpectedVersion {
-                stream: request.stream.clone(),
-                expected: request.expected,
-                actual,
-            }));
-            continue;
-        }
-        let mut version = actual.map_or(0, |v| v + 1);
-        for event in &request.events {
-            head += 1;
-            positions.push(to_sql_int(head));
+        let placement = match request.place(actual, head) {
+            Ok(placement) => placement,
+            Err(refused) => {
+                outcomes.push(Err(refused));
+                continue;
+            }
+        };
+        for (event, slot) in request.events.iter().zip(placement.slots()) {
+            positions.push(to_sql_int(slot.position));
             stream_names.push(request.stream.as_str());
-            versions.push(to_sql_int(version));
+            versions.push(to_sql_int(slot.version));
             types.push(event.event_type.as_str());
             bodies.push(&event.data);
-            version += 1;
         }
-        current.insert(request.stream.clone(), Some(version - 1));
-        outcomes.push(Ok(Appended { last_version: version - 1, position: head }));
+        let appended = placement.appended();
+        head = appended.position;
+        current.insert(request.stream.clone(), Some(appended.last_version));
+        outcomes.push(Ok(appended));
     }
     if !positions.is_empty() {
         tx.execute(
@@ -541,10 +526,6 @@ fn to_sql_int(value: u64) -> i64 {
 
 fn pg_backend(action: &'static str, error: tokio_postgres::Error) -> StoreError {
     backend(action, describe(&error))
-}
-
-fn backend(action: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
-    StoreError::Backend { action, source: source.into() }
 }
 
 fn writer_gone() -> StoreError {

@@ -1,6 +1,7 @@
 //! A throwaway PostgreSQL cluster for tests and benchmarks: `initdb` and `pg_ctl` in a temporary
 //! directory, reachable only through a unix socket in that directory, stopped and deleted when the
-//! value is dropped (also when a test panics).
+//! value is dropped (also when a test panics). Test support: it exists with the crate's `testing`
+//! feature only.
 //!
 //! PostgreSQL refuses to run as root, so when this process is root the cluster runs as the
 //! `postgres` system user (created by Debian's `postgresql` package, which `ops/setup.sh`
@@ -9,10 +10,10 @@
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
-//! use scribe_actors::eventstore::throwaway_postgres::ThrowawayPostgres;
+//! use scribe_eventstore::throwaway_postgres::ThrowawayPostgres;
 //! let cluster = ThrowawayPostgres::start(false)?;
 //! let url = cluster.create_database("scribe").await?;
-//! let store = scribe_actors::eventstore::PostgresEventStore::connect(&url).await;
+//! let store = scribe_eventstore::PostgresEventStore::connect(&url).await;
 //! # Ok(()) }
 //! ```
 

@@ -23,9 +23,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 
-use super::{Appended, EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError};
+use super::append::AppendRequest;
+use super::{Appended, EventStore, ExpectedVersion, NewEvent, RecordedEvent, StoreError, backend};
 
 /// File name of the store inside the data directory.
 pub const FILE_NAME: &str = "events.sqlite3";
@@ -67,13 +68,6 @@ struct Inner {
     writer: mpsc::Sender<AppendRequest>,
     readers: Mutex<Vec<Connection>>,
     head: watch::Receiver<u64>,
-}
-
-struct AppendRequest {
-    stream: String,
-    expected: ExpectedVersion,
-    events: Vec<NewEvent>,
-    reply: oneshot::Sender<Result<Appended, StoreError>>,
 }
 
 impl SqliteEventStore {
@@ -121,14 +115,7 @@ impl EventStore for SqliteEventStore {
         events: Vec<NewEvent>,
     ) -> BoxFuture<'a, Result<Appended, StoreError>> {
         Box::pin(async move {
-            if stream.is_empty() {
-                return Err(StoreError::InvalidAppend { stream: String::new(), reason: "the stream name is empty" });
-            }
-            if events.is_empty() {
-                return Err(StoreError::InvalidAppend { stream: stream.to_owned(), reason: "no events given" });
-            }
-            let (reply, answer) = oneshot::channel();
-            let request = AppendRequest { stream: stream.to_owned(), expected, events, reply };
+            let (request, answer) = AppendRequest::new(stream, expected, events)?;
             self.inner.writer.send(request).map_err(|_| writer_gone())?;
             answer.await.map_err(|_| writer_gone())?
         })
@@ -298,30 +285,27 @@ fn write_group(
         )?;
         for request in group {
             let actual: Option<i64> = current_version.query_row([&request.stream], |row| row.get(0))?;
-            let actual = actual.map(|v| v as u64);
-            if !request.expected.is_met_by(actual) {
-                outcomes.push(Err(StoreError::WrongExpectedVersion {
-                    stream: request.stream.clone(),
-                    expected: request.expected,
-                    actual,
-                }));
-                continue;
-            }
-            let mut version = actual.map_or(0, |v| v + 1);
-            for event in &request.events {
-                head += 1;
+            let placement = match request.place(actual.map(|v| v as u64), head) {
+                Ok(placement) => placement,
+                Err(refused) => {
+                    outcomes.push(Err(refused));
+                    continue;
+                }
+            };
+            for (event, slot) in request.events.iter().zip(placement.slots()) {
                 let data = event.data.to_string();
                 insert.execute(params![
-                    to_sql_int(head),
+                    to_sql_int(slot.position),
                     request.stream,
-                    to_sql_int(version),
+                    to_sql_int(slot.version),
                     event.event_type,
                     data,
                     recorded_at
                 ])?;
-                version += 1;
             }
-            outcomes.push(Ok(Appended { last_version: version - 1, position: head }));
+            let appended = placement.appended();
+            head = appended.position;
+            outcomes.push(Ok(appended));
         }
     }
     tx.commit()?;
@@ -433,10 +417,6 @@ fn to_sql_int(value: u64) -> i64 {
 
 fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
-fn backend(action: &'static str, source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> StoreError {
-    StoreError::Backend { action, source: source.into() }
 }
 
 fn writer_gone() -> StoreError {

@@ -1,12 +1,12 @@
 //! Event store throughput on a real file, printed (never asserted: timings vary by machine).
-//! Run: `cargo test --release -p scribe-actors --test eventstore_bench -- --ignored --nocapture`
+//! Run: `cargo test --release -p scribe-eventstore --test eventstore_bench -- --ignored --nocapture`
 //! Env `SCRIBE_BENCH_JOBS` (default 100000) sets how many job streams of 5 events are written.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
-use scribe_actors::eventstore::{EventStore, ExpectedVersion, NewEvent, SqliteEventStore};
+use scribe_eventstore::{EventStore, ExpectedVersion, NewEvent, SqliteEventStore};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

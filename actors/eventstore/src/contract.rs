@@ -4,7 +4,8 @@
 //! same suite. An adapter's test calls [`run_all`] with an `open(slot)` function:
 //! the same slot must give the same underlying store (opened again: for a server, a new
 //! connection, as another Scribe node would), a new slot a new, empty one.
-//! Each check panics with a message naming the broken property; use them from tests only.
+//! Each check panics with a message naming the broken property; use them from tests only (the
+//! module exists with the crate's `testing` feature, which tests enable in their dev-dependencies).
 //!
 //! Positions are only required to increase in commit order (see the port's documentation): the
 //! checks compare positions with each other and with `read_all`, and never count them.

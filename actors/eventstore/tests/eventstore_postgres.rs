@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use scribe_actors::eventstore::throwaway_postgres::ThrowawayPostgres;
-use scribe_actors::eventstore::{
+use scribe_eventstore::throwaway_postgres::ThrowawayPostgres;
+use scribe_eventstore::{
     EventStore, ExpectedVersion, NewEvent, PostgresEventStore, StoreError, StoreLocation, contract,
 };
 use serde_json::json;

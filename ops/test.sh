@@ -6,4 +6,6 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash ops/setup.sh
+# No import circle between the runtime's modules.
+python3 ops/module_cycles.py actors/src
 cargo test --release --workspace --no-fail-fast

@@ -3,19 +3,20 @@
 //!
 //! It holds the state of unfinished jobs only (folded from their events with the pure domain
 //! `evolve`), so memory follows the work in flight. It folds a whole append before it decides
-//! (see `appends`): an upload's append records its file and duration with the submission, so
-//! the upload's first dispatch is its recognition ([`DispatchCounts`] shows it). On start it reads the log from the
-//! beginning without acting; once it has caught up with the head it dispatches every job that is
-//! still waiting, which is how a crash loses no accepted job: the log says where each job was.
-//! Workers report back through the job actors (commands); the job actor refuses anything already
-//! recorded, so a stage run twice after a crash appends nothing twice.
+//! what a job needs next (see `appends`): an upload's append records its file and duration with
+//! the submission, so the upload's first dispatch is its recognition ([`DispatchCounts`] counts
+//! the dispatches). On start it reads the log from the beginning without acting; once it has
+//! caught up with the head it dispatches every job that is still waiting, which is how a crash
+//! loses no accepted job: the log says where each job was. Workers report back through the job
+//! actors (commands); the job actor refuses anything already recorded, so a stage run twice
+//! after a crash appends nothing twice.
 //!
 //! The pipeline supervises its workers (media, ASR, callbacks): they are its linked children, and
 //! one that dies is started again. No stage is left "in flight" by a worker that vanished: the
-//! [`StageDone`] handed with each stage (the workers' contract, `worker`) reports the stage lost
-//! when it is dropped unreported (the
-//! worker's task panicked, the worker died with the stage in its queue or mailbox), and the
-//! pipeline then runs the stage again, up to `MAX_STAGE_ATTEMPTS` times before failing the job.
+//! [`StageDone`] handed with each stage (the workers' contract, see `worker`) reports the stage
+//! lost when it is dropped unreported (the worker's task panicked, the worker died with the stage
+//! in its queue or mailbox), and the pipeline then runs the stage again, up to
+//! `MAX_STAGE_ATTEMPTS` times before failing the job.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -299,10 +300,11 @@ impl Actor for Pipeline {
                 let mut touched: Vec<JobId> = Vec::new();
                 for event in &events {
                     state.position = event.position;
-                    if let Some(job_id) = state.fold(event) {
-                        if state.live && !touched.contains(&job_id) {
-                            touched.push(job_id);
-                        }
+                    if let Some(job_id) = state.fold(event)
+                        && state.live
+                        && !touched.contains(&job_id)
+                    {
+                        touched.push(job_id);
                     }
                 }
                 if !state.live && state.position >= state.start_head {

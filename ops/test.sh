@@ -10,4 +10,6 @@ bash ops/setup.sh
 cargo fmt --all -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --no-deps
+# No import circle between the runtime's modules.
+python3 ops/module_cycles.py actors/src
 cargo test --release --workspace --no-fail-fast

@@ -22,20 +22,21 @@ use scribe_domain::job::{JobCommand, JobRefusal, JobState};
 use scribe_domain::kinds::TranscriptionStyle;
 use scribe_domain::languages::Language;
 use scribe_domain::style::clean_read;
-use scribe_domain::transcript as doc;
 use scribe_eventstore::EventStore;
 use scribe_translate::TranslationModels;
-use scribe_whisper::engine::{EngineError, Task, TranscribeOptions, Transcript};
+use scribe_whisper::engine::{EngineError, Task, TranscribeOptions};
+
+use tracing::Instrument;
 
 use crate::clock::now_ms;
 use crate::command::{self, CommandError};
+use crate::engine_document::to_document;
 use crate::fair_queue::FairQueue;
-use crate::jobs::Jobs;
-use crate::media::MediaStore;
-use crate::media_worker::{relative, remove_files_of_deleted};
-use crate::pipeline::{StageDone, fail_and_report, report};
+use crate::jobs::{Jobs, job_span};
+use crate::media::{MediaStore, relative};
 use crate::speech_model::SpeechModel;
 use crate::translation::TranslationWork;
+use crate::worker::{StageDone, fail_and_report, report};
 
 /// Languages `auto` may detect: every Whisper language the spec's table has.
 pub use scribe_domain::languages::AUTO_DETECT_WHISPER as AUTO_DETECT;
@@ -107,16 +108,20 @@ impl Actor for AsrActor {
         match msg {
             AsrMsg::Enqueue(task) => {
                 let owner = task.state.submission.as_ref().map(|s| s.owner.clone());
+                let span = task.done.span();
                 state.queue.push(owner, task);
-                tracing::info!(queue = state.queue.waiting(), busy = state.queue.running(), "ASR task queued");
+                span.in_scope(|| {
+                    tracing::info!(queue = state.queue.waiting(), busy = state.queue.running(), "ASR task queued")
+                });
             }
             AsrMsg::Cancel(job_id) => {
+                let _in_job = job_span(&job_id).entered();
                 if let Some(cancel) = state.running.get(&job_id) {
-                    tracing::info!(%job_id, "the job was deleted: stopping its recognition");
+                    tracing::info!("the job was deleted: stopping its recognition");
                     cancel.store(true, Ordering::Relaxed);
                 }
                 for task in state.queue.remove_waiting(|t| t.job_id == job_id) {
-                    tracing::info!(%job_id, "the job was deleted: taken out of the recognition queue");
+                    tracing::info!("the job was deleted: taken out of the recognition queue");
                     report(task.done);
                 }
             }
@@ -139,11 +144,15 @@ impl Actor for AsrActor {
                 cancel,
             };
             let me = myself.clone();
-            tokio::spawn(async move {
-                let job_id = task.job_id.clone();
-                ctx.run(*task).await;
-                let _ = me.cast(AsrMsg::WorkerFree { owner, job_id });
-            });
+            let span = task.done.span();
+            tokio::spawn(
+                async move {
+                    let job_id = task.job_id.clone();
+                    ctx.run(*task).await;
+                    let _ = me.cast(AsrMsg::WorkerFree { owner, job_id });
+                }
+                .instrument(span),
+            );
         }
         state.args.queue_gauge.store(state.queue.waiting(), Ordering::Relaxed);
         Ok(())
@@ -182,10 +191,10 @@ impl WorkerContext {
             // Ended meanwhile (an upload longer than the server accepts fails in the append
             // that records it, which the pipeline may read after it dispatched the stage).
             Err(CommandError::Refused(JobRefusal::Finished(status))) => {
-                tracing::debug!(%job_id, ?status, "not transcribing: the job has ended");
+                tracing::debug!(?status, "not transcribing: the job has ended");
                 return report(done);
             }
-            Err(e) => tracing::debug!(%job_id, error = %e, "recording transcription start"),
+            Err(e) => tracing::debug!(error = %e, "recording transcription start"),
         }
         let mut options = match self.options(&state).await {
             Ok(o) => o,
@@ -194,17 +203,19 @@ impl WorkerContext {
         options.cancel = Some(self.cancel.clone());
         let model = self.model.clone();
         let path = media_path.clone();
-        let log_id = job_id.clone();
-        tracing::info!(%job_id, "transcribing");
+        tracing::info!("transcribing");
+        let span = tracing::Span::current();
         let result = tokio::task::spawn_blocking(move || {
-            let mut last_logged = -1i64;
-            let engine = model.lease()?;
-            engine.transcribe(&path, &options, &mut |p| {
-                let pct = if p.total_s > 0.0 { (100.0 * p.done_s / p.total_s) as i64 } else { 0 };
-                if pct / 10 != last_logged / 10 {
-                    last_logged = pct;
-                    tracing::info!(job_id = %log_id, progress = pct, "transcribing");
-                }
+            span.in_scope(|| {
+                let mut last_logged = -1i64;
+                let engine = model.lease()?;
+                engine.transcribe(&path, &options, &mut |p| {
+                    let pct = if p.total_s > 0.0 { (100.0 * p.done_s / p.total_s) as i64 } else { 0 };
+                    if pct / 10 != last_logged / 10 {
+                        last_logged = pct;
+                        tracing::info!(progress = pct, "transcribing");
+                    }
+                })
             })
         })
         .await;
@@ -213,8 +224,8 @@ impl WorkerContext {
             // Stopped by the cancel flag, whichever step the engine was in (an error while its
             // input was being cut short is the delete's doing, not the media's).
             Ok(Err(e)) if matches!(e, EngineError::Cancelled) || self.cancel.load(Ordering::Relaxed) => {
-                tracing::info!(%job_id, "recognition stopped: the job was deleted");
-                remove_files_of_deleted(&self.media, &job_id).await;
+                tracing::info!("recognition stopped: the job was deleted");
+                self.media.remove_files_of_deleted(job_id.as_str()).await;
                 return report(done);
             }
             Ok(Err(EngineError::NoSpeech)) => {
@@ -237,8 +248,8 @@ impl WorkerContext {
         {
             Ok(Some(d)) => d,
             Ok(None) => {
-                tracing::info!(%job_id, "recognition stopped: the job was deleted (before speaker diarization)");
-                remove_files_of_deleted(&self.media, &job_id).await;
+                tracing::info!("recognition stopped: the job was deleted (before speaker diarization)");
+                self.media.remove_files_of_deleted(job_id.as_str()).await;
                 return report(done);
             }
             Err(msg) => return fail_and_report(&self.jobs, done, msg),
@@ -269,13 +280,13 @@ impl WorkerContext {
             Ok(_) => {}
             // Deleted after recognition passed its last cancel check: the transcript must not stay.
             Err(CommandError::Refused(JobRefusal::Deleted)) => {
-                tracing::info!(%job_id, "the job was deleted while its transcript was made; the transcript is removed");
-                remove_files_of_deleted(&self.media, &job_id).await;
+                tracing::info!("the job was deleted while its transcript was made; the transcript is removed");
+                self.media.remove_files_of_deleted(job_id.as_str()).await;
                 return report(done);
             }
-            Err(e) => tracing::warn!(%job_id, error = %e, "recording transcript"),
+            Err(e) => tracing::warn!(error = %e, "recording transcript"),
         }
-        tracing::info!(%job_id, words, job_type = ?submission.job_type, "transcript ready");
+        tracing::info!(words, job_type = ?submission.job_type, "transcript ready");
         report(done);
     }
 
@@ -323,43 +334,4 @@ impl WorkerContext {
         }
         Ok(options)
     }
-}
-
-/// The engine's transcript as the export document before diarization: one speaker, one
-/// segment per recognised segment, every word `pristine` (untouched since the engine made it).
-pub fn to_document(job_id: &JobId, filename: &str, t: &Transcript) -> doc::Transcript {
-    let speaker = doc::Speaker { spkid: "spk1".into(), name: "Speaker 1".into() };
-    let segments = t
-        .segments
-        .iter()
-        .filter(|s| !s.words.is_empty())
-        .map(|s| doc::Segment {
-            speaker: speaker.spkid.clone(),
-            words: s
-                .words
-                .iter()
-                .map(|w| doc::Word {
-                    start: round_ms(w.start),
-                    end: round_ms(w.end.max(w.start)),
-                    text: w.text.trim().to_owned(),
-                    conf: f64::from(w.probability),
-                    pristine: true,
-                })
-                .filter(|w| !w.text.is_empty())
-                .collect(),
-        })
-        .collect();
-    doc::Transcript {
-        id: job_id.as_str().to_owned(),
-        record_id: job_id.as_str().to_owned(),
-        filename: filename.to_owned(),
-        start_time_offset: 0.0,
-        speakers: vec![speaker],
-        segments,
-        highlights: Vec::new(),
-    }
-}
-
-fn round_ms(seconds: f64) -> f64 {
-    (seconds * 1000.0).round() / 1000.0
 }

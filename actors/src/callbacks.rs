@@ -39,6 +39,7 @@ use scribe_domain::job::{CallbackOutcome, JobCommand, JobRefusal, JobState, Stag
 use scribe_eventstore::EventStore;
 use tokio::sync::Semaphore;
 use tokio::task::AbortHandle;
+use tracing::Instrument;
 
 pub use schedule::CallbackSettings;
 pub use signing::{SecretError, WebhookSecret};
@@ -48,7 +49,7 @@ use crate::cluster::ClusterSettings;
 use crate::command::{self, CommandError};
 use crate::jobs::{JobError, Jobs};
 use crate::media::AddressGuard;
-use crate::pipeline::{StageDone, report};
+use crate::worker::{StageDone, report};
 
 /// Wait before trying again when the job or its account could not be read or written (the
 /// store or a job actor is briefly unavailable); no attempt is recorded for these.
@@ -119,11 +120,15 @@ impl Actor for CallbackActor {
                 }
                 let deliverer = state.deliverer.clone();
                 let id = job_id.clone();
-                let task = tokio::spawn(async move {
-                    deliverer.deliver_until_settled(&id).await;
-                    let _ = myself.cast(CallbackMsg::Ended(id));
-                    report(done);
-                });
+                let span = done.span();
+                let task = tokio::spawn(
+                    async move {
+                        deliverer.deliver_until_settled(&id).await;
+                        let _ = myself.cast(CallbackMsg::Ended(id));
+                        report(done);
+                    }
+                    .instrument(span),
+                );
                 state.running.insert(job_id, task.abort_handle());
             }
             CallbackMsg::Ended(job_id) => {
@@ -185,22 +190,22 @@ impl Deliverer {
                 Ok(after) => after,
                 Err(Trouble::NotOurs) => {
                     // The pipeline looks at the job again and waits for the holder's lease.
-                    tracing::debug!(%job_id, "callback attempt held by another node, or settled");
+                    tracing::debug!("callback attempt held by another node, or settled");
                     return;
                 }
                 Err(trouble) => {
-                    tracing::warn!(%job_id, error = %trouble, "callback attempt not made; trying again shortly");
+                    tracing::warn!(error = %trouble, "callback attempt not made; trying again shortly");
                     tokio::time::sleep(TROUBLE_PAUSE).await;
                     self.read(job_id).await
                 }
             };
         }
         if job.callback.delivered {
-            tracing::info!(%job_id, attempts = job.callback.attempts, "callback delivered");
+            tracing::info!(attempts = job.callback.attempts, "callback delivered");
         } else if let Some(reason) = &job.callback.abandoned {
-            tracing::warn!(%job_id, %reason, "callback abandoned");
+            tracing::warn!(%reason, "callback abandoned");
         } else {
-            tracing::debug!(%job_id, stage = ?job.stage(), "callback no longer due");
+            tracing::debug!(stage = ?job.stage(), "callback no longer due");
         }
     }
 
@@ -210,7 +215,7 @@ impl Deliverer {
             match self.jobs.state(job_id).await {
                 Ok((state, _)) => return state,
                 Err(e) => {
-                    tracing::warn!(%job_id, error = %e, "reading job for its callback; trying again shortly");
+                    tracing::warn!(error = %e, "reading job for its callback; trying again shortly");
                     tokio::time::sleep(TROUBLE_PAUSE).await;
                 }
             }
@@ -253,9 +258,9 @@ impl Deliverer {
         match &next_attempt_at_ms {
             _ if outcome.is_acknowledged() => {}
             Some(next) => {
-                tracing::info!(%job_id, attempt, %outcome, retry_in_ms = next - at_ms, "callback not acknowledged")
+                tracing::info!(attempt, %outcome, retry_in_ms = next - at_ms, "callback not acknowledged")
             }
-            None => tracing::info!(%job_id, attempt, %outcome, "callback not acknowledged; no more retries"),
+            None => tracing::info!(attempt, %outcome, "callback not acknowledged; no more retries"),
         }
         let record = JobCommand::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms };
         // The POST went out: record it, trying again on trouble, since an attempt that is not
@@ -266,12 +271,12 @@ impl Deliverer {
                 Ok(executed) => return Ok(executed.state),
                 // Settled or deleted meanwhile: the job's state says so.
                 Err(CommandError::Refused(refusal)) => {
-                    tracing::debug!(%job_id, %refusal, "callback attempt not recorded");
+                    tracing::debug!(%refusal, "callback attempt not recorded");
                     return Ok(self.read(job_id).await);
                 }
                 Err(e) if tries < RECORD_TRIES => {
                     tries += 1;
-                    tracing::warn!(%job_id, error = %e, "recording a callback attempt; trying again shortly");
+                    tracing::warn!(error = %e, "recording a callback attempt; trying again shortly");
                     tokio::time::sleep(TROUBLE_PAUSE).await;
                 }
                 Err(e) => return Err(e.into()),

@@ -15,15 +15,16 @@ use std::collections::{HashSet, VecDeque};
 use std::path::Path;
 use std::time::Duration;
 
-use ractor::ActorRef;
+use ractor::DerivedActorRef;
 use scribe_domain::ids::JobId;
 use scribe_domain::job::work_claim::{CLAIMED_STAGES, ClaimStatus};
 use scribe_domain::job::{JobCommand, JobRefusal, JobState, MediaSource, Stage};
 
+use tracing::Instrument;
+
 use crate::clock::now_ms;
 use crate::command::CommandError;
-use crate::jobs::Jobs;
-use crate::pipeline::PipelineMsg;
+use crate::jobs::{Jobs, job_span};
 
 /// How long a claim lasts unless renewed (`--claim-lease`).
 pub const DEFAULT_CLAIM_LEASE: Duration = Duration::from_secs(30);
@@ -73,9 +74,21 @@ pub enum Admission {
     Wait,
 }
 
+/// What the gate tells the pipeline about the claims it makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClaimNotice {
+    /// A claim's append ended; `look_again`: the job may have moved on without a new event
+    /// reaching the pipeline (a refused claim brings nothing through the log).
+    Settled { job_id: JobId, look_again: bool },
+    /// Look at the job's stage again (another node's lease ends, or a claim failed).
+    LookAgain { job_id: JobId, stage: Stage },
+}
+
 /// The pipeline's claims on the work it runs. See the module documentation.
 pub struct ClaimGate {
     settings: ClusterSettings,
+    /// Where the gate's notices go (the pipeline).
+    pipeline: DerivedActorRef<ClaimNotice>,
     /// Jobs whose claim is being appended.
     claiming: HashSet<JobId>,
     /// Jobs waiting for a free recognition worker on this node, oldest first.
@@ -83,8 +96,8 @@ pub struct ClaimGate {
 }
 
 impl ClaimGate {
-    pub fn new(settings: ClusterSettings) -> ClaimGate {
-        ClaimGate { settings, claiming: HashSet::new(), backlog: VecDeque::new() }
+    pub fn new(settings: ClusterSettings, pipeline: DerivedActorRef<ClaimNotice>) -> ClaimGate {
+        ClaimGate { settings, pipeline, claiming: HashSet::new(), backlog: VecDeque::new() }
     }
 
     pub fn settings(&self) -> &ClusterSettings {
@@ -92,12 +105,11 @@ impl ClaimGate {
     }
 
     /// Whether the job's `stage` may run here now. When it is free, starts a claim (the pipeline
-    /// hears back with `ClaimSettled`, and the claim itself arrives through the log); when
+    /// hears back with [`ClaimNotice::Settled`], and the claim itself arrives through the log); when
     /// another node holds it, asks the pipeline to look again when that lease ends.
     /// `recognitions` is how many recognitions this node runs now.
     pub fn admit(
         &mut self,
-        pipeline: &ActorRef<PipelineMsg>,
         jobs: &Jobs,
         job_id: &JobId,
         state: &JobState,
@@ -115,8 +127,8 @@ impl ClaimGate {
         match state.claim_status(&self.settings.node, now) {
             ClaimStatus::Mine { .. } => Admission::Run,
             ClaimStatus::Other { node, until_ms } => {
-                tracing::debug!(%job_id, ?stage, %node, "stage held by another node");
-                recheck_at(pipeline, job_id, stage, until_ms);
+                job_span(job_id).in_scope(|| tracing::debug!(?stage, %node, "stage held by another node"));
+                recheck_at(&self.pipeline, job_id, stage, until_ms);
                 Admission::Wait
             }
             ClaimStatus::Free => {
@@ -130,7 +142,7 @@ impl ClaimGate {
                     return Admission::Wait;
                 }
                 self.claiming.insert(job_id.clone());
-                self.claim(pipeline, jobs, job_id, stage, now);
+                self.claim(jobs, job_id, stage, now);
                 Admission::Wait
             }
         }
@@ -166,15 +178,19 @@ impl ClaimGate {
                 continue; // plenty left
             }
             let (jobs, job_id, node) = (jobs.clone(), job_id.clone(), self.settings.node.clone());
-            tokio::spawn(async move {
-                let cmd = JobCommand::ClaimWork { stage, node, until_ms: until, at_ms: now_ms() };
-                match jobs.execute(&job_id, cmd).await {
-                    Ok(_) => {}
-                    // The job moved on meanwhile: nothing left to hold.
-                    Err(CommandError::Refused(JobRefusal::OutOfOrder(_) | JobRefusal::Deleted)) => {}
-                    Err(e) => tracing::warn!(%job_id, ?stage, error = %e, "renewing the claim on a job's work"),
+            let span = job_span(&job_id);
+            tokio::spawn(
+                async move {
+                    let cmd = JobCommand::ClaimWork { stage, node, until_ms: until, at_ms: now_ms() };
+                    match jobs.execute(&job_id, cmd).await {
+                        Ok(_) => {}
+                        // The job moved on meanwhile: nothing left to hold.
+                        Err(CommandError::Refused(JobRefusal::OutOfOrder(_) | JobRefusal::Deleted)) => {}
+                        Err(e) => tracing::warn!(?stage, error = %e, "renewing the claim on a job's work"),
+                    }
                 }
-            });
+                .instrument(span),
+            );
         }
     }
 
@@ -183,37 +199,41 @@ impl ClaimGate {
         self.claiming.len()
     }
 
-    fn claim(&self, pipeline: &ActorRef<PipelineMsg>, jobs: &Jobs, job_id: &JobId, stage: Stage, now: u64) {
-        let (pipeline, jobs, job_id) = (pipeline.clone(), jobs.clone(), job_id.clone());
+    fn claim(&self, jobs: &Jobs, job_id: &JobId, stage: Stage, now: u64) {
+        let (pipeline, jobs, job_id) = (self.pipeline.clone(), jobs.clone(), job_id.clone());
+        let span = job_span(&job_id);
         let cmd = JobCommand::ClaimWork {
             stage,
             node: self.settings.node.clone(),
             until_ms: now + millis(self.settings.lease),
             at_ms: now,
         };
-        tokio::spawn(async move {
-            // Whether the pipeline should look at the job again at once: the claim's own event
-            // brings a won claim back through the log, but a refused one brings nothing.
-            let mut look_again = false;
-            match jobs.execute(&job_id, cmd).await {
-                Ok(_) => tracing::debug!(%job_id, ?stage, "claimed"),
-                Err(CommandError::Refused(JobRefusal::WorkHeldByOther { node, until_ms })) => {
-                    tracing::debug!(%job_id, ?stage, %node, "another node claimed the stage first");
-                    recheck_at(&pipeline, &job_id, stage, until_ms);
+        tokio::spawn(
+            async move {
+                // Whether the pipeline should look at the job again at once: the claim's own event
+                // brings a won claim back through the log, but a refused one brings nothing.
+                let mut look_again = false;
+                match jobs.execute(&job_id, cmd).await {
+                    Ok(_) => tracing::debug!(?stage, "claimed"),
+                    Err(CommandError::Refused(JobRefusal::WorkHeldByOther { node, until_ms })) => {
+                        tracing::debug!(?stage, %node, "another node claimed the stage first");
+                        recheck_at(&pipeline, &job_id, stage, until_ms);
+                    }
+                    Err(CommandError::Refused(refusal)) => {
+                        // The job moved on while the claim was made (an upload records its file and
+                        // duration in one append): its next stage may be waiting for this claim to end.
+                        tracing::debug!(?stage, %refusal, "claim not needed");
+                        look_again = true;
+                    }
+                    Err(e) => {
+                        tracing::warn!(?stage, error = %e, "claiming a job's work; trying again shortly");
+                        recheck_at(&pipeline, &job_id, stage, now_ms() + 2_000);
+                    }
                 }
-                Err(CommandError::Refused(refusal)) => {
-                    // The job moved on while the claim was made (an upload records its file and
-                    // duration in one append): its next stage may be waiting for this claim to end.
-                    tracing::debug!(%job_id, ?stage, %refusal, "claim not needed");
-                    look_again = true;
-                }
-                Err(e) => {
-                    tracing::warn!(%job_id, ?stage, error = %e, "claiming a job's work; trying again shortly");
-                    recheck_at(&pipeline, &job_id, stage, now_ms() + 2_000);
-                }
+                let _ = pipeline.send_message(ClaimNotice::Settled { job_id, look_again });
             }
-            let _ = pipeline.cast(PipelineMsg::ClaimSettled { job_id, look_again });
-        });
+            .instrument(span),
+        );
     }
 }
 
@@ -223,10 +243,14 @@ pub fn is_recognition(stage: Stage) -> bool {
 }
 
 /// Asks the pipeline to look at the job again just after `until_ms`.
-fn recheck_at(pipeline: &ActorRef<PipelineMsg>, job_id: &JobId, stage: Stage, until_ms: u64) {
+fn recheck_at(pipeline: &DerivedActorRef<ClaimNotice>, job_id: &JobId, stage: Stage, until_ms: u64) {
     let wait = Duration::from_millis(until_ms.saturating_sub(now_ms()) + 100);
-    let job_id = job_id.clone();
-    let _ = pipeline.send_after(wait, move || PipelineMsg::Recheck(job_id, stage));
+    let (pipeline, job_id) = (pipeline.clone(), job_id.clone());
+    tokio::spawn(async move {
+        tokio::time::sleep(wait).await;
+        // A stopped pipeline reads the log again when it starts: nothing to look at.
+        let _ = pipeline.send_message(ClaimNotice::LookAgain { job_id, stage });
+    });
 }
 
 fn millis(d: Duration) -> u64 {

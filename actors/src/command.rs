@@ -106,6 +106,10 @@ pub enum CommandError<R: std::error::Error + 'static> {
     /// while handling this command).
     #[error("the {0} is unavailable, try again")]
     Unavailable(&'static str),
+    /// The actor that owns the aggregate did not answer in time. The command may still take
+    /// effect: look at the aggregate before sending it again.
+    #[error("the {actor} did not answer within {} s; the command may still be recorded", after.as_secs())]
+    TimedOut { actor: &'static str, after: Duration },
 }
 
 impl<R: std::error::Error + 'static> CommandError<R> {
@@ -115,11 +119,6 @@ impl<R: std::error::Error + 'static> CommandError<R> {
             _ => None,
         }
     }
-}
-
-/// The stream name of the aggregate `id`.
-pub fn stream_name<A: Aggregate>(id: &str) -> String {
-    format!("{}{}", A::STREAM_PREFIX, id)
 }
 
 /// Folds recorded events into `loaded`.

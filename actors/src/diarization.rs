@@ -49,7 +49,10 @@ pub async fn label_speakers(
     }
     let speakers =
         if number_of_speakers == 0 { Speakers::Estimate } else { Speakers::AtMost(number_of_speakers as usize) };
+    // The caller's span (the job's) goes with the work onto the blocking pool.
+    let span = tracing::Span::current();
     let result = tokio::task::spawn_blocking(move || {
+        let _in_job = span.enter();
         let diarizer = diarizer(&models_dir)?;
         let mut audio = scribe_whisper::audio::open(&media_path)
             .map_err(|e| format!("Speaker diarization could not read the media: {e}"))?;

@@ -13,10 +13,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ractor::rpc::CallResult;
 use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use scribe_domain::ids::JobId;
 use scribe_domain::job::{JobAggregate, JobCommand, JobRefusal, JobState};
 use scribe_eventstore::{EventStore, StoreError};
+use tracing::Instrument;
 
 use crate::command::{self, CommandError, Executed, Loaded};
 
@@ -29,6 +31,18 @@ pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
 /// Attempts at reaching a job's actor before giving up (an actor may stop between lookup and
 /// delivery; the next attempt starts a fresh one).
 const DELIVERY_ATTEMPTS: usize = 3;
+
+/// How long a caller waits for a job actor (or the supervisor) to answer before it gives up with
+/// [`CommandError::TimedOut`]. Commands of one job take turns, each one append: an answer this
+/// late means the store or the actor is stuck, and the caller should not hang with it.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The span every log line about one job is written in: `job{job_id=…}`. The job's actor runs
+/// each of its messages in it, each worker works on the job in it, and the tasks they spawn
+/// carry it on (`Instrument`, `Span::in_scope`).
+pub fn job_span(job_id: &JobId) -> tracing::Span {
+    tracing::info_span!("job", job_id = %job_id)
+}
 
 /// Messages a job actor understands.
 pub enum JobMsg {
@@ -48,6 +62,8 @@ struct JobActorArgs {
 
 struct JobActorState {
     job_id: JobId,
+    /// [`job_span`], which every message of this job runs in.
+    span: tracing::Span,
     stream: String,
     store: Arc<dyn EventStore>,
     loaded: Loaded<JobAggregate>,
@@ -67,9 +83,11 @@ impl Actor for JobActor {
         args: JobActorArgs,
     ) -> Result<JobActorState, ActorProcessingErr> {
         let stream = scribe_domain::ids::job_stream(&args.job_id);
-        let loaded = command::load::<JobAggregate>(args.store.as_ref(), &stream).await?;
+        let loaded =
+            command::load::<JobAggregate>(args.store.as_ref(), &stream).instrument(job_span(&args.job_id)).await?;
         myself.send_interval(args.idle.max(Duration::from_millis(100)) / 2, || JobMsg::IdleTick);
         Ok(JobActorState {
+            span: job_span(&args.job_id),
             job_id: args.job_id,
             stream,
             store: args.store,
@@ -89,7 +107,8 @@ impl Actor for JobActor {
         match msg {
             JobMsg::Execute(cmd, reply) => {
                 state.last_active = Instant::now();
-                let result = state.execute(cmd).await;
+                let span = state.span.clone();
+                let result = state.execute(cmd).instrument(span).await;
                 let _ = reply.send(result);
             }
             JobMsg::State(reply) => {
@@ -98,6 +117,7 @@ impl Actor for JobActor {
             }
             JobMsg::IdleTick => {
                 if state.last_active.elapsed() >= state.idle {
+                    let _entered = state.span.enter();
                     // The supervisor forgets us first, then stops us: a command arriving in between
                     // goes to a fresh actor, which reads the stream anew.
                     let _ = state.supervisor.cast(SupervisorMsg::Retire(state.job_id.clone(), myself.get_id()));
@@ -144,7 +164,6 @@ impl JobActorState {
 pub enum SupervisorMsg {
     Lookup(JobId, RpcReplyPort<Result<ActorRef<JobMsg>, String>>),
     Retire(JobId, ActorId),
-    Count(RpcReplyPort<usize>),
 }
 
 struct JobSupervisor;
@@ -210,12 +229,9 @@ impl Actor for JobSupervisor {
             }
             SupervisorMsg::Retire(job_id, actor_id) => {
                 if let Some(actor) = state.forget(actor_id) {
-                    tracing::debug!(%job_id, "retiring idle job actor");
+                    job_span(&job_id).in_scope(|| tracing::debug!("retiring idle job actor"));
                     actor.stop(Some("idle".into()));
                 }
-            }
-            SupervisorMsg::Count(reply) => {
-                let _ = reply.send(state.by_job.len());
             }
         }
         Ok(())
@@ -231,7 +247,9 @@ impl Actor for JobSupervisor {
         match event {
             SupervisionEvent::ActorFailed(cell, err) => {
                 if let Some(job) = state.by_actor.get(&cell.get_id()).cloned() {
-                    tracing::error!(%job, error = %err, "job actor crashed; the next command restarts it from its stream");
+                    job_span(&job).in_scope(|| {
+                        tracing::error!(error = %err, "job actor crashed; the next command restarts it from its stream")
+                    });
                 }
                 state.forget(cell.get_id());
             }
@@ -257,12 +275,14 @@ impl Jobs {
         Ok(Jobs { supervisor })
     }
 
-    /// Runs `cmd` on the job's actor and returns what it appended.
+    /// Runs `cmd` on the job's actor and returns what it appended. A command whose actor does
+    /// not answer within [`CALL_TIMEOUT`] is not sent again (it may still be recorded).
     pub async fn execute(&self, job_id: &JobId, cmd: JobCommand) -> Result<JobExecuted, JobError> {
         for _ in 0..DELIVERY_ATTEMPTS {
             let actor = self.actor(job_id).await?;
-            match actor.call(|reply| JobMsg::Execute(cmd.clone(), reply), None).await {
-                Ok(ractor::rpc::CallResult::Success(result)) => return result,
+            match actor.call(|reply| JobMsg::Execute(cmd.clone(), reply), Some(CALL_TIMEOUT)).await {
+                Ok(CallResult::Success(result)) => return result,
+                Ok(CallResult::Timeout) => return Err(timed_out("job actor")),
                 // The actor stopped before answering (retired, or crashed on this command).
                 _ => continue,
             }
@@ -274,28 +294,23 @@ impl Jobs {
     pub async fn state(&self, job_id: &JobId) -> Result<(JobState, Option<u64>), JobError> {
         for _ in 0..DELIVERY_ATTEMPTS {
             let actor = self.actor(job_id).await?;
-            if let Ok(ractor::rpc::CallResult::Success(state)) = actor.call(JobMsg::State, None).await {
-                return Ok(state);
+            match actor.call(JobMsg::State, Some(CALL_TIMEOUT)).await {
+                Ok(CallResult::Success(state)) => return Ok(state),
+                Ok(CallResult::Timeout) => return Err(timed_out("job actor")),
+                _ => continue,
             }
         }
         Err(CommandError::Unavailable("job actor"))
     }
 
-    /// How many job actors are alive (for metrics and tests).
-    pub async fn live_actors(&self) -> usize {
-        match self.supervisor.call(SupervisorMsg::Count, None).await {
-            Ok(ractor::rpc::CallResult::Success(n)) => n,
-            _ => 0,
-        }
-    }
-
     async fn actor(&self, job_id: &JobId) -> Result<ActorRef<JobMsg>, JobError> {
-        match self.supervisor.call(|reply| SupervisorMsg::Lookup(job_id.clone(), reply), None).await {
-            Ok(ractor::rpc::CallResult::Success(Ok(actor))) => Ok(actor),
-            Ok(ractor::rpc::CallResult::Success(Err(reason))) => {
-                tracing::error!(%job_id, %reason, "cannot start job actor");
+        match self.supervisor.call(|reply| SupervisorMsg::Lookup(job_id.clone(), reply), Some(CALL_TIMEOUT)).await {
+            Ok(CallResult::Success(Ok(actor))) => Ok(actor),
+            Ok(CallResult::Success(Err(reason))) => {
+                job_span(job_id).in_scope(|| tracing::error!(%reason, "cannot start job actor"));
                 Err(CommandError::Unavailable("job actor"))
             }
+            Ok(CallResult::Timeout) => Err(timed_out("job supervisor")),
             _ => Err(CommandError::Unavailable("job supervisor")),
         }
     }
@@ -304,4 +319,8 @@ impl Jobs {
     pub fn stop(&self) {
         self.supervisor.stop(None);
     }
+}
+
+fn timed_out(actor: &'static str) -> JobError {
+    CommandError::TimedOut { actor, after: CALL_TIMEOUT }
 }

@@ -9,11 +9,12 @@
 //! servers drip (each download also has an overall deadline, see [`crate::media::FetchConfig`]).
 //! A job deleted while its media downloads has its download stopped and its files removed.
 //! Media longer than the operator's `max_duration` is refused at probe, before a URL job is
-//! charged, in the same append as its probed length (an upload that long is refused by the
-//! edge before it becomes a job).
+//! charged, in the same append as its probed length. Uploads never come here: the edge probes
+//! an upload (and refuses one that long) before it becomes a job, and records its file and
+//! duration in the append that submits it.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,21 +24,21 @@ use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::job::{JobCommand, JobRefusal, StoredMedia};
 use scribe_eventstore::EventStore;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::billing::{ChargeError, charge_url_job};
 use crate::clock::now_ms;
 use crate::command::CommandError;
 use crate::fair_queue::FairQueue;
-use crate::jobs::Jobs;
-use crate::media::{Fetcher, MediaStore, human};
-use crate::pipeline::{StageDone, fail_and_report, report};
+use crate::jobs::{Jobs, job_span};
+use crate::media::{Fetcher, MediaStore, human, relative};
+use crate::worker::{StageDone, fail_and_report, report};
 
 pub enum MediaMsg {
     Fetch {
         job_id: JobId,
         owner: UserName,
         url: String,
-        filename: String,
         done: StageDone,
     },
     Probe {
@@ -133,7 +134,7 @@ impl Actor for MediaActor {
         state: &mut MediaState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            MediaMsg::Fetch { job_id, owner, url, filename: _, done } => {
+            MediaMsg::Fetch { job_id, owner, url, done } => {
                 state.downloads.push(owner, FetchTask { job_id, url, done });
             }
             MediaMsg::DownloadEnded { owner, job_id } => {
@@ -145,70 +146,83 @@ impl Actor for MediaActor {
                     token.cancel();
                 }
                 for task in state.downloads.remove_waiting(|t| t.job_id == job_id) {
-                    tracing::info!(job_id = %task.job_id, "download withdrawn: the job was deleted");
+                    job_span(&task.job_id).in_scope(|| tracing::info!("download withdrawn: the job was deleted"));
                     report(task.done);
                 }
             }
             MediaMsg::Probe { job_id, path, done } => {
                 let (jobs, event_store, prices, max_duration) =
                     (state.jobs.clone(), state.event_store.clone(), state.prices, state.max_duration);
-                tokio::spawn(async move {
-                    // An upload arrives probed: the edge records its duration right after the
-                    // submission, usually before this runs. Nothing to do then.
-                    if let Ok((job, _)) = jobs.state(&job_id).await {
-                        if job.duration_ms.is_some() {
-                            return report(done);
+                let span = done.span();
+                tokio::spawn(
+                    async move {
+                        // Recorded meanwhile (by an earlier run of this stage): nothing to do.
+                        if let Ok((job, _)) = jobs.state(&job_id).await {
+                            if job.duration_ms.is_some() {
+                                return report(done);
+                            }
                         }
-                    }
-                    let probed = tokio::task::spawn_blocking(move || scribe_whisper::audio::probe(&path)).await;
-                    match probed {
-                        Ok(Ok(info)) => {
-                            let duration_ms = (info.duration_s * 1000.0).round().max(0.0) as u64;
-                            let fails_with = match too_long(max_duration, duration_ms) {
-                                Some(msg) => {
-                                    tracing::info!(%job_id, duration_ms, "media longer than the server accepts");
-                                    Some(msg)
-                                }
-                                // A URL job is paid for now that its duration is known, before
-                                // any transcription starts.
-                                None => {
-                                    let charged = match jobs.state(&job_id).await {
-                                        Ok((job, _)) => {
-                                            charge_url_job(event_store.as_ref(), &prices, &job_id, &job, duration_ms)
+                        let in_job = tracing::Span::current();
+                        let probed = tokio::task::spawn_blocking(move || {
+                            in_job.in_scope(|| scribe_whisper::audio::probe(&path))
+                        })
+                        .await;
+                        match probed {
+                            Ok(Ok(info)) => {
+                                let duration_ms = (info.duration_s * 1000.0).round().max(0.0) as u64;
+                                let fails_with = match too_long(max_duration, duration_ms) {
+                                    Some(msg) => {
+                                        tracing::info!(duration_ms, "media longer than the server accepts");
+                                        Some(msg)
+                                    }
+                                    // A URL job is paid for now that its duration is known, before
+                                    // any transcription starts.
+                                    None => {
+                                        let charged = match jobs.state(&job_id).await {
+                                            Ok((job, _)) => {
+                                                charge_url_job(
+                                                    event_store.as_ref(),
+                                                    &prices,
+                                                    &job_id,
+                                                    &job,
+                                                    duration_ms,
+                                                )
                                                 .await
-                                        }
-                                        Err(e) => Err(ChargeError::Store(e.to_string())),
-                                    };
-                                    match charged {
-                                        Ok(()) => None,
-                                        Err(ChargeError::Insufficient(msg)) => Some(msg),
-                                        Err(ChargeError::Store(e)) => {
-                                            tracing::warn!(%job_id, error = %e, "charging a URL job; the stage runs again");
-                                            return report(done);
+                                            }
+                                            Err(e) => Err(ChargeError::Store(e.to_string())),
+                                        };
+                                        match charged {
+                                            Ok(()) => None,
+                                            Err(ChargeError::Insufficient(msg)) => Some(msg),
+                                            Err(ChargeError::Store(e)) => {
+                                                tracing::warn!(error = %e, "charging a URL job; the stage runs again");
+                                                return report(done);
+                                            }
                                         }
                                     }
+                                };
+                                // The length, and the refusal if any, in one append: the job shows
+                                // the probed length, and no stage starts on refused media.
+                                let cmd = JobCommand::RecordMediaProbed { duration_ms, fails_with, at_ms: now_ms() };
+                                match jobs.execute(&job_id, cmd).await {
+                                    Ok(_) => {}
+                                    // Recorded meanwhile (by an earlier run of this stage): the job
+                                    // has what it needs.
+                                    Err(CommandError::Refused(JobRefusal::AlreadyRecorded(what))) => {
+                                        tracing::debug!(what, "media duration already recorded")
+                                    }
+                                    Err(e) => tracing::warn!(error = %e, "recording probed media"),
                                 }
-                            };
-                            // The length, and the refusal if any, in one append: the job shows
-                            // the probed length, and no stage starts on refused media.
-                            let cmd = JobCommand::RecordMediaProbed { duration_ms, fails_with, at_ms: now_ms() };
-                            match jobs.execute(&job_id, cmd).await {
-                                Ok(_) => {}
-                                // The edge recorded the upload's duration in the meantime: the
-                                // job has what it needs.
-                                Err(CommandError::Refused(JobRefusal::AlreadyRecorded(what))) => {
-                                    tracing::debug!(%job_id, what, "media duration recorded by the upload")
-                                }
-                                Err(e) => tracing::warn!(%job_id, error = %e, "recording probed media"),
+                                report(done);
                             }
-                            report(done);
-                        }
-                        Ok(Err(e)) => fail_and_report(&jobs, done, e.to_string()),
-                        Err(e) => {
-                            fail_and_report(&jobs, done, format!("Inspecting the media failed unexpectedly: {e}"))
+                            Ok(Err(e)) => fail_and_report(&jobs, done, e.to_string()),
+                            Err(e) => {
+                                fail_and_report(&jobs, done, format!("Inspecting the media failed unexpectedly: {e}"))
+                            }
                         }
                     }
-                });
+                    .instrument(span),
+                );
             }
         }
         state.start_downloads(&myself);
@@ -225,54 +239,45 @@ impl MediaState {
             self.running.insert(job_id.clone(), cancel.clone());
             let (jobs, store, fetcher, data_dir, me) =
                 (self.jobs.clone(), self.store.clone(), self.fetcher.clone(), self.data_dir.clone(), myself.clone());
-            tokio::spawn(async move {
-                // The URL may carry credentials (a signed link, someone's apiKey): log it without.
-                tracing::info!(%job_id, url = %redacted(&url), %owner, "fetching media");
-                let fetched = tokio::select! {
-                    fetched = fetcher.fetch_to_store(&url, &store, job_id.as_str()) => Some(fetched),
-                    () = cancel.cancelled() => None,
-                };
-                match fetched {
-                    // Dropping the download removed its temp file; anything committed goes too.
-                    None => {
-                        tracing::info!(%job_id, "download stopped: the job was deleted");
-                        remove_files_of_deleted(&store, &job_id).await;
-                        report(done);
-                    }
-                    Some(Ok(stored)) => {
-                        let media = StoredMedia { path: relative(&data_dir, &stored.path), bytes: stored.size };
-                        match jobs.execute(&job_id, JobCommand::RecordMediaStored { media, at_ms: now_ms() }).await {
-                            Ok(_) => {}
-                            Err(CommandError::Refused(JobRefusal::Deleted)) => {
-                                remove_files_of_deleted(&store, &job_id).await
-                            }
-                            Err(e) => tracing::warn!(%job_id, error = %e, "recording fetched media"),
+            let span = done.span();
+            tokio::spawn(
+                async move {
+                    // The URL may carry credentials (a signed link, someone's apiKey): log it without.
+                    tracing::info!(url = %redacted(&url), %owner, "fetching media");
+                    let fetched = tokio::select! {
+                        fetched = fetcher.fetch_to_store(&url, &store, job_id.as_str()) => Some(fetched),
+                        () = cancel.cancelled() => None,
+                    };
+                    match fetched {
+                        // Dropping the download removed its temp file; anything committed goes too.
+                        None => {
+                            tracing::info!("download stopped: the job was deleted");
+                            store.remove_files_of_deleted(job_id.as_str()).await;
+                            report(done);
                         }
-                        report(done);
+                        Some(Ok(stored)) => {
+                            let media = StoredMedia { path: relative(&data_dir, &stored.path), bytes: stored.size };
+                            match jobs.execute(&job_id, JobCommand::RecordMediaStored { media, at_ms: now_ms() }).await
+                            {
+                                Ok(_) => {}
+                                Err(CommandError::Refused(JobRefusal::Deleted)) => {
+                                    store.remove_files_of_deleted(job_id.as_str()).await
+                                }
+                                Err(e) => tracing::warn!(error = %e, "recording fetched media"),
+                            }
+                            report(done);
+                        }
+                        Some(Err(e)) => {
+                            tracing::info!(error = %e, "media fetch failed");
+                            fail_and_report(&jobs, done, format!("Could not fetch the media from sourceUrl: {e}"));
+                        }
                     }
-                    Some(Err(e)) => {
-                        tracing::info!(%job_id, error = %e, "media fetch failed");
-                        fail_and_report(&jobs, done, format!("Could not fetch the media from sourceUrl: {e}"));
-                    }
+                    let _ = me.cast(MediaMsg::DownloadEnded { owner, job_id });
                 }
-                let _ = me.cast(MediaMsg::DownloadEnded { owner, job_id });
-            });
+                .instrument(span),
+            );
         }
     }
-}
-
-/// Removes what a worker wrote for a job deleted while it worked (the edge already removed
-/// what was there when the job was deleted).
-pub async fn remove_files_of_deleted(store: &MediaStore, job_id: &JobId) {
-    tracing::info!(%job_id, "the job was deleted while it was worked on; removing its files");
-    if let Err(e) = store.delete_job(job_id.as_str()).await {
-        tracing::error!(%job_id, error = %e, "removing the files of a deleted job");
-    }
-}
-
-/// `path` relative to the data directory, as events record it.
-pub fn relative(data_dir: &Path, path: &Path) -> String {
-    path.strip_prefix(data_dir).unwrap_or(path).to_string_lossy().into_owned()
 }
 
 /// `url` for a log line: without user name, password or query values, which may be secrets.

@@ -19,11 +19,12 @@ use scribe_domain::ids::{JobId, job_id_of_stream};
 use scribe_domain::job::{JobCommand, JobEvent, JobRefusal, retention};
 use scribe_eventstore::{EventStore, RecordedEvent};
 use serde::{Deserialize, Serialize};
+use tracing::Instrument;
 
 use crate::checkpoint::{self, CheckpointFile};
 use crate::clock::now_ms;
 use crate::command::CommandError;
-use crate::jobs::Jobs;
+use crate::jobs::{Jobs, job_span};
 use crate::media::MediaStore;
 use crate::store_follow::follow_log;
 
@@ -166,7 +167,9 @@ impl RetentionState {
         let event = match JobEvent::decode(&recorded.data) {
             Ok(event) => event,
             Err(error) => {
-                tracing::error!(%job_id, version = recorded.version, %error, "retention: a job event cannot be decoded");
+                job_span(&job_id).in_scope(
+                    || tracing::error!(version = recorded.version, %error, "retention: a job event cannot be decoded"),
+                );
                 return;
             }
         };
@@ -188,10 +191,11 @@ impl RetentionState {
                 self.due.remove(&job_id);
                 self.expiring.remove(&job_id);
                 // Whoever recorded it, the files go now (again, harmlessly, after a restart).
-                match self.args.media.delete_job(job_id.as_str()).await {
-                    Ok(()) => tracing::info!(%job_id, "retention ended: the job's media and documents are deleted"),
-                    Err(e) => tracing::error!(%job_id, error = %e, "deleting the files of an expired job"),
-                }
+                let deleted = self.args.media.delete_job(job_id.as_str()).await;
+                job_span(&job_id).in_scope(|| match deleted {
+                    Ok(()) => tracing::info!("retention ended: the job's media and documents are deleted"),
+                    Err(e) => tracing::error!(error = %e, "deleting the files of an expired job"),
+                });
             }
             _ => {}
         }
@@ -210,17 +214,21 @@ impl RetentionState {
         for job_id in due {
             self.expiring.insert(job_id.clone());
             let (jobs, retention_s, me) = (self.args.jobs.clone(), self.retention_s, myself.clone());
-            tokio::spawn(async move {
-                match jobs.execute(&job_id, JobCommand::Expire { retention_s, at_ms: now_ms() }).await {
-                    Ok(_) => {}
-                    // Deleted meanwhile: nothing left to expire.
-                    Err(CommandError::Refused(JobRefusal::Deleted)) => {}
-                    Err(e) => {
-                        tracing::warn!(%job_id, error = %e, "recording a job's expiry; trying again shortly");
-                        let _ = me.cast(RetentionMsg::NotExpired(job_id));
+            let span = job_span(&job_id);
+            tokio::spawn(
+                async move {
+                    match jobs.execute(&job_id, JobCommand::Expire { retention_s, at_ms: now_ms() }).await {
+                        Ok(_) => {}
+                        // Deleted meanwhile: nothing left to expire.
+                        Err(CommandError::Refused(JobRefusal::Deleted)) => {}
+                        Err(e) => {
+                            tracing::warn!(error = %e, "recording a job's expiry; trying again shortly");
+                            let _ = me.cast(RetentionMsg::NotExpired(job_id));
+                        }
                     }
                 }
-            });
+                .instrument(span),
+            );
         }
     }
 

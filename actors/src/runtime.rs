@@ -21,7 +21,7 @@ use crate::cluster::ClusterSettings;
 use crate::jobs::Jobs;
 use crate::media::{AddressGuard, FetchConfig, Fetcher, MediaStore};
 use crate::media_worker::MediaArgs;
-use crate::pipeline::{Pipeline, PipelineArgs, PipelineMsg, WorkerArgs, WorkerRefs};
+use crate::pipeline::{DispatchCounts, Pipeline, PipelineArgs, PipelineMsg, WorkerArgs, WorkerRefs};
 use crate::retention::{RetentionActor, RetentionArgs, RetentionMsg};
 use crate::speech_model::SpeechModel;
 
@@ -71,6 +71,8 @@ pub struct Services {
     pub guard: AddressGuard,
     /// ASR tasks waiting for a worker.
     pub asr_queue: Arc<AtomicUsize>,
+    /// The pipeline's dispatches per stage.
+    pub pipeline_dispatches: DispatchCounts,
     actors: Actors,
 }
 
@@ -125,6 +127,7 @@ impl Services {
         };
         let (retention, _) = Actor::spawn(None, RetentionActor, retention_args).await?;
         let asr_queue = Arc::new(AtomicUsize::new(0));
+        let pipeline_dispatches = DispatchCounts::default();
         // The media, ASR and callback workers are the pipeline's supervised children: it starts
         // them, and starts one again if it dies.
         let workers = WorkerArgs {
@@ -166,6 +169,7 @@ impl Services {
                 data_dir: settings.data_dir.clone(),
                 cluster: settings.cluster.clone(),
                 checkpoint: Some(CheckpointFile::new(&settings.node_dir, "pipeline")),
+                dispatches: pipeline_dispatches.clone(),
             },
         )
         .await?;
@@ -176,6 +180,7 @@ impl Services {
             media,
             guard: AddressGuard::new(settings.allow_private_urls),
             asr_queue,
+            pipeline_dispatches,
             actors: Actors { pipeline, refunds, retention },
         })
     }

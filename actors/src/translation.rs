@@ -27,14 +27,13 @@ use scribe_domain::translation::{sentences, translated_document};
 use scribe_translate::TranslationModels;
 use scribe_whisper::engine::{EngineError, Task, TranscribeOptions};
 
-use crate::asr::to_document;
 use crate::clock::now_ms;
 use crate::command::CommandError;
+use crate::engine_document::to_document;
 use crate::jobs::Jobs;
-use crate::media::MediaStore;
-use crate::media_worker::{relative, remove_files_of_deleted};
-use crate::pipeline::{StageDone, fail_and_report, report};
+use crate::media::{MediaStore, relative};
 use crate::speech_model::SpeechModel;
+use crate::worker::{StageDone, fail_and_report, report};
 
 /// What the translation stage works with.
 pub struct TranslationWork {
@@ -49,12 +48,12 @@ pub struct TranslationWork {
 
 impl TranslationWork {
     /// Makes, stores and records the job's translated document; fails the job with a reason
-    /// when it cannot.
+    /// when it cannot. Runs in the job's span (the ASR worker's task).
     pub async fn run(self, job_id: JobId, media_path: PathBuf, state: JobState, done: StageDone) {
         let translated = self.translate(&job_id, &media_path, &state).await;
         if self.cancel.load(Ordering::Relaxed) {
-            tracing::info!(%job_id, "translation stopped: the job was deleted");
-            remove_files_of_deleted(&self.media, &job_id).await;
+            tracing::info!("translation stopped: the job was deleted");
+            self.media.remove_files_of_deleted(job_id.as_str()).await;
             return report(done);
         }
         match translated {
@@ -74,12 +73,12 @@ impl TranslationWork {
                 match self.jobs.execute(&job_id, cmd).await {
                     Ok(_) => {}
                     Err(CommandError::Refused(JobRefusal::Deleted)) => {
-                        remove_files_of_deleted(&self.media, &job_id).await;
+                        self.media.remove_files_of_deleted(job_id.as_str()).await;
                         return report(done);
                     }
-                    Err(e) => tracing::warn!(%job_id, error = %e, "recording the translation"),
+                    Err(e) => tracing::warn!(error = %e, "recording the translation"),
                 }
-                tracing::info!(%job_id, "translated subtitles ready");
+                tracing::info!("translated subtitles ready");
                 report(done);
             }
             Err(msg) => fail_and_report(&self.jobs, done, msg),
@@ -96,9 +95,9 @@ impl TranslationWork {
             Some("en") if target == "en" => return Ok(transcript),
             Some("en") => transcript,
             Some(code) => {
-                tracing::info!(%job_id, from = code, "translating the speech into English (Whisper)");
+                tracing::info!(from = code, "translating the speech into English (Whisper)");
                 let filename = submission.source.filename().to_owned();
-                let english = self.whisper_translate(job_id, media_path, code).await?;
+                let english = self.whisper_translate(media_path, code).await?;
                 // The transcript was diarized; the translation's words take its speakers by time.
                 speakers_like(
                     &clean_read(
@@ -120,10 +119,11 @@ impl TranslationWork {
         let texts: Vec<String> = if target == "en" {
             sentences.iter().map(|s| s.text.clone()).collect()
         } else {
-            tracing::info!(%job_id, sentences = sentences.len(), to = target, "translating the text");
+            tracing::info!(sentences = sentences.len(), to = target, "translating the text");
             let to_translate: Vec<String> = sentences.iter().map(|s| s.text.clone()).collect();
             let models = self.text_models.clone();
-            tokio::task::spawn_blocking(move || models.translate(target, to_translate))
+            let span = tracing::Span::current();
+            tokio::task::spawn_blocking(move || span.in_scope(|| models.translate(target, to_translate)))
                 .await
                 .map_err(|e| format!("Translation into '{target}' failed unexpectedly: {e}"))?
                 .map_err(|e| format!("Machine translation into '{target}' failed: {e}"))?
@@ -148,7 +148,6 @@ impl TranslationWork {
     /// Whisper's translation of the media's speech (in `whisper_language`) into English.
     async fn whisper_translate(
         &self,
-        job_id: &JobId,
         media_path: &Path,
         whisper_language: &str,
     ) -> Result<scribe_whisper::engine::Transcript, String> {
@@ -160,11 +159,13 @@ impl TranslationWork {
         };
         let model = self.model.clone();
         let path = media_path.to_owned();
-        let log_id = job_id.clone();
+        let span = tracing::Span::current();
         let result = tokio::task::spawn_blocking(move || {
-            let engine = model.lease()?;
-            engine.transcribe(&path, &options, &mut |p| {
-                tracing::debug!(job_id = %log_id, done_s = p.done_s, total_s = p.total_s, "translating speech");
+            span.in_scope(|| {
+                let engine = model.lease()?;
+                engine.transcribe(&path, &options, &mut |p| {
+                    tracing::debug!(done_s = p.done_s, total_s = p.total_s, "translating speech");
+                })
             })
         })
         .await;

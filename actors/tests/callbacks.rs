@@ -22,7 +22,7 @@ use scribe_actors::cluster::ClusterSettings;
 use scribe_actors::command;
 use scribe_actors::jobs::Jobs;
 use scribe_actors::media::AddressGuard;
-use scribe_actors::pipeline::{PipelineMsg, StageDone};
+use scribe_actors::worker::{StageDone, StageReport};
 use scribe_domain::VersionedEvent;
 use scribe_domain::account::{AccountAggregate, AccountCommand};
 use scribe_domain::ids::{JobId, UserName, account_stream, job_stream};
@@ -129,13 +129,13 @@ fn signature_is_valid(secret: &str, delivery: &Received) -> bool {
 struct ReportProbe;
 
 impl Actor for ReportProbe {
-    type Msg = PipelineMsg;
+    type Msg = StageReport;
     type State = Arc<Mutex<Vec<(JobId, Stage)>>>;
     type Arguments = Arc<Mutex<Vec<(JobId, Stage)>>>;
 
     async fn pre_start(
         &self,
-        _: ActorRef<PipelineMsg>,
+        _: ActorRef<StageReport>,
         reports: Self::State,
     ) -> Result<Self::State, ActorProcessingErr> {
         Ok(reports)
@@ -143,11 +143,11 @@ impl Actor for ReportProbe {
 
     async fn handle(
         &self,
-        _: ActorRef<PipelineMsg>,
-        msg: PipelineMsg,
+        _: ActorRef<StageReport>,
+        msg: StageReport,
         reports: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        if let PipelineMsg::StageDone(job_id, stage) = msg {
+        if let StageReport::Done(job_id, stage) = msg {
             reports.lock().unwrap().push((job_id, stage));
         }
         Ok(())
@@ -158,7 +158,7 @@ struct World {
     store: Arc<dyn EventStore>,
     jobs: Jobs,
     callbacks: ActorRef<CallbackMsg>,
-    pipeline: ActorRef<PipelineMsg>,
+    pipeline: ActorRef<StageReport>,
     reports: Arc<Mutex<Vec<(JobId, Stage)>>>,
 }
 
@@ -258,7 +258,7 @@ impl World {
 
     /// What the pipeline does for a job at stage `DeliverCallback`.
     fn deliver(&self, job_id: &JobId) {
-        let done = StageDone::new(self.pipeline.clone(), job_id.clone(), Stage::DeliverCallback);
+        let done = StageDone::new(self.pipeline.get_derived(), job_id.clone(), Stage::DeliverCallback);
         self.callbacks.cast(CallbackMsg::Deliver { job_id: job_id.clone(), done }).unwrap();
     }
 

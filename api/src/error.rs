@@ -312,6 +312,10 @@ pub fn job_error(e: CommandError<JobRefusal>) -> ApiError {
             other => ApiError::new(StatusCode::CONFLICT, other.to_string(), None),
         },
         CommandError::Unavailable(what) => ApiError::unavailable(format!("The {what} is unavailable; retry shortly")),
+        CommandError::TimedOut { actor, after } => ApiError::unavailable(format!(
+            "The {actor} did not answer within {} s; look at the job before retrying",
+            after.as_secs()
+        )),
         other => ApiError::internal("Recording the job", &other),
     }
 }

@@ -144,7 +144,7 @@ pub fn app(state: ApiState) -> impl Endpoint {
     let docs = make_sync(move |_| Html(docs_html.clone()));
     let spec_endpoint =
         make_sync(move |_| poem::Response::builder().content_type("application/json").body(document.clone()));
-    let metrics = Arc::new(Metrics::default());
+    let metrics = Arc::new(Metrics::new(state.pipeline_dispatches.clone()));
     let limits = Arc::new(RateLimits::new(&state.settings));
     let failed_auth = Arc::new(FailedAuthLimits::new(&state.settings));
     let state = Arc::new(state);

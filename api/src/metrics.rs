@@ -1,5 +1,6 @@
 //! `GET /metrics` in the Prometheus (OpenMetrics) text format: request latency by route, method
-//! and status; jobs by status (from the read model, at scrape time); ASR tasks waiting.
+//! and status; jobs by status (from the read model, at scrape time); ASR tasks waiting; the
+//! pipeline's dispatches by stage.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -7,11 +8,14 @@ use std::time::Duration;
 
 use poem::http::StatusCode;
 use poem::{IntoResponse, Response, handler, web::Data};
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use scribe_actors::pipeline::DispatchCounts;
 use scribe_domain::kinds::JobStatus;
 
 use crate::state::ApiState;
@@ -43,8 +47,9 @@ fn latency_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.001, 2.0, 16))
 }
 
-impl Default for Metrics {
-    fn default() -> Self {
+impl Metrics {
+    /// The service's metrics, with the pipeline's `dispatches` read at each scrape.
+    pub fn new(dispatches: DispatchCounts) -> Self {
         let mut registry = Registry::with_prefix("scribe");
         let requests = Family::<RequestLabels, Histogram>::new_with_constructor(latency_histogram as fn() -> Histogram);
         let jobs = Family::<StatusLabels, Gauge>::default();
@@ -58,11 +63,10 @@ impl Default for Metrics {
             "Open tasks of manual jobs: all open ones, those claimed, those overdue",
             tasks.clone(),
         );
+        registry.register_collector(Box::new(PipelineDispatches(dispatches)));
         Metrics { registry, requests, jobs, asr_queue, tasks }
     }
-}
 
-impl Metrics {
     /// Records one answered request.
     pub fn observe(&self, method: &str, route: &str, status: StatusCode, elapsed: Duration) {
         let labels = RequestLabels { method: method.to_owned(), route: route.to_owned(), status: status.as_u16() };
@@ -84,6 +88,31 @@ impl Metrics {
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry).map_err(|e| e.to_string())?;
         Ok(text)
+    }
+}
+
+/// `scribe_pipeline_dispatches_total{stage="StoreMedia"|…}`: counters kept by the pipeline,
+/// read when scraped.
+#[derive(Debug)]
+struct PipelineDispatches(DispatchCounts);
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StageLabels {
+    stage: String,
+}
+
+impl Collector for PipelineDispatches {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut family = encoder.encode_descriptor(
+            "pipeline_dispatches",
+            "Stages of jobs the pipeline handed to their work, by stage",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        for (stage, n) in self.0.by_stage() {
+            ConstCounter::new(n).encode(family.encode_family(&StageLabels { stage })?)?;
+        }
+        Ok(())
     }
 }
 

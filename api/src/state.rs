@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use scribe_actors::jobs::Jobs;
 use scribe_actors::media::{AddressGuard, MediaStore};
+use scribe_actors::pipeline::DispatchCounts;
 use scribe_actors::runtime::Services;
 use scribe_domain::account::Prices;
 use scribe_domain::capabilities::Capabilities;
@@ -112,6 +113,8 @@ pub struct ApiState {
     pub read: ReadModels,
     /// ASR tasks waiting for a worker (shown by `/metrics`).
     pub asr_queue: Arc<AtomicUsize>,
+    /// The pipeline's dispatches per stage (shown by `/metrics`).
+    pub pipeline_dispatches: DispatchCounts,
     pub settings: ApiSettings,
     /// The connections the server accepted through [`crate::connections::GuardedAcceptor`], for
     /// the edge to mark requests in flight (empty when requests come another way, as in tests).
@@ -129,6 +132,7 @@ impl ApiState {
             guard: services.guard,
             read,
             asr_queue: services.asr_queue.clone(),
+            pipeline_dispatches: services.pipeline_dispatches.clone(),
             settings,
             connections: OpenConnections::default(),
         }

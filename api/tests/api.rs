@@ -63,6 +63,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
         guard: AddressGuard::new(allow_private),
         read,
         asr_queue: Arc::new(AtomicUsize::new(0)),
+        pipeline_dispatches: Default::default(),
         settings,
         connections: Default::default(),
     };

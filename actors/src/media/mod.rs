@@ -9,4 +9,4 @@ pub mod storage;
 
 pub use address_guard::{AddressGuard, GuardError, VettedUrl};
 pub use fetch::{Download, FetchConfig, FetchError, Fetcher, MAX_URL_MEDIA_BYTES};
-pub use storage::{MediaError, MediaStore, StoredMedia, TempMedia};
+pub use storage::{MediaError, MediaStore, StoredMedia, TempMedia, relative};

@@ -224,10 +224,24 @@ impl MediaStore {
         Ok(())
     }
 
+    /// Removes what a worker wrote for a job deleted while it worked (the edge already removed
+    /// what was there when the job was deleted). Logged in the caller's span (the job's).
+    pub async fn remove_files_of_deleted(&self, job_id: &str) {
+        tracing::info!("the job was deleted while it was worked on; removing its files");
+        if let Err(e) = self.delete_job(job_id).await {
+            tracing::error!(error = %e, "removing the files of a deleted job");
+        }
+    }
+
     fn job_dir(&self, job_id: &str) -> Result<PathBuf, MediaError> {
         check_job_id(job_id)?;
         Ok(self.media_dir.join(job_id))
     }
+}
+
+/// `path` relative to the data directory, as events record it.
+pub fn relative(data_dir: &Path, path: &Path) -> String {
+    path.strip_prefix(data_dir).unwrap_or(path).to_string_lossy().into_owned()
 }
 
 /// A whole file, or `None` when there is none.

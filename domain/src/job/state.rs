@@ -63,8 +63,8 @@ impl CallbackProgress {
 pub enum Stage {
     /// Nothing was submitted on this stream.
     New,
-    /// `sourceUrl` not fetched yet; for an upload, the file never got recorded (the process
-    /// died between spooling and appending), so the job should fail with a clear message.
+    /// `sourceUrl` not fetched yet. An upload records its file (and duration) in the append
+    /// that submits it, so it is never here once that append is read whole.
     StoreMedia,
     /// Media on disk, duration unknown.
     ProbeMedia,

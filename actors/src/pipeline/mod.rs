@@ -2,17 +2,21 @@
 //! stage of every unfinished job — fetch the media, probe it, transcribe it, complete it.
 //!
 //! It holds the state of unfinished jobs only (folded from their events with the pure domain
-//! `evolve`), so memory follows the work in flight. On start it reads the log from the
-//! beginning without acting; once it has caught up with the head it dispatches every job that is
-//! still waiting, which is how a crash loses no accepted job: the log says where each job was.
-//! Workers report back through the job actors (commands); the job actor refuses anything already
-//! recorded, so a stage run twice after a crash appends nothing twice.
+//! `evolve`), so memory follows the work in flight. It folds a whole append before it decides
+//! what a job needs next (see `appends`): an upload's append records its file and duration with
+//! the submission, so the upload's first dispatch is its recognition ([`DispatchCounts`] counts
+//! the dispatches). On start it reads the log from the beginning without acting; once it has
+//! caught up with the head it dispatches every job that is still waiting, which is how a crash
+//! loses no accepted job: the log says where each job was. Workers report back through the job
+//! actors (commands); the job actor refuses anything already recorded, so a stage run twice
+//! after a crash appends nothing twice.
 //!
 //! The pipeline supervises its workers (media, ASR, callbacks): they are its linked children, and
 //! one that dies is started again. No stage is left "in flight" by a worker that vanished: the
-//! [`StageDone`] handed with each stage reports `WorkerLost` when it is dropped unreported (the
-//! worker's task panicked, the worker died with the stage in its queue or mailbox), and the
-//! pipeline then runs the stage again, up to `MAX_STAGE_ATTEMPTS` times before failing the job.
+//! [`StageDone`] handed with each stage (the workers' contract, see `worker`) reports the stage
+//! lost when it is dropped unreported (the worker's task panicked, the worker died with the stage
+//! in its queue or mailbox), and the pipeline then runs the stage again, up to
+//! `MAX_STAGE_ATTEMPTS` times before failing the job.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -24,15 +28,22 @@ use scribe_domain::ids::{JobId, job_id_of_stream};
 use scribe_domain::job::{JobAggregate, JobCommand, JobEvent, JobState, MediaSource, Stage};
 use scribe_domain::{Aggregate, VersionedEvent};
 use scribe_eventstore::{EventStore, RecordedEvent};
+use tracing::Instrument;
 
 use crate::asr::{AsrActor, AsrArgs, AsrMsg, AsrTask, TaskKind};
 use crate::callbacks::{CallbackActor, CallbackArgs, CallbackMsg};
 use crate::checkpoint::{self, CheckpointFile, PipelineCheckpoint};
 use crate::clock::now_ms;
-use crate::cluster::{Admission, ClaimGate, ClusterSettings, is_recognition};
-use crate::jobs::Jobs;
+use crate::cluster::{Admission, ClaimGate, ClaimNotice, ClusterSettings, is_recognition};
+use crate::jobs::{Jobs, job_span};
 use crate::media_worker::{MediaActor, MediaArgs, MediaMsg};
-use crate::store_follow::follow_log;
+use crate::worker::{StageDone, StageReport, report};
+
+mod appends;
+mod dispatches;
+
+use appends::follow_appends;
+pub use dispatches::{DISPATCHED_STAGES, DispatchCounts};
 
 /// How often a stage is started again when its worker ended without moving the job on.
 const MAX_STAGE_ATTEMPTS: u32 = 3;
@@ -52,14 +63,12 @@ const RESTART_BACKOFF: Duration = Duration::from_secs(1);
 pub const LEASE_SWEEP_EVERY: Duration = Duration::from_secs(5);
 
 pub enum PipelineMsg {
-    /// The next event of the log.
-    Event(RecordedEvent),
+    /// The next events of the log, as the store delivered them together (whole appends).
+    Events(Vec<RecordedEvent>),
     /// The subscription ended with an error; resubscribe after the last seen position.
     SubscriptionLost(String),
-    /// A worker finished the stage it was given (whatever the outcome).
-    StageDone(JobId, Stage),
-    /// A stage's work ended without a report (its worker panicked or died with the stage queued).
-    WorkerLost(JobId, Stage),
+    /// A worker's report on the stage it was given (see `worker`).
+    Worker(StageReport),
     /// Start a worker that died and could not be started again at once.
     RestartWorker(WorkerKind),
     /// The workers currently running (for operators and tests).
@@ -68,12 +77,46 @@ pub enum PipelineMsg {
     Recheck(JobId, Stage),
     /// Record the expiry of task leases that ran out.
     SweepLeases,
-    /// A claim on a job's work was appended or refused (cluster nodes only; see `cluster`).
-    ClaimSettled { job_id: JobId, look_again: bool },
+    /// What the claim gate says about a claim on a job's work (cluster nodes only; see `cluster`).
+    Claims(ClaimNotice),
     /// Renew the claims on the work running here, and offer waiting recognitions again.
     RenewClaims,
     /// Write the checkpoint (see `checkpoint`), if the pipeline moved since the last one.
     SaveCheckpoint,
+}
+
+impl From<StageReport> for PipelineMsg {
+    fn from(report: StageReport) -> PipelineMsg {
+        PipelineMsg::Worker(report)
+    }
+}
+
+impl TryFrom<PipelineMsg> for StageReport {
+    type Error = ();
+
+    fn try_from(msg: PipelineMsg) -> Result<StageReport, ()> {
+        match msg {
+            PipelineMsg::Worker(report) => Ok(report),
+            _ => Err(()),
+        }
+    }
+}
+
+impl From<ClaimNotice> for PipelineMsg {
+    fn from(notice: ClaimNotice) -> PipelineMsg {
+        PipelineMsg::Claims(notice)
+    }
+}
+
+impl TryFrom<PipelineMsg> for ClaimNotice {
+    type Error = ();
+
+    fn try_from(msg: PipelineMsg) -> Result<ClaimNotice, ()> {
+        match msg {
+            PipelineMsg::Claims(notice) => Ok(notice),
+            _ => Err(()),
+        }
+    }
 }
 
 pub struct Pipeline;
@@ -88,6 +131,8 @@ pub struct PipelineArgs {
     pub cluster: Option<ClusterSettings>,
     /// Where the pipeline keeps its checkpoint; `None`: it reads the log from the start.
     pub checkpoint: Option<CheckpointFile>,
+    /// Counted on every dispatch, for `/metrics`.
+    pub dispatches: DispatchCounts,
 }
 
 /// The start arguments of the pipeline's workers, kept to start a dead one again.
@@ -200,11 +245,11 @@ impl Actor for Pipeline {
             jobs = open.len(),
             "pipeline starts from its checkpoint"
         );
-        follow_log(
+        follow_appends(
             args.store.clone(),
             saved.position,
             myself.clone(),
-            PipelineMsg::Event,
+            PipelineMsg::Events,
             PipelineMsg::SubscriptionLost,
         );
         myself.send_interval(LEASE_SWEEP_EVERY, || PipelineMsg::SweepLeases);
@@ -223,7 +268,7 @@ impl Actor for Pipeline {
                 let _ = myself.cast(PipelineMsg::Recheck(job_id, stage));
             }
         }
-        let claims = args.cluster.clone().map(ClaimGate::new);
+        let claims = args.cluster.clone().map(|settings| ClaimGate::new(settings, myself.get_derived()));
         if let Some(gate) = &claims {
             myself.send_interval(gate.settings().lease / 3, || PipelineMsg::RenewClaims);
         }
@@ -250,9 +295,18 @@ impl Actor for Pipeline {
         state: &mut PipelineState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            PipelineMsg::Event(event) => {
-                state.position = event.position;
-                let job = state.fold(&event);
+            PipelineMsg::Events(events) => {
+                // Every event first, then one decision per job: an append is folded whole.
+                let mut touched: Vec<JobId> = Vec::new();
+                for event in &events {
+                    state.position = event.position;
+                    if let Some(job_id) = state.fold(event)
+                        && state.live
+                        && !touched.contains(&job_id)
+                    {
+                        touched.push(job_id);
+                    }
+                }
                 if !state.live && state.position >= state.start_head {
                     state.live = true;
                     let waiting: Vec<JobId> = state.open.keys().cloned().collect();
@@ -260,8 +314,8 @@ impl Actor for Pipeline {
                     for job_id in waiting {
                         state.dispatch(&myself, &job_id).await;
                     }
-                } else if state.live {
-                    if let Some(job_id) = job {
+                } else {
+                    for job_id in touched {
                         state.dispatch(&myself, &job_id).await;
                     }
                 }
@@ -274,7 +328,7 @@ impl Actor for Pipeline {
                     state.sweep_leases();
                 }
             }
-            PipelineMsg::StageDone(job_id, stage) => {
+            PipelineMsg::Worker(StageReport::Done(job_id, stage)) => {
                 if state.in_flight.get(&job_id) == Some(&stage) {
                     state.in_flight.remove(&job_id);
                     if is_recognition(stage) {
@@ -286,14 +340,16 @@ impl Actor for Pipeline {
                     let _ = myself.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage));
                 }
             }
-            PipelineMsg::WorkerLost(job_id, stage) => {
+            PipelineMsg::Worker(StageReport::Lost(job_id, stage)) => {
                 if state.in_flight.get(&job_id) == Some(&stage) {
                     state.in_flight.remove(&job_id);
-                    tracing::error!(%job_id, ?stage, "the worker of a stage ended without a report; the stage runs again");
+                    job_span(&job_id).in_scope(|| {
+                        tracing::error!(?stage, "the worker of a stage ended without a report; the stage runs again")
+                    });
                     let _ = myself.send_after(RECHECK_LOST_AFTER, move || PipelineMsg::Recheck(job_id, stage));
                 }
             }
-            PipelineMsg::Recheck(job_id, stage) => {
+            PipelineMsg::Recheck(job_id, stage) | PipelineMsg::Claims(ClaimNotice::LookAgain { job_id, stage }) => {
                 let stuck = state.open.get(&job_id).map(JobState::stage) == Some(stage);
                 if stuck && !state.in_flight.contains_key(&job_id) {
                     state.dispatch(&myself, &job_id).await;
@@ -303,7 +359,7 @@ impl Actor for Pipeline {
             PipelineMsg::Workers(reply) => {
                 let _ = reply.send(state.workers.clone());
             }
-            PipelineMsg::ClaimSettled { job_id, look_again } => {
+            PipelineMsg::Claims(ClaimNotice::Settled { job_id, look_again }) => {
                 if let Some(gate) = &mut state.claims {
                     gate.settled(&job_id);
                 }
@@ -334,11 +390,11 @@ impl Actor for Pipeline {
             PipelineMsg::SubscriptionLost(reason) => {
                 tracing::error!(%reason, position = state.position, "log subscription lost; resubscribing");
                 tokio::time::sleep(Duration::from_millis(500)).await;
-                follow_log(
+                follow_appends(
                     state.args.store.clone(),
                     state.position,
                     myself,
-                    PipelineMsg::Event,
+                    PipelineMsg::Events,
                     PipelineMsg::SubscriptionLost,
                 );
             }
@@ -430,7 +486,8 @@ impl PipelineState {
                 let media = self.workers.media.cast(MediaMsg::Cancel(job_id.clone())).err().map(|e| e.to_string());
                 let asr = self.workers.asr.cast(AsrMsg::Cancel(job_id.clone())).err().map(|e| e.to_string());
                 for error in media.into_iter().chain(asr) {
-                    tracing::error!(%job_id, %error, "telling a worker to stop the work of a deleted job");
+                    job_span(&job_id)
+                        .in_scope(|| tracing::error!(%error, "telling a worker to stop the work of a deleted job"));
                 }
             }
             // Translations being made from this job lose their source: they fail (and are refunded).
@@ -469,21 +526,12 @@ impl PipelineState {
         if self.in_flight.get(job_id) == Some(&stage) {
             return;
         }
-        if !matches!(
-            stage,
-            Stage::StoreMedia
-                | Stage::ProbeMedia
-                | Stage::Transcribe
-                | Stage::Translate
-                | Stage::Complete
-                | Stage::OpenTask
-                | Stage::DeliverCallback
-        ) {
+        if !DISPATCHED_STAGES.contains(&stage) {
             return;
         }
         if let Some(gate) = &mut self.claims {
             let recognitions = self.in_flight.values().filter(|s| is_recognition(**s)).count();
-            if gate.admit(myself, &self.args.jobs, job_id, state, stage, recognitions) == Admission::Wait {
+            if gate.admit(&self.args.jobs, job_id, state, stage, recognitions) == Admission::Wait {
                 return;
             }
         }
@@ -492,41 +540,51 @@ impl PipelineState {
             *attempts = (stage, 0);
         }
         attempts.1 += 1;
+        let span = job_span(job_id);
         if attempts.1 > MAX_STAGE_ATTEMPTS {
-            tracing::error!(%job_id, ?stage, "stage kept failing without a recorded outcome; failing the job");
+            span.in_scope(|| tracing::error!(?stage, "stage kept failing without a recorded outcome; failing the job"));
             let jobs = self.args.jobs.clone();
             let job_id = job_id.clone();
             let pipeline = myself.clone();
-            tokio::spawn(async move {
-                let msg =
-                    format!("Processing failed repeatedly at the {} stage; please resubmit the job", stage_name(stage));
-                if let Err(error) = jobs.execute(&job_id, JobCommand::Fail { error_msg: msg, at_ms: now_ms() }).await {
-                    // Not recorded: look again later, which tries to fail the job once more.
-                    tracing::error!(%job_id, ?stage, %error, "recording the failure of a job that kept failing; trying again");
-                    let _ = pipeline.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage));
+            tokio::spawn(
+                async move {
+                    let msg = format!(
+                        "Processing failed repeatedly at the {} stage; please resubmit the job",
+                        stage_name(stage)
+                    );
+                    let failed = jobs.execute(&job_id, JobCommand::Fail { error_msg: msg, at_ms: now_ms() }).await;
+                    if let Err(error) = failed {
+                        // Not recorded: look again later, which tries to fail the job once more.
+                        tracing::error!(?stage, %error, "recording the failure of a job that kept failing; trying again");
+                        let _ = pipeline.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage));
+                    }
                 }
-            });
+                .instrument(span),
+            );
             return;
         }
         self.in_flight.insert(job_id.clone(), stage);
+        self.args.dispatches.record(stage);
+        span.in_scope(|| tracing::debug!(?stage, attempt = attempts.1, "stage dispatched"));
         let submission = state.submission.as_ref().expect("an open job was submitted");
-        let done = StageDone::new(myself.clone(), job_id.clone(), stage);
+        let done = StageDone::new(myself.get_derived(), job_id.clone(), stage);
         // A cast to a worker that just died fails; the stage in the message is dropped with it,
         // which reports it lost, and it runs again once the worker is back.
         match stage {
             Stage::StoreMedia => match &submission.source {
-                MediaSource::Url { source_url, filename } => {
+                MediaSource::Url { source_url, .. } => {
                     let sent = self.workers.media.cast(MediaMsg::Fetch {
                         job_id: job_id.clone(),
                         owner: submission.owner.clone(),
                         url: source_url.as_str().to_owned(),
-                        filename: filename.clone(),
                         done,
                     });
                     log_unsent(job_id, stage, sent.err());
                 }
-                // An upload is recorded in one append with its file (JobSubmitted + MediaStored):
-                // its MediaStored event is the next one in the log, so there is nothing to do.
+                // An upload records its file in the append that submits it, which the pipeline
+                // folds whole: one here was recorded without it (a log cut between its events).
+                // Nothing can fetch it; the stage does not move on, and the job fails after
+                // `MAX_STAGE_ATTEMPTS`.
                 _ => {
                     self.in_flight.remove(job_id);
                     report(done);
@@ -556,12 +614,15 @@ impl PipelineState {
                 } else {
                     JobCommand::OpenTask { at_ms: now_ms() }
                 };
-                tokio::spawn(async move {
-                    if let Err(e) = jobs.execute(&done.job_id, cmd).await {
-                        tracing::warn!(job_id = %done.job_id, error = %e, ?stage, "recording the next step of a job");
+                tokio::spawn(
+                    async move {
+                        if let Err(e) = jobs.execute(&done.job_id, cmd).await {
+                            tracing::warn!(error = %e, ?stage, "recording the next step of a job");
+                        }
+                        report(done);
                     }
-                    report(done);
-                });
+                    .instrument(span),
+                );
             }
             // Reported done only once delivered or abandoned, so it is dispatched once per run.
             Stage::DeliverCallback => {
@@ -586,12 +647,16 @@ impl PipelineState {
     fn fail_orphaned_translations(&mut self) {
         for job_id in std::mem::take(&mut self.orphaned) {
             let jobs = self.args.jobs.clone();
-            tokio::spawn(async move {
-                let error_msg = "The source job was deleted before the translation was finished".to_owned();
-                if let Err(e) = jobs.execute(&job_id, JobCommand::Fail { error_msg, at_ms: now_ms() }).await {
-                    tracing::warn!(%job_id, error = %e, "failing a translation whose source was deleted");
+            let span = job_span(&job_id);
+            tokio::spawn(
+                async move {
+                    let error_msg = "The source job was deleted before the translation was finished".to_owned();
+                    if let Err(e) = jobs.execute(&job_id, JobCommand::Fail { error_msg, at_ms: now_ms() }).await {
+                        tracing::warn!(error = %e, "failing a translation whose source was deleted");
+                    }
                 }
-            });
+                .instrument(span),
+            );
         }
     }
 
@@ -604,13 +669,17 @@ impl PipelineState {
             {
                 let jobs = self.args.jobs.clone();
                 let (job_id, task_id) = (job_id.clone(), task.task_id.clone());
-                tokio::spawn(async move {
-                    match jobs.execute(&job_id, JobCommand::ExpireLease { task_id, at_ms: now_ms() }).await {
-                        // Claimed again or submitted in the meantime: nothing to record.
-                        Ok(_) | Err(crate::command::CommandError::Refused(_)) => {}
-                        Err(e) => tracing::warn!(%job_id, error = %e, "recording an expired task lease"),
+                let span = job_span(&job_id);
+                tokio::spawn(
+                    async move {
+                        match jobs.execute(&job_id, JobCommand::ExpireLease { task_id, at_ms: now_ms() }).await {
+                            // Claimed again or submitted in the meantime: nothing to record.
+                            Ok(_) | Err(crate::command::CommandError::Refused(_)) => {}
+                            Err(e) => tracing::warn!(error = %e, "recording an expired task lease"),
+                        }
                     }
-                });
+                    .instrument(span),
+                );
             }
         }
     }
@@ -625,56 +694,10 @@ fn is_translation_of(state: &JobState, source: &JobId) -> bool {
 /// reported lost when the message was dropped).
 fn log_unsent<E: std::fmt::Display>(job_id: &JobId, stage: Stage, error: Option<E>) {
     if let Some(error) = error {
-        tracing::warn!(%job_id, ?stage, %error, "a stage could not be handed to its worker; it runs again once the worker is back");
+        job_span(job_id).in_scope(|| {
+            tracing::warn!(?stage, %error, "a stage could not be handed to its worker; it runs again once the worker is back")
+        });
     }
-}
-
-/// Who to tell when a stage's work ends: the pipeline, the job and the stage.
-///
-/// Hand it to [`report`] (or [`fail_and_report`]) when the work ends. Dropped without that (the
-/// task doing the work panicked, or the worker died with the stage queued), it tells the pipeline
-/// that the stage was lost, and the stage runs again.
-pub struct StageDone {
-    pub pipeline: ActorRef<PipelineMsg>,
-    pub job_id: JobId,
-    pub stage: Stage,
-    reported: bool,
-}
-
-impl StageDone {
-    pub fn new(pipeline: ActorRef<PipelineMsg>, job_id: JobId, stage: Stage) -> StageDone {
-        StageDone { pipeline, job_id, stage, reported: false }
-    }
-}
-
-impl Drop for StageDone {
-    fn drop(&mut self) {
-        let msg = if self.reported {
-            PipelineMsg::StageDone(self.job_id.clone(), self.stage)
-        } else {
-            PipelineMsg::WorkerLost(self.job_id.clone(), self.stage)
-        };
-        // A stopped pipeline has nothing left to drive; on the next start it reads the log.
-        if self.pipeline.cast(msg).is_err() {
-            tracing::debug!(job_id = %self.job_id, stage = ?self.stage, "the pipeline is gone; stage report dropped");
-        }
-    }
-}
-
-/// Tells the pipeline a stage's work ended.
-pub fn report(mut done: StageDone) {
-    done.reported = true;
-}
-
-/// Records the job as failed with `error_msg`, then reports the stage done.
-pub fn fail_and_report(jobs: &Jobs, done: StageDone, error_msg: String) {
-    let jobs = jobs.clone();
-    tokio::spawn(async move {
-        if let Err(e) = jobs.execute(&done.job_id, JobCommand::Fail { error_msg, at_ms: now_ms() }).await {
-            tracing::warn!(job_id = %done.job_id, error = %e, "recording job failure; the stage runs again");
-        }
-        report(done);
-    });
 }
 
 fn stage_name(stage: Stage) -> &'static str {

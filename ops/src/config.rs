@@ -11,6 +11,7 @@ use anyhow::Context;
 use scribe_actors::callbacks::CallbackSettings;
 use scribe_actors::eventstore::StoreLocation;
 use scribe_api::connections::ConnectionLimits;
+use scribe_domain::account::Prices;
 use serde::Deserialize;
 
 /// How long an idle server keeps the speech model in memory.
@@ -88,6 +89,17 @@ pub struct ServeArgs {
     /// an errorMsg giving the limit and the length.
     #[arg(long, env = "SCRIBE_MAX_DURATION", value_parser = humantime::parse_duration)]
     pub max_duration: Option<Duration>,
+    /// Price of machine transcription (`direct` jobs), in cents per started minute of audio
+    /// (default: 10). 0 with the two below makes everything free.
+    #[arg(long, env = "SCRIBE_PRICE_DIRECT_PER_MINUTE")]
+    pub price_direct_per_minute: Option<u64>,
+    /// Price of human transcription (`perfect` jobs), in cents per started minute (default: 150).
+    #[arg(long, env = "SCRIBE_PRICE_PERFECT_PER_MINUTE")]
+    pub price_perfect_per_minute: Option<u64>,
+    /// Added for `translatedSubtitles` (machine translation of direct jobs, human translation of
+    /// perfect ones), in cents per started minute (default: 50).
+    #[arg(long, env = "SCRIBE_PRICE_TRANSLATION_PER_MINUTE")]
+    pub price_translation_per_minute: Option<u64>,
     /// How long finished jobs' media and transcripts are kept, e.g. `30d` (default: until the
     /// owner deletes them). A job may ask for less with `deleteAfterSeconds`. An expired job
     /// answers 410; its history (`scribe replay`) keeps every event, `JobExpired` last.
@@ -146,6 +158,9 @@ struct FileConfig {
     download_deadline: Option<Duration>,
     #[serde(default, deserialize_with = "duration")]
     max_duration: Option<Duration>,
+    price_direct_per_minute: Option<u64>,
+    price_perfect_per_minute: Option<u64>,
+    price_translation_per_minute: Option<u64>,
     #[serde(default, deserialize_with = "duration")]
     retention: Option<Duration>,
     media_dir: Option<PathBuf>,
@@ -190,6 +205,8 @@ pub struct Config {
     pub download_deadline: Duration,
     /// Longest media accepted; `None`: no limit.
     pub max_duration: Option<Duration>,
+    /// What jobs cost, in cents per started minute.
+    pub prices: Prices,
     /// How long finished jobs' files are kept; `None`: until deleted.
     pub retention: Option<Duration>,
     /// Where job files live (the data directory unless `--media-dir` says otherwise).
@@ -217,6 +234,7 @@ impl Config {
             None => FileConfig::default(),
         };
         let connections = connection_limits(args, &file)?;
+        let prices = prices(args, &file);
         let bind = args.bind.or(file.bind).unwrap_or(IpAddr::from([127, 0, 0, 1]));
         let port = args.port.or(file.port).unwrap_or(8080);
         let data_dir = args.data_dir.clone().or(file.data_dir).unwrap_or_else(|| PathBuf::from("data"));
@@ -267,11 +285,31 @@ impl Config {
                 .or(file.download_deadline)
                 .unwrap_or(scribe_actors::media::fetch::DEFAULT_DOWNLOAD_DEADLINE),
             max_duration: args.max_duration.or(file.max_duration),
+            prices,
             retention: args.retention.or(file.retention),
             media_dir,
             claim_lease,
             connections,
         })
+    }
+}
+
+/// The prices: each from the flag, else the file, else the default.
+fn prices(args: &ServeArgs, file: &FileConfig) -> Prices {
+    let defaults = Prices::default();
+    Prices {
+        direct_per_minute: args
+            .price_direct_per_minute
+            .or(file.price_direct_per_minute)
+            .unwrap_or(defaults.direct_per_minute),
+        perfect_per_minute: args
+            .price_perfect_per_minute
+            .or(file.price_perfect_per_minute)
+            .unwrap_or(defaults.perfect_per_minute),
+        translation_per_minute: args
+            .price_translation_per_minute
+            .or(file.price_translation_per_minute)
+            .unwrap_or(defaults.translation_per_minute),
     }
 }
 
@@ -484,6 +522,20 @@ mod tests {
         assert_eq!((c.connections.max_connections, c.connections.body_timeout), (8, Duration::from_secs(9)));
         let zero = ServeArgs { idle_timeout: Some(Duration::ZERO), ..Default::default() };
         assert!(format!("{:#}", Config::resolve(&zero).unwrap_err()).contains("--idle-timeout"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_prices_come_from_the_flag_else_the_file_else_the_defaults() {
+        assert_eq!(Config::resolve(&ServeArgs::default()).unwrap().prices, Prices::default());
+        let dir = std::env::temp_dir().join(format!("scribe-config-prices-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "price_direct_per_minute = 4\nprice_translation_per_minute = 0\n").unwrap();
+        let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
+        assert_eq!(c.prices, Prices { direct_per_minute: 4, perfect_per_minute: 150, translation_per_minute: 0 });
+        let args = ServeArgs { config: Some(file), price_direct_per_minute: Some(7), ..Default::default() };
+        assert_eq!(Config::resolve(&args).unwrap().prices.direct_per_minute, 7);
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -1,6 +1,6 @@
 //! The media actor: fetches a job's `sourceUrl` into the media store and probes stored media for
-//! its duration (charging a URL job for it), then records the outcome on the job (or fails it
-//! with a message that says why).
+//! its duration (the billing saga then applies the media-length rule and charges a URL job for
+//! it), then records the outcome on the job (or fails it with a message that says why).
 //!
 //! Each request runs as its own task, so a slow download never holds up a probe. Downloads run
 //! at most `max_downloads` at a time, shared fairly between accounts ([`FairQueue`]): the next
@@ -8,25 +8,22 @@
 //! slot but one, so another account's URL starts at once even while the first account's slow
 //! servers drip (each download also has an overall deadline, see [`crate::media::FetchConfig`]).
 //! A job deleted while its media downloads has its download stopped and its files removed.
-//! Media longer than the operator's `max_duration` is refused at probe, before a URL job is
-//! charged, in the same append as its probed length. Uploads never come here: the edge probes
-//! an upload (and refuses one that long) before it becomes a job, and records its file and
-//! duration in the append that submits it.
+//! Media longer than the operator's `--max-duration` is refused at probe, before a URL job is
+//! charged, in the same append as its probed length (an upload that long is refused by the
+//! billing saga before it becomes a job).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use scribe_domain::account::Prices;
 use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::job::{JobCommand, JobRefusal, StoredMedia};
 use scribe_eventstore::EventStore;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::billing::{ChargeError, charge_url_job};
+use crate::billing::Billing;
 use crate::clock::now_ms;
 use crate::command::CommandError;
 use crate::fair_queue::FairQueue;
@@ -71,11 +68,8 @@ pub struct MediaArgs {
     pub fetcher: Fetcher,
     pub data_dir: PathBuf,
     pub max_downloads: usize,
-    /// Longest media accepted (operator setting); `None`: no limit.
-    pub max_duration: Option<Duration>,
-    /// For charging URL jobs once their duration is known.
-    pub event_store: Arc<dyn EventStore>,
-    pub prices: Prices,
+    /// The media-length rule and the charge of a URL job, once its duration is known.
+    pub billing: Billing,
 }
 
 pub struct MediaState {
@@ -84,26 +78,11 @@ pub struct MediaState {
     fetcher: Arc<Fetcher>,
     data_dir: PathBuf,
     max_downloads: usize,
-    max_duration: Option<Duration>,
     /// Downloads waiting per account, and how many each account runs.
     downloads: FairQueue<UserName, FetchTask>,
     /// Running downloads, to stop one whose job is deleted.
     running: HashMap<JobId, CancellationToken>,
-    event_store: Arc<dyn EventStore>,
-    prices: Prices,
-}
-
-/// The `errorMsg` of media longer than the operator allows, or `None` when it is within limits.
-pub fn too_long(max_duration: Option<Duration>, duration_ms: u64) -> Option<String> {
-    let max = max_duration?;
-    let length = Duration::from_millis(duration_ms);
-    (length > max).then(|| {
-        format!(
-            "The media is {} long; this server accepts media of at most {}",
-            human::length(length),
-            human::limit(max)
-        )
-    })
+    billing: Billing,
 }
 
 impl Actor for MediaActor {
@@ -118,12 +97,10 @@ impl Actor for MediaActor {
             fetcher: Arc::new(args.fetcher),
             data_dir: args.data_dir,
             max_downloads: args.max_downloads.max(1),
-            max_duration: args.max_duration,
             // Every slot but one: another account's download can always start.
             downloads: FairQueue::new(args.max_downloads.saturating_sub(1).max(1)),
             running: HashMap::new(),
-            event_store: args.event_store,
-            prices: args.prices,
+            billing: args.billing,
         })
     }
 
@@ -151,8 +128,7 @@ impl Actor for MediaActor {
                 }
             }
             MediaMsg::Probe { job_id, path, done } => {
-                let (jobs, event_store, prices, max_duration) =
-                    (state.jobs.clone(), state.event_store.clone(), state.prices, state.max_duration);
+                let (jobs, store, billing) = (state.jobs.clone(), state.store.clone(), state.billing.clone());
                 let span = done.span();
                 tokio::spawn(
                     async move {
@@ -162,64 +138,32 @@ impl Actor for MediaActor {
                                 return report(done);
                             }
                         }
-                        let in_job = tracing::Span::current();
-                        let probed = tokio::task::spawn_blocking(move || {
-                            in_job.in_scope(|| scribe_whisper::audio::probe(&path))
-                        })
-                        .await;
-                        match probed {
-                            Ok(Ok(info)) => {
-                                let duration_ms = (info.duration_s * 1000.0).round().max(0.0) as u64;
-                                let fails_with = match too_long(max_duration, duration_ms) {
-                                    Some(msg) => {
-                                        tracing::info!(duration_ms, "media longer than the server accepts");
-                                        Some(msg)
-                                    }
-                                    // A URL job is paid for now that its duration is known, before
-                                    // any transcription starts.
-                                    None => {
-                                        let charged = match jobs.state(&job_id).await {
-                                            Ok((job, _)) => {
-                                                charge_url_job(
-                                                    event_store.as_ref(),
-                                                    &prices,
-                                                    &job_id,
-                                                    &job,
-                                                    duration_ms,
-                                                )
-                                                .await
-                                            }
-                                            Err(e) => Err(ChargeError::Store(e.to_string())),
-                                        };
-                                        match charged {
-                                            Ok(()) => None,
-                                            Err(ChargeError::Insufficient(msg)) => Some(msg),
-                                            Err(ChargeError::Store(e)) => {
-                                                tracing::warn!(error = %e, "charging a URL job; the stage runs again");
-                                                return report(done);
-                                            }
-                                        }
-                                    }
-                                };
-                                // The length, and the refusal if any, in one append: the job shows
-                                // the probed length, and no stage starts on refused media.
-                                let cmd = JobCommand::RecordMediaProbed { duration_ms, fails_with, at_ms: now_ms() };
-                                match jobs.execute(&job_id, cmd).await {
-                                    Ok(_) => {}
-                                    // Recorded meanwhile (by an earlier run of this stage): the job
-                                    // has what it needs.
-                                    Err(CommandError::Refused(JobRefusal::AlreadyRecorded(what))) => {
-                                        tracing::debug!(what, "media duration already recorded")
-                                    }
-                                    Err(e) => tracing::warn!(error = %e, "recording probed media"),
-                                }
-                                report(done);
-                            }
-                            Ok(Err(e)) => fail_and_report(&jobs, done, e.to_string()),
+                        let duration_ms = match store.probe(&path).await {
+                            Ok(duration_ms) => duration_ms,
+                            Err(e) => return fail_and_report(&jobs, done, e.to_string()),
+                        };
+                        // Too long, or (a URL job, paid for now that its duration is known, before
+                        // any transcription starts) a balance that does not cover it: the job fails.
+                        let fails_with = match billing.charge_probed(&job_id, duration_ms).await {
+                            Ok(fails_with) => fails_with,
                             Err(e) => {
-                                fail_and_report(&jobs, done, format!("Inspecting the media failed unexpectedly: {e}"))
+                                tracing::warn!(error = %e, "charging a URL job; the stage runs again");
+                                return report(done);
                             }
+                        };
+                        // The length, and the refusal if any, in one append: the job shows the probed
+                        // length, and no stage starts on refused media.
+                        let cmd = JobCommand::RecordMediaProbed { duration_ms, fails_with, at_ms: now_ms() };
+                        match jobs.execute(&job_id, cmd).await {
+                            Ok(_) => {}
+                            // The edge recorded the upload's duration in the meantime: the job has
+                            // what it needs.
+                            Err(CommandError::Refused(JobRefusal::AlreadyRecorded(what))) => {
+                                tracing::debug!(what, "media duration already recorded")
+                            }
+                            Err(e) => tracing::warn!(error = %e, "recording probed media"),
                         }
+                        report(done);
                     }
                     .instrument(span),
                 );

@@ -10,11 +10,12 @@ use std::time::Duration;
 use ractor::{Actor, ActorRef};
 
 use scribe_domain::account::Prices;
+use scribe_domain::job::MaxDuration;
 use scribe_eventstore::{EventStore, SqliteEventStore};
 use scribe_translate::TranslationModels;
 
 use crate::asr::AsrArgs;
-use crate::billing::{RefundActor, RefundMsg};
+use crate::billing::{Billing, RefundActor, RefundMsg};
 use crate::callbacks::{CallbackArgs, CallbackSettings};
 use crate::checkpoint::CheckpointFile;
 use crate::cluster::ClusterSettings;
@@ -44,7 +45,8 @@ pub struct RuntimeSettings {
     pub max_downloads: usize,
     /// Longest a whole `sourceUrl` download may take.
     pub download_deadline: Duration,
-    /// Longest media accepted; longer media fails its job at probe. `None`: no limit.
+    /// Longest media accepted (`--max-duration`): a longer upload is refused, a longer URL job
+    /// fails at probe. `None`: no limit.
     pub max_duration: Option<Duration>,
     /// How long an idle job actor lives.
     pub job_idle: Duration,
@@ -54,7 +56,7 @@ pub struct RuntimeSettings {
     pub text_models: TranslationModels,
     /// Callback timeout and retry schedule (`CallbackSettings::default()`: retries for 26 h).
     pub callbacks: CallbackSettings,
-    /// What jobs cost (URL jobs are charged once their media is probed).
+    /// What jobs cost (`--price-*-per-minute`); see `billing`.
     pub prices: Prices,
     /// How long finished jobs' media and documents are kept (`--retention`); `None`: until
     /// deleted, unless a job asked for less (`deleteAfterSeconds`).
@@ -69,6 +71,8 @@ pub struct Services {
     pub jobs: Jobs,
     pub media: MediaStore,
     pub guard: AddressGuard,
+    /// How every new job is paid for (prices and the longest media accepted are set here only).
+    pub billing: Billing,
     /// ASR tasks waiting for a worker.
     pub asr_queue: Arc<AtomicUsize>,
     /// The pipeline's dispatches per stage.
@@ -111,6 +115,7 @@ impl Services {
             None => MediaStore::open(&settings.data_dir).await?,
         };
         let jobs = Jobs::start(store.clone(), settings.job_idle).await?;
+        let billing = Billing::new(store.clone(), jobs.clone(), settings.prices, MaxDuration(settings.max_duration));
         let fetch = FetchConfig {
             allow_private: settings.allow_private_urls,
             deadline: settings.download_deadline,
@@ -137,9 +142,7 @@ impl Services {
                 fetcher: Fetcher::new(fetch),
                 data_dir: settings.data_dir.clone(),
                 max_downloads: settings.max_downloads,
-                max_duration: settings.max_duration,
-                event_store: store.clone(),
-                prices: settings.prices,
+                billing: billing.clone(),
             },
             asr: AsrArgs {
                 model: settings.model,
@@ -179,6 +182,7 @@ impl Services {
             jobs,
             media,
             guard: AddressGuard::new(settings.allow_private_urls),
+            billing,
             asr_queue,
             pipeline_dispatches,
             actors: Actors { pipeline, refunds, retention },

@@ -233,8 +233,10 @@ impl World {
             owner: user(owner),
             at_ms: now,
             request,
-            source: NewMedia::Upload { filename: "en_jfk.wav".into() },
-            media: Some(StoredMedia { path: format!("media/{job_id}/en_jfk.wav"), bytes: 352_078 }),
+            source: NewMedia::Upload {
+                filename: "en_jfk.wav".into(),
+                media: StoredMedia { path: format!("media/{job_id}/en_jfk.wav"), bytes: 352_078 },
+            },
         }];
         match fail {
             Some(error_msg) => commands.push(JobCommand::Fail { error_msg: error_msg.into(), at_ms: now + 1 }),

@@ -140,7 +140,7 @@ impl EditorApi {
             .write_work_document(job_id.as_str(), "edit", json.as_bytes())
             .await
             .map_err(|e| ApiError::internal("Storing the document", &e))?;
-        let relative = scribe_actors::media::relative(&state.data_dir, &path);
+        let relative = state.media.relative(&path);
         let cmd = JobCommand::EditDocument { by: caller.user, path: relative, words, at_ms: now_ms() };
         let executed = match state.jobs.execute(&job_id, cmd).await {
             Ok(executed) => executed,

@@ -1,6 +1,7 @@
 //! The job endpoints other than the file upload: `GET /jobs/status`, `GET /jobs`,
-//! `DELETE /jobs` and `POST /jobs/upload-media-from-url`. Each one parses, lets the domain
-//! validate, sends a command or asks a read model, and shapes the answer.
+//! `DELETE /jobs`, `POST /jobs/upload-media-from-url` and `POST /jobs/translatedSubtitles`. Each
+//! one parses, lets the domain validate, sends a command (new jobs through the billing saga) or
+//! asks a read model, and shapes the answer.
 
 use std::sync::Arc;
 
@@ -9,11 +10,10 @@ use poem::web::Data;
 use poem_openapi::OpenApi;
 use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
+use scribe_actors::billing::{NewJob, SubmitError};
 use scribe_actors::clock::now_ms;
-use scribe_actors::command::CommandError;
 use scribe_domain::ids::JobId;
-use scribe_domain::job::{self, JobCommand, JobRefusal, JobState, NewMedia};
-use scribe_domain::kinds::{JobType, TranscriptionType};
+use scribe_domain::job::{JobCommand, JobRefusal};
 use scribe_domain::requests::{ListJobsParams, TranslationParams, UrlJobParams};
 
 use crate::ApiTags;
@@ -161,17 +161,9 @@ impl JobsApi {
         if let Some(callback) = &request.callback_url {
             submit::vet_url(&state, "callbackUrl", callback.url()).await?;
         }
-        submit::check_minimum_balance(&state, &caller, &request)?;
-        let job_id = submit::new_job_id();
-        let cmd = JobCommand::Submit {
-            job_id: job_id.clone(),
-            owner: caller.user,
-            at_ms: now_ms(),
-            request,
-            source: NewMedia::Url { source_url },
-            media: None,
-        };
-        let executed = state.jobs.execute(&job_id, cmd).await.map_err(job_error)?;
+        // The billing saga: the balance must cover the first minute (402), then the job is recorded.
+        let new_job = NewJob::Url { job_id: submit::new_job_id(), owner: caller.user, request, source_url };
+        let executed = state.billing.submit(new_job).await.map_err(submit::billing_error)?;
         state.settle(executed.position).await;
         let job = executed
             .state
@@ -242,40 +234,20 @@ impl JobsApi {
         if let Some(callback) = &request.callback_url {
             submit::vet_url(&state, "callbackUrl", callback.url()).await?;
         }
-        let job_id = submit::new_job_id();
-        let cmd = JobCommand::RequestTranslation {
-            job_id: job_id.clone(),
-            owner: caller.user.clone(),
-            at_ms: now_ms(),
-            request,
-            source: facts,
-        };
-        // The domain's answer first (it is pure): a refused order is never charged.
-        job::decide(&JobState::default(), cmd.clone()).map_err(|refusal| match refusal {
-            JobRefusal::Forbidden => ApiError::new(
+        // The billing saga: the domain's answer first (a refused order is never charged), then
+        // the charge (402), then the order is recorded.
+        let new_job = NewJob::Translation { job_id: submit::new_job_id(), owner: caller.user, request, source: facts };
+        let executed = state.billing.submit(new_job).await.map_err(|e| match e {
+            SubmitError::Refused(JobRefusal::Forbidden) => ApiError::new(
                 StatusCode::FORBIDDEN,
                 "sourceJobId belongs to another account",
                 Some("sourceJobId".into()),
             ),
-            JobRefusal::Deleted => {
+            SubmitError::Refused(JobRefusal::Deleted) => {
                 ApiError::new(StatusCode::GONE, "sourceJobId names a deleted job", Some("sourceJobId".into()))
             }
-            other => job_error(CommandError::Refused(other)),
+            other => submit::billing_error(other),
         })?;
-        let price = state.settings.prices.price_cents(
-            JobType::Perfect,
-            TranscriptionType::TranslatedSubtitles,
-            source.nr_audio_seconds,
-            true,
-        );
-        submit::charge(&state, &caller.user, &job_id, price).await?;
-        let executed = match state.jobs.execute(&job_id, cmd).await {
-            Ok(executed) => executed,
-            Err(e) => {
-                submit::refund(&state, &caller.user, &job_id).await;
-                return Err(job_error(e));
-            }
-        };
         state.settle(executed.position).await;
         let job = executed
             .state

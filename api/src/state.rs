@@ -1,6 +1,7 @@
 //! What the HTTP edge needs from the rest of Scribe, in one value the binary builds at start-up:
 //! the write side (event store, job actors, media storage, address guard), the read models, and
-//! the edge's own settings (limits, prices, rate limit).
+//! the edge's own settings (limits, rate limit). What jobs cost and the longest media accepted
+//! are the billing saga's (`scribe_actors::billing`), reached through `ApiState::billing`.
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
@@ -8,13 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
+use scribe_actors::billing::Billing;
 use scribe_actors::jobs::Jobs;
 use scribe_actors::media::{AddressGuard, MediaStore};
 use scribe_actors::pipeline::DispatchCounts;
 use scribe_actors::runtime::Services;
-use scribe_domain::account::Prices;
 use scribe_domain::capabilities::Capabilities;
 use scribe_domain::languages::AUTO_DETECT_WHISPER;
+use scribe_eventstore::EventStore;
 use scribe_eventstore::EventStore;
 use scribe_projections::ReadModels;
 
@@ -43,8 +45,6 @@ pub struct ApiSettings {
     pub auth_failures_burst: NonZeroU32,
     /// How long a request that wrote something waits for the read models to show it.
     pub read_your_writes_timeout: Duration,
-    /// What jobs cost (checked at submission: HTTP 402 when the balance does not cover it).
-    pub prices: Prices,
     /// The address clients reach this server at, without the `/api` prefix (absolute links, such
     /// as export-stl's `downloadUrl`, start with it).
     pub public_url: String,
@@ -59,10 +59,6 @@ pub struct ApiSettings {
     /// What this server's models can do: direct jobs it could not finish are refused at
     /// submission, and `GET /capabilities` shows it.
     pub capabilities: Arc<Capabilities>,
-    /// Longest media accepted (`--max-duration`): a longer upload is refused (400 on `file`,
-    /// nothing charged or kept); a URL job, whose length is known only once it is fetched,
-    /// fails when it is probed. `None`: no limit.
-    pub max_duration: Option<Duration>,
     /// How long a finished job's media and documents are kept (`--retention`); a job's own
     /// `deleteAfterSeconds` may make it shorter. `None`: kept until deleted.
     pub retention: Option<Duration>,
@@ -87,7 +83,6 @@ impl Default for ApiSettings {
             auth_failures_per_minute: NonZeroU32::new(60).expect("non-zero"),
             auth_failures_burst: NonZeroU32::new(100).expect("non-zero"),
             read_your_writes_timeout: Duration::from_secs(2),
-            prices: Prices::FREE,
             public_url: "http://127.0.0.1:8080".to_owned(),
             download_link_ttl: Duration::from_secs(3600),
             export_cache_bytes: 128 << 20,
@@ -95,7 +90,6 @@ impl Default for ApiSettings {
             media_link_ttl: Duration::from_secs(6 * 3600),
             // A multilingual speech model and no text translation models: English targets only.
             capabilities: Arc::new(Capabilities::new(true, &AUTO_DETECT_WHISPER, &[])),
-            max_duration: None,
             retention: None,
             connections: ConnectionLimits::default(),
         }
@@ -110,6 +104,8 @@ pub struct ApiState {
     pub jobs: Jobs,
     pub media: MediaStore,
     pub guard: AddressGuard,
+    /// How new jobs are paid for: every door submits through it.
+    pub billing: Billing,
     pub read: ReadModels,
     /// ASR tasks waiting for a worker (shown by `/metrics`).
     pub asr_queue: Arc<AtomicUsize>,
@@ -130,6 +126,7 @@ impl ApiState {
             jobs: services.jobs.clone(),
             media: services.media.clone(),
             guard: services.guard,
+            billing: services.billing.clone(),
             read,
             asr_queue: services.asr_queue.clone(),
             pipeline_dispatches: services.pipeline_dispatches.clone(),

@@ -1,22 +1,21 @@
-//! The checks and the command shared by both ways of creating a job (upload and URL): the
-//! glossary must be the caller's, client URLs must pass the address guard, the balance must
-//! cover the job, and the job is submitted on its own actor.
+//! The checks shared by the ways of creating a job (upload, URL, translation order): the glossary
+//! must be the caller's, client URLs must pass the address guard, and what the billing saga
+//! (`scribe_actors::billing`, which charges and records every new job) answers, in HTTP.
 //!
-//! Billing rule: a job is charged when its price is known. Uploads are probed before the job
-//! exists, so they are charged at submission (402 if the balance does not cover the real
+//! Billing rule (the saga's): a job is charged when its price is known. Uploads are probed before
+//! the job exists, so they are charged at submission (402 if the balance does not cover the real
 //! duration). A URL job's duration is unknown until the download, so submission only requires
 //! the price of its first minute (402 otherwise).
 
 use poem::http::StatusCode;
-use scribe_actors::clock::now_ms;
-use scribe_actors::command::{self, CommandError};
+use scribe_actors::billing::SubmitError;
+use scribe_actors::command::CommandError;
 use scribe_actors::media::GuardError;
-use scribe_domain::account::{AccountAggregate, AccountCommand, AccountRefusal};
-use scribe_domain::ids::{GlossaryId, JobId, UserName, account_stream};
+use scribe_domain::ids::{GlossaryId, JobId};
 use scribe_domain::requests::JobRequest;
 
 use crate::auth::Caller;
-use crate::error::ApiError;
+use crate::error::{ApiError, job_error};
 use crate::state::ApiState;
 
 /// A fresh, unguessable job id.
@@ -59,45 +58,20 @@ pub async fn vet_url(state: &ApiState, field: &str, url: &url::Url) -> Result<()
     }
 }
 
-/// The price of `request` for `nr_audio_seconds` of audio, in cents.
-pub fn price_cents(state: &ApiState, request: &JobRequest, nr_audio_seconds: u64) -> u64 {
-    state.settings.prices.price_cents(request.job_type, request.transcription_type, nr_audio_seconds, false)
+/// 402 before anything is received unless the caller's balance covers the first minute of the
+/// job (the least any job costs).
+pub async fn check_minimum_balance(state: &ApiState, caller: &Caller, request: &JobRequest) -> Result<(), ApiError> {
+    state.billing.check_minimum(&caller.user, request).await.map_err(billing_error)
 }
 
-/// 402 unless the caller's balance covers the first minute of the job (the least any job costs).
-pub fn check_minimum_balance(state: &ApiState, caller: &Caller, request: &JobRequest) -> Result<(), ApiError> {
-    let price = price_cents(state, request, 0);
-    if caller.balance_cents < price {
-        return Err(insufficient(caller.balance_cents, price));
+/// What the billing saga's answer means for the client: media too long 400 on `file`, a balance
+/// that does not cover the job 402, a refused or failed job as the job's own error.
+pub fn billing_error(e: SubmitError) -> ApiError {
+    match e {
+        SubmitError::TooLong(refusal) => ApiError::invalid("file", refusal.to_string()),
+        e @ SubmitError::InsufficientBalance { .. } => ApiError::payment_required(e.to_string()),
+        SubmitError::Refused(refusal) => job_error(CommandError::Refused(refusal)),
+        SubmitError::Account(e) => ApiError::internal("Charging the account", &e),
+        SubmitError::Job(e) => job_error(e),
     }
-    Ok(())
-}
-
-/// Charges the caller's account for a job; 402 if the balance does not cover it. Nothing is
-/// recorded when the job is free.
-pub async fn charge(state: &ApiState, user: &UserName, job_id: &JobId, cents: u64) -> Result<(), ApiError> {
-    if cents == 0 {
-        return Ok(());
-    }
-    let cmd = AccountCommand::Charge { job_id: job_id.clone(), cents, at_ms: now_ms() };
-    match command::execute::<AccountAggregate>(state.store.as_ref(), &account_stream(user), cmd).await {
-        Ok(_) => Ok(()),
-        Err(CommandError::Refused(AccountRefusal::InsufficientBalance { balance_cents, price_cents })) => {
-            Err(insufficient(balance_cents, price_cents))
-        }
-        Err(e) => Err(ApiError::internal("Charging the account", &e)),
-    }
-}
-
-/// Gives back a charge when the job it paid for could not be recorded.
-pub async fn refund(state: &ApiState, user: &UserName, job_id: &JobId) {
-    let cmd = AccountCommand::Refund { job_id: job_id.clone(), at_ms: now_ms() };
-    match command::execute::<AccountAggregate>(state.store.as_ref(), &account_stream(user), cmd).await {
-        Ok(_) | Err(CommandError::Refused(AccountRefusal::NothingToRefund(_))) => {}
-        Err(e) => tracing::error!(%job_id, %user, error = %e, "refunding a job that was not recorded"),
-    }
-}
-
-fn insufficient(balance_cents: u64, price_cents: u64) -> ApiError {
-    ApiError::payment_required(scribe_domain::account::insufficient_balance_message(balance_cents, price_cents))
 }

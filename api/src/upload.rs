@@ -5,7 +5,8 @@
 //! A client that goes away mid-upload leaves nothing: the partial file is a `TempMedia`, removed
 //! when dropped. Once the whole file has arrived, the rest (commit, probe, charge, submit) runs as
 //! its own task, so it completes, or cleans up after itself, even if the client leaves then. The
-//! job is recorded with one command (`SubmitUpload`: the job, its file and its duration).
+//! media store probes the file; the billing saga charges the job and records it, its file and
+//! its duration, in one append.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,17 +19,15 @@ use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
 use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaRef};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions, OpenApi};
-use scribe_actors::clock::now_ms;
-use scribe_actors::media::relative;
-use scribe_actors::media::{MediaError, TempMedia};
+use scribe_actors::billing::NewJob;
+use scribe_actors::media::{MediaError, ProbeError, TempMedia};
 use scribe_domain::ids::JobId;
-use scribe_domain::job::{self, JobCommand, StoredMedia};
+use scribe_domain::job::StoredMedia;
 use scribe_domain::requests::{JobParams, JobRequest};
-use scribe_whisper::audio::AudioError;
 
 use crate::ApiTags;
 use crate::auth::{ApiKeyAuth, Caller};
-use crate::error::{ApiError, job_error};
+use crate::error::ApiError;
 use crate::model::JobStatusResponse;
 use crate::state::ApiState;
 use crate::submit;
@@ -182,7 +181,7 @@ impl UploadApi {
             if let Some(callback) = &request.callback_url {
                 submit::vet_url(&state, "callbackUrl", callback.url()).await?;
             }
-            submit::check_minimum_balance(&state, &caller, &request)?;
+            submit::check_minimum_balance(&state, &caller, &request).await?;
             let limit = state.settings.max_upload_bytes;
             if content_length(req).is_some_and(|n| n > limit.saturating_add(MULTIPART_OVERHEAD)) {
                 return Err(too_large(limit));
@@ -366,53 +365,20 @@ async fn create(
     path: PathBuf,
     bytes: u64,
 ) -> Result<Json<JobStatusResponse>, ApiError> {
-    let duration_ms = probe(path.clone()).await?;
-    // A new job is OPEN: media longer than the operator accepts is no job at all, refused before
-    // anything is charged (its files are removed by the caller).
-    if let Some(refusal) = scribe_actors::media_worker::too_long(state.settings.max_duration, duration_ms) {
-        return Err(ApiError::invalid("file", refusal));
-    }
-    let price = submit::price_cents(state, &request, job::nr_audio_seconds(duration_ms));
-    // Charged first, so that a balance that does not cover the job is a 402 and no job. A crash
-    // between the charge and the submission leaves a charge without a job: the refund reactor
-    // gives such a charge back (see `scribe_actors::billing`).
-    submit::charge(state, &caller.user, job_id, price).await?;
-
-    // One command records what the edge received: the job, its file and its duration, in one
-    // append. The pipeline has nothing to probe, and the answer shows `nrAudioSeconds`.
-    let media = StoredMedia { path: relative(&state.data_dir, &path), bytes };
-    let cmd = JobCommand::SubmitUpload {
-        job_id: job_id.clone(),
-        owner: caller.user.clone(),
-        at_ms: now_ms(),
-        request,
-        filename,
-        media,
-        duration_ms,
-    };
-    let submitted = match state.jobs.execute(job_id, cmd).await {
-        Ok(executed) => executed,
-        Err(e) => {
-            submit::refund(state, &caller.user, job_id).await;
-            return Err(job_error(e));
-        }
-    };
+    let duration_ms = state.media.probe(&path).await.map_err(|e| match e {
+        ProbeError::NotMedia(e) => ApiError::invalid("file", e.to_string()),
+        other => ApiError::internal("Inspecting the media", &other),
+    })?;
+    // The billing saga refuses media longer than the operator accepts (no job at all: its files
+    // are removed by the caller), charges the job (402 and no job if the balance does not cover
+    // it), then records the job, its file and its duration in one append.
+    let media = StoredMedia { path: state.media.relative(&path), bytes };
+    let new_job =
+        NewJob::Stored { job_id: job_id.clone(), owner: caller.user.clone(), request, filename, media, duration_ms };
+    let submitted = state.billing.submit(new_job).await.map_err(submit::billing_error)?;
     let (job_state, position) = (submitted.state, submitted.position);
     state.settle(position).await;
     let view =
         job_state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
     Ok(Json(view.into()))
-}
-
-/// The media's duration in milliseconds, from its content. A file that is not media is the
-/// client's error (400, field `file`).
-async fn probe(path: PathBuf) -> Result<u64, ApiError> {
-    let probed = tokio::task::spawn_blocking(move || scribe_whisper::audio::probe(&path))
-        .await
-        .map_err(|e| ApiError::internal("Inspecting the media", &e))?;
-    match probed {
-        Ok(info) => Ok((info.duration_s * 1000.0).round().max(0.0) as u64),
-        Err(e @ AudioError::Io { .. }) => Err(ApiError::internal("Inspecting the media", &e)),
-        Err(e) => Err(ApiError::invalid("file", e.to_string())),
-    }
 }

@@ -319,7 +319,7 @@ impl WorkApi {
             .await
             .map_err(|e| ApiError::internal("Storing the document", &e))?;
         let lease_ms = state.settings.task_lease.as_millis() as u64;
-        let relative = scribe_actors::media::relative(&state.data_dir, &path);
+        let relative = state.media.relative(&path);
         let cmd = JobCommand::SaveDraft {
             task_id: view.task_id.clone(),
             by: caller.user,

@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use poem::http::StatusCode;
 use poem::test::{TestClient, TestForm, TestFormField, TestResponse};
+use scribe_actors::billing::Billing;
 use scribe_actors::command;
 use scribe_actors::jobs::Jobs;
 use scribe_actors::media::{AddressGuard, MediaStore};
 use scribe_api::{ApiSettings, ApiState, hash_api_key};
-use scribe_domain::account::{AccountAggregate, AccountCommand};
+use scribe_domain::account::{AccountAggregate, AccountCommand, Prices};
 use scribe_domain::ids::{UserName, account_stream};
+use scribe_domain::job::MaxDuration;
 use scribe_eventstore::{EventStore, SqliteEventStore};
 use scribe_projections::{Projection, ReadModels};
 use serde_json::{Value, json};
@@ -55,12 +57,14 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
     let projection = Projection::start(store.clone(), read.clone()).await.unwrap();
     let head = store.head_position().await.unwrap();
     assert!(read.wait_for(head, Duration::from_secs(10)).await, "projection caught up");
+    let jobs = Jobs::start(store.clone(), Duration::from_secs(60)).await.unwrap();
     let state = ApiState {
         data_dir: data_dir.clone(),
         store: store.clone(),
-        jobs: Jobs::start(store.clone(), Duration::from_secs(60)).await.unwrap(),
+        jobs: jobs.clone(),
         media: MediaStore::open(&data_dir).await.unwrap(),
         guard: AddressGuard::new(allow_private),
+        billing: Billing::new(store.clone(), jobs, Prices::FREE, MaxDuration::NONE),
         read,
         asr_queue: Arc::new(AtomicUsize::new(0)),
         pipeline_dispatches: Default::default(),

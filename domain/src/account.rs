@@ -13,7 +13,8 @@ use crate::codec::{self, DecodeError, VersionedEvent};
 use crate::ids::{ACCOUNT_STREAM_PREFIX, JobId, UserName};
 use crate::kinds::{JobType, Role, TranscriptionType};
 
-/// Prices in cents per started minute of audio. Set by the operator.
+/// Prices in cents per started minute of audio. Set by the operator (`scribe serve
+/// --price-direct-per-minute` and its siblings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Prices {
     /// Machine transcription (`direct`). Default 10 cents (6 €/hour).

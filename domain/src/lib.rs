@@ -15,6 +15,7 @@ pub mod export;
 pub mod fillers;
 pub mod glossary;
 pub mod http_url;
+pub mod human;
 pub mod ids;
 pub mod job;
 pub mod kinds;

@@ -16,6 +16,7 @@ use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use scribe_actors::callbacks::CallbackSettings;
 use scribe_api::connections::ConnectionLimits;
+use scribe_domain::account::Prices;
 use scribe_eventstore::StoreLocation;
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -114,6 +115,20 @@ pub struct ServeArgs {
     #[arg(long, env = "SCRIBE_MAX_DURATION", value_parser = humantime::parse_duration)]
     #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub max_duration: Option<Duration>,
+    /// Price of machine transcription (`direct` jobs), in cents per started minute of audio
+    /// (default: 10). 0 with the two below makes everything free.
+    #[arg(long, env = "SCRIBE_PRICE_DIRECT_PER_MINUTE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_direct_per_minute: Option<u64>,
+    /// Price of human transcription (`perfect` jobs), in cents per started minute (default: 150).
+    #[arg(long, env = "SCRIBE_PRICE_PERFECT_PER_MINUTE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_perfect_per_minute: Option<u64>,
+    /// Added for `translatedSubtitles` (machine translation of direct jobs, human translation of
+    /// perfect ones), in cents per started minute (default: 50).
+    #[arg(long, env = "SCRIBE_PRICE_TRANSLATION_PER_MINUTE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_translation_per_minute: Option<u64>,
     /// How long finished jobs' media and transcripts are kept, e.g. `30d` (default: until the
     /// owner deletes them). A job may ask for less with `deleteAfterSeconds`. An expired job
     /// answers 410; its history (`scribe replay`) keeps every event, `JobExpired` last.
@@ -179,6 +194,9 @@ struct Layered {
     download_deadline: Duration,
     #[serde(with = "humantime_serde")]
     max_duration: Option<Duration>,
+    price_direct_per_minute: u64,
+    price_perfect_per_minute: u64,
+    price_translation_per_minute: u64,
     #[serde(with = "humantime_serde")]
     retention: Option<Duration>,
     media_dir: Option<PathBuf>,
@@ -198,6 +216,7 @@ impl Default for Layered {
         let api = scribe_api::ApiSettings::default();
         let callbacks = CallbackSettings::default();
         let connections = ConnectionLimits::default();
+        let prices = Prices::default();
         Layered {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 8080,
@@ -218,6 +237,9 @@ impl Default for Layered {
             task_lease: api.task_lease,
             download_deadline: scribe_actors::media::fetch::DEFAULT_DOWNLOAD_DEADLINE,
             max_duration: None,
+            price_direct_per_minute: prices.direct_per_minute,
+            price_perfect_per_minute: prices.perfect_per_minute,
+            price_translation_per_minute: prices.translation_per_minute,
             retention: None,
             media_dir: None,
             claim_lease: scribe_actors::cluster::DEFAULT_CLAIM_LEASE,
@@ -276,6 +298,8 @@ pub struct Config {
     pub download_deadline: Duration,
     /// Longest media accepted; `None`: no limit.
     pub max_duration: Option<Duration>,
+    /// What jobs cost, in cents per started minute.
+    pub prices: Prices,
     /// How long finished jobs' files are kept; `None`: until deleted.
     pub retention: Option<Duration>,
     /// Where job files live (the data directory unless `--media-dir` says otherwise).
@@ -335,6 +359,11 @@ impl Config {
             task_lease: layered.task_lease,
             download_deadline: layered.download_deadline,
             max_duration: layered.max_duration,
+            prices: Prices {
+                direct_per_minute: layered.price_direct_per_minute,
+                perfect_per_minute: layered.price_perfect_per_minute,
+                translation_per_minute: layered.price_translation_per_minute,
+            },
             retention: layered.retention,
             claim_lease: layered.claim_lease,
             connections,
@@ -525,6 +554,20 @@ mod tests {
         assert_eq!((c.connections.max_connections, c.connections.body_timeout), (8, Duration::from_secs(9)));
         let zero = ServeArgs { idle_timeout: Some(Duration::ZERO), ..Default::default() };
         assert!(format!("{:#}", Config::resolve(&zero).unwrap_err()).contains("--idle-timeout"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_prices_come_from_the_flag_else_the_file_else_the_defaults() {
+        assert_eq!(Config::resolve(&ServeArgs::default()).unwrap().prices, Prices::default());
+        let dir = std::env::temp_dir().join(format!("scribe-config-prices-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "price_direct_per_minute = 4\nprice_translation_per_minute = 0\n").unwrap();
+        let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
+        assert_eq!(c.prices, Prices { direct_per_minute: 4, perfect_per_minute: 150, translation_per_minute: 0 });
+        let args = ServeArgs { config: Some(file), price_direct_per_minute: Some(7), ..Default::default() };
+        assert_eq!(Config::resolve(&args).unwrap().prices.direct_per_minute, 7);
         std::fs::remove_dir_all(dir).unwrap();
     }
 

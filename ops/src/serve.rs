@@ -12,7 +12,6 @@ use scribe_actors::runtime::{RuntimeSettings, Services};
 use scribe_actors::speech_model::SpeechModel;
 use scribe_api::connections::GuardedAcceptor;
 use scribe_api::{ApiSettings, ApiState};
-use scribe_domain::account::Prices;
 use scribe_domain::capabilities::Capabilities;
 use scribe_domain::languages::{AUTO_DETECT_WHISPER, DIRECT_TARGET_LANGUAGES};
 use scribe_projections::{Projection, ReadModels};
@@ -75,7 +74,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_duration: config.max_duration,
         job_idle: scribe_actors::jobs::DEFAULT_IDLE,
         callbacks: config.callbacks.clone(),
-        prices: Prices::default(),
+        prices: config.prices,
         retention: config.retention,
         model,
         text_models,
@@ -91,14 +90,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let public_url = config.public_url.clone().unwrap_or_else(|| listening.clone());
     let api_settings = ApiSettings {
         public_url,
-        prices: Prices::default(),
         rate_per_second: config.rate_per_second,
         rate_burst: config.rate_burst,
         auth_failures_per_minute: config.auth_failures_per_minute,
         auth_failures_burst: config.auth_failures_burst,
         task_lease: config.task_lease,
         capabilities,
-        max_duration: config.max_duration,
         retention: config.retention,
         connections: config.connections,
         ..ApiSettings::default()

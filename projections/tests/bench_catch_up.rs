@@ -31,8 +31,10 @@ async fn catch_up_throughput() {
                 owner: owner.clone(),
                 at_ms,
                 request: JobParams::default().validate().unwrap(),
-                source: NewMedia::Upload { filename: "jfk.wav".into() },
-                media: Some(StoredMedia { path: format!("media/{job_id}"), bytes: 352_844 }),
+                source: NewMedia::Upload {
+                    filename: "jfk.wav".into(),
+                    media: StoredMedia { path: format!("media/{job_id}"), bytes: 352_844 },
+                },
             },
             JobCommand::RecordMediaProbed { duration_ms: 11_000, fails_with: None, at_ms },
             JobCommand::StartTranscription { at_ms },

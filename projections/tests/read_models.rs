@@ -73,8 +73,7 @@ impl World {
             owner,
             at_ms,
             request,
-            source: NewMedia::Upload { filename },
-            media: Some(media),
+            source: NewMedia::Upload { filename, media },
         })
         .await
     }
@@ -399,8 +398,10 @@ async fn list_filters_pages_and_orders_newest_first() {
                     owner: user("ann"),
                     at_ms: same_ms,
                     request,
-                    source: NewMedia::Upload { filename: "tie.wav".into() },
-                    media: None,
+                    source: NewMedia::Upload {
+                        filename: "tie.wav".into(),
+                        media: StoredMedia { path: format!("media/{id}/tie.wav"), bytes: 4096 },
+                    },
                 },
             )
             .await;

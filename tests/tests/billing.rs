@@ -77,6 +77,23 @@ fn a_url_job_the_balance_does_not_cover_ends_in_error_saying_so() {
 }
 
 #[test]
+fn the_operator_sets_the_prices_and_jobs_are_charged_at_them() {
+    // 3 cents a minute of direct transcription instead of the default 10.
+    let server = TestServer::start_with(Options {
+        extra_args: vec!["--price-direct-per-minute".into(), "3".into()],
+        ..Options::default()
+    });
+    let files = FileServer::start();
+    let key = server.create_key("thrifty", Some(100));
+    // An upload of the short clip: one started minute, charged when it is accepted.
+    server.upload_ok(&key, &paths::corpus_file(clips::SHORT), &[]);
+    server.wait_for_balance(&key, 97);
+    // A URL job of the 100 s clip: two started minutes, charged once its media is probed.
+    server.upload_url_ok(&key, &files.corpus_url("audio/en_synth_gettysburg_2voices.wav"), &json!({}));
+    server.wait_for_balance(&key, 91);
+}
+
+#[test]
 fn a_job_that_ends_in_error_gets_its_charge_back() {
     let server = TestServer::start();
     // 10 cents: exactly one upload of a short clip.

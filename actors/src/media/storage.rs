@@ -44,6 +44,8 @@ fn io_error<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) 
 /// The media and transcript directories of one data directory.
 #[derive(Debug, Clone)]
 pub struct MediaStore {
+    /// The directory event paths are relative to (`media/` and `transcripts/` are in it).
+    root: PathBuf,
     media_dir: PathBuf,
     transcripts_dir: PathBuf,
 }
@@ -72,7 +74,11 @@ impl MediaStore {
     }
 
     async fn open_with_cleanup(data_dir: &Path, stale_after: Option<std::time::Duration>) -> Result<Self, MediaError> {
-        let store = MediaStore { media_dir: data_dir.join("media"), transcripts_dir: data_dir.join("transcripts") };
+        let store = MediaStore {
+            root: data_dir.to_owned(),
+            media_dir: data_dir.join("media"),
+            transcripts_dir: data_dir.join("transcripts"),
+        };
         for dir in [&store.media_dir, &store.transcripts_dir] {
             tokio::fs::create_dir_all(dir).await.map_err(io_error("creating a directory", dir))?;
         }
@@ -98,6 +104,11 @@ impl MediaStore {
 
     pub fn media_dir(&self) -> &Path {
         &self.media_dir
+    }
+
+    /// `path` as events record it: relative to the store's directory.
+    pub fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root).unwrap_or(path).to_string_lossy().into_owned()
     }
 
     /// Starts a new file that may grow to at most `limit` bytes.

@@ -14,9 +14,13 @@
 //! stays `OPEN` for human work. `DONE` and `ERROR` are terminal: a second terminal event is
 //! refused, and only callback bookkeeping and deletion follow them.
 //!
+//! [`decide`] passes every command through the same guards, in one place, then hands it to the
+//! rule of its kind: `submit` (a new job), `stages` (the machine pipeline), `tasks` (a manual
+//! job's human work), `callbacks`, `edit`, `work_claim` and `retention`.
+//!
 //! ```
 //! use scribe_domain::ids::{JobId, UserName};
-//! use scribe_domain::job::{self, JobCommand, JobState, NewMedia};
+//! use scribe_domain::job::{self, JobCommand, JobState, NewMedia, StoredMedia};
 //! use scribe_domain::kinds::JobStatus;
 //! use scribe_domain::requests::JobParams;
 //!
@@ -26,8 +30,10 @@
 //!     owner: UserName::parse("ann")?,
 //!     at_ms: 1_763_769_600_000,
 //!     request,
-//!     source: NewMedia::Upload { filename: "jfk.wav".into() },
-//!     media: None,
+//!     source: NewMedia::Upload {
+//!         filename: "jfk.wav".into(),
+//!         media: StoredMedia { path: "media/0192f6a4-7c1e-7d2a-9a55-2b3c4d5e6f70/jfk.wav".into(), bytes: 352_078 },
+//!     },
 //! };
 //! let events = job::decide(&JobState::default(), submit).expect("a new job is accepted");
 //! let state = events.iter().fold(JobState::default(), job::evolve);
@@ -35,12 +41,17 @@
 //! # Ok::<(), scribe_domain::ValidationError>(())
 //! ```
 
+mod callbacks;
 mod edit;
 mod events;
+pub mod media_limit;
 pub mod retention;
+mod stages;
 mod state;
+mod submit;
 pub mod task;
 mod task_access;
+mod tasks;
 mod view;
 pub mod work_claim;
 
@@ -48,38 +59,29 @@ pub mod work_claim;
 mod tests;
 
 pub use events::{CallbackOutcome, JobEvent, MediaSource, Submission};
+pub use media_limit::{MaxDuration, MediaTooLong};
 pub use state::{CallbackProgress, JobState, SourceJobFacts, Stage, StoredMedia, Transcript, Translation};
+pub use submit::NewMedia;
 pub use view::{CallbackPayload, Job, JobStatusResponse, TaskView, callback_message_id};
 
 use crate::aggregate::Aggregate;
-use crate::http_url::HttpUrl;
 use crate::ids::{JOB_STREAM_PREFIX, JobId, UserName};
-use crate::kinds::{JobStatus, JobType, TaskKind, TranscriptionType, TurnaroundTime};
+use crate::kinds::{JobStatus, TaskKind};
 use crate::languages::Language;
 use crate::requests::{JobRequest, TranslationRequest};
-use task::{DAY_MS, Lease, Revision, TaskState, Worker};
-
-/// Where the media of a new job comes from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum NewMedia {
-    /// An upload; `filename` as the client sent it (it is sanitized here).
-    Upload { filename: String },
-    /// A URL to fetch; the file name is taken from its path.
-    Url { source_url: HttpUrl },
-}
+use task::{Lease, Revision, TaskState, Worker};
 
 /// What can be asked of a job. Each command carries every outside fact its decision needs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JobCommand {
-    /// Accept a new job from an upload or a URL. `media` is given when the upload was already
-    /// streamed to disk, so that the job and its file are recorded in one append.
+    /// Accept a new job from a stored upload or a URL. An upload's file is recorded in the same
+    /// append as the job.
     Submit {
         job_id: JobId,
         owner: UserName,
         at_ms: u64,
         request: JobRequest,
         source: NewMedia,
-        media: Option<StoredMedia>,
     },
     /// Accept an upload the edge received, stored and probed: the job, its file and its
     /// duration are recorded in one append, so nothing probes it again. A new job is `OPEN`:
@@ -274,366 +276,71 @@ impl Aggregate for JobAggregate {
     }
 }
 
-/// Decides whether `command` is allowed in `state`, and if so, which events record it.
+/// Decides whether `command` is allowed in `state`, and if so, which events record it: the
+/// guards every command passes ([`guard`]), then the rule of its kind, each in its own file.
 pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, JobRefusal> {
     use JobCommand as C;
-    use JobEvent as E;
+    let Some(submission) = &state.submission else { return submit::decide_new(command) };
+    guard(state, submission, &command)?;
+    match command {
+        C::Submit { .. } | C::SubmitUpload { .. } | C::RequestTranslation { .. } => Err(JobRefusal::AlreadyExists),
+        C::Delete { by, at_ms } => Ok(vec![JobEvent::JobDeleted { by, at_ms }]),
+        C::Expire { retention_s, at_ms } => retention::decide_expire(state, retention_s, at_ms),
+        C::EditDocument { by, path, words, at_ms } => edit::decide_edit(state, by, path, words, at_ms),
+        C::ClaimWork { stage, node, until_ms, at_ms } => work_claim::decide_claim(state, stage, node, until_ms, at_ms),
+        C::RecordMediaStored { media, at_ms } => stages::store_media(state, submission, media, at_ms),
+        C::RecordMediaProbed { duration_ms, fails_with, at_ms } => {
+            stages::probe_media(state, duration_ms, fails_with, at_ms)
+        }
+        C::StartTranscription { at_ms } => stages::start_transcription(state, at_ms),
+        C::RecordTranscript { path, detected_language, words, at_ms } => {
+            stages::record_transcript(state, submission, path, detected_language, words, at_ms)
+        }
+        C::RecordTranslation { path, at_ms } => stages::record_translation(state, submission, path, at_ms),
+        C::Complete { at_ms } => stages::complete(state, submission, at_ms),
+        C::Fail { error_msg, at_ms } => Ok(stages::fail(error_msg, at_ms)),
+        C::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms } => {
+            callbacks::record_attempt(state, submission, outcome, at_ms, next_attempt_at_ms)
+        }
+        C::OpenTask { at_ms } => tasks::open_first(state, submission, at_ms),
+        C::ClaimTask { task_id, worker, lease_ms, at_ms } => tasks::claim(state, task_id, worker, lease_ms, at_ms),
+        C::SaveDraft { task_id, by, path, words, lease_ms, at_ms } => {
+            tasks::save_draft(state, task_id, by, path, words, lease_ms, at_ms)
+        }
+        C::ReleaseTask { task_id, by, at_ms } => tasks::release(state, task_id, by, at_ms),
+        C::ExpireLease { task_id, at_ms } => tasks::expire_lease(state, task_id, at_ms),
+        C::SubmitTask { task_id, by, at_ms } => tasks::hand_in(state, submission, task_id, by, at_ms),
+    }
+}
 
-    let Some(submission) = &state.submission else {
-        return match command {
-            C::Submit { job_id, owner, at_ms, request, source, media } => {
-                Ok(submit(job_id, owner, at_ms, request, source, media))
-            }
-            C::SubmitUpload { job_id, owner, at_ms, request, filename, media, duration_ms } => {
-                let mut events = submit(job_id, owner, at_ms, request, NewMedia::Upload { filename }, Some(media));
-                events.push(E::MediaProbed { duration_ms, nr_audio_seconds: nr_audio_seconds(duration_ms), at_ms });
-                Ok(events)
-            }
-            C::RequestTranslation { job_id, owner, at_ms, request, source } => {
-                request_translation(job_id, owner, at_ms, request, source)
-            }
-            _ => Err(JobRefusal::NotFound),
-        };
+/// The checks every command on an existing job passes before its own rule, in this order:
+///
+/// 1. a job is created once: `AlreadyExists`;
+/// 2. the owner's commands (delete, edit) are refused to anyone else: `Forbidden`;
+/// 3. a deleted (or expired) job refuses everything: `Deleted`;
+/// 4. a finished job (`DONE`, `ERROR`) refuses more work: `Finished`. What follows the end is
+///    exempt: deleting, expiring, editing the document, and the callback (its attempts, and the
+///    claim on its delivery).
+fn guard(state: &JobState, submission: &Submission, command: &JobCommand) -> Result<(), JobRefusal> {
+    use JobCommand as C;
+    let (by_owner, after_end) = match command {
+        C::Submit { .. } | C::SubmitUpload { .. } | C::RequestTranslation { .. } => {
+            return Err(JobRefusal::AlreadyExists);
+        }
+        C::Delete { by, .. } | C::EditDocument { by, .. } => (Some(by), true),
+        C::Expire { .. } | C::ClaimWork { .. } | C::RecordCallbackAttempt { .. } => (None, true),
+        _ => (None, false),
     };
-    if matches!(command, C::Submit { .. } | C::SubmitUpload { .. } | C::RequestTranslation { .. }) {
-        return Err(JobRefusal::AlreadyExists);
-    }
-    if let C::Delete { by, at_ms } = command {
-        if by != submission.owner {
-            return Err(JobRefusal::Forbidden);
-        }
-        if state.deleted {
-            return Err(JobRefusal::Deleted);
-        }
-        return Ok(vec![E::JobDeleted { by, at_ms }]);
-    }
-    if let C::Expire { retention_s, at_ms } = command {
-        if state.deleted {
-            return Err(JobRefusal::Deleted);
-        }
-        return retention::decide_expire(state, retention_s, at_ms);
-    }
-    if let C::EditDocument { by, path, words, at_ms } = command {
-        return edit::decide_edit(state, by, path, words, at_ms);
+    if by_owner.is_some_and(|by| *by != submission.owner) {
+        return Err(JobRefusal::Forbidden);
     }
     if state.deleted {
         return Err(JobRefusal::Deleted);
     }
-    // Callback delivery follows the end of a job, so work is claimed before the terminal check.
-    if let C::ClaimWork { stage, node, until_ms, at_ms } = command {
-        return work_claim::decide_claim(state, stage, node, until_ms, at_ms);
+    match state.status() {
+        Some(status) if status.is_terminal() && !after_end => Err(JobRefusal::Finished(status)),
+        _ => Ok(()),
     }
-    let status = state.status().expect("a submitted job has a status");
-    let is_callback = matches!(command, C::RecordCallbackAttempt { .. });
-    if status.is_terminal() && !is_callback {
-        return Err(JobRefusal::Finished(status));
-    }
-    let from_job = matches!(submission.source, MediaSource::Job { .. });
-
-    match command {
-        C::Submit { .. }
-        | C::SubmitUpload { .. }
-        | C::RequestTranslation { .. }
-        | C::Delete { .. }
-        | C::Expire { .. }
-        | C::EditDocument { .. }
-        | C::ClaimWork { .. } => {
-            unreachable!("handled above")
-        }
-        C::OpenTask { at_ms } => {
-            if !state.tasks.is_empty() || state.transcript.as_ref().is_none_or(|t| !t.draft) {
-                return Err(JobRefusal::OutOfOrder("only a manual job's draft waits for its first task"));
-            }
-            Ok(vec![open_task(submission, TaskKind::Transcribe, at_ms)])
-        }
-        C::ClaimTask { task_id, worker, lease_ms, at_ms } => {
-            let task = state.task_for(&task_id, &worker)?;
-            let mut events = Vec::new();
-            if let Some(lease) = &task.lease {
-                if lease.holder != worker.user && !lease.is_expired(at_ms) {
-                    return Err(JobRefusal::TaskHeldByOther { task_id, until_ms: lease.until_ms });
-                }
-                if lease.holder != worker.user {
-                    events.push(E::TaskReleased { task_id: task_id.clone(), by: None, expired: true, at_ms });
-                }
-            }
-            events.push(E::TaskClaimed {
-                task_id,
-                by: worker.user,
-                lease_until_ms: at_ms.saturating_add(lease_ms),
-                at_ms,
-            });
-            Ok(events)
-        }
-        C::SaveDraft { task_id, by, path, words, lease_ms, at_ms } => {
-            let task = state.task_held_by(&task_id, &by, at_ms)?;
-            let revision = task.revision.as_ref().map_or(1, |r| r.number + 1);
-            Ok(vec![E::DraftSaved {
-                task_id,
-                by,
-                revision,
-                path,
-                words,
-                lease_until_ms: at_ms.saturating_add(lease_ms),
-                at_ms,
-            }])
-        }
-        C::ReleaseTask { task_id, by, at_ms } => {
-            let task = state.open_task(&task_id)?;
-            match &task.lease {
-                Some(lease) if lease.holder == by => {
-                    Ok(vec![E::TaskReleased { task_id, by: Some(by), expired: false, at_ms }])
-                }
-                _ => Err(JobRefusal::TaskNotHeld(task_id)),
-            }
-        }
-        C::ExpireLease { task_id, at_ms } => {
-            let task = state.open_task(&task_id)?;
-            match &task.lease {
-                Some(lease) if lease.is_expired(at_ms) => {
-                    Ok(vec![E::TaskReleased { task_id, by: None, expired: true, at_ms }])
-                }
-                _ => Err(JobRefusal::OutOfOrder("the task has no expired lease")),
-            }
-        }
-        C::SubmitTask { task_id, by, at_ms } => {
-            let task = state.task_held_by(&task_id, &by, at_ms)?;
-            let (revision, path) = match (&task.revision, task.kind) {
-                (Some(r), _) => (r.number, r.path.clone()),
-                (None, TaskKind::Transcribe) => match &state.transcript {
-                    Some(t) => (0, t.path.clone()),
-                    None => return Err(JobRefusal::OutOfOrder("the machine draft is missing")),
-                },
-                (None, TaskKind::Translate) => return Err(JobRefusal::NothingToSubmit(task_id)),
-            };
-            let kind = task.kind;
-            let mut events = vec![E::TaskSubmitted { task_id, by, revision, path: path.clone(), at_ms }];
-            let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
-            match kind {
-                TaskKind::Transcribe if translated => events.push(open_task(submission, TaskKind::Translate, at_ms)),
-                TaskKind::Transcribe => events.push(E::JobCompleted { at_ms }),
-                TaskKind::Translate => {
-                    let target_language = submission
-                        .target_language
-                        .ok_or(JobRefusal::OutOfOrder("a translation task needs a target language"))?;
-                    events.push(E::TranslationProduced { path, target_language, at_ms });
-                    events.push(E::JobCompleted { at_ms });
-                }
-            }
-            Ok(events)
-        }
-        C::RecordMediaStored { media, at_ms } => {
-            if from_job {
-                return Err(JobRefusal::OutOfOrder("a translation of an existing job has no media of its own"));
-            }
-            if state.media.is_some() {
-                return Err(JobRefusal::AlreadyRecorded("the media file"));
-            }
-            Ok(vec![E::MediaStored { path: media.path, bytes: media.bytes, at_ms }])
-        }
-        C::RecordMediaProbed { duration_ms, fails_with, at_ms } => {
-            if state.media.is_none() {
-                return Err(JobRefusal::OutOfOrder("media must be stored before it is probed"));
-            }
-            if state.duration_ms.is_some() {
-                return Err(JobRefusal::AlreadyRecorded("the media duration"));
-            }
-            let mut events =
-                vec![E::MediaProbed { duration_ms, nr_audio_seconds: nr_audio_seconds(duration_ms), at_ms }];
-            events.extend(fails_with.map(|error_msg| E::JobFailed { error_msg, at_ms }));
-            Ok(events)
-        }
-        C::StartTranscription { at_ms } => {
-            if state.duration_ms.is_none() {
-                return Err(JobRefusal::OutOfOrder("media must be probed before transcription starts"));
-            }
-            if state.transcript.is_some() {
-                return Err(JobRefusal::AlreadyRecorded("the transcript"));
-            }
-            Ok(vec![E::TranscriptionStarted { attempt: state.transcription_attempts + 1, at_ms }])
-        }
-        C::RecordTranscript { path, detected_language, words, at_ms } => {
-            if state.transcription_attempts == 0 {
-                return Err(JobRefusal::OutOfOrder("transcription must start before a transcript is recorded"));
-            }
-            if state.transcript.is_some() {
-                return Err(JobRefusal::AlreadyRecorded("the transcript"));
-            }
-            let language = match detected_language {
-                Some(l) if submission.language.is_auto() && !l.is_auto() => l,
-                _ => submission.language,
-            };
-            let draft = submission.job_type == JobType::Perfect;
-            let mut events = vec![E::TranscriptProduced { path, language, words, draft, at_ms }];
-            if draft {
-                events.push(open_task(submission, TaskKind::Transcribe, at_ms));
-            }
-            Ok(events)
-        }
-        C::RecordTranslation { path, at_ms } => {
-            let target_language = match submission.target_language {
-                Some(t) if submission.transcription_type == TranscriptionType::TranslatedSubtitles => t,
-                _ => {
-                    return Err(JobRefusal::OutOfOrder("only translatedSubtitles jobs are translated"));
-                }
-            };
-            if !from_job && state.transcript.is_none() {
-                return Err(JobRefusal::OutOfOrder("a transcript must exist before it is translated"));
-            }
-            if state.translation.is_some() {
-                return Err(JobRefusal::AlreadyRecorded("the translation"));
-            }
-            Ok(vec![E::TranslationProduced { path, target_language, at_ms }])
-        }
-        C::Complete { at_ms } => {
-            let translated = submission.transcription_type == TranscriptionType::TranslatedSubtitles;
-            if translated && state.translation.is_none() {
-                return Err(JobRefusal::OutOfOrder("translated subtitles must exist before the job is done"));
-            }
-            if !from_job && state.transcript.as_ref().is_none_or(|t| t.draft) {
-                return Err(JobRefusal::OutOfOrder("a final transcript must exist before the job is done"));
-            }
-            Ok(vec![E::JobCompleted { at_ms }])
-        }
-        C::Fail { error_msg, at_ms } => {
-            let error_msg = match error_msg.trim() {
-                "" => "Processing failed for an unknown reason".to_owned(),
-                msg => msg.to_owned(),
-            };
-            Ok(vec![E::JobFailed { error_msg, at_ms }])
-        }
-        C::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms } => {
-            if submission.callback_url.is_none() {
-                return Err(JobRefusal::NoCallback);
-            }
-            if !status.is_terminal() {
-                return Err(JobRefusal::NotFinished);
-            }
-            if state.callback.is_settled() {
-                return Err(JobRefusal::CallbackSettled);
-            }
-            let attempt = state.callback.attempts + 1;
-            if let CallbackOutcome::Status(code @ 200..=299) = outcome {
-                return Ok(vec![E::CallbackDelivered { attempt, status_code: code, at_ms }]);
-            }
-            let give_up = if outcome.is_gone() {
-                Some("the receiver answered 410 Gone".to_owned())
-            } else if next_attempt_at_ms.is_none() {
-                Some(format!("gave up after {attempt} attempts; the last one got: {outcome}"))
-            } else {
-                None
-            };
-            let next_attempt_at_ms = if give_up.is_some() { None } else { next_attempt_at_ms };
-            let mut events = vec![E::CallbackAttempted { attempt, outcome, at_ms, next_attempt_at_ms }];
-            if let Some(reason) = give_up {
-                events.push(E::CallbackAbandoned { reason, at_ms });
-            }
-            Ok(events)
-        }
-    }
-}
-
-/// `TaskOpened` for the job's task of `kind`, due `turnaroundTime` calendar days after the job
-/// was created.
-fn open_task(submission: &Submission, kind: TaskKind, at_ms: u64) -> JobEvent {
-    let turnaround =
-        submission.turnaround_time.unwrap_or_else(|| TurnaroundTime::default_for(submission.transcription_type));
-    JobEvent::TaskOpened {
-        task_id: task::task_id(&submission.job_id, kind),
-        kind,
-        deadline_ms: submission.created_ms.saturating_add(u64::from(turnaround.days()) * DAY_MS),
-        at_ms,
-    }
-}
-
-fn submit(
-    job_id: JobId,
-    owner: UserName,
-    at_ms: u64,
-    request: JobRequest,
-    source: NewMedia,
-    media: Option<StoredMedia>,
-) -> Vec<JobEvent> {
-    let source = match source {
-        NewMedia::Upload { filename } => {
-            MediaSource::Upload { filename: crate::http_url::sanitize_filename(&filename) }
-        }
-        NewMedia::Url { source_url } => MediaSource::Url { filename: source_url.file_name(), source_url },
-    };
-    let mut events = vec![JobEvent::JobSubmitted(Box::new(Submission {
-        job_id,
-        owner,
-        created_ms: at_ms,
-        language: request.language,
-        transcription_type: request.transcription_type,
-        job_type: request.job_type,
-        number_of_speakers: request.number_of_speakers,
-        job_options: request.job_options,
-        turnaround_time: request.turnaround_time,
-        target_language: request.target_language,
-        callback_url: request.callback_url,
-        glossary_id: request.glossary_id,
-        notes: None,
-        source,
-        delete_after_seconds: request.delete_after_seconds,
-    }))];
-    if let Some(media) = media {
-        events.push(JobEvent::MediaStored { path: media.path, bytes: media.bytes, at_ms });
-    }
-    events
-}
-
-fn request_translation(
-    job_id: JobId,
-    owner: UserName,
-    at_ms: u64,
-    request: TranslationRequest,
-    source: SourceJobFacts,
-) -> Result<Vec<JobEvent>, JobRefusal> {
-    if source.owner != owner {
-        return Err(JobRefusal::Forbidden);
-    }
-    if source.deleted {
-        return Err(JobRefusal::Deleted);
-    }
-    let not_eligible = |why: &str| Err(JobRefusal::SourceNotEligible(format!("sourceJobId: {why}")));
-    if source.job_type != JobType::Perfect {
-        return not_eligible(
-            "translated subtitles of automatic (direct) jobs must be requested at submission \
-             with transcriptionType=translatedSubtitles",
-        );
-    }
-    if source.transcription_type != TranscriptionType::Captions {
-        return not_eligible("translated subtitles can be requested only for captions jobs");
-    }
-    if source.status != JobStatus::Done {
-        return Err(JobRefusal::SourceNotDone(source.status));
-    }
-    let submission = Submission {
-        job_id,
-        owner,
-        created_ms: at_ms,
-        language: source.language,
-        transcription_type: TranscriptionType::TranslatedSubtitles,
-        job_type: JobType::Perfect,
-        number_of_speakers: source.number_of_speakers,
-        job_options: None,
-        turnaround_time: Some(request.turnaround_time),
-        target_language: Some(request.target_language),
-        callback_url: request.callback_url,
-        glossary_id: None,
-        notes: request.notes,
-        source: MediaSource::Job {
-            source_job_id: source.job_id,
-            filename: source.filename,
-            nr_audio_seconds: source.nr_audio_seconds,
-            media_path: source.media_path,
-            document_path: source.document_path,
-        },
-        delete_after_seconds: None,
-    };
-    let task = open_task(&submission, TaskKind::Translate, at_ms);
-    Ok(vec![JobEvent::JobSubmitted(Box::new(submission)), task])
 }
 
 /// `nrAudioSeconds` of a media duration: whole seconds, rounded to nearest (an 11.0 s clip whose

@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::codec::VersionedEvent;
+use crate::kinds::{JobType, TranscriptionType};
 use crate::requests::JobParams;
 use crate::testing::given;
 
@@ -31,14 +32,16 @@ fn submit(request: JobRequest) -> JobCommand {
         owner: user("ann"),
         at_ms: 1_000,
         request,
-        source: NewMedia::Upload { filename: "talk.wav".into() },
-        media: None,
+        source: NewMedia::Upload { filename: "talk.wav".into(), media: media() },
     }
 }
 
-/// The events of an accepted submission of `request`.
+/// The history of an upload of `request` as it was recorded before the edge stored uploads
+/// first: `JobSubmitted` alone, its media still to be stored (such histories remain in old logs).
 fn submitted(request: JobRequest) -> Vec<JobEvent> {
-    decide(&JobState::default(), submit(request)).unwrap()
+    let mut events = decide(&JobState::default(), submit(request)).unwrap();
+    events.truncate(1);
+    events
 }
 
 fn media() -> StoredMedia {
@@ -91,7 +94,9 @@ fn callback(outcome: CallbackOutcome, next: Option<u64>) -> JobCommand {
 fn an_upload_is_accepted_as_an_open_job() {
     let state = given::<JobAggregate>([]).when(submit(request(|_| {}))).accepted().1;
     assert_eq!(state.status(), Some(JobStatus::Open));
-    assert_eq!(state.stage(), Stage::StoreMedia);
+    // An upload carries its stored file (an upload without media cannot be expressed): the next
+    // stage is the probe.
+    assert_eq!(state.stage(), Stage::ProbeMedia);
     let job = state.view().unwrap();
     assert_eq!((job.filename.as_str(), job.created, job.nr_audio_seconds), ("talk.wav", 1_000, 0));
 }
@@ -103,8 +108,7 @@ fn an_upload_already_on_disk_is_recorded_with_its_submission() {
         owner: user("ann"),
         at_ms: 1_000,
         request: request(|_| {}),
-        source: NewMedia::Upload { filename: "../../secret/talk.wav".into() },
-        media: Some(media()),
+        source: NewMedia::Upload { filename: "../../secret/talk.wav".into(), media: media() },
     };
     let (events, state) = given::<JobAggregate>([]).when(command).accepted();
     assert_eq!(events.len(), 2);
@@ -122,7 +126,6 @@ fn a_url_job_takes_its_file_name_from_the_url() {
         at_ms: 5,
         request: request(|_| {}),
         source: NewMedia::Url { source_url: url.clone() },
-        media: None,
     };
     let (events, _) = given::<JobAggregate>([]).when(command).accepted();
     let JobEvent::JobSubmitted(s) = &events[0] else { panic!("{events:?}") };

@@ -143,8 +143,10 @@ fn history(index: usize, owner: &UserName, request: &scribe_domain::requests::Jo
             owner: owner.clone(),
             at_ms,
             request: request.clone(),
-            source: NewMedia::Upload { filename: format!("interview-{index}.mp3") },
-            media: Some(StoredMedia { path: format!("media/{job_id}/interview-{index}.mp3"), bytes: 12_345_678 }),
+            source: NewMedia::Upload {
+                filename: format!("interview-{index}.mp3"),
+                media: StoredMedia { path: format!("media/{job_id}/interview-{index}.mp3"), bytes: 12_345_678 },
+            },
         },
         JobCommand::RecordMediaProbed { duration_ms: 754_000, fails_with: None, at_ms: at_ms + 200 },
         JobCommand::StartTranscription { at_ms: at_ms + 300 },

@@ -79,8 +79,11 @@ fn first_command(s: &Start) -> JobCommand {
         }
     });
     match submit(r) {
-        JobCommand::Submit { job_id, owner, at_ms, request, source, .. } => {
-            JobCommand::Submit { job_id, owner, at_ms, request, source, media: s.on_disk.then(media) }
+        // The media is stored with an upload; a job that waits for its media is a URL job.
+        JobCommand::Submit { job_id, owner, at_ms, request, .. } if !s.on_disk => {
+            let source_url = crate::http_url::HttpUrl::parse_field("sourceUrl", "https://cdn.example.org/talk.wav")
+                .expect("a valid URL");
+            JobCommand::Submit { job_id, owner, at_ms, request, source: NewMedia::Url { source_url } }
         }
         other => other,
     }

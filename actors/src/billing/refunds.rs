@@ -1,21 +1,19 @@
-//! Billing the edge cannot do when it answers: a URL job's price is known only once its media
-//! is in, and a job that ends in `ERROR` delivered nothing, so its charge goes back.
+//! The saga's compensation, as a reactor: a job that ends in `ERROR` delivered nothing, so its
+//! charge goes back.
 //!
-//! - [`charge_url_job`] runs in the probe stage, before `MediaProbed` is recorded, so no
-//!   transcription starts unpaid; a balance that does not cover the job fails it with a message
-//!   that says so.
-//! - [`RefundActor`] follows the whole log. It remembers which unfinished jobs were charged (from
-//!   the accounts' `BalanceCharged` events) and refunds a job when its `JobFailed` arrives; on
-//!   start it reads the log from the beginning and refunds, once caught up, every failed job
-//!   that still has a charge, so a crash between the failure and the refund loses no refund.
-//!   A job deleted before any work was spent on it (see `JobState::refunded_on_delete`: a
-//!   direct job whose recognition has not started, a manual job nobody claimed) is refunded
-//!   the same way.
-//!   It also gives back an *orphan* charge: an upload is charged by the edge just before its job
-//!   is submitted, so a crash (or a failed refund) between the two leaves a charge for a job that
-//!   does not exist. A charge whose job has not appeared `ORPHAN_GRACE` after it is refunded.
+//! [`RefundActor`] follows the whole log. It remembers which unfinished jobs were charged (from
+//! the accounts' `BalanceCharged` events) and refunds a job when its `JobFailed` arrives; on start
+//! it reads the log from the beginning and refunds, once caught up, every failed job that still
+//! has a charge, so a crash between the failure and the refund loses no refund. A job deleted
+//! before any work was spent on it (see `JobState::refunded_on_delete`: a direct job whose
+//! recognition has not started, a manual job nobody claimed) is refunded the same way.
 //!
-//! Both are idempotent: the account aggregate refuses a second charge or refund for a job.
+//! It also gives back an *orphan* charge: a job paid at submission is charged just before it is
+//! recorded (see `billing::saga`), so a crash (or a failed refund) between the two leaves a charge
+//! for a job that does not exist. A charge whose job has not appeared `ORPHAN_GRACE` after it is
+//! refunded.
+//!
+//! Refunds are idempotent: the account aggregate refuses a second refund for a job.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,11 +21,9 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::VersionedEvent;
-use scribe_domain::account::{
-    AccountAggregate, AccountCommand, AccountEvent, AccountRefusal, Prices, insufficient_balance_message,
-};
+use scribe_domain::account::{AccountAggregate, AccountCommand, AccountEvent, AccountRefusal};
 use scribe_domain::ids::{JobId, UserName, account_stream, job_id_of_stream, job_stream, user_of_account_stream};
-use scribe_domain::job::{self, JobState, MediaSource};
+use scribe_domain::job::{self, JobState};
 use scribe_eventstore::{EventStore, RecordedEvent};
 
 use crate::checkpoint::{self, CheckpointFile, RefundCheckpoint};
@@ -35,50 +31,8 @@ use crate::clock::now_ms;
 use crate::command::{self, CommandError};
 use crate::store_follow::follow_log;
 
-/// Charges the owner of a URL job for its `duration_ms` of media. `Err` carries the job's
-/// `errorMsg` when the balance does not cover it; an upload (charged by the edge) and a job
-/// already charged are left alone.
-pub async fn charge_url_job(
-    store: &dyn EventStore,
-    prices: &Prices,
-    job_id: &JobId,
-    job: &JobState,
-    duration_ms: u64,
-) -> Result<(), ChargeError> {
-    let Some(submission) = job.submission.as_ref() else { return Ok(()) };
-    if !matches!(submission.source, MediaSource::Url { .. }) {
-        return Ok(());
-    }
-    let cents = prices.price_cents(
-        submission.job_type,
-        submission.transcription_type,
-        job::nr_audio_seconds(duration_ms),
-        false,
-    );
-    if cents == 0 {
-        return Ok(());
-    }
-    let cmd = AccountCommand::Charge { job_id: job_id.clone(), cents, at_ms: now_ms() };
-    match command::execute::<AccountAggregate>(store, &account_stream(&submission.owner), cmd).await {
-        Ok(_) | Err(CommandError::Refused(AccountRefusal::AlreadyCharged(_))) => Ok(()),
-        Err(CommandError::Refused(AccountRefusal::InsufficientBalance { balance_cents, price_cents })) => {
-            Err(ChargeError::Insufficient(insufficient_balance_message(balance_cents, price_cents)))
-        }
-        Err(e) => Err(ChargeError::Store(e.to_string())),
-    }
-}
-
-/// Why a URL job could not be charged.
-#[derive(Debug)]
-pub enum ChargeError {
-    /// The balance does not cover the job: this is the job's `errorMsg`.
-    Insufficient(String),
-    /// The event store failed; the stage is tried again.
-    Store(String),
-}
-
-/// How long after a charge its job must exist before the charge counts as an orphan. The edge
-/// submits the job right after charging it (milliseconds), so this is generous.
+/// How long after a charge its job must exist before the charge counts as an orphan. The saga
+/// records the job right after charging it (milliseconds), so this is generous.
 pub const ORPHAN_GRACE: Duration = Duration::from_secs(60);
 
 /// How often charges without a job are looked for.

@@ -1,5 +1,6 @@
 //! Sizes and durations written the way a person reads them in an `errorMsg` ("40 kB",
-//! "10 minutes", "1 h 40 min 3 s"), shared by the download and probe stages.
+//! "10 minutes", "1 h 40 min 3 s"), shared by the download stage and the media-length rule
+//! (`job::media_limit`).
 
 use std::time::Duration;
 

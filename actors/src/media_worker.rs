@@ -19,7 +19,6 @@ use std::sync::Arc;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::job::{JobCommand, JobRefusal, StoredMedia};
-use scribe_eventstore::EventStore;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -28,7 +27,7 @@ use crate::clock::now_ms;
 use crate::command::CommandError;
 use crate::fair_queue::FairQueue;
 use crate::jobs::{Jobs, job_span};
-use crate::media::{Fetcher, MediaStore, human, relative};
+use crate::media::{Fetcher, MediaStore, relative};
 use crate::worker::{StageDone, fail_and_report, report};
 
 pub enum MediaMsg {

@@ -17,7 +17,6 @@ use scribe_actors::runtime::Services;
 use scribe_domain::capabilities::Capabilities;
 use scribe_domain::languages::AUTO_DETECT_WHISPER;
 use scribe_eventstore::EventStore;
-use scribe_eventstore::EventStore;
 use scribe_projections::ReadModels;
 
 use crate::connections::{ConnectionLimits, OpenConnections};

@@ -5,7 +5,7 @@
 use crate::ids::UserName;
 use crate::kinds::{TaskKind, TranscriptionType, TurnaroundTime};
 
-use super::task::{self, DAY_MS, TaskState, Worker};
+use super::task::{self, DAY_MS, Worker};
 use super::{JobEvent, JobRefusal, JobState, Submission};
 
 /// `TaskOpened` for the job's task of `kind`, due `turnaroundTime` calendar days after the job

@@ -294,10 +294,11 @@ impl WorkerContext {
     /// glossary's terms as hotwords.
     async fn options(&self, state: &JobState) -> Result<TranscribeOptions, String> {
         let submission = state.submission.as_ref().expect("checked by caller");
-        let mut options = TranscribeOptions::default();
-        options.task = Task::Transcribe;
-        options.verbatim =
-            submission.job_options.is_some_and(|o| o.transcription_style == TranscriptionStyle::Verbatim);
+        let mut options = TranscribeOptions {
+            task: Task::Transcribe,
+            verbatim: submission.job_options.is_some_and(|o| o.transcription_style == TranscriptionStyle::Verbatim),
+            ..TranscribeOptions::default()
+        };
         if submission.language.is_auto() {
             options.language = None;
             options.detect_among = AUTO_DETECT.iter().map(|s| s.to_string()).collect();

@@ -45,6 +45,7 @@ pub fn job_span(job_id: &JobId) -> tracing::Span {
 }
 
 /// Messages a job actor understands.
+#[allow(clippy::large_enum_variant)] // a command travels once, by value, to its job's actor
 pub enum JobMsg {
     Execute(JobCommand, RpcReplyPort<Result<JobExecuted, JobError>>),
     State(RpcReplyPort<(JobState, Option<u64>)>),

@@ -132,10 +132,10 @@ impl Actor for MediaActor {
                 tokio::spawn(
                     async move {
                         // Recorded meanwhile (by an earlier run of this stage): nothing to do.
-                        if let Ok((job, _)) = jobs.state(&job_id).await {
-                            if job.duration_ms.is_some() {
-                                return report(done);
-                            }
+                        if let Ok((job, _)) = jobs.state(&job_id).await
+                            && job.duration_ms.is_some()
+                        {
+                            return report(done);
                         }
                         let duration_ms = match store.probe(&path).await {
                             Ok(duration_ms) => duration_ms,

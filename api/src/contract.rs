@@ -255,12 +255,11 @@ pub fn complete(doc: &mut Value) {
             for op in item.as_object_mut().into_iter().flat_map(|o| o.values_mut()) {
                 let operation_id = op.get("operationId").and_then(Value::as_str).unwrap_or_default().to_owned();
                 // Subtitles are also served as text/plain to a client that asks for it.
-                if operation_id == "exportSrt" || operation_id == "exportVtt" {
-                    if let Some(content) = op.pointer_mut("/responses/200/content").and_then(Value::as_object_mut) {
-                        if let Some(own) = content.values().next().cloned() {
-                            content.insert("text/plain; charset=utf-8".into(), own);
-                        }
-                    }
+                if (operation_id == "exportSrt" || operation_id == "exportVtt")
+                    && let Some(content) = op.pointer_mut("/responses/200/content").and_then(Value::as_object_mut)
+                    && let Some(own) = content.values().next().cloned()
+                {
+                    content.insert("text/plain; charset=utf-8".into(), own);
                 }
                 // An upload body holds only its `file` part: others are refused, not ignored.
                 if let Some(form) =
@@ -373,16 +372,16 @@ pub fn complete(doc: &mut Value) {
             // Optional fields of a request body may be sent as null, read as "not given".
             let props = obj.get_mut("properties").and_then(Value::as_object_mut).expect("checked above");
             for (name, prop) in props.iter_mut() {
-                if !all.iter().any(|r| r == name) {
-                    if let Some(p) = prop.as_object_mut() {
-                        if p.contains_key("$ref") {
-                            continue;
-                        }
-                        p.insert("nullable".into(), Value::Bool(true));
-                        // OpenAPI 3.0.3: a nullable enum admits null only when the list has it.
-                        if let Some(values) = p.get_mut("enum").and_then(Value::as_array_mut) {
-                            values.push(Value::Null);
-                        }
+                if !all.iter().any(|r| r == name)
+                    && let Some(p) = prop.as_object_mut()
+                {
+                    if p.contains_key("$ref") {
+                        continue;
+                    }
+                    p.insert("nullable".into(), Value::Bool(true));
+                    // OpenAPI 3.0.3: a nullable enum admits null only when the list has it.
+                    if let Some(values) = p.get_mut("enum").and_then(Value::as_array_mut) {
+                        values.push(Value::Null);
                     }
                 }
             }

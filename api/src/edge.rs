@@ -135,24 +135,23 @@ impl Edge {
                 return Err(refused);
             }
         }
-        if let Some(produces) = route.produces(req.method()).filter(|p| !p.is_empty()) {
-            if let Some(accept) = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()) {
-                if !acceptable(accept, produces) {
-                    // Who is asking comes first: an unauthenticated request learns only that.
-                    if route.is_secured(req.method()) {
-                        self.require_known_key(req)?;
-                    }
-                    let offered: Vec<&str> = produces.iter().map(|t| t.split(';').next().unwrap_or(t).trim()).collect();
-                    return Err(ApiError::new(
-                        StatusCode::NOT_ACCEPTABLE,
-                        format!(
-                            "The Accept header excludes {}, the only format this endpoint answers with",
-                            offered.join(", ")
-                        ),
-                        None,
-                    ));
-                }
+        if let Some(produces) = route.produces(req.method()).filter(|p| !p.is_empty())
+            && let Some(accept) = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok())
+            && !acceptable(accept, produces)
+        {
+            // Who is asking comes first: an unauthenticated request learns only that.
+            if route.is_secured(req.method()) {
+                self.require_known_key(req)?;
             }
+            let offered: Vec<&str> = produces.iter().map(|t| t.split(';').next().unwrap_or(t).trim()).collect();
+            return Err(ApiError::new(
+                StatusCode::NOT_ACCEPTABLE,
+                format!(
+                    "The Accept header excludes {}, the only format this endpoint answers with",
+                    offered.join(", ")
+                ),
+                None,
+            ));
         }
         if route.template == crate::work::DOCUMENT_ROUTE || route.template == crate::editor::DOCUMENT_ROUTE {
             self.cap_body(req, crate::work::MAX_DOCUMENT_BYTES).await?;

@@ -62,6 +62,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// The code of an error status that no handler chose a code for.
+    #[allow(clippy::match_overlapping_arm)] // the named codes first, then the rest of each class
     pub fn for_status(status: StatusCode) -> ErrorCode {
         match status.as_u16() {
             400 => ErrorCode::InvalidParameter,
@@ -347,10 +348,10 @@ pub fn render_poem_error(err: poem::Error, allow: Option<&str>) -> Response {
     let status = err.status();
     let api_error = translate(&err, status);
     let mut response = api_error.into_response();
-    if status == StatusCode::METHOD_NOT_ALLOWED {
-        if let Some(value) = allow.and_then(|a| HeaderValue::from_str(a).ok()) {
-            response.headers_mut().insert(header::ALLOW, value);
-        }
+    if status == StatusCode::METHOD_NOT_ALLOWED
+        && let Some(value) = allow.and_then(|a| HeaderValue::from_str(a).ok())
+    {
+        response.headers_mut().insert(header::ALLOW, value);
     }
     response
 }

@@ -33,10 +33,10 @@ impl<'a> Range<'a> {
         let (ty, subtype) = parts.next()?.trim().split_once('/')?;
         let mut quality = 1.0;
         for param in parts {
-            if let Some((name, value)) = param.split_once('=') {
-                if name.trim().eq_ignore_ascii_case("q") {
-                    quality = value.trim().parse().unwrap_or(1.0);
-                }
+            if let Some((name, value)) = param.split_once('=')
+                && name.trim().eq_ignore_ascii_case("q")
+            {
+                quality = value.trim().parse().unwrap_or(1.0);
             }
         }
         Some(Range { ty: ty.trim(), subtype: subtype.trim(), quality })

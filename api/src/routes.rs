@@ -129,10 +129,10 @@ fn query_params(spec: &Value, op: &Value) -> QueryParams {
         for name in requirement.as_object().into_iter().flat_map(|r| r.keys()) {
             let scheme = schemes.and_then(|s| s.get(name));
             let in_query = scheme.and_then(|s| s.get("in")).and_then(Value::as_str) == Some("query");
-            if let Some(param) = scheme.and_then(|s| s.get("name")).and_then(Value::as_str).filter(|_| in_query) {
-                if !declared.iter().any(|d| d == param) {
-                    declared.push(param.to_owned());
-                }
+            if let Some(param) = scheme.and_then(|s| s.get("name")).and_then(Value::as_str).filter(|_| in_query)
+                && !declared.iter().any(|d| d == param)
+            {
+                declared.push(param.to_owned());
             }
         }
     }

@@ -197,10 +197,10 @@ impl UploadApi {
                 // A body announced larger than we would read is not waited for. A body that
                 // breaks the upload's form (no `file` part, another part) is told first: that
                 // is a malformed request whatever its parameters name.
-                if content_length(req).is_none_or(|n| n <= DRAIN_LIMIT) {
-                    if let Some(malformed) = drain(body.0, DRAIN_LIMIT).await {
-                        return Err(malformed);
-                    }
+                if content_length(req).is_none_or(|n| n <= DRAIN_LIMIT)
+                    && let Some(malformed) = drain(body.0, DRAIN_LIMIT).await
+                {
+                    return Err(malformed);
                 }
                 return Err(e);
             }
@@ -348,10 +348,10 @@ async fn finish(
         .await
         .map_err(|e| ApiError::internal("Storing the upload", &e))?;
     let result = create(state, &caller, request, &job_id, filename, stored.path.clone(), stored.size).await;
-    if result.is_err() {
-        if let Err(e) = state.media.delete_job(job_id.as_str()).await {
-            tracing::error!(%job_id, error = %e, "removing the files of a refused upload");
-        }
+    if result.is_err()
+        && let Err(e) = state.media.delete_job(job_id.as_str()).await
+    {
+        tracing::error!(%job_id, error = %e, "removing the files of a refused upload");
     }
     result
 }

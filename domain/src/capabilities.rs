@@ -70,19 +70,18 @@ impl Capabilities {
                 ),
             ));
         }
-        if request.transcription_type == TranscriptionType::TranslatedSubtitles {
-            if let Some(target) = request.target_language {
-                if !self.translation_targets.contains(&target) {
-                    return Err(ValidationError::new(
-                        "targetLanguage",
-                        format!(
-                            "targetLanguage {target} is not available for jobType direct on this server; \
+        if request.transcription_type == TranscriptionType::TranslatedSubtitles
+            && let Some(target) = request.target_language
+            && !self.translation_targets.contains(&target)
+        {
+            return Err(ValidationError::new(
+                "targetLanguage",
+                format!(
+                    "targetLanguage {target} is not available for jobType direct on this server; \
                              it can translate into: {} (see GET /capabilities)",
-                            self.target_codes().join(", ")
-                        ),
-                    ));
-                }
-            }
+                    self.target_codes().join(", ")
+                ),
+            ));
         }
         Ok(())
     }

@@ -156,6 +156,7 @@ api_enum!(
     }
 );
 
+#[allow(clippy::derivable_impls)] // the enum is declared by a macro that takes no `#[default]`
 impl Default for Role {
     fn default() -> Self {
         Role::Customer

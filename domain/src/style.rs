@@ -36,12 +36,11 @@ fn clean_words(words: &[Word], language: Language) -> Vec<Word> {
             if opens_sentence && text.chars().next().is_some_and(char::is_uppercase) {
                 capitalise_next = true;
             }
-            if let Some(end) = sentence_end(text) {
-                if let Some(last) = kept.last_mut() {
-                    if !crate::translation::ends_sentence(&last.text) {
-                        last.text = format!("{}{end}", last.text.trim_end_matches([',', ';', ':', '-']));
-                    }
-                }
+            if let Some(end) = sentence_end(text)
+                && let Some(last) = kept.last_mut()
+                && !crate::translation::ends_sentence(&last.text)
+            {
+                last.text = format!("{}{end}", last.text.trim_end_matches([',', ';', ':', '-']));
             }
             continue;
         }

@@ -59,10 +59,10 @@ pub fn sentences(transcript: &Transcript) -> Vec<Sentence> {
             speaker = &segment.speaker;
         }
         for word in &segment.words {
-            if let Some(last) = current.last() {
-                if word.start - last.end >= SENTENCE_PAUSE {
-                    flush(&mut current, speaker, &mut out);
-                }
+            if let Some(last) = current.last()
+                && word.start - last.end >= SENTENCE_PAUSE
+            {
+                flush(&mut current, speaker, &mut out);
             }
             current.push(word);
             if ends_sentence(&word.text) || current.len() >= MAX_SENTENCE_WORDS {

@@ -21,6 +21,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per run
 enum Command {
     /// Run the HTTP service (with no configuration: 127.0.0.1:8080, data in ./data).
     Serve(config::ServeArgs),
@@ -133,7 +134,7 @@ fn main() -> ExitCode {
 /// Runs `future` on a fresh runtime. Work still running on blocking threads afterwards (a
 /// transcription cut short by a stop signal) is abandoned after a second: its job resumes from the
 /// log on the next start.
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
+fn block_on<F: Future>(future: F) -> F::Output {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime");
     let output = runtime.block_on(future);
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));

@@ -325,10 +325,10 @@ impl Browser {
                 "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;",
                 vec![json!(css)],
             );
-            if let Some(text) = text.as_str() {
-                if text.contains(expected) {
-                    return text.to_owned();
-                }
+            if let Some(text) = text.as_str()
+                && text.contains(expected)
+            {
+                return text.to_owned();
             }
             assert!(
                 Instant::now() < deadline,
@@ -392,10 +392,10 @@ impl Browser {
         let path = self.downloads.path().join(name);
         let deadline = Instant::now() + timeout;
         loop {
-            if let Ok(bytes) = std::fs::read(&path) {
-                if !bytes.is_empty() {
-                    return bytes;
-                }
+            if let Ok(bytes) = std::fs::read(&path)
+                && !bytes.is_empty()
+            {
+                return bytes;
             }
             let present: Vec<String> = std::fs::read_dir(self.downloads.path())
                 .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())

@@ -287,10 +287,10 @@ impl TestServer {
     fn wait_for_health(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Ok(r) = self.http.get(self.url("/health")).send() {
-                if r.status().is_success() {
-                    return;
-                }
+            if let Ok(r) = self.http.get(self.url("/health")).send()
+                && r.status().is_success()
+            {
+                return;
             }
             assert!(Instant::now() < deadline, "/health did not answer 200\n{}", self.logs());
             std::thread::sleep(Duration::from_millis(50));

@@ -137,7 +137,7 @@ fn check_stl(bytes: &[u8], max_rows: usize) -> usize {
         let text = &tti[16..128];
         let end = text.iter().rposition(|&b| b != 0x8F).map_or(0, |p| p + 1);
         assert!(end > 0, "TTI {k}: no text");
-        let rows = text[..end].split(|&b| b == 0x8A).filter(|r| r.iter().any(|&b| b >= 0x20 && b < 0x7F)).count();
+        let rows = text[..end].split(|&b| b == 0x8A).filter(|r| r.iter().any(|&b| (0x20..0x7F).contains(&b))).count();
         assert!(rows <= max_rows, "TTI {k}: {rows} rows, at most {max_rows}");
     }
     assert_eq!(subtitles, tns, "TNS counts the subtitles");

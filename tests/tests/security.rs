@@ -44,7 +44,7 @@ fn guessing_keys_from_one_address_is_refused_while_known_keys_keep_working() {
     for n in 0..FAILURE_BURST + 10 {
         let guess = format!("sk_guess{n:04}0000000000000000000000000000000000000000");
         // A forwarding header is not trusted: every guess claims another address.
-        let reply = scribe_tests::api::Reply::send(
+        let reply = Reply::send(
             server
                 .http()
                 .get(server.url("/api/jobs"))

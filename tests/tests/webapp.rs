@@ -432,12 +432,13 @@ fn a_customer_manages_glossaries_and_uploads_by_drag_and_drop_and_by_url() {
     let mut seen = Vec::new();
     loop {
         let v = js(&browser, "(document.querySelector('#upload-progress') || {}).value");
-        if let Some(v) = v.as_f64() {
-            if v > 0.0 && v < 100.0 {
-                seen.push(v);
-                if seen.len() == 1 {
-                    browser.screenshot("upload-progress");
-                }
+        if let Some(v) = v.as_f64()
+            && v > 0.0
+            && v < 100.0
+        {
+            seen.push(v);
+            if seen.len() == 1 {
+                browser.screenshot("upload-progress");
             }
         }
         if v.is_null() || Instant::now() > deadline {

@@ -256,7 +256,7 @@ pub fn relative(data_dir: &Path, path: &Path) -> String {
 }
 
 /// A whole file, or `None` when there is none.
-async fn read_if_there(path: &std::path::Path) -> Result<Option<Vec<u8>>, MediaError> {
+async fn read_if_there(path: &Path) -> Result<Option<Vec<u8>>, MediaError> {
     match tokio::fs::read(path).await {
         Ok(bytes) => Ok(Some(bytes)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),

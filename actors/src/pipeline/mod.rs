@@ -337,7 +337,7 @@ impl Actor for Pipeline {
                     // The worker's outcome reaches us as an event through the log, usually a few
                     // milliseconds after this report. Look again later: if the job has still not
                     // moved on, the worker could not record its outcome, and the stage runs again.
-                    let _ = myself.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage));
+                    drop(myself.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage)));
                 }
             }
             PipelineMsg::Worker(StageReport::Lost(job_id, stage)) => {
@@ -346,7 +346,7 @@ impl Actor for Pipeline {
                     job_span(&job_id).in_scope(|| {
                         tracing::error!(?stage, "the worker of a stage ended without a report; the stage runs again")
                     });
-                    let _ = myself.send_after(RECHECK_LOST_AFTER, move || PipelineMsg::Recheck(job_id, stage));
+                    drop(myself.send_after(RECHECK_LOST_AFTER, move || PipelineMsg::Recheck(job_id, stage)));
                 }
             }
             PipelineMsg::Recheck(job_id, stage) | PipelineMsg::Claims(ClaimNotice::LookAgain { job_id, stage }) => {
@@ -453,7 +453,7 @@ impl PipelineState {
         };
         if let Err(error) = started {
             tracing::error!(worker = ?kind, %error, "a pipeline worker could not be started again; trying again shortly");
-            let _ = myself.send_after(RESTART_BACKOFF, move || PipelineMsg::RestartWorker(kind));
+            drop(myself.send_after(RESTART_BACKOFF, move || PipelineMsg::RestartWorker(kind)));
             return;
         }
         if !self.live {
@@ -556,7 +556,7 @@ impl PipelineState {
                     if let Err(error) = failed {
                         // Not recorded: look again later, which tries to fail the job once more.
                         tracing::error!(?stage, %error, "recording the failure of a job that kept failing; trying again");
-                        let _ = pipeline.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage));
+                        drop(pipeline.send_after(RECHECK_AFTER, move || PipelineMsg::Recheck(job_id, stage)));
                     }
                 }
                 .instrument(span),

@@ -191,6 +191,7 @@ fn check_not_truncated_s(got_s: f64, announced_s: f64) -> Result<(), AudioError>
 }
 
 /// The result of looking at a file: symphonia can take it, or ffmpeg has to.
+#[allow(clippy::large_enum_variant)] // one per opened file, moved once
 enum Probed {
     Symphonia(SymphoniaSource),
     Ffmpeg(MediaInfo),

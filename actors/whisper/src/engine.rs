@@ -265,6 +265,7 @@ impl Engine {
                 let map = TimeMap::new(&spans);
                 (spans, map)
             }
+            #[allow(clippy::single_range_in_vec_init)] // one span: the whole recording
             None => (vec![0..scan.n_samples], TimeMap::identity()),
         };
         let speech_samples = spans.iter().map(|s| s.len()).sum();
@@ -428,12 +429,11 @@ impl Engine {
                         )
                     })
                 });
-                if !single_ending {
-                    if let Some(end) = pieces.iter().rev().find_map(|p| p.words.last().map(|w| w.end)) {
-                        if end > time_offset {
-                            seek = (end * FRAMES_PER_SECOND as f64).round() as usize;
-                        }
-                    }
+                if !single_ending
+                    && let Some(end) = pieces.iter().rev().find_map(|p| p.words.last().map(|w| w.end))
+                    && end > time_offset
+                {
+                    seek = (end * FRAMES_PER_SECOND as f64).round() as usize;
                 }
             }
             for p in pieces {
@@ -538,10 +538,10 @@ impl Engine {
             }
         } else {
             let mut duration = segment_size as f64 / FRAMES_PER_SECOND as f64;
-            if let Some(&last_ts) = tokens.iter().rev().find(|&&t| is_ts(t)) {
-                if last_ts != tb {
-                    duration = ts_time(last_ts);
-                }
+            if let Some(&last_ts) = tokens.iter().rev().find(|&&t| is_ts(t))
+                && last_ts != tb
+            {
+                duration = ts_time(last_ts);
             }
             pieces.push(Piece {
                 start: time_offset,

@@ -352,10 +352,10 @@ pub fn speech_spans(probs: &[f32], n_samples: usize, p: &VadParams) -> Vec<Range
             continue;
         }
     }
-    if let Some(s) = start {
-        if (len - s) as f64 > min_speech {
-            speeches.push((s, len));
-        }
+    if let Some(s) = start
+        && (len - s) as f64 > min_speech
+    {
+        speeches.push((s, len));
     }
 
     // Pad each span, splitting short gaps between neighbours evenly.

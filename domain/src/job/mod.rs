@@ -434,11 +434,11 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
                 kind = Some(t.kind);
             }
             // The transcriber's document becomes the job's transcript.
-            if kind == Some(TaskKind::Transcribe) {
-                if let Some(transcript) = &mut state.transcript {
-                    transcript.path = path.clone();
-                    transcript.draft = false;
-                }
+            if kind == Some(TaskKind::Transcribe)
+                && let Some(transcript) = &mut state.transcript
+            {
+                transcript.path = path.clone();
+                transcript.draft = false;
             }
         }
         E::DocumentEdited { revision, path, words, .. } => edit::apply_edit(&mut state, *revision, path, *words),

@@ -184,7 +184,7 @@ impl JobState {
             if t.draft && self.tasks.is_empty() {
                 return Stage::OpenTask;
             }
-            if submission.job_type == crate::kinds::JobType::Perfect {
+            if submission.job_type == JobType::Perfect {
                 return Stage::HumanWork;
             }
         }
@@ -263,8 +263,8 @@ impl JobState {
             return false;
         }
         match s.job_type {
-            crate::kinds::JobType::Perfect => !self.tasks.iter().any(|t| t.ever_claimed),
-            crate::kinds::JobType::Direct => self.transcription_attempts == 0 && self.transcript.is_none(),
+            JobType::Perfect => !self.tasks.iter().any(|t| t.ever_claimed),
+            JobType::Direct => self.transcription_attempts == 0 && self.transcript.is_none(),
         }
     }
 }

@@ -234,10 +234,10 @@ async fn check(
         accepted.iter().filter(|j| j.kind != Kind::UploadTruncated).map(|j| format!("job-{}", j.job_id)).collect();
     let deadline = Instant::now() + Duration::from_secs(300);
     let (taken, victim) = loop {
-        if let Some((job, holder)) = transcribing(store, &speech).await? {
-            if let Some(victim) = nodes.iter().position(|n| n.id == holder) {
-                break (job, victim);
-            }
+        if let Some((job, holder)) = transcribing(store, &speech).await?
+            && let Some(victim) = nodes.iter().position(|n| n.id == holder)
+        {
+            break (job, victim);
         }
         if Instant::now() > deadline {
             bail!("no node was seen transcribing within 5 minutes");

@@ -314,7 +314,7 @@ fn undelivered(peer: &Peer, accepted: &[Accepted], statuses: &HashMap<String, St
     accepted
         .iter()
         .filter(|j| j.callback)
-        .filter(|j| !statuses.get(&j.job_id).is_some_and(|s| !is_terminal(s)))
+        .filter(|j| statuses.get(&j.job_id).is_none_or(|s| is_terminal(s)))
         .filter(|j| !answers.get(&j.job_id).is_some_and(|a| a.iter().any(|s| (200..300).contains(s))))
         .count()
 }

@@ -42,7 +42,7 @@ pub struct BenchStatusArgs {
 }
 
 pub fn run(args: BenchStatusArgs) -> anyhow::Result<()> {
-    if !(args.seconds > 0.0) || args.connections == 0 || args.rounds == 0 {
+    if !args.seconds.is_finite() || args.seconds <= 0.0 || args.connections == 0 || args.rounds == 0 {
         bail!("--seconds, --rounds and --connections must be positive");
     }
     in_scratch_dir(args.work_dir.clone(), "status", |work| bench(&args, work))

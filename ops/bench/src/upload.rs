@@ -57,7 +57,7 @@ pub struct BenchUploadArgs {
 }
 
 pub fn run(args: BenchUploadArgs) -> anyhow::Result<()> {
-    if !(args.size_gb > 0.0) {
+    if !args.size_gb.is_finite() || args.size_gb <= 0.0 {
         bail!("--size-gb must be positive");
     }
     if args.rounds == 0 {

@@ -122,7 +122,7 @@ pub struct RefundCheckpoint {
 
 /// Restores the jobs a checkpoint names: each job's state up to its saved version, with that
 /// version. Jobs whose stream cannot be parsed back are left out (logged). The streams are read
-/// [`RESTORE_READS`] at a time: on a networked store each read is a round trip.
+/// `RESTORE_READS` at a time: on a networked store each read is a round trip.
 pub async fn restore_jobs(
     store: &dyn EventStore,
     jobs: &Versions,

@@ -1,11 +1,11 @@
 //! One actor per live job, and the supervisor that finds, starts, restarts and retires them.
 //!
-//! A [`JobActor`] owns the stream `job-<jobId>`: it rebuilds the job from its events when it
+//! A `JobActor` owns the stream `job-<jobId>`: it rebuilds the job from its events when it
 //! starts, runs every command for that job one at a time through the pure domain `decide`, and
 //! appends the result expecting the version it decided on. It stops itself after a quiet spell,
 //! so memory is bounded by the jobs in flight, not by the jobs ever made.
 //!
-//! The [`JobSupervisor`] keeps the map from job id to actor. A job actor that crashes is simply
+//! The `JobSupervisor` keeps the map from job id to actor. A job actor that crashes is simply
 //! forgotten; the next command for that job starts a fresh one from its stream, and no other job
 //! notices. Callers talk to all of this through the cloneable [`Jobs`] handle.
 

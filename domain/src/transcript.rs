@@ -127,7 +127,7 @@ impl Transcript {
             .collect()
     }
 
-    /// 1-based number of a speaker in the speaker list, for "Speaker <n>" labels. A `spkid` missing
+    /// 1-based number of a speaker in the speaker list, for "Speaker n" labels. A `spkid` missing
     /// from the list gets a number after the listed ones, in order of first appearance.
     pub fn speaker_number(&self, spkid: &str) -> usize {
         if let Some(i) = self.speakers.iter().position(|s| s.spkid == spkid) {

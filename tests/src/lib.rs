@@ -2,7 +2,7 @@
 //! `scribe serve` on a loopback port with its own data directory ([`TestServer`]), the client
 //! calls and error-body checks every test repeats ([`api`]), a loopback file server that plays
 //! the internet for URL jobs and callbacks ([`FileServer`]), the binary's own checks run as tests
-//! ([`bench`]), speech the corpus lacks ([`speech`]), and where the binary, the models and the
+//! ([`mod@bench`]), speech the corpus lacks ([`speech`]), and where the binary, the models and the
 //! corpus live ([`paths`]).
 //!
 //! ```no_run

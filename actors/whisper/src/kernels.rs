@@ -593,8 +593,8 @@ fn erf(x: f32) -> f32 {
     x * p / q
 }
 
-/// Softmax of one row, in place: vectorised (AVX2 `exp`, see [`avx2::exp8`]) when the CPU
-/// allows, else [`softmax_scalar`].
+/// Softmax of one row, in place: vectorised (AVX2 `exp`, see `avx2::exp8`) when the CPU
+/// allows, else `softmax_scalar`.
 pub fn softmax(row: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if simd_available() {

@@ -277,7 +277,7 @@ impl Aggregate for JobAggregate {
 }
 
 /// Decides whether `command` is allowed in `state`, and if so, which events record it: the
-/// guards every command passes ([`guard`]), then the rule of its kind, each in its own file.
+/// guards every command passes (`guard`), then the rule of its kind, each in its own file.
 pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, JobRefusal> {
     use JobCommand as C;
     let Some(submission) = &state.submission else { return submit::decide_new(command) };

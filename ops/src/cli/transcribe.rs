@@ -21,7 +21,7 @@ pub struct TranscribeArgs {
     /// Audio or video file (wav, mp3, m4a, mp4, ogg, opus, flac, wma, avi, ...).
     pub file: PathBuf,
     /// Whisper model directory with model.bin, config.json and tokenizer.json
-    /// [default: <models dir>/whisper-base].
+    /// [default: whisper-base in the models directory].
     #[arg(long, env = "SCRIBE_MODEL_DIR")]
     pub model: Option<PathBuf>,
     /// Spoken language: en-us, nl-be, fr, de, es, cmn, ... or `auto` to detect it, as the service

@@ -31,6 +31,7 @@ use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
 use scribe_domain::ids::UserName;
 use scribe_domain::kinds::Role;
 
+pub use crate::error::key_required;
 use crate::error::{ApiError, ErrorBody, ErrorCode};
 use crate::state::{ApiSettings, ApiState};
 
@@ -182,13 +183,6 @@ pub fn presented_key(req: &Request) -> Result<Option<(String, KeySource)>, ApiEr
         (None, Some(b)) => Some((b, KeySource::Bearer)),
         (None, None) => None,
     })
-}
-
-/// The refusal of a request without a key.
-pub fn key_required() -> ApiError {
-    ApiError::unauthorized(
-        "apiKey is required: pass your API key in the apiKey query parameter or as a Bearer token (Authorization: Bearer <key>)",
-    )
 }
 
 /// The refusal of an unknown or revoked key, naming where it was given.

@@ -368,7 +368,7 @@ fn translate(err: &poem::Error, status: StatusCode) -> ApiError {
         return ApiError::invalid_body(format!("The request body is invalid: {}", e.reason));
     }
     if err.downcast_ref::<oai::AuthorizationError>().is_some() {
-        return crate::auth::key_required();
+        return key_required();
     }
     if let Some(e) = err.downcast_ref::<oai::ContentTypeError>() {
         return ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, content_type_message(e), None);
@@ -407,6 +407,13 @@ fn content_type_message(e: &poem_openapi::error::ContentTypeError) -> String {
             "A Content-Type header is required; send application/json".to_owned()
         }
     }
+}
+
+/// The refusal of a request without a key.
+pub fn key_required() -> ApiError {
+    ApiError::unauthorized(
+        "apiKey is required: pass your API key in the apiKey query parameter or as a Bearer token (Authorization: Bearer <key>)",
+    )
 }
 
 #[cfg(test)]

@@ -123,7 +123,8 @@ impl JobsApi {
         let executed = state.jobs.execute(&job_id, cmd).await.map_err(job_error)?;
         if let Err(e) = state.media.delete_job(job_id.as_str()).await {
             // The deletion is recorded; the files are orphans an operator can remove.
-            tracing::error!(%job_id, error = %e, "removing the files of a deleted job");
+            scribe_actors::jobs::job_span(&job_id)
+                .in_scope(|| tracing::error!(error = %e, "removing the files of a deleted job"));
         }
         state.settle(executed.position).await;
         Ok(Json(Message::new("Job deleted")))

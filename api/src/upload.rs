@@ -351,7 +351,8 @@ async fn finish(
     if result.is_err()
         && let Err(e) = state.media.delete_job(job_id.as_str()).await
     {
-        tracing::error!(%job_id, error = %e, "removing the files of a refused upload");
+        scribe_actors::jobs::job_span(&job_id)
+            .in_scope(|| tracing::error!(error = %e, "removing the files of a refused upload"));
     }
     result
 }

@@ -5,9 +5,9 @@
 //! CDN, no node build and no network at run time. The app talks only to the API under `/api`.
 
 use poem::endpoint::{EmbeddedFileEndpoint, EmbeddedFilesEndpoint};
-use poem::http::header;
+use poem::http::{StatusCode, header};
 use poem::middleware::SetHeader;
-use poem::{Endpoint, EndpointExt};
+use poem::{Endpoint, EndpointExt, IntoResponse};
 use rust_embed::RustEmbed;
 
 /// The page itself, `web/index.html`.
@@ -36,7 +36,7 @@ fn app_headers() -> SetHeader {
 
 /// `GET /`: the app's page.
 pub fn index() -> impl Endpoint {
-    EmbeddedFileEndpoint::<Page>::new("index.html")
+    not_modified_is_an_answer(EmbeddedFileEndpoint::<Page>::new("index.html"))
         .with(app_headers().overriding(header::CONTENT_SECURITY_POLICY, CSP))
         .with(SetHeader::new().overriding(header::CONTENT_TYPE, "text/html; charset=utf-8"))
 }
@@ -44,7 +44,20 @@ pub fn index() -> impl Endpoint {
 /// `GET /app/<name>`: a script, style sheet or vendored library of the app (its type from its
 /// name); 404 otherwise.
 pub fn assets() -> impl Endpoint {
-    EmbeddedFilesEndpoint::<Assets>::new().with(app_headers())
+    not_modified_is_an_answer(EmbeddedFilesEndpoint::<Assets>::new()).with(app_headers())
+}
+
+/// poem's embedded endpoints answer a matching `If-None-Match` with an error carrying 304; the
+/// API's error handling would turn any error into a JSON error, so the 304 is answered here, as
+/// the plain response it is.
+fn not_modified_is_an_answer(files: impl Endpoint + 'static) -> impl Endpoint {
+    files.around(|files, req| async move {
+        match files.call(req).await {
+            Ok(found) => Ok(found.into_response()),
+            Err(e) if e.status() == StatusCode::NOT_MODIFIED => Ok(StatusCode::NOT_MODIFIED.into_response()),
+            Err(e) => Err(e),
+        }
+    })
 }
 
 #[cfg(test)]

@@ -86,3 +86,31 @@ fn health_and_metrics() {
     assert!(has_sample("status=\"OPEN\"") || has_sample("status=\"open\""), "jobs by status: {text}");
     assert!(text.to_lowercase().contains("queue"), "the ASR queue length: {text}");
 }
+
+#[test]
+fn the_web_app_is_served_from_the_binary_and_revalidated_with_304() {
+    let server = TestServer::start();
+    let page = Reply::send(server.http().get(server.url("/")));
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+    assert!(page.header("content-security-policy").is_some_and(|csp| csp.contains("default-src 'self'")));
+    let script = Reply::send(server.http().get(server.url("/app/app.js")));
+    assert_eq!(script.status, 200);
+    assert!(
+        script.header("content-type").is_some_and(|t| t.contains("javascript")),
+        "{:?}",
+        script.header("content-type")
+    );
+    assert_eq!(script.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(script.header("cache-control"), Some("no-cache"));
+    // What a browser does on reload: the unchanged file answers 304, with no body and no error.
+    let etag = script.header("etag").expect("an ETag").to_owned();
+    let again = Reply::send(server.http().get(server.url("/app/app.js")).header("if-none-match", &etag));
+    assert_eq!(again.status, 304, "{}", again.text);
+    assert!(again.text.is_empty(), "{}", again.text);
+    let page_etag = page.header("etag").expect("the page's ETag").to_owned();
+    let page_again = Reply::send(server.http().get(server.url("/")).header("if-none-match", &page_etag));
+    assert_eq!(page_again.status, 304, "{}", page_again.text);
+    assert_eq!(Reply::send(server.http().get(server.url("/app/nothing.js"))).status, 404);
+    assert_eq!(Reply::send(server.http().get(server.url("/app/index.html"))).status, 404);
+}

@@ -25,10 +25,12 @@ use scribe_domain::account::{AccountAggregate, AccountCommand, AccountEvent, Acc
 use scribe_domain::ids::{JobId, UserName, account_stream, job_id_of_stream, job_stream, user_of_account_stream};
 use scribe_domain::job::{self, JobState};
 use scribe_eventstore::{EventStore, RecordedEvent};
+use tracing::Instrument;
 
 use crate::checkpoint::{self, CheckpointFile, RefundCheckpoint};
 use crate::clock::now_ms;
 use crate::command::{self, CommandError};
+use crate::jobs::job_span;
 use crate::store_follow::follow_log;
 
 /// How long after a charge its job must exist before the charge counts as an orphan. The saga
@@ -203,7 +205,9 @@ impl RefundState {
             match self.store.read_stream(&job_stream(&job_id), 0).await {
                 Ok(events) if events.is_empty() => {
                     if let Some((user, _)) = self.unmatched.remove(&job_id) {
-                        tracing::warn!(%job_id, %user, "a charge without a job (the job was never recorded); refunding it");
+                        job_span(&job_id).in_scope(|| {
+                            tracing::warn!(%user, "a charge without a job (the job was never recorded); refunding it")
+                        });
                         self.charged.remove(&job_id);
                         refund(self.store.clone(), job_id, user);
                     }
@@ -211,9 +215,9 @@ impl RefundState {
                 Ok(_) => {
                     self.unmatched.remove(&job_id);
                 }
-                Err(error) => {
-                    tracing::error!(%job_id, %error, "refunds: could not look for the job of a charge; trying again later")
-                }
+                Err(error) => job_span(&job_id).in_scope(
+                    || tracing::error!(%error, "refunds: could not look for the job of a charge; trying again later"),
+                ),
             }
         }
     }
@@ -292,12 +296,16 @@ fn parse_accounts(saved: &std::collections::BTreeMap<String, String>) -> HashMap
 
 /// Gives a failed job's charge back to `user`.
 fn refund(store: Arc<dyn EventStore>, job_id: JobId, user: UserName) {
-    tokio::spawn(async move {
-        let cmd = AccountCommand::Refund { job_id: job_id.clone(), at_ms: now_ms() };
-        match command::execute::<AccountAggregate>(store.as_ref(), &account_stream(&user), cmd).await {
-            Ok(_) => tracing::info!(%job_id, %user, "refunded the charge of a failed (or unclaimed deleted) job"),
-            Err(CommandError::Refused(AccountRefusal::NothingToRefund(_))) => {}
-            Err(e) => tracing::error!(%job_id, %user, error = %e, "refunding a failed job"),
+    let span = job_span(&job_id);
+    tokio::spawn(
+        async move {
+            let cmd = AccountCommand::Refund { job_id, at_ms: now_ms() };
+            match command::execute::<AccountAggregate>(store.as_ref(), &account_stream(&user), cmd).await {
+                Ok(_) => tracing::info!(%user, "refunded the charge of a failed (or unclaimed deleted) job"),
+                Err(CommandError::Refused(AccountRefusal::NothingToRefund(_))) => {}
+                Err(e) => tracing::error!(%user, error = %e, "refunding a failed job"),
+            }
         }
-    });
+        .instrument(span),
+    );
 }

@@ -34,7 +34,7 @@ use scribe_domain::requests::{JobRequest, TranslationRequest};
 
 use crate::clock::now_ms;
 use crate::command::{self, CommandError};
-use crate::jobs::{JobError, JobExecuted, Jobs};
+use crate::jobs::{JobError, JobExecuted, Jobs, job_span};
 use scribe_eventstore::EventStore;
 
 /// A new job, as a door hands it to the saga.
@@ -194,7 +194,7 @@ impl Billing {
     /// cover it), nothing charged. A job paid at submission, or already charged, is left alone.
     pub async fn charge_probed(&self, job_id: &JobId, duration_ms: u64) -> Result<Option<String>, ChargeError> {
         if let Err(too_long) = self.max_duration.check(duration_ms) {
-            tracing::info!(%job_id, duration_ms, "media longer than the server accepts");
+            job_span(job_id).in_scope(|| tracing::info!(duration_ms, "media longer than the server accepts"));
             return Ok(Some(too_long.to_string()));
         }
         let (job, _) = self.jobs.state(job_id).await.map_err(|e| ChargeError(e.to_string()))?;
@@ -236,7 +236,8 @@ impl Billing {
         let cmd = AccountCommand::Refund { job_id: job_id.clone(), at_ms: now_ms() };
         match command::execute::<AccountAggregate>(self.store.as_ref(), &account_stream(owner), cmd).await {
             Ok(_) | Err(CommandError::Refused(AccountRefusal::NothingToRefund(_))) => {}
-            Err(e) => tracing::error!(%job_id, user = %owner, error = %e, "refunding a job that was not recorded"),
+            Err(e) => job_span(job_id)
+                .in_scope(|| tracing::error!(user = %owner, error = %e, "refunding a job that was not recorded")),
         }
     }
 }

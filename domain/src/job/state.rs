@@ -149,11 +149,6 @@ impl JobState {
         self.submission.as_ref().map(|s| &s.owner)
     }
 
-    /// Whether `user` owns this job (false before submission).
-    pub fn is_owned_by(&self, user: &UserName) -> bool {
-        self.owner() == Some(user)
-    }
-
     /// The language shown to clients: the detected one once known for `auto` jobs.
     pub fn language(&self) -> Option<Language> {
         let requested = self.submission.as_ref()?.language;

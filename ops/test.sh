@@ -10,6 +10,7 @@ bash ops/setup.sh
 cargo fmt --all -- --check
 cargo clippy --release --workspace --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --no-deps
-# No import circle between the runtime's modules.
+# No import circle between the modules of the runtime and of the edge.
 python3 ops/module_cycles.py actors/src
+python3 ops/module_cycles.py api/src
 cargo test --release --workspace --no-fail-fast

@@ -1,7 +1,7 @@
 //! Diarization of the shared corpus's real recordings against their reference turns.
 //!
 //! Needs the models (`bash ops/setup.sh`; `SCRIBE_MODELS_DIR`, default `./models` at the
-//! repository root) and the corpus at `../shared/corpus` (or `SCRIBE_CORPUS`). The DER bounds
+//! repository root) and the corpus at `../shared/corpus` (or `SCRIBE_CORPUS_DIR`, as in `tests/`). The DER bounds
 //! are what this engine measured, plus a margin (see `scribe-bench diarization`).
 
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ fn models() -> PathBuf {
 }
 
 fn corpus() -> PathBuf {
-    std::env::var_os("SCRIBE_CORPUS").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"))
+    std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"))
 }
 
 fn run(clip: &str, reference: &str, speakers: Speakers) -> (f64, usize) {

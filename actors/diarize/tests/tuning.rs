@@ -17,7 +17,7 @@ fn models() -> PathBuf {
 }
 
 fn corpus() -> PathBuf {
-    std::env::var_os("SCRIBE_CORPUS")
+    std::env::var_os("SCRIBE_CORPUS_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"))
 }

@@ -13,6 +13,7 @@ pub mod diarization;
 pub mod engine_document;
 pub mod fair_queue;
 pub mod jobs;
+pub mod live;
 pub mod media;
 pub mod media_worker;
 pub mod pipeline;

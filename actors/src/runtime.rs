@@ -20,6 +20,7 @@ use crate::callbacks::{CallbackArgs, CallbackSettings};
 use crate::checkpoint::CheckpointFile;
 use crate::cluster::ClusterSettings;
 use crate::jobs::Jobs;
+use crate::live::{LiveSessions, LiveSettings};
 use crate::media::{AddressGuard, FetchConfig, Fetcher, MediaStore};
 use crate::media_worker::MediaArgs;
 use crate::pipeline::{DispatchCounts, Pipeline, PipelineArgs, PipelineMsg, WorkerArgs, WorkerRefs};
@@ -61,6 +62,8 @@ pub struct RuntimeSettings {
     /// How long finished jobs' media and documents are kept (`--retention`); `None`: until
     /// deleted, unless a job asked for less (`deleteAfterSeconds`).
     pub retention: Option<Duration>,
+    /// Bounds of live sessions (`--live-sessions`, ...).
+    pub live: LiveSettings,
 }
 
 /// Handles to the running write side.
@@ -77,6 +80,8 @@ pub struct Services {
     pub asr_queue: Arc<AtomicUsize>,
     /// The pipeline's dispatches per stage.
     pub pipeline_dispatches: DispatchCounts,
+    /// Live transcription sessions (the real-time door opens them here).
+    pub live: LiveSessions,
     actors: Actors,
 }
 
@@ -131,6 +136,16 @@ impl Services {
             checkpoint: Some(CheckpointFile::new(&settings.node_dir, "retention")),
         };
         let (retention, _) = Actor::spawn(None, RetentionActor, retention_args).await?;
+        let live = LiveSessions::new(
+            settings.model.clone(),
+            store.clone(),
+            jobs.clone(),
+            media.clone(),
+            settings.data_dir.clone(),
+            settings.cluster.as_ref().map_or(crate::live::LOCAL_NODE.to_owned(), |c| c.node.clone()),
+            settings.prices.direct_per_minute,
+            settings.live.clone(),
+        );
         let asr_queue = Arc::new(AtomicUsize::new(0));
         let pipeline_dispatches = DispatchCounts::default();
         // The media, ASR and callback workers are the pipeline's supervised children: it starts
@@ -185,6 +200,7 @@ impl Services {
             billing,
             asr_queue,
             pipeline_dispatches,
+            live,
             actors: Actors { pipeline, refunds, retention },
         })
     }

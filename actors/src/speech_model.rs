@@ -105,6 +105,13 @@ impl SpeechModel {
     }
 }
 
+impl EngineLease {
+    /// The engine itself, to hand to blocking work while this lease keeps the model loaded.
+    pub fn shared(&self) -> Arc<Engine> {
+        self.engine.clone()
+    }
+}
+
 impl std::ops::Deref for EngineLease {
     type Target = Engine;
     fn deref(&self) -> &Engine {

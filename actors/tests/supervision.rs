@@ -41,6 +41,7 @@ async fn start(data_dir: &Path) -> Services {
         callbacks: CallbackSettings::default(),
         prices: Prices::default(),
         retention: None,
+        live: Default::default(),
     };
     Services::start(store, settings).await.unwrap()
 }

@@ -39,6 +39,7 @@ pub mod error;
 pub mod exports;
 pub mod glossaries;
 pub mod jobs;
+pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod negotiate;
@@ -162,6 +163,9 @@ pub fn app(state: ApiState) -> impl Endpoint {
         .nest(API_PREFIX, service)
         .nest("/api/docs", docs)
         .at("/api/openapi.json", spec_endpoint)
+        .at("/api/real-time", get(live::real_time))
+        .at("/real-time", get(live::real_time))
+        .at("/real-time/", get(live::real_time))
         .at("/metrics", get(metrics::metrics))
         .at("/health", get(health))
         .at("/", webapp::index())

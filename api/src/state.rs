@@ -111,6 +111,8 @@ pub struct ApiState {
     /// The pipeline's dispatches per stage (shown by `/metrics`).
     pub pipeline_dispatches: DispatchCounts,
     pub settings: ApiSettings,
+    /// Live transcription sessions (the real-time door).
+    pub live: scribe_actors::live::LiveSessions,
     /// The connections the server accepted through [`crate::connections::GuardedAcceptor`], for
     /// the edge to mark requests in flight (empty when requests come another way, as in tests).
     pub connections: OpenConnections,
@@ -128,6 +130,7 @@ impl ApiState {
             billing: services.billing.clone(),
             read,
             asr_queue: services.asr_queue.clone(),
+            live: services.live.clone(),
             pipeline_dispatches: services.pipeline_dispatches.clone(),
             settings,
             connections: OpenConnections::default(),

@@ -113,6 +113,14 @@ pub enum AccountCommand {
         job_id: JobId,
         at_ms: u64,
     },
+    /// Pay for minute `minute` (1, 2, ...) of live session `session` as its first sample
+    /// arrives; each minute is paid once.
+    ChargeLiveMinute {
+        session: JobId,
+        minute: u32,
+        cents: u64,
+        at_ms: u64,
+    },
 }
 
 /// Why an account command was refused.
@@ -136,6 +144,8 @@ pub enum AccountRefusal {
     AlreadyCharged(JobId),
     #[error("job {0} has no charge to refund")]
     NothingToRefund(JobId),
+    #[error("minute {minute} of live session {session} was already charged")]
+    LiveMinuteAlreadyCharged { session: JobId, minute: u32 },
     #[error("the account exists as a {existing}, not a {asked}")]
     RoleMismatch { existing: Role, asked: Role },
 }
@@ -198,6 +208,14 @@ pub enum AccountEvent {
         cents: u64,
         at_ms: u64,
     },
+    /// A live session's minute was paid (see [`AccountCommand::ChargeLiveMinute`]); never
+    /// refunded: the captions were delivered as it was spoken.
+    LiveMinuteCharged {
+        session: JobId,
+        minute: u32,
+        cents: u64,
+        at_ms: u64,
+    },
 }
 
 impl VersionedEvent for AccountEvent {
@@ -209,6 +227,7 @@ impl VersionedEvent for AccountEvent {
             AccountEvent::BalanceCredited { .. } => "BalanceCredited",
             AccountEvent::BalanceCharged { .. } => "BalanceCharged",
             AccountEvent::BalanceRefunded { .. } => "BalanceRefunded",
+            AccountEvent::LiveMinuteCharged { .. } => "LiveMinuteCharged",
         }
     }
 
@@ -239,6 +258,8 @@ pub struct AccountState {
     pub charges: std::collections::BTreeMap<JobId, u64>,
     /// Jobs whose charge was refunded.
     pub refunded: std::collections::BTreeSet<JobId>,
+    /// The last minute paid of each live session.
+    pub live_minutes: std::collections::BTreeMap<JobId, u32>,
 }
 
 impl AccountState {
@@ -321,6 +342,18 @@ pub fn decide(state: &AccountState, command: AccountCommand) -> Result<Vec<Accou
             Some(&cents) => Ok(vec![E::BalanceRefunded { job_id, cents, at_ms }]),
             None => Err(AccountRefusal::NothingToRefund(job_id)),
         },
+        C::ChargeLiveMinute { session, minute, cents, at_ms } => {
+            if state.live_minutes.get(&session).is_some_and(|&paid| paid >= minute) {
+                return Err(AccountRefusal::LiveMinuteAlreadyCharged { session, minute });
+            }
+            if !state.can_afford(cents) {
+                return Err(AccountRefusal::InsufficientBalance {
+                    balance_cents: state.balance_cents,
+                    price_cents: cents,
+                });
+            }
+            Ok(vec![E::LiveMinuteCharged { session, minute, cents, at_ms }])
+        }
     }
 }
 
@@ -354,6 +387,10 @@ pub fn evolve(mut state: AccountState, event: &AccountEvent) -> AccountState {
             state.balance_cents = state.balance_cents.saturating_add(*cents);
             state.charges.remove(job_id);
             state.refunded.insert(job_id.clone());
+        }
+        E::LiveMinuteCharged { session, minute, cents, .. } => {
+            state.balance_cents = state.balance_cents.saturating_sub(*cents);
+            state.live_minutes.insert(session.clone(), *minute);
         }
     }
     state
@@ -430,6 +467,19 @@ mod tests {
         given::<AccountAggregate>([opened(), credited(100)])
             .when(AccountCommand::Charge { job_id: job("j1"), cents: 101, at_ms: 3 })
             .then_refused(AccountRefusal::InsufficientBalance { balance_cents: 100, price_cents: 101 });
+    }
+
+    #[test]
+    fn given_a_live_session_when_its_minutes_start_then_each_is_charged_once_while_the_balance_lasts() {
+        let minute = |m: u32| AccountCommand::ChargeLiveMinute { session: job("s1"), minute: m, cents: 40, at_ms: 3 };
+        let paid = |m: u32| AccountEvent::LiveMinuteCharged { session: job("s1"), minute: m, cents: 40, at_ms: 3 };
+        given::<AccountAggregate>([opened(), credited(100)]).when(minute(1)).then([paid(1)]);
+        given::<AccountAggregate>([opened(), credited(100), paid(1)])
+            .when(minute(1))
+            .then_refused(AccountRefusal::LiveMinuteAlreadyCharged { session: job("s1"), minute: 1 });
+        given::<AccountAggregate>([opened(), credited(100), paid(1), paid(2)])
+            .when(minute(3))
+            .then_refused(AccountRefusal::InsufficientBalance { balance_cents: 20, price_cents: 40 });
     }
 
     #[test]

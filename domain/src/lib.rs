@@ -20,6 +20,7 @@ pub mod ids;
 pub mod job;
 pub mod kinds;
 pub mod languages;
+pub mod live;
 pub mod options;
 pub mod requests;
 pub mod speakers;

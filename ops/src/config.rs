@@ -15,6 +15,7 @@ use anyhow::Context;
 use figment::Figment;
 use figment::providers::{Format, Serialized, Toml};
 use scribe_actors::callbacks::CallbackSettings;
+use scribe_actors::live::LiveSettings;
 use scribe_api::connections::ConnectionLimits;
 use scribe_domain::account::Prices;
 use scribe_eventstore::StoreLocation;
@@ -163,6 +164,19 @@ pub struct ServeArgs {
     #[arg(long, env = "SCRIBE_MAX_CONNECTIONS")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_connections: Option<usize>,
+    /// Live transcription sessions at once on this server (default: 4); one more is refused
+    /// with close code 1013.
+    #[arg(long, env = "SCRIBE_LIVE_SESSIONS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_sessions: Option<usize>,
+    /// Live sessions at once per account (default: 2).
+    #[arg(long, env = "SCRIBE_LIVE_SESSIONS_PER_ACCOUNT")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_sessions_per_account: Option<usize>,
+    /// A live session that sends no audio for this long is closed (default: 30s).
+    #[arg(long, env = "SCRIBE_LIVE_IDLE_TIMEOUT", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
+    pub live_idle_timeout: Option<Duration>,
 }
 
 /// Every setting as the layers leave it: the defaults, under the TOML file, under what clap read
@@ -209,6 +223,10 @@ struct Layered {
     #[serde(with = "humantime_serde")]
     body_timeout: Duration,
     max_connections: usize,
+    live_sessions: usize,
+    live_sessions_per_account: usize,
+    #[serde(with = "humantime_serde")]
+    live_idle_timeout: Duration,
 }
 
 impl Default for Layered {
@@ -217,6 +235,7 @@ impl Default for Layered {
         let callbacks = CallbackSettings::default();
         let connections = ConnectionLimits::default();
         let prices = Prices::default();
+        let live = LiveSettings::default();
         Layered {
             bind: IpAddr::from([127, 0, 0, 1]),
             port: 8080,
@@ -247,6 +266,9 @@ impl Default for Layered {
             idle_timeout: connections.idle_timeout,
             body_timeout: connections.body_timeout,
             max_connections: connections.max_connections,
+            live_sessions: live.max_sessions,
+            live_sessions_per_account: live.max_per_account,
+            live_idle_timeout: live.idle_timeout,
         }
     }
 }
@@ -308,6 +330,8 @@ pub struct Config {
     pub claim_lease: Duration,
     /// How long slow clients may hold a connection, and how many are served at once.
     pub connections: ConnectionLimits,
+    /// Bounds of live sessions.
+    pub live: LiveSettings,
 }
 
 impl Config {
@@ -367,6 +391,11 @@ impl Config {
             retention: layered.retention,
             claim_lease: layered.claim_lease,
             connections,
+            live: LiveSettings {
+                max_sessions: layered.live_sessions,
+                max_per_account: layered.live_sessions_per_account.max(1),
+                idle_timeout: layered.live_idle_timeout.max(Duration::from_secs(1)),
+            },
         })
     }
 }

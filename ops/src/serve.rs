@@ -76,6 +76,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         callbacks: config.callbacks.clone(),
         prices: config.prices,
         retention: config.retention,
+        live: config.live.clone(),
         model,
         text_models,
     };

@@ -16,6 +16,7 @@ pub mod api;
 pub mod bench;
 pub mod browser;
 pub mod files;
+pub mod live;
 pub mod paths;
 pub mod server;
 pub mod speech;

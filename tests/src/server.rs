@@ -82,6 +82,12 @@ impl TestServer {
         format!("http://{addr}{path}")
     }
 
+    /// `ws://127.0.0.1:PORT` + `path` (e.g. `/api/real-time`).
+    pub fn ws_url(&self, path: &str) -> String {
+        let addr = self.addr.expect("the server is running");
+        format!("ws://{addr}{path}")
+    }
+
     /// The listening address.
     pub fn addr(&self) -> SocketAddr {
         self.addr.expect("the server is running")
@@ -121,6 +127,17 @@ impl TestServer {
                 }
             }
         }
+    }
+
+    /// Kills the server with SIGKILL (a crash: nothing is flushed or finished) and starts it
+    /// again on the same data directory.
+    pub fn crash_and_restart(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            self.addr = None;
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.launch();
     }
 
     /// Stops the server and starts it again on the same data directory (a new port).

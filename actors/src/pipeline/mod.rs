@@ -208,6 +208,10 @@ pub struct PipelineState {
     versions: HashMap<JobId, u64>,
     /// Position of the last checkpoint written.
     saved_position: u64,
+    /// Live jobs whose interrupted session is being finished (see `live::recording::recover`).
+    recovering: std::collections::HashSet<JobId>,
+    /// When this pipeline started: a live job submitted before then has no session any more.
+    started_ms: u64,
 }
 
 impl Actor for Pipeline {
@@ -285,6 +289,8 @@ impl Actor for Pipeline {
             claims,
             versions,
             saved_position: saved.position,
+            recovering: Default::default(),
+            started_ms: now_ms(),
         })
     }
 
@@ -526,6 +532,10 @@ impl PipelineState {
         if self.in_flight.get(job_id) == Some(&stage) {
             return;
         }
+        if stage == Stage::Live {
+            self.recover_live(job_id);
+            return;
+        }
         if !DISPATCHED_STAGES.contains(&stage) {
             return;
         }
@@ -635,6 +645,23 @@ impl PipelineState {
 }
 
 impl PipelineState {
+    /// Finishes a live job whose session this node ran before it stopped: no session can be
+    /// recording it any more. Live jobs of other nodes, or submitted since this start, are left
+    /// to their sessions.
+    fn recover_live(&mut self, job_id: &JobId) {
+        let Some(state) = self.open.get(job_id) else { return };
+        let Some(submission) = &state.submission else { return };
+        let MediaSource::Live { node, .. } = &submission.source else { return };
+        let this_node = self.args.cluster.as_ref().map_or(crate::live::LOCAL_NODE, |c| c.node.as_str());
+        if node != this_node || submission.created_ms >= self.started_ms || !self.recovering.insert(job_id.clone()) {
+            return;
+        }
+        let (jobs, media, data_dir) =
+            (self.args.jobs.clone(), self.args.workers.media.store.clone(), self.args.data_dir.clone());
+        let (job_id, state) = (job_id.clone(), state.clone());
+        tokio::spawn(async move { crate::live::recording::recover(&jobs, &media, &data_dir, &job_id, &state).await });
+    }
+
     /// Offers the jobs waiting for a recognition worker on this node again (cluster nodes).
     async fn offer_backlog(&mut self, myself: &ActorRef<PipelineMsg>) {
         let Some(gate) = &mut self.claims else { return };

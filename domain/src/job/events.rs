@@ -45,6 +45,9 @@ pub enum MediaSource {
     Upload { filename: String },
     /// `POST /jobs/upload-media-from-url`: the service fetches `source_url`.
     Url { source_url: HttpUrl, filename: String },
+    /// A live session kept as a job (`saveAsJob`), run by the server node `node`: its audio is
+    /// stored when the session ends.
+    Live { filename: String, node: String },
     /// `POST /jobs/translatedSubtitles`: the media and captions of an existing job.
     /// `media_path` and `document_path` (relative to the data directory) are the source's
     /// media and final transcript, which the translator works from.
@@ -64,6 +67,7 @@ impl MediaSource {
         match self {
             MediaSource::Upload { filename }
             | MediaSource::Url { filename, .. }
+            | MediaSource::Live { filename, .. }
             | MediaSource::Job { filename, .. } => filename,
         }
     }
@@ -164,6 +168,14 @@ pub enum JobEvent {
     /// The owner corrected the finished job's document (revision 1, 2, ...), now at `path`:
     /// it is the job's transcript from here on.
     DocumentEdited { by: UserName, revision: u32, path: String, words: u64, at_ms: u64 },
+    /// A live session finalized an utterance (see `job::live`).
+    LiveUtteranceRecorded { utterance: super::live::LiveUtterance, at_ms: u64 },
+    /// The live session ended; `interrupted` says why when it did not end on its own.
+    LiveSessionEnded {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interrupted: Option<String>,
+        at_ms: u64,
+    },
     /// A node of a cluster took (or renewed) the job's `stage` until `lease_until_ms`; see
     /// `job::work_claim`.
     WorkClaimed {
@@ -198,6 +210,8 @@ impl VersionedEvent for JobEvent {
             JobEvent::TaskSubmitted { .. } => "TaskSubmitted",
             JobEvent::DocumentEdited { .. } => "DocumentEdited",
             JobEvent::WorkClaimed { .. } => "WorkClaimed",
+            JobEvent::LiveUtteranceRecorded { .. } => "LiveUtteranceRecorded",
+            JobEvent::LiveSessionEnded { .. } => "LiveSessionEnded",
         }
     }
 

@@ -44,6 +44,7 @@
 mod callbacks;
 mod edit;
 mod events;
+pub mod live;
 pub mod media_limit;
 pub mod retention;
 mod stages;
@@ -203,6 +204,16 @@ pub enum JobCommand {
         words: u64,
         at_ms: u64,
     },
+    /// A live session's finalized utterance (see `live`).
+    RecordUtterance {
+        utterance: live::LiveUtterance,
+        at_ms: u64,
+    },
+    /// A live session ended (or was found cut short): its audio, length and transcript.
+    FinishLive {
+        outcome: live::LiveOutcome,
+        at_ms: u64,
+    },
     /// The cluster node `node` takes (or renews) the job's current `stage` until `until_ms`
     /// (see `work_claim`).
     ClaimWork {
@@ -310,6 +321,8 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
         C::ReleaseTask { task_id, by, at_ms } => tasks::release(state, task_id, by, at_ms),
         C::ExpireLease { task_id, at_ms } => tasks::expire_lease(state, task_id, at_ms),
         C::SubmitTask { task_id, by, at_ms } => tasks::hand_in(state, submission, task_id, by, at_ms),
+        C::RecordUtterance { utterance, at_ms } => live::record_utterance(state, utterance, at_ms),
+        C::FinishLive { outcome, at_ms } => live::finish(state, outcome, at_ms),
     }
 }
 
@@ -395,6 +408,10 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
             state.callback.abandoned = Some(reason.clone());
         }
         E::JobDeleted { .. } => state.deleted = true,
+        E::LiveUtteranceRecorded { utterance, .. } => state.live_utterances.push(utterance.clone()),
+        E::LiveSessionEnded { interrupted, .. } => {
+            state.live_end = Some(live::LiveEnd { interrupted: interrupted.clone() })
+        }
         E::JobExpired { .. } => {
             state.deleted = true;
             state.expired = true;

@@ -79,6 +79,9 @@ pub enum Stage {
     /// A manual job's draft exists but its task was never opened (jobs recorded before tasks
     /// existed): open it.
     OpenTask,
+    /// A live session records this job; its session finishes it (or, after a crash, the node
+    /// that ran it, on its next start).
+    Live,
     /// Finished with a callbackUrl whose delivery is not settled.
     DeliverCallback,
     /// Nothing left to do.
@@ -132,6 +135,10 @@ pub struct JobState {
     pub document_edits: u32,
     /// The last claim on the job's machine work (see `job::work_claim`).
     pub claim: Option<super::work_claim::WorkClaim>,
+    /// A live session's finalized utterances, in order (see `job::live`).
+    pub live_utterances: Vec<super::live::LiveUtterance>,
+    /// How the live session ended, once it has.
+    pub live_end: Option<super::live::LiveEnd>,
 }
 
 impl JobState {
@@ -172,6 +179,9 @@ impl JobState {
         }
         if matches!(submission.source, MediaSource::Job { .. }) {
             return Stage::HumanWork;
+        }
+        if matches!(submission.source, MediaSource::Live { .. }) {
+            return Stage::Live;
         }
         // A manual job's draft leads to human work; only jobs recorded before tasks existed
         // lack the task (the pipeline opens it).

@@ -18,6 +18,8 @@ pub enum NewMedia {
     Upload { filename: String, media: StoredMedia },
     /// A URL to fetch; the file name is taken from its path.
     Url { source_url: HttpUrl },
+    /// A live session run by the server node `node`; its audio arrives as it is spoken.
+    Live { node: String },
 }
 
 /// Decides a command on a job that does not exist yet: only the commands that create one are
@@ -49,6 +51,7 @@ fn submit(job_id: JobId, owner: UserName, at_ms: u64, request: JobRequest, media
             (MediaSource::Upload { filename: crate::http_url::sanitize_filename(&filename) }, Some(media))
         }
         NewMedia::Url { source_url } => (MediaSource::Url { filename: source_url.file_name(), source_url }, None),
+        NewMedia::Live { node } => (MediaSource::Live { filename: "live-session.wav".into(), node }, None),
     };
     let mut events = vec![JobEvent::JobSubmitted(Box::new(Submission {
         job_id,

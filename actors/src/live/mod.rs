@@ -1,0 +1,230 @@
+//! Live transcription: the sessions behind the real-time WebSocket door.
+//!
+//! [`LiveSessions::open`] admits a session (capacity, glossary, the speech model, and for
+//! `saveAsJob` its job) and starts its actor ([`session`]); the door then only forwards frames
+//! in and [`LiveOutput`]s out. The rules (the INIT message, the encodings, the price of a
+//! minute) are the domain's (`scribe_domain::live`).
+
+mod agreement;
+mod capacity;
+pub mod recording;
+mod session;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::{Actor, ActorRef};
+use scribe_domain::glossary::GlossaryAggregate;
+use scribe_domain::ids::{JobId, UserName, glossary_stream};
+use scribe_domain::live::{LiveError, LiveErrorCode, LiveInit, LiveResult};
+use scribe_eventstore::EventStore;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+pub use capacity::Capacity;
+use recording::Recording;
+use session::{LiveSessionActor, SessionArgs, SessionMsg};
+
+use crate::command;
+use crate::jobs::Jobs;
+use crate::media::MediaStore;
+use crate::speech_model::SpeechModel;
+
+/// The node name a saved session's job records on a server that is not part of a cluster.
+pub const LOCAL_NODE: &str = "local";
+
+/// The operator's bounds for live sessions.
+#[derive(Debug, Clone)]
+pub struct LiveSettings {
+    /// Sessions at once on this server (`--live-sessions`).
+    pub max_sessions: usize,
+    /// Sessions at once per account (`--live-sessions-per-account`).
+    pub max_per_account: usize,
+    /// A session without audio for this long is closed (`--live-idle-timeout`).
+    pub idle_timeout: Duration,
+}
+
+impl Default for LiveSettings {
+    fn default() -> Self {
+        LiveSettings { max_sessions: 4, max_per_account: 2, idle_timeout: Duration::from_secs(30) }
+    }
+}
+
+/// What a session sends the client, in order; `Close` is always last.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiveOutput {
+    /// An `Info` message (the object under `message`).
+    Info(Value),
+    /// A `Warning` message (the object under `message`).
+    Warning(Value),
+    Error(LiveError),
+    Result(LiveResult),
+    /// Close the socket with this code and reason.
+    Close {
+        code: u16,
+        reason: String,
+    },
+}
+
+impl LiveOutput {
+    pub(crate) fn info(message: String, fields: Value) -> LiveOutput {
+        LiveOutput::Info(with_fields(json!({"type": "Info", "message": message}), fields))
+    }
+
+    pub(crate) fn warning(code: &str, message: String, fields: Value) -> LiveOutput {
+        LiveOutput::Warning(with_fields(json!({"type": "Warning", "code": code, "message": message}), fields))
+    }
+}
+
+fn with_fields(mut base: Value, fields: Value) -> Value {
+    if let (Some(base), Value::Object(fields)) = (base.as_object_mut(), fields) {
+        base.extend(fields);
+    }
+    base
+}
+
+/// A running session, as the door holds it.
+pub struct LiveSession {
+    pub session_id: JobId,
+    actor: ActorRef<SessionMsg>,
+    /// What to send the client; ends after `LiveOutput::Close`.
+    pub output: mpsc::UnboundedReceiver<LiveOutput>,
+}
+
+impl LiveSession {
+    /// A binary frame from the client.
+    pub fn audio(&self, frame: Vec<u8>) {
+        let _ = self.actor.send_message(SessionMsg::Audio(frame));
+    }
+
+    /// The client sent END.
+    pub fn end(&self) {
+        let _ = self.actor.send_message(SessionMsg::End);
+    }
+
+    /// The door refuses what the client sent (a frame too large): the session sends `error`,
+    /// finalizes what it received and closes with the error's code.
+    pub fn fail(&self, error: LiveError) {
+        let _ = self.actor.send_message(SessionMsg::Fail(error));
+    }
+
+    /// The client went away; the session still finalizes (and saves) what it received.
+    pub fn disconnected(&self) {
+        let _ = self.actor.send_message(SessionMsg::Disconnected);
+    }
+}
+
+/// Opens live sessions; one per server, shared by the door.
+#[derive(Clone)]
+pub struct LiveSessions {
+    model: Arc<SpeechModel>,
+    store: Arc<dyn EventStore>,
+    jobs: Jobs,
+    media: MediaStore,
+    data_dir: PathBuf,
+    /// This server's name in the job of a saved session (see `recording::recover`).
+    node: String,
+    price_per_minute: u64,
+    settings: LiveSettings,
+    capacity: Capacity,
+}
+
+impl LiveSessions {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        model: Arc<SpeechModel>,
+        store: Arc<dyn EventStore>,
+        jobs: Jobs,
+        media: MediaStore,
+        data_dir: PathBuf,
+        node: String,
+        price_per_minute: u64,
+        settings: LiveSettings,
+    ) -> LiveSessions {
+        let capacity = Capacity::new(settings.max_sessions, settings.max_per_account);
+        LiveSessions { model, store, jobs, media, data_dir, node, price_per_minute, settings, capacity }
+    }
+
+    /// Sessions running now.
+    pub fn running(&self) -> usize {
+        self.capacity.running()
+    }
+
+    /// Admits a session of `owner` and starts it. The first output is the `Info` saying which
+    /// configuration is in force.
+    pub async fn open(&self, owner: UserName, init: LiveInit) -> Result<LiveSession, LiveError> {
+        let slot = self.capacity.acquire(&owner)?;
+        let hotwords = self.glossary_terms(&owner, &init).await?;
+        let model = self.model.clone();
+        let engine = tokio::task::spawn_blocking(move || model.lease())
+            .await
+            .map_err(|e| internal(format!("loading the speech model failed: {e}")))?
+            .map_err(|e| internal(format!("the speech model cannot be used: {e}")))?;
+        if engine.vad().is_none() {
+            return Err(internal(
+                "live sessions need the voice activity model (Silero VAD), which is not installed".into(),
+            ));
+        }
+        let session_id = JobId::parse(&uuid::Uuid::new_v4().to_string()).expect("a UUID is a valid id");
+        let recording = match init.output.save_as_job {
+            true => Some(
+                Recording::start(&self.jobs, &self.media, &self.data_dir, &self.node, &session_id, &owner, &init)
+                    .await
+                    .map_err(|e| internal(format!("the session's job could not be created: {e}")))?,
+            ),
+            false => None,
+        };
+        let (out, output) = mpsc::unbounded_channel();
+        let _ = out.send(LiveOutput::info(
+            "Session started".into(),
+            json!({
+                "sessionId": session_id.as_str(),
+                "language": init.language.code(),
+                "audioConfig": {"sample_rate": init.audio.sample_rate, "encoding": init.audio.encoding.name()},
+                "outputConfig": {"format": "transcription", "partials": init.output.partials, "saveAsJob": init.output.save_as_job},
+                "glossaryId": init.glossary_id.as_ref().map(|g| g.as_str()),
+                "jobId": init.output.save_as_job.then(|| session_id.as_str()),
+            }),
+        ));
+        let args = SessionArgs {
+            session_id: session_id.clone(),
+            owner,
+            init,
+            hotwords,
+            engine,
+            store: self.store.clone(),
+            price_per_minute: self.price_per_minute,
+            settings: self.settings.clone(),
+            out,
+            slot,
+            recording,
+        };
+        let (actor, _) = Actor::spawn(None, LiveSessionActor, args)
+            .await
+            .map_err(|e| internal(format!("the session could not start: {e}")))?;
+        Ok(LiveSession { session_id, actor, output })
+    }
+
+    /// The glossary's terms, which must be the caller's own and not deleted.
+    async fn glossary_terms(&self, owner: &UserName, init: &LiveInit) -> Result<Vec<String>, LiveError> {
+        let Some(id) = &init.glossary_id else { return Ok(Vec::new()) };
+        let refused = |why: &str| {
+            LiveError::field(LiveErrorCode::InvalidParameter, "glossaryId", &format!("glossaryId {id} {why}"), &[])
+        };
+        let loaded = command::load::<GlossaryAggregate>(self.store.as_ref(), &glossary_stream(id))
+            .await
+            .map_err(|e| internal(format!("the glossary could not be read: {e}")))?;
+        let Some(glossary) = loaded.state.view() else {
+            return Err(refused(if loaded.state.glossary.is_none() { "does not exist" } else { "was deleted" }));
+        };
+        if &glossary.user_name != owner {
+            return Err(refused("belongs to another account"));
+        }
+        Ok(glossary.names.iter().cloned().chain(glossary.items.iter().map(|i| i.name.clone())).collect())
+    }
+}
+
+fn internal(message: String) -> LiveError {
+    LiveError::new(LiveErrorCode::Internal, message)
+}

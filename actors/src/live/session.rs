@@ -1,0 +1,567 @@
+//! One live session as an actor: audio in, results out.
+//!
+//! Every binary frame is decoded from the announced PCM encoding, resampled to 16 kHz, paid for
+//! (a started minute is charged when its first sample arrives) and run through the VAD, whose
+//! [`Utterances`] cut the stream at pauses (or at a quiet point before 30 s). An utterance that
+//! ended is decoded whole with the direct jobs' settings (beam 5, word times, glossary, clean
+//! read) into a `FinalResult`; while one is spoken, the growing audio is decoded cheaply (greedy,
+//! no word times) about twice a second into `PartialResult`s that [`Agreement`] keeps from
+//! flickering. One decode runs at a time per session, finals first: a session that falls behind
+//! real time skips partials until it has caught up, and never drops a final.
+//!
+//! The session ends on END, on a closed socket, on an exhausted balance, after an idle time, or
+//! when the engine fails; in every case the speech already received is finalized first (unless
+//! the engine failed), and then the door is told to close with the right code.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ractor::{Actor, ActorProcessingErr, ActorRef};
+use scribe_domain::account::{AccountAggregate, AccountCommand, AccountRefusal};
+use scribe_domain::ids::{JobId, UserName, account_stream};
+use scribe_domain::languages::Language;
+use scribe_domain::live::{
+    self, LiveError, LiveErrorCode, LiveInit, LiveResult, LiveWord, PcmDecoder, WordTiming, started_minutes,
+};
+use scribe_domain::style::clean_read;
+use scribe_domain::transcript as doc;
+use scribe_eventstore::EventStore;
+use scribe_whisper::audio::StreamResampler;
+use scribe_whisper::engine::{Engine, EngineError, TranscribeOptions};
+use scribe_whisper::utterances::{UtteranceEvent, Utterances};
+use scribe_whisper::vad::VadState;
+use serde_json::json;
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::agreement::Agreement;
+use super::capacity::Slot;
+use super::recording::Recording;
+use super::{LiveOutput, LiveSettings};
+use crate::clock::now_ms;
+use crate::command::{self, CommandError};
+use crate::engine_document::to_document;
+use crate::speech_model::EngineLease;
+
+const RATE: usize = live::SAMPLE_RATE as usize;
+/// A partial is decoded once the open utterance has grown by this much audio since the last.
+const PARTIAL_EVERY: usize = RATE * 6 / 10;
+/// The first partial of an utterance waits for this much speech.
+const FIRST_PARTIAL_AFTER: usize = RATE * 4 / 10;
+/// Finals waiting longer than this (seconds of audio received since their utterance ended)
+/// make the session say it is behind real time.
+const BEHIND_WARNING_S: f64 = 2.0;
+
+pub enum SessionMsg {
+    /// A binary frame, as received.
+    Audio(Vec<u8>),
+    /// The client sent END.
+    End,
+    /// The socket closed without END.
+    Disconnected,
+    /// The door refused something the client sent: end with this error.
+    Fail(LiveError),
+    /// A decode finished.
+    Decoded(Box<Decoded>),
+    /// Once a second: the idle check.
+    Tick,
+}
+
+pub struct Decoded {
+    kind: DecodeKind,
+    result: Result<scribe_whisper::Transcript, EngineError>,
+}
+
+enum DecodeKind {
+    Partial { id: String },
+    Final { id: String, range: Range<usize>, partials_sent: bool },
+}
+
+/// What the session was given when it opened.
+pub struct SessionArgs {
+    pub session_id: JobId,
+    pub owner: UserName,
+    pub init: LiveInit,
+    pub hotwords: Vec<String>,
+    pub engine: EngineLease,
+    pub store: Arc<dyn EventStore>,
+    pub price_per_minute: u64,
+    pub settings: LiveSettings,
+    pub out: UnboundedSender<LiveOutput>,
+    /// The session's place on the server: held, never read; it is freed when the session stops.
+    #[allow(dead_code)]
+    pub slot: Slot,
+    pub recording: Option<Recording>,
+}
+
+/// An utterance being spoken.
+struct Open {
+    id: String,
+    start: usize,
+    agreement: Agreement,
+    /// Stream position up to which the last partial was decoded.
+    partial_at: usize,
+    partials_sent: bool,
+}
+
+/// An utterance that ended and waits for its final.
+struct Ended {
+    id: String,
+    range: Range<usize>,
+    partials_sent: bool,
+}
+
+pub struct SessionState {
+    args: SessionArgs,
+    engine: Arc<Engine>,
+    pcm: PcmDecoder,
+    resampler: Option<StreamResampler>,
+    vad: VadState,
+    utterances: Utterances,
+    /// 16 kHz samples `base..base + audio.len()` of the stream.
+    audio: Vec<f32>,
+    base: usize,
+    /// Samples received (16 kHz).
+    received: usize,
+    paid_minutes: u32,
+    open: Option<Open>,
+    ended: VecDeque<Ended>,
+    decoding: bool,
+    /// The Whisper language code in force (detected on the first utterance for `auto`).
+    language: Option<&'static str>,
+    last_audio: Instant,
+    /// Set once the session is ending: the close code and reason the door sends at the end.
+    closing: Option<(u16, String)>,
+    warned_split_sample: bool,
+    warned_behind: bool,
+}
+
+pub struct LiveSessionActor;
+
+impl Actor for LiveSessionActor {
+    type Msg = SessionMsg;
+    type State = SessionState;
+    type Arguments = SessionArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<SessionMsg>,
+        args: SessionArgs,
+    ) -> Result<SessionState, ActorProcessingErr> {
+        let engine = args.engine.shared();
+        let resampler = StreamResampler::new(args.init.audio.sample_rate)?;
+        let language = args.init.language.whisper_code();
+        myself.send_interval(Duration::from_secs(1), || SessionMsg::Tick);
+        Ok(SessionState {
+            pcm: PcmDecoder::new(args.init.audio.encoding),
+            resampler: Some(resampler),
+            vad: VadState::new(),
+            utterances: Utterances::new(Default::default()),
+            audio: Vec::new(),
+            base: 0,
+            received: 0,
+            paid_minutes: 0,
+            open: None,
+            ended: VecDeque::new(),
+            decoding: false,
+            language,
+            last_audio: Instant::now(),
+            closing: None,
+            warned_split_sample: false,
+            warned_behind: false,
+            engine,
+            args,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<SessionMsg>,
+        msg: SessionMsg,
+        state: &mut SessionState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            SessionMsg::Audio(frame) => state.receive(&frame).await,
+            SessionMsg::End => state.end(1000, "the session ended"),
+            SessionMsg::Disconnected => state.end(1000, "the client went away"),
+            SessionMsg::Fail(error) => state.error(error),
+            SessionMsg::Tick => {
+                let idle = state.args.settings.idle_timeout;
+                if state.closing.is_none() && state.last_audio.elapsed() >= idle {
+                    state.error(LiveError::new(
+                        LiveErrorCode::Idle,
+                        format!("No audio for {} s: the session is closed", idle.as_secs()),
+                    ));
+                }
+            }
+            SessionMsg::Decoded(decoded) => {
+                state.decoding = false;
+                state.decoded(*decoded).await;
+            }
+        }
+        state.schedule(&myself);
+        if state.is_done() {
+            if let Some(recording) = state.args.recording.take() {
+                recording.finish().await;
+            }
+            let (code, reason) = state.closing.clone().unwrap_or((1000, String::new()));
+            state.send(LiveOutput::Close { code, reason });
+            myself.stop(None);
+        }
+        Ok(())
+    }
+}
+
+impl SessionState {
+    fn send(&self, output: LiveOutput) {
+        // The door is gone when the client is: what was recorded stays recorded.
+        let _ = self.args.out.send(output);
+    }
+
+    /// Sends `error` and ends the session with its close code.
+    fn error(&mut self, error: LiveError) {
+        let (code, reason) = (error.close_code, error.code.as_str().to_owned());
+        self.send(LiveOutput::Error(error));
+        self.end(code, &reason);
+    }
+
+    /// Stops taking audio; what was received is finalized, then the door closes with `code`.
+    fn end(&mut self, code: u16, reason: &str) {
+        if self.closing.is_some() {
+            return;
+        }
+        self.closing = Some((code, reason.to_owned()));
+        let tail = self.resampler.take().map(StreamResampler::finish).unwrap_or_default();
+        self.take_audio(tail, true);
+    }
+
+    fn is_done(&self) -> bool {
+        self.closing.is_some() && !self.decoding && self.ended.is_empty() && self.open.is_none()
+    }
+
+    async fn receive(&mut self, frame: &[u8]) {
+        if self.closing.is_some() {
+            return;
+        }
+        self.last_audio = Instant::now();
+        let decoded = self.pcm.decode(frame);
+        if decoded.split_sample && !self.warned_split_sample {
+            self.warned_split_sample = true;
+            self.send(LiveOutput::warning(
+                "PARTIAL_SAMPLE",
+                format!(
+                    "A binary frame of {} bytes is not a whole number of {}-byte {} samples; its last bytes were joined to the next frame",
+                    frame.len(),
+                    self.args.init.audio.encoding.sample_bytes(),
+                    self.args.init.audio.encoding
+                ),
+                json!({}),
+            ));
+        }
+        let Some(resampler) = self.resampler.as_mut() else { return };
+        let mut samples = resampler.push(&decoded.samples);
+        if let Err(error) = self.pay_for(&mut samples).await {
+            self.take_audio(samples, false);
+            self.error(error);
+            return;
+        }
+        self.take_audio(samples, false);
+        self.warn_if_behind();
+    }
+
+    /// Charges every minute `samples` start; on a balance that cannot pay, cuts `samples` at the
+    /// end of the last paid minute and answers the error.
+    async fn pay_for(&mut self, samples: &mut Vec<f32>) -> Result<(), LiveError> {
+        let price = self.args.price_per_minute;
+        let after = started_minutes((self.received + samples.len()) as u64);
+        while self.paid_minutes < after {
+            let minute = self.paid_minutes + 1;
+            if price > 0 {
+                let cmd = AccountCommand::ChargeLiveMinute {
+                    session: self.args.session_id.clone(),
+                    minute,
+                    cents: price,
+                    at_ms: now_ms(),
+                };
+                let stream = account_stream(&self.args.owner);
+                match command::execute::<AccountAggregate>(self.args.store.as_ref(), &stream, cmd).await {
+                    Ok(_) | Err(CommandError::Refused(AccountRefusal::LiveMinuteAlreadyCharged { .. })) => {}
+                    Err(CommandError::Refused(AccountRefusal::InsufficientBalance { balance_cents, price_cents })) => {
+                        let paid_samples = self.paid_minutes as usize * 60 * RATE;
+                        samples.truncate(paid_samples.saturating_sub(self.received));
+                        return Err(LiveError::new(
+                            LiveErrorCode::InsufficientBalance,
+                            format!(
+                                "The balance is used up: minute {minute} of this session costs {}.{:02} and the account has {}.{:02}; the session ends with the speech already paid for",
+                                price_cents / 100,
+                                price_cents % 100,
+                                balance_cents / 100,
+                                balance_cents % 100
+                            ),
+                        ));
+                    }
+                    Err(e) => {
+                        samples.clear();
+                        return Err(LiveError::new(
+                            LiveErrorCode::Internal,
+                            format!("Charging the session failed ({e}); it ends here"),
+                        ));
+                    }
+                }
+            }
+            self.paid_minutes = minute;
+        }
+        Ok(())
+    }
+
+    /// Adds 16 kHz samples to the stream: VAD, utterance cuts, and the recording.
+    fn take_audio(&mut self, samples: Vec<f32>, last: bool) {
+        if let Some(recording) = self.args.recording.as_mut() {
+            recording.audio(&samples);
+        }
+        let vad = self.engine.vad().expect("live sessions open only with a VAD");
+        let mut probabilities = vad.push(&mut self.vad, &samples);
+        self.received += samples.len();
+        self.audio.extend_from_slice(&samples);
+        if last {
+            probabilities.push(vad.finish(std::mem::replace(&mut self.vad, VadState::new())));
+        }
+        let mut events = self.utterances.push(&probabilities);
+        if last {
+            events.extend(self.utterances.finish(self.received));
+        }
+        for event in events {
+            match event {
+                UtteranceEvent::Started { at_sample } => {
+                    self.open = Some(Open {
+                        id: uuid::Uuid::new_v4().to_string(),
+                        start: at_sample,
+                        agreement: Agreement::default(),
+                        partial_at: at_sample,
+                        partials_sent: false,
+                    });
+                }
+                UtteranceEvent::Ended { range, .. } => {
+                    let open = self.open.take();
+                    let range = range.start.max(self.base)..range.end.min(self.received);
+                    if range.is_empty() {
+                        continue;
+                    }
+                    self.ended.push_back(Ended {
+                        id: open.as_ref().map(|o| o.id.clone()).unwrap_or_else(|| uuid::Uuid::new_v4().to_string()),
+                        range,
+                        partials_sent: open.is_some_and(|o| o.partials_sent),
+                    });
+                }
+            }
+        }
+        if last {
+            self.open = None;
+        }
+        self.forget_old_audio();
+    }
+
+    /// Drops the samples no utterance needs any more (keeping a little for the VAD's pre-roll).
+    fn forget_old_audio(&mut self) {
+        let keep_from = self
+            .ended
+            .front()
+            .map(|e| e.range.start)
+            .or(self.open.as_ref().map(|o| o.start))
+            .unwrap_or(self.received.saturating_sub(RATE));
+        if keep_from > self.base {
+            let drop = (keep_from - self.base).min(self.audio.len());
+            self.audio.drain(..drop);
+            self.base += drop;
+        }
+    }
+
+    fn samples(&self, range: &Range<usize>) -> Vec<f32> {
+        let a = range.start.saturating_sub(self.base).min(self.audio.len());
+        let b = range.end.saturating_sub(self.base).min(self.audio.len());
+        self.audio[a..b].to_vec()
+    }
+
+    /// Seconds of audio received since the oldest final-in-waiting's utterance ended.
+    fn behind_s(&self) -> f64 {
+        self.ended.front().map(|e| (self.received.saturating_sub(e.range.end)) as f64 / RATE as f64).unwrap_or(0.0)
+    }
+
+    fn warn_if_behind(&mut self) {
+        let behind = self.behind_s();
+        if behind > BEHIND_WARNING_S && !self.warned_behind {
+            self.warned_behind = true;
+            self.send(LiveOutput::warning(
+                "BEHIND_REAL_TIME",
+                format!(
+                    "Transcription is {behind:.1} s behind the audio: partial results are skipped until it catches up; no final is dropped"
+                ),
+                json!({ "behindSeconds": (behind * 10.0).round() / 10.0 }),
+            ));
+        } else if self.ended.is_empty() {
+            self.warned_behind = false;
+        }
+    }
+
+    /// Starts the next decode when none runs: the oldest final first, else a partial.
+    fn schedule(&mut self, myself: &ActorRef<SessionMsg>) {
+        if self.decoding {
+            return;
+        }
+        if let Some(next) = self.ended.front() {
+            let samples = self.samples(&next.range);
+            let kind =
+                DecodeKind::Final { id: next.id.clone(), range: next.range.clone(), partials_sent: next.partials_sent };
+            let options = self.options(true);
+            self.spawn_decode(myself, kind, samples, options);
+            return;
+        }
+        if !self.args.init.output.partials || self.closing.is_some() {
+            return;
+        }
+        let received = self.received;
+        let Some(open) = self.open.as_mut() else { return };
+        let spoken = received.saturating_sub(open.start);
+        if spoken < FIRST_PARTIAL_AFTER || received.saturating_sub(open.partial_at) < PARTIAL_EVERY.min(spoken) {
+            return;
+        }
+        open.partial_at = received;
+        let kind = DecodeKind::Partial { id: open.id.clone() };
+        let range = open.start..received;
+        let samples = self.samples(&range);
+        let options = self.options(false);
+        self.spawn_decode(myself, kind, samples, options);
+    }
+
+    fn options(&self, for_final: bool) -> TranscribeOptions {
+        let mut options = TranscribeOptions {
+            language: self.language.map(str::to_owned),
+            detect_among: if self.language.is_none() {
+                crate::asr::AUTO_DETECT.iter().map(|s| s.to_string()).collect()
+            } else {
+                Vec::new()
+            },
+            hotwords: self.args.hotwords.clone(),
+            // As the file path does: the VAD runs again inside the utterance. (Earlier finals
+            // are not given as a prompt: measured, they carried their style and repeats over.)
+            use_vad: true,
+            ..TranscribeOptions::default()
+        };
+        if !for_final {
+            options.use_vad = false;
+            options.beam_size = 1;
+            options.word_timestamps = false;
+            options.temperature_fallback = false;
+        }
+        options
+    }
+
+    fn spawn_decode(
+        &mut self,
+        myself: &ActorRef<SessionMsg>,
+        kind: DecodeKind,
+        samples: Vec<f32>,
+        options: TranscribeOptions,
+    ) {
+        self.decoding = true;
+        let engine = self.engine.clone();
+        let myself = myself.clone();
+        tokio::task::spawn_blocking(move || {
+            let result = engine.transcribe_samples(&samples, &options);
+            let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
+        });
+    }
+
+    async fn decoded(&mut self, decoded: Decoded) {
+        match decoded.kind {
+            DecodeKind::Partial { id } => {
+                let Ok(transcript) = decoded.result else { return };
+                let Some(open) = self.open.as_mut().filter(|o| o.id == id) else { return };
+                let hypothesis: Vec<String> = transcript
+                    .segments
+                    .iter()
+                    .flat_map(|s| s.text.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+                    .collect();
+                if hypothesis.is_empty() {
+                    return;
+                }
+                let shown = open.agreement.update(hypothesis);
+                open.partials_sent = true;
+                self.send(LiveOutput::Result(LiveResult {
+                    id,
+                    is_final: false,
+                    words: shown.into_iter().map(|word| LiveWord { word, timing: None }).collect(),
+                    span: None,
+                }));
+            }
+            DecodeKind::Final { id, range, partials_sent } => {
+                self.ended.pop_front();
+                self.forget_old_audio();
+                let transcript = match decoded.result {
+                    Ok(t) => Some(t),
+                    Err(EngineError::NoSpeech) => None,
+                    Err(e) => {
+                        self.ended.clear();
+                        self.open = None;
+                        self.error(LiveError::new(
+                            LiveErrorCode::Internal,
+                            format!("The speech engine failed on this session's audio: {e}"),
+                        ));
+                        return;
+                    }
+                };
+                let offset = range.start as f64 / RATE as f64;
+                let words = match transcript {
+                    Some(t) => self.final_words(&t, offset),
+                    None => Vec::new(),
+                };
+                if words.is_empty() && !partials_sent {
+                    return;
+                }
+                let end = range.end as f64 / RATE as f64;
+                let result = LiveResult { id, is_final: true, words, span: Some((offset, end)) };
+                let language = self.language.and_then(Language::from_whisper).unwrap_or(self.args.init.language);
+                if let Some(recording) = self.args.recording.as_mut() {
+                    recording.utterance(&result, language).await;
+                }
+                self.send(LiveOutput::Result(result));
+                self.warn_if_behind();
+            }
+        }
+    }
+
+    /// The words of a final: the engine's, at stream times, without fillers (clean read, as
+    /// direct jobs default to); on the first final of an `auto` session, the language is fixed.
+    fn final_words(&mut self, transcript: &scribe_whisper::Transcript, offset: f64) -> Vec<LiveWord> {
+        if self.language.is_none() {
+            let detected = scribe_whisper::languages::to_whisper_code(&transcript.language);
+            self.language = detected;
+            let code = Language::from_whisper(&transcript.language).map(Language::code).unwrap_or("en");
+            self.send(LiveOutput::info(
+                format!("Detected language: {code}"),
+                json!({ "language": code, "languageProbability": transcript.language_probability }),
+            ));
+        }
+        let language = self.language.and_then(Language::from_whisper).unwrap_or(self.args.init.language);
+        let document = to_document(&self.args.session_id, "live", transcript);
+        let document = clean_read(&document, language);
+        document
+            .segments
+            .iter()
+            .flat_map(|s| s.words.iter())
+            .map(|w: &doc::Word| LiveWord {
+                word: w.text.clone(),
+                timing: Some(WordTiming {
+                    start: round_cs(w.start + offset),
+                    end: round_cs(w.end + offset),
+                    confidence: w.conf as f32,
+                }),
+            })
+            .collect()
+    }
+}
+
+fn round_cs(seconds: f64) -> f64 {
+    (seconds * 100.0).round() / 100.0
+}

@@ -1,0 +1,231 @@
+//! The live door: Amberscript's real-time WebSocket protocol at `/api/real-time` (and
+//! `/real-time/`, the path Amberscript serves it at).
+//!
+//! The door reads the INIT (parsed and checked by `scribe_domain::live`), checks the key, asks
+//! `LiveSessions` for a session, then only moves frames: binary audio and END in, the session's
+//! outputs out as `{"type": ..., "message": ...}` text frames, and the close code it ends with.
+//! It also keeps the connection honest: a ping every [`PING_EVERY`], and a client that answers
+//! none for [`PONG_WITHIN`] is dropped (its session still finalizes what it received).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::{SinkExt, StreamExt};
+use poem::web::Data;
+use poem::web::websocket::{CloseCode, Message, WebSocket, WebSocketStream};
+use poem::{IntoResponse, handler};
+use scribe_actors::accounts::hash_api_key;
+use scribe_actors::live::LiveOutput;
+use scribe_domain::live::{ClientText, LiveError, LiveErrorCode, LiveResult};
+use serde_json::{Value, json};
+
+use crate::state::ApiState;
+
+/// The largest binary frame a session takes (about 5 s of 48 kHz 32-bit audio).
+pub const MAX_FRAME_BYTES: usize = 1 << 20;
+/// How long a client has to send its INIT after the connection opens.
+const INIT_WITHIN: Duration = Duration::from_secs(10);
+pub const PING_EVERY: Duration = Duration::from_secs(10);
+pub const PONG_WITHIN: Duration = Duration::from_secs(30);
+
+/// `GET /api/real-time`: upgrades to a WebSocket and serves one live session on it.
+#[handler]
+pub fn real_time(ws: WebSocket, state: Data<&Arc<ApiState>>) -> impl IntoResponse {
+    let state = state.0.clone();
+    ws.on_upgrade(move |socket| serve(socket, state))
+}
+
+async fn serve(socket: WebSocketStream, state: Arc<ApiState>) {
+    let (mut sink, mut stream) = socket.split();
+    let init = match first_message(&mut stream).await {
+        Ok(Some(init)) => init,
+        Ok(None) => return,
+        Err(error) => return refuse(&mut sink, error).await,
+    };
+    let owner = match account_of(&state, &init.api_key) {
+        Ok(owner) => owner,
+        Err(error) => return refuse(&mut sink, error).await,
+    };
+    let mut session = match state.live.open(owner, init).await {
+        Ok(session) => session,
+        Err(error) => return refuse(&mut sink, error).await,
+    };
+    let mut ping = tokio::time::interval(PING_EVERY);
+    ping.tick().await;
+    let mut last_pong = Instant::now();
+    let mut client_gone = false;
+    loop {
+        tokio::select! {
+            incoming = stream.next(), if !client_gone => match incoming {
+                Some(Ok(Message::Binary(frame))) if frame.len() > MAX_FRAME_BYTES => session.fail(LiveError::new(
+                    LiveErrorCode::FrameTooLarge,
+                    format!("A binary frame of {} bytes is larger than the {MAX_FRAME_BYTES} bytes a session takes; send audio in frames of about 100 ms", frame.len()),
+                )),
+                Some(Ok(Message::Binary(frame))) => session.audio(frame),
+                Some(Ok(Message::Text(text))) => match ClientText::parse(&text) {
+                    Ok(ClientText::End) => session.end(),
+                    Ok(ClientText::Init(_)) => warn(&mut sink, "The session has started already: a second INIT is ignored").await,
+                    Err(error) => warn(&mut sink, &format!("{} (the message was ignored)", error.message)).await,
+                },
+                Some(Ok(Message::Pong(_))) => last_pong = Instant::now(),
+                Some(Ok(Message::Ping(_))) => {}
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => {
+                    client_gone = true;
+                    session.disconnected();
+                }
+            },
+            output = session.output.recv() => match output {
+                Some(LiveOutput::Close { code, reason }) => {
+                    if !client_gone {
+                        let _ = sink.send(Message::Close(Some((CloseCode::from(code), reason)))).await;
+                        let _ = sink.close().await;
+                    }
+                    return;
+                }
+                Some(output) => {
+                    if !client_gone && sink.send(Message::Text(render(&output).to_string())).await.is_err() {
+                        client_gone = true;
+                        session.disconnected();
+                    }
+                }
+                None => return,
+            },
+            _ = ping.tick(), if !client_gone => {
+                if last_pong.elapsed() > PONG_WITHIN {
+                    tracing::info!(session = %session.session_id, "live client stopped answering pings; dropping it");
+                    client_gone = true;
+                    session.disconnected();
+                    let _ = sink.close().await;
+                } else if sink.send(Message::Ping(Vec::new())).await.is_err() {
+                    client_gone = true;
+                    session.disconnected();
+                }
+            }
+        }
+    }
+}
+
+/// Waits for the INIT. `Ok(None)`: the client left first.
+async fn first_message(
+    stream: &mut futures::stream::SplitStream<WebSocketStream>,
+) -> Result<Option<scribe_domain::live::LiveInit>, LiveError> {
+    let deadline = tokio::time::Instant::now() + INIT_WITHIN;
+    loop {
+        let message = match tokio::time::timeout_at(deadline, stream.next()).await {
+            Err(_) => {
+                return Err(LiveError::new(
+                    LiveErrorCode::InvalidMessage,
+                    format!("No INIT message within {} s of connecting", INIT_WITHIN.as_secs()),
+                ));
+            }
+            Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Ok(None),
+            Ok(Some(Ok(message))) => message,
+        };
+        match message {
+            Message::Text(text) => {
+                return match ClientText::parse(&text)? {
+                    ClientText::Init(init) => Ok(Some(*init)),
+                    ClientText::End => Err(LiveError::new(
+                        LiveErrorCode::InvalidMessage,
+                        "The first message must be the INIT; END ends a session that has started",
+                    )),
+                };
+            }
+            Message::Binary(_) => {
+                return Err(LiveError::new(
+                    LiveErrorCode::InvalidMessage,
+                    "Audio arrived before the INIT message: send the INIT text message first, then binary audio frames",
+                ));
+            }
+            Message::Ping(_) | Message::Pong(_) => continue,
+            Message::Close(_) => return Ok(None),
+        }
+    }
+}
+
+/// The customer account the INIT's key opens.
+fn account_of(state: &ApiState, api_key: &str) -> Result<scribe_domain::ids::UserName, LiveError> {
+    let unauthorized = |message: &str| LiveError {
+        field: Some("apiKey".into()),
+        ..LiveError::new(LiveErrorCode::Unauthorized, message)
+    };
+    let account = state
+        .read
+        .account_by_key_hash(&hash_api_key(api_key))
+        .map_err(|e| {
+            LiveError::new(LiveErrorCode::Internal, format!("Checking the apiKey failed ({e}); retry shortly"))
+        })?
+        .ok_or_else(|| unauthorized("The apiKey is not valid"))?;
+    if account.role.is_staff() {
+        return Err(unauthorized("This is a staff key: live sessions need a customer key"));
+    }
+    Ok(account.user_name)
+}
+
+/// Sends `error` and closes with its code.
+async fn refuse(sink: &mut futures::stream::SplitSink<WebSocketStream, Message>, error: LiveError) {
+    let code = error.close_code;
+    let reason = error.code.as_str().to_owned();
+    let _ = sink.send(Message::Text(render(&LiveOutput::Error(error)).to_string())).await;
+    let _ = sink.send(Message::Close(Some((CloseCode::from(code), reason)))).await;
+    let _ = sink.close().await;
+}
+
+async fn warn(sink: &mut futures::stream::SplitSink<WebSocketStream, Message>, message: &str) {
+    let warning = json!({"type": "Warning", "code": "INVALID_MESSAGE", "message": message});
+    let _ = sink.send(Message::Text(json!({"type": "Warning", "message": warning}).to_string())).await;
+}
+
+/// An output as the protocol's text frame.
+pub fn render(output: &LiveOutput) -> Value {
+    match output {
+        LiveOutput::Info(message) => json!({"type": "Info", "message": message}),
+        LiveOutput::Warning(message) => json!({"type": "Warning", "message": message}),
+        LiveOutput::Error(e) => {
+            let mut message = json!({"type": "Error", "code": e.code.as_str(), "message": e.message});
+            if let Some(field) = &e.field {
+                message["field"] = json!(field);
+            }
+            if !e.allowed.is_empty() {
+                message["allowed"] = json!(e.allowed);
+            }
+            json!({"type": "Error", "message": message})
+        }
+        LiveOutput::Result(result) => render_result(result),
+        LiveOutput::Close { code, reason } => {
+            json!({"type": "Info", "message": {"type": "Info", "message": reason, "closeCode": code}})
+        }
+    }
+}
+
+fn render_result(result: &LiveResult) -> Value {
+    let words: Vec<Value> = result
+        .words
+        .iter()
+        .map(|w| match w.timing {
+            Some(t) => json!({
+                "word": w.word,
+                "start": t.start,
+                "end": t.end,
+                "length": round_cs(t.end - t.start),
+                "confidence": (f64::from(t.confidence) * 1000.0).round() / 1000.0,
+            }),
+            None => json!({"word": w.word}),
+        })
+        .collect();
+    let mut segment = json!({"words": words});
+    if let Some((start, end)) = result.span {
+        segment["start"] = json!(round_cs(start));
+        segment["end"] = json!(round_cs(end));
+        segment["length"] = json!(round_cs(end - start));
+    }
+    let kind = if result.is_final { "FinalResult" } else { "PartialResult" };
+    json!({
+        "type": kind,
+        "message": {"id": result.id, "version": "1.0", "segments": [segment], "transcript": result.transcript()},
+    })
+}
+
+fn round_cs(seconds: f64) -> f64 {
+    (seconds * 100.0).round() / 100.0
+}

@@ -1,0 +1,361 @@
+//! Live transcription over a real WebSocket (`/api/real-time`, Amberscript's real-time protocol),
+//! with a plain client (`scribe_tests::live`), real corpus speech made into raw PCM by ffmpeg, and
+//! the real engine: finals against the direct job of the same clip, partials before finals with
+//! their id, every encoding and several rates, every refusal, the balance running out, capacity,
+//! a session saved as a job, and a crash in the middle of one.
+
+use std::time::Duration;
+
+use scribe_tests::live::{self, LiveRun, Pace, Session, pcm, wer};
+use scribe_tests::{ASR_TIMEOUT, FileServer, Options, TestServer, clips, paths};
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+const JFK_TEXT: &str =
+    "And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.";
+const SHORT_TEXT: &str = "what's the weather like in New York";
+const GETTYSBURG: &str = "audio/en_synth_gettysburg_2voices.wav";
+
+fn init(key: &str, extra: Value) -> Value {
+    let mut init = json!({
+        "messageType": "INIT",
+        "language": "en",
+        "apiKey": key,
+        "audioConfig": {"sample_rate": 16000, "encoding": "s16le"},
+        "outputConfig": {"format": "transcription", "partials": false},
+    });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        if let (Some(base), Some(more)) = (init[k].as_object_mut(), v.as_object()) {
+            base.extend(more.clone());
+        } else {
+            init[k] = v.clone();
+        }
+    }
+    init
+}
+
+fn session<'a>(server: &TestServer, init: Value, audio: &'a [u8], rate: u32, encoding: &'a str) -> Session<'a> {
+    Session::new(server.ws_url("/api/real-time"), init, audio, rate, encoding)
+}
+
+fn assert_ended_normally(run: &LiveRun) {
+    assert!(live::is_normal(run.close_code()), "close {:?}; messages {:?}", run.close, run.messages);
+    assert!(run.error().is_none(), "an error: {:?}", run.error());
+}
+
+#[test]
+fn finals_match_the_direct_job_and_partials_come_first_with_their_ids() {
+    let server = TestServer::start();
+    let key = server.key();
+    let audio = pcm(clips::JFK, 16_000, "s16le");
+    let mut live = session(&server, init(key, json!({"outputConfig": {"partials": true}})), &audio, 16_000, "s16le");
+    live.pace = Pace::RealTime;
+    let run = live.run();
+    assert_ended_normally(&run);
+
+    let first = &run.messages[0].1;
+    assert_eq!(first["type"], "Info", "the first message says which configuration is in force: {first}");
+    assert_eq!(first["message"]["audioConfig"], json!({"sample_rate": 16000, "encoding": "s16le"}));
+    assert_eq!(first["message"]["outputConfig"]["partials"], true);
+
+    let finals = run.of_type("FinalResult");
+    assert!(!finals.is_empty(), "no finals: {:?}", run.messages);
+    let partials = run.of_type("PartialResult");
+    assert!(!partials.is_empty(), "partials were asked for: {:?}", run.messages);
+    for (i, (_, m)) in run.messages.iter().enumerate().filter(|(_, (_, m))| m["type"] == "PartialResult") {
+        let id = &m["message"]["id"];
+        assert!(m["message"]["segments"][0]["words"][0].get("start").is_none(), "partials have words only: {m}");
+        let final_at = run.messages.iter().position(|(_, f)| f["type"] == "FinalResult" && f["message"]["id"] == *id);
+        assert!(final_at.is_some_and(|f| f > i), "partial {i} ({id}) has no later final of the same id");
+    }
+    let mut last_end = 0.0;
+    for f in &finals {
+        let message = &f["message"];
+        assert_eq!(message["version"], "1.0");
+        let segment = &message["segments"][0];
+        for w in segment["words"].as_array().unwrap() {
+            let (start, end) = (w["start"].as_f64().unwrap(), w["end"].as_f64().unwrap());
+            assert!(start >= last_end - 0.5 && end >= start && end <= 11.5, "word times in order: {w}");
+            assert!((w["length"].as_f64().unwrap() - (end - start)).abs() < 0.011, "{w}");
+            assert!((0.0..=1.0).contains(&w["confidence"].as_f64().unwrap()), "{w}");
+            last_end = end;
+        }
+        assert!(segment["start"].as_f64().unwrap() <= segment["end"].as_f64().unwrap());
+    }
+
+    // The same clip as a direct job: the finals say what it says.
+    let job = server.upload_ok(key, &paths::corpus_file(clips::JFK), &[("language", "en")]);
+    let id = job["jobId"].as_str().unwrap().to_owned();
+    server.wait_for_status(key, &id, &["DONE"], ASR_TIMEOUT);
+    let direct = server.get("/jobs/export-txt", key, &[("jobId", &id)]).text;
+    let text = run.final_text();
+    let against_direct = wer(&direct, &text);
+    let against_reference = wer(JFK_TEXT, &text);
+    eprintln!("live: {text}\ndirect: {direct}\nWER vs direct {against_direct:.3}, vs reference {against_reference:.3}");
+    assert!(against_direct <= 0.10, "live finals differ from the direct job: {text:?} vs {direct:?}");
+    assert!(against_reference <= 0.10, "{text:?}");
+}
+
+#[test]
+fn every_encoding_and_several_rates_give_the_same_words() {
+    let server = TestServer::start();
+    let key = server.key();
+    for encoding in [
+        "f32be", "f32le", "s16be", "s16le", "s24be", "s24le", "s32be", "s32le", "u16be", "u16le", "u24be", "u24le",
+        "u32be", "u32le",
+    ] {
+        let audio = pcm(clips::SHORT, 16_000, encoding);
+        let mut s =
+            session(&server, init(key, json!({"audioConfig": {"encoding": encoding}})), &audio, 16_000, encoding);
+        s.pace = Pace::Burst;
+        let run = s.run();
+        assert_ended_normally(&run);
+        let text = run.final_text();
+        assert!(wer(SHORT_TEXT, &text) <= 0.15, "{encoding}: {text:?}");
+    }
+    for rate in [8_000, 22_050, 44_100, 48_000] {
+        let audio = pcm(clips::JFK, rate, "s16le");
+        let mut s = session(&server, init(key, json!({"audioConfig": {"sample_rate": rate}})), &audio, rate, "s16le");
+        s.pace = Pace::Burst;
+        let run = s.run();
+        assert_ended_normally(&run);
+        let text = run.final_text();
+        assert!(wer(JFK_TEXT, &text) <= 0.15, "{rate} Hz: {text:?}");
+    }
+}
+
+/// One refusal: what the server answered and how it closed.
+fn refused(run: &LiveRun, code: &str, close: u16) -> Value {
+    let error = run.error().unwrap_or_else(|| panic!("no Error message: {:?}", run.messages)).clone();
+    assert_eq!(error["code"], code, "{error}");
+    assert!(error["message"].as_str().is_some_and(|m| m.len() > 10), "a sentence: {error}");
+    assert_eq!(run.close_code(), Some(close), "{:?}", run.close);
+    error
+}
+
+#[test]
+fn bad_input_gets_words_and_no_other_session_notices() {
+    let server = TestServer::start();
+    let key = server.key().to_owned();
+    let url = server.ws_url("/api/real-time");
+    // A good session runs through all the refusals below.
+    let audio = pcm(clips::JFK, 16_000, "s16le");
+    let good_url = url.clone();
+    let good_key = key.clone();
+    let good = std::thread::spawn(move || {
+        let mut s = Session::new(good_url, init(&good_key, json!({})), &audio, 16_000, "s16le");
+        s.pace = Pace::RealTime;
+        s.run()
+    });
+
+    let text = |v: Value| Message::text(v.to_string());
+    let e = refused(&live::exchange(&url, text(init("not-a-key", json!({}))), vec![]), "UNAUTHORIZED", 1008);
+    assert_eq!(e["field"], "apiKey");
+    refused(
+        &live::exchange(&url, text(json!({"messageType": "INIT", "language": "en"})), vec![]),
+        "UNAUTHORIZED",
+        1008,
+    );
+    refused(&live::exchange(&url, Message::text("{not json"), vec![]), "INVALID_MESSAGE", 1007);
+    refused(&live::exchange(&url, Message::binary(vec![0u8; 3200]), vec![]), "INVALID_MESSAGE", 1008);
+    let e = refused(
+        &live::exchange(&url, text(init(&key, json!({"audioConfig": {"encoding": "mp3"}}))), vec![]),
+        "INVALID_PARAMETER",
+        1008,
+    );
+    assert_eq!(e["field"], "audioConfig.encoding");
+    assert_eq!(e["allowed"].as_array().map(Vec::len), Some(14), "{e}");
+    let e =
+        refused(&live::exchange(&url, text(init(&key, json!({"language": "xx"}))), vec![]), "INVALID_PARAMETER", 1008);
+    assert_eq!(e["field"], "language");
+    assert!(e["allowed"].as_array().unwrap().iter().any(|l| l == "auto"), "{e}");
+    let e = refused(
+        &live::exchange(&url, text(init(&key, json!({"audioConfig": {"sample_rate": 4000}}))), vec![]),
+        "INVALID_PARAMETER",
+        1008,
+    );
+    assert_eq!(e["field"], "audioConfig.sample_rate");
+    let e =
+        refused(&live::exchange(&url, text(init(&key, json!({"diarize": true}))), vec![]), "INVALID_PARAMETER", 1008);
+    assert_eq!(e["field"], "diarize");
+    let e = refused(
+        &live::exchange(&url, text(init(&key, json!({"glossaryId": "no-such-glossary"}))), vec![]),
+        "INVALID_PARAMETER",
+        1008,
+    );
+    assert_eq!(e["field"], "glossaryId");
+    // Oversized frame: an Error naming the limit, then 1009.
+    let run = live::exchange(&url, text(init(&key, json!({}))), vec![Message::binary(vec![0u8; 2 << 20])]);
+    assert_eq!(run.messages[0].1["type"], "Info");
+    refused(&run, "FRAME_TOO_LARGE", 1009);
+    // A frame that ends inside a sample is a warning, and the session goes on.
+    let run = live::exchange(
+        &url,
+        text(init(&key, json!({}))),
+        vec![Message::binary(vec![0u8; 3201]), Message::text(json!({"messageType": "END"}).to_string())],
+    );
+    let warning = run.of_type("Warning");
+    assert_eq!(warning.first().map(|w| &w["message"]["code"]), Some(&json!("PARTIAL_SAMPLE")), "{:?}", run.messages);
+    assert!(live::is_normal(run.close_code()), "{:?}", run.close);
+
+    let good = good.join().expect("the good session's thread");
+    assert_ended_normally(&good);
+    assert!(wer(JFK_TEXT, &good.final_text()) <= 0.15, "{}", good.final_text());
+}
+
+#[test]
+fn an_idle_session_is_closed_with_a_reason() {
+    let server = TestServer::start_with(Options {
+        extra_args: vec!["--live-idle-timeout".into(), "2s".into()],
+        ..Options::default()
+    });
+    let run =
+        live::exchange(&server.ws_url("/real-time/"), Message::text(init(server.key(), json!({})).to_string()), vec![]);
+    let error = refused(&run, "IDLE", 1000);
+    assert!(error["message"].as_str().unwrap().contains("2 s"), "{error}");
+}
+
+#[test]
+fn sessions_over_capacity_are_refused_at_once() {
+    let server = TestServer::start_with(Options {
+        extra_args: ["--live-sessions", "2", "--live-sessions-per-account", "1"].map(String::from).to_vec(),
+        ..Options::default()
+    });
+    let other = server.create_key("other", None);
+    let third = server.create_key("third", None);
+    let audio = pcm(clips::JFK, 16_000, "s16le");
+    let running = |key: String| {
+        let url = server.ws_url("/api/real-time");
+        let audio = audio.clone();
+        std::thread::spawn(move || {
+            let mut s = Session::new(url, init(&key, json!({})), &audio, 16_000, "s16le");
+            s.pace = Pace::RealTime;
+            s.run()
+        })
+    };
+    let first = running(server.key().to_owned());
+    std::thread::sleep(Duration::from_secs(2));
+    let url = server.ws_url("/api/real-time");
+    let e = refused(
+        &live::exchange(&url, Message::text(init(server.key(), json!({})).to_string()), vec![]),
+        "CAPACITY",
+        1013,
+    );
+    assert!(e["message"].as_str().unwrap().contains("account"), "{e}");
+    let second = running(other);
+    std::thread::sleep(Duration::from_secs(2));
+    let e =
+        refused(&live::exchange(&url, Message::text(init(&third, json!({})).to_string()), vec![]), "CAPACITY", 1013);
+    assert!(e["message"].as_str().unwrap().contains("server"), "{e}");
+    for run in [first.join().unwrap(), second.join().unwrap()] {
+        assert_ended_normally(&run);
+        assert!(wer(JFK_TEXT, &run.final_text()) <= 0.15, "{}", run.final_text());
+    }
+    // Places are freed when sessions end.
+    let audio = pcm(clips::SHORT, 16_000, "s16le");
+    let run = session(&server, init(&third, json!({})), &audio, 16_000, "s16le").run();
+    assert_ended_normally(&run);
+}
+
+#[test]
+fn a_session_is_paid_per_started_minute_and_ends_when_the_balance_does() {
+    let server = TestServer::start();
+    // Default price: 10 cents a minute. 15 cents pay the first minute, not the second.
+    let key = server.create_key("thrifty", Some(15));
+    let audio = pcm(GETTYSBURG, 16_000, "s16le");
+    let mut s = session(&server, init(&key, json!({})), &audio, 16_000, "s16le");
+    s.pace = Pace::Faster(8.0);
+    let run = s.run();
+    let error = refused(&run, "INSUFFICIENT_BALANCE", 1008);
+    assert!(error["message"].as_str().unwrap().contains("minute 2"), "{error}");
+    server.wait_for_balance(&key, 5);
+    let finals = run.of_type("FinalResult");
+    assert!(!finals.is_empty(), "the paid speech is finalized");
+    let last_end = finals.iter().filter_map(|f| f["message"]["segments"][0]["end"].as_f64()).fold(0.0, f64::max);
+    assert!(last_end <= 60.0 + 0.01, "nothing past the paid minute: {last_end}");
+    assert!(run.final_text().to_lowercase().contains("four score and seven years ago"), "{}", run.final_text());
+}
+
+#[test]
+fn a_session_becomes_a_job_with_exports_and_its_callback() {
+    let server = TestServer::start();
+    let files = FileServer::start();
+    let key = server.key();
+    let audio = pcm(clips::JFK, 16_000, "s16le");
+    let extra = json!({"outputConfig": {"saveAsJob": true}, "callbackUrl": files.callback_url()});
+    let run = session(&server, init(key, extra), &audio, 16_000, "s16le").run();
+    assert_ended_normally(&run);
+    let job_id = run.messages[0].1["message"]["jobId"].as_str().expect("the first Info names the job").to_owned();
+    let job = server.wait_for_status(key, &job_id, &["DONE", "ERROR"], ASR_TIMEOUT);
+    assert_eq!(job["status"], "DONE", "{job}");
+    assert_eq!(job["jobType"], "direct");
+    assert_eq!(job["transcriptionType"], "transcription");
+    assert!((10..=12).contains(&job["nrAudioSeconds"].as_u64().unwrap()), "{job}");
+    let txt = server.get("/jobs/export-txt", key, &[("jobId", &job_id)]).text;
+    assert!(wer(JFK_TEXT, &txt) <= 0.15, "{txt}");
+    assert_eq!(live::words(&txt), live::words(&run.final_text()), "the job's transcript is the session's finals");
+    let srt = server.get("/jobs/export-srt", key, &[("jobId", &job_id)]).text;
+    assert!(srt.contains("-->"), "{srt}");
+    let callback = files.wait_for_callback(&job_id, Duration::from_secs(60));
+    assert_eq!(callback["status"], "DONE", "{callback}");
+    assert!(server.list_jobs(key, &[]).iter().any(|j| j["jobId"] == job_id.as_str()));
+    let history = server.scribe_ok(&["replay", &job_id]);
+    assert!(history.matches("LiveUtteranceRecorded").count() >= 1, "{history}");
+    assert!(history.contains("LiveSessionEnded"), "{history}");
+}
+
+#[test]
+fn a_crash_in_the_middle_of_a_saved_session_loses_no_recorded_final() {
+    let mut server = TestServer::start();
+    let key = server.key().to_owned();
+    let audio = pcm(GETTYSBURG, 16_000, "s16le");
+    let url = server.ws_url("/api/real-time");
+    let init = init(&key, json!({"outputConfig": {"saveAsJob": true}}));
+    // The session runs in its own thread; the test kills the server once finals arrived.
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let client = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async move {
+            use futures::{SinkExt, StreamExt};
+            let (socket, _) = tokio_tungstenite::connect_async(url.as_str()).await.unwrap();
+            let (mut sink, mut stream) = socket.split();
+            sink.send(Message::text(init.to_string())).await.unwrap();
+            let sender = tokio::spawn(async move {
+                for frame in audio.chunks(3200) {
+                    if sink.send(Message::binary(frame.to_vec())).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(25)).await;
+                }
+            });
+            while let Some(Ok(Message::Text(t))) = stream.next().await {
+                if tx.send(serde_json::from_str(&t).unwrap()).is_err() {
+                    break;
+                }
+            }
+            sender.abort();
+        })
+    });
+    let info = rx.recv_timeout(Duration::from_secs(60)).expect("the first Info");
+    let job_id = info["message"]["jobId"].as_str().expect("a jobId").to_owned();
+    let mut finals = Vec::new();
+    while finals.len() < 3 {
+        let m = rx.recv_timeout(ASR_TIMEOUT).expect("finals arrive");
+        if m["type"] == "FinalResult" {
+            finals.push(m["message"]["transcript"].as_str().unwrap().to_owned());
+        }
+    }
+    // Every final the client saw was recorded before it was sent: none may be lost.
+    server.crash_and_restart();
+    drop(rx);
+    let _ = client.join();
+    let job = server.wait_for_status(&key, &job_id, &["DONE", "ERROR"], ASR_TIMEOUT);
+    assert_eq!(job["status"], "DONE", "{job}");
+    let notes = job["notes"].as_str().unwrap_or_default();
+    assert!(notes.contains("cut short"), "the job says it was interrupted: {job}");
+    let txt = live::words(&server.get("/jobs/export-txt", &key, &[("jobId", &job_id)]).text).join(" ");
+    for f in &finals {
+        let f = live::words(f).join(" ");
+        assert!(txt.contains(&f), "final {f:?} is missing from the job's transcript {txt:?}");
+    }
+}

@@ -132,14 +132,23 @@ impl Utterances {
         if !open.confirmed {
             return None;
         }
-        let speech_end = open.silence_since.map_or(stream_len, |s| s * CHUNK).min(stream_len);
-        let end = (speech_end + self.samples(self.params.padding_ms)).min(stream_len).max(open.start);
+        let speech_end =
+            open.silence_since.map_or(stream_len, |s| s * CHUNK).min(stream_len).min(open.start + self.max_len());
+        let end = (speech_end + self.samples(self.params.padding_ms))
+            .min(stream_len)
+            .min(open.start + self.max_len())
+            .max(open.start);
         self.last_end = end;
         Some(UtteranceEvent::Ended { range: open.start..end, speech_end: speech_end.max(open.start) })
     }
 
     fn samples(&self, ms: u32) -> usize {
         ms as usize * RATE / 1000
+    }
+
+    /// The longest utterance, in samples.
+    fn max_len(&self) -> usize {
+        ((self.params.max_len_s * RATE as f32) as usize).min(WHISPER_WINDOW)
     }
 
     /// Chunks (rounded up) that last at least `ms`.
@@ -177,8 +186,9 @@ impl Utterances {
         {
             let open = self.open.take().expect("open");
             if open.confirmed {
-                let speech_end = (s * CHUNK).max(open.start);
-                let end = (speech_end + self.samples(self.params.padding_ms)).min((i + 1) * CHUNK);
+                let max_end = open.start + self.max_len();
+                let speech_end = (s * CHUNK).clamp(open.start, max_end);
+                let end = (speech_end + self.samples(self.params.padding_ms)).min((i + 1) * CHUNK).min(max_end);
                 self.last_end = end;
                 events.push(UtteranceEvent::Ended { range: open.start..end, speech_end });
             }
@@ -204,22 +214,24 @@ impl Utterances {
     /// An utterance as long as `max_len` ends at the quietest chunk of its last `cut_search`
     /// seconds (the middle of that chunk), and the next one starts right there.
     fn cut_if_too_long(&mut self, events: &mut Vec<UtteranceEvent>) {
-        let max_len = ((self.params.max_len_s * RATE as f32) as usize).min(WHISPER_WINDOW);
+        let max_len = self.max_len();
         let search = ((self.params.cut_search_s * RATE as f32) as usize / CHUNK).max(1);
         let now = self.chunks + 1;
         let Some(open) = self.open.as_mut() else { return };
         if now * CHUNK - open.start < max_len {
             return;
         }
-        // Candidates: the last `search` chunks, never the utterance's first chunk.
-        let from = now.saturating_sub(search).max(open.first_chunk + 1);
-        let quietest = (from..now)
+        // Candidates: the last `search` chunks, never the utterance's first chunk, nor one whose
+        // middle lies beyond `max_len`.
+        let to = now.min((open.start + max_len - CHUNK / 2) / CHUNK + 1);
+        let from = to.saturating_sub(search).max(open.first_chunk + 1);
+        let quietest = (from..to)
             .min_by(|&a, &b| {
                 let (pa, pb) = (open.probs[a - open.first_chunk], open.probs[b - open.first_chunk]);
                 // On a tie the later chunk wins: the longer utterance.
                 pa.total_cmp(&pb).then(b.cmp(&a))
             })
-            .unwrap_or(now - 1);
+            .unwrap_or(to - 1);
         let cut = (quietest * CHUNK + CHUNK / 2).max(open.start + 1);
         // A cut inside a silence that began earlier: the speech ended where the silence began.
         let speech_end =

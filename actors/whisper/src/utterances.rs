@@ -36,8 +36,8 @@ pub struct UtteranceParams {
     pub padding_ms: u32,
     /// Speech shorter than this is a blip and never becomes an utterance (ms).
     pub min_speech_ms: u32,
-    /// An utterance reaching this length (s, pre-roll included) is cut without a pause; at
-    /// most 30 s (Whisper's window), and more than `cut_search_s`.
+    /// An utterance reaching this length (s, pre-roll included) is cut without a pause; taken
+    /// as 1 to 30 s (Whisper's window), and meant to be well above `cut_search_s`.
     pub max_len_s: f32,
     /// The forced cut falls at the quietest chunk of this many last seconds (s).
     pub cut_search_s: f32,
@@ -146,9 +146,9 @@ impl Utterances {
         ms as usize * RATE / 1000
     }
 
-    /// The longest utterance, in samples.
+    /// The longest utterance, in samples (1 to 30 s).
     fn max_len(&self) -> usize {
-        ((self.params.max_len_s * RATE as f32) as usize).min(WHISPER_WINDOW)
+        ((self.params.max_len_s * RATE as f32) as usize).clamp(RATE, WHISPER_WINDOW)
     }
 
     /// Chunks (rounded up) that last at least `ms`.
@@ -231,7 +231,8 @@ impl Utterances {
                 // On a tie the later chunk wins: the longer utterance.
                 pa.total_cmp(&pb).then(b.cmp(&a))
             })
-            .unwrap_or(to - 1);
+            .unwrap_or(to - 1)
+            .max(open.first_chunk);
         let cut = (quietest * CHUNK + CHUNK / 2).max(open.start + 1);
         // A cut inside a silence that began earlier: the speech ended where the silence began.
         let speech_end =

@@ -8,6 +8,9 @@
 //! is independent per chunk, so it runs on burn in batches; the recurrence itself (a 128×512
 //! mat-vec per chunk) runs in plain Rust, where it costs microseconds instead of a dozen burn
 //! op dispatches per chunk. `speech_spans` is faster-whisper's `get_speech_timestamps`.
+//! A pass's running state is a [`VadState`] owned by the caller (fed through
+//! [`SileroVad::push`]), so a live session can keep one beside a shared engine;
+//! [`VadStream`] is the same with the model borrowed, for a file's single pass.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};

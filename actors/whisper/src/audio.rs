@@ -384,6 +384,57 @@ impl SymphoniaSource {
     }
 }
 
+/// Sample rates a live stream may announce.
+pub const STREAM_RATES: std::ops::RangeInclusive<u32> = 8_000..=48_000;
+
+/// A live stream announced a sample rate outside [`STREAM_RATES`].
+#[derive(Debug, thiserror::Error)]
+#[error("The sample rate {rate} Hz is not supported: it must be from 8000 to 48000 Hz")]
+pub struct UnsupportedRate {
+    pub rate: u32,
+}
+
+/// Brings a live stream of mono samples at any rate of [`STREAM_RATES`] to 16 kHz, piece by
+/// piece, with the resampler the file path uses (so a stream and a file of the same audio give
+/// the same samples). Each `push` returns what its input completed: the output lags the input
+/// by about one resampler block (1024 input samples) until [`StreamResampler::finish`]
+/// flushes the tail. At 16 kHz it passes the samples through untouched.
+pub struct StreamResampler {
+    /// `None` at 16 kHz.
+    inner: Option<To16k>,
+}
+
+impl StreamResampler {
+    pub fn new(from_rate: u32) -> Result<StreamResampler, UnsupportedRate> {
+        if !STREAM_RATES.contains(&from_rate) {
+            return Err(UnsupportedRate { rate: from_rate });
+        }
+        Ok(StreamResampler { inner: (from_rate != SAMPLE_RATE).then(|| To16k::new(from_rate)) })
+    }
+
+    /// Takes the next samples (any count) and returns the 16 kHz samples now complete.
+    pub fn push(&mut self, samples: &[f32]) -> Vec<f32> {
+        let Some(r) = &mut self.inner else { return samples.to_vec() };
+        let mut out = Vec::with_capacity(samples.len() * SAMPLE_RATE as usize / r.rate_in as usize + 1024);
+        r.push(samples, &mut out).expect(RESAMPLER_SIZES);
+        out
+    }
+
+    /// Ends the stream: the last samples, so that the output holds `ceil(n × 16000 / rate)`
+    /// samples for `n` pushed.
+    pub fn finish(self) -> Vec<f32> {
+        let mut out = Vec::new();
+        if let Some(mut r) = self.inner {
+            r.finish(&mut out).expect(RESAMPLER_SIZES);
+        }
+        out
+    }
+}
+
+/// rubato fails only on buffers of the wrong size, and `To16k` sizes them from rubato's own
+/// figures.
+const RESAMPLER_SIZES: &str = "the resampler's buffers are sized from its own requirements";
+
 /// Streaming resampler from any rate to 16 kHz (rubato's FFT resampler, mono).
 struct To16k {
     fft: Fft<f32>,

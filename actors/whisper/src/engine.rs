@@ -7,6 +7,8 @@
 //! first window, then walk 30 s windows, seeking to the last timestamp, with the previous text
 //! (and glossary terms) as prompt, and finally map times back to the original file's timeline.
 //! The media is streamed ([`crate::speech`]): memory is bounded by a window, not by the file.
+//! `transcribe_samples` takes the same path for 16 kHz samples already in memory (a live
+//! utterance), so a clip decodes to the same transcript from a file or from memory.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,7 +25,7 @@ use crate::languages;
 use crate::mel;
 use crate::model::{AudioContext, Whisper};
 use crate::profile;
-use crate::speech::{self, Windows};
+use crate::speech::{self, Media, Windows};
 use crate::tokenizer::WhisperTokenizer;
 use crate::vad::{self, SileroVad};
 
@@ -66,6 +68,13 @@ pub struct TranscribeOptions {
     /// prompted with disfluent text in the (given or detected) language (see [`crate::verbatim`]).
     pub verbatim: bool,
     pub use_vad: bool,
+    /// Retry a window that decodes to repetitive or unlikely text by sampling at higher
+    /// temperatures (faster-whisper's default, `true`). `false` decodes each window once, at
+    /// temperature 0: the result is the same whenever the first decoding passes (nearly always
+    /// on clean speech), and a hallucinating window costs one decoding instead of up to six.
+    /// Meant for drafts (live partials, with `beam_size: 1` and `word_timestamps: false`);
+    /// finals keep `true`.
+    pub temperature_fallback: bool,
     /// Set from outside (e.g. when the job is deleted) to stop the work: the engine looks at it
     /// before each 30 s window and answers [`EngineError::Cancelled`].
     pub cancel: Option<Arc<AtomicBool>>,
@@ -83,6 +92,7 @@ impl Default for TranscribeOptions {
             initial_prompt: None,
             verbatim: false,
             use_vad: true,
+            temperature_fallback: true,
             cancel: None,
         }
     }
@@ -243,9 +253,35 @@ impl Engine {
         &self.info
     }
 
+    /// The voice activity model, when the engine was loaded with one. A live session runs its
+    /// own pass over the incoming audio with it (see [`SileroVad::push`]).
+    pub fn vad(&self) -> Option<&SileroVad> {
+        self.vad.as_ref()
+    }
+
+    /// Transcribes a media file (any format [`crate::audio`] reads).
     pub fn transcribe(
         &self,
         media: &Path,
+        opts: &TranscribeOptions,
+        on_progress: &mut dyn FnMut(Progress),
+    ) -> Result<Transcript, EngineError> {
+        self.transcribe_media(Media::File(media), opts, on_progress)
+    }
+
+    /// Transcribes 16 kHz mono samples held in memory (a live utterance, or any length),
+    /// exactly as [`Engine::transcribe`] transcribes a file holding the same samples: same
+    /// voice detection (`opts.use_vad`), windows, features, prompts, hotwords, language
+    /// detection and word timings. Times are seconds from the first sample. Errors as
+    /// `transcribe`: [`EngineError::NoSpeech`] when nothing was said (an utterance of noise),
+    /// `Audio(Empty)` for no samples at all.
+    pub fn transcribe_samples(&self, samples: &[f32], opts: &TranscribeOptions) -> Result<Transcript, EngineError> {
+        self.transcribe_media(Media::Samples(samples), opts, &mut |_| {})
+    }
+
+    fn transcribe_media(
+        &self,
+        media: Media<'_>,
         opts: &TranscribeOptions,
         on_progress: &mut dyn FnMut(Progress),
     ) -> Result<Transcript, EngineError> {
@@ -273,7 +309,7 @@ impl Engine {
         let mut windows =
             profile::time("mel level pass", || Windows::open(media, &spans, speech_samples, self.info.n_mels))?;
         let result = self.transcribe_windows(&mut windows, duration_s, &map, opts, plan, on_progress);
-        profile::report(&format!("{} ({duration_s:.1} s)", media.display()));
+        profile::report(&format!("{media} ({duration_s:.1} s)"));
         result
     }
 
@@ -317,7 +353,7 @@ impl Engine {
     /// Walks the 30 s windows of the speech, seeking to the last timestamp of each.
     fn transcribe_windows(
         &self,
-        windows: &mut Windows,
+        windows: &mut Windows<'_>,
         duration_s: f64,
         map: &TimeMap,
         opts: &TranscribeOptions,
@@ -353,11 +389,13 @@ impl Engine {
         );
         suppress.sort_unstable();
         suppress.dedup();
+        let defaults = DecodeOptions::default();
         let dopts = DecodeOptions {
             beam_size: opts.beam_size.max(1),
+            temperatures: if opts.temperature_fallback { defaults.temperatures.clone() } else { vec![0.0] },
             suppress,
             suppress_begin: self.config.suppress_ids_begin.clone(),
-            ..DecodeOptions::default()
+            ..defaults
         };
         let hotwords: Vec<u32> = {
             let terms: Vec<&str> = opts.hotwords.iter().map(|h| h.trim()).filter(|h| !h.is_empty()).collect();

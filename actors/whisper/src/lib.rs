@@ -5,7 +5,9 @@
 //! skip non-speech, decide "no speech") → `mel` (Whisper's log-mel, bit-exact) → `model`
 //! (encoder/decoder on burn, weights from `ct2`) → `decode` (beam search, timestamp rules,
 //! temperature fallback) → `align` (word timestamps by DTW over alignment heads). `engine`
-//! ties them together behind one `Engine::transcribe` call.
+//! ties them together behind one `Engine::transcribe` call (`transcribe_samples` for audio in
+//! memory). For live audio, `audio::StreamResampler` brings any rate to 16 kHz, the VAD runs
+//! on an owned `vad::VadState`, and `utterances` cuts the stream at pauses.
 pub mod align;
 pub mod audio;
 pub mod ct2;
@@ -18,6 +20,7 @@ pub mod model;
 pub mod profile;
 pub mod speech;
 pub mod tokenizer;
+pub mod utterances;
 pub mod vad;
 pub mod verbatim;
 

@@ -1,5 +1,9 @@
-//! The speech of a media file as Whisper's 30 s windows, without holding the file in memory.
+//! The speech of a media file (or of samples in memory) as Whisper's 30 s windows, without
+//! holding the file in memory.
 //!
+//! The audio comes from a [`Media`]: a file, decoded as it is read, or a slice of 16 kHz samples
+//! already in memory (a live utterance); both take the same path from here on, so an utterance
+//! is windowed, normalised and decoded exactly as a file with the same samples would be.
 //! Long files are streamed, never decoded whole: a first pass ([`scan`]) decodes the media once,
 //! counting samples and keeping only the VAD's per-chunk speech probabilities (one float per
 //! 32 ms); the speech spans follow from those. Every later pass re-opens the media and reads
@@ -9,6 +13,7 @@
 //! reference of Whisper's max − 8 floor, which faster-whisper takes over the whole speech), so
 //! every window's features are exactly those of a whole-file log-mel.
 
+use std::fmt;
 use std::ops::Range;
 use std::path::Path;
 
@@ -19,6 +24,54 @@ use crate::vad::SileroVad;
 /// Samples decoded per read (5 s).
 const READ: usize = SAMPLE_RATE as usize * 5;
 
+/// Where the audio comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Media<'a> {
+    /// A media file in any format [`audio::open`] reads.
+    File(&'a Path),
+    /// 16 kHz mono samples in memory.
+    Samples(&'a [f32]),
+}
+
+impl fmt::Display for Media<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Media::File(path) => write!(f, "{}", path.display()),
+            Media::Samples(samples) => write!(f, "{} samples in memory", samples.len()),
+        }
+    }
+}
+
+/// The audio of a [`Media`], read from its start in pieces of at most [`READ`] samples.
+enum Source<'a> {
+    File(AudioStream),
+    Samples { samples: &'a [f32], pos: usize },
+}
+
+impl<'a> Source<'a> {
+    fn open(media: Media<'a>) -> Result<Source<'a>, AudioError> {
+        match media {
+            Media::File(path) => Ok(Source::File(audio::open(path)?)),
+            Media::Samples(samples) => Ok(Source::Samples { samples, pos: 0 }),
+        }
+    }
+
+    /// The next piece, or `None` at the end; `Empty` when a file holds no audio at all.
+    fn read(&mut self) -> Result<Option<Vec<f32>>, AudioError> {
+        match self {
+            Source::File(stream) => stream.read(READ),
+            Source::Samples { samples, pos } => {
+                if *pos == 0 && samples.is_empty() {
+                    return Err(AudioError::Empty);
+                }
+                let piece = &samples[*pos..(*pos + READ).min(samples.len())];
+                *pos += piece.len();
+                Ok((!piece.is_empty()).then(|| piece.to_vec()))
+            }
+        }
+    }
+}
+
 /// What the first pass learns about a file.
 pub struct Scan {
     /// Samples in the whole file (16 kHz).
@@ -27,13 +80,13 @@ pub struct Scan {
     pub probabilities: Vec<f32>,
 }
 
-/// Decodes `media` once, counting samples and running the VAD (when given) as it goes.
-pub fn scan(media: &Path, vad: Option<&SileroVad>) -> Result<Scan, AudioError> {
-    let mut stream = audio::open(media)?;
+/// Reads `media` once, counting samples and running the VAD (when given) as it goes.
+pub fn scan(media: Media<'_>, vad: Option<&SileroVad>) -> Result<Scan, AudioError> {
+    let mut stream = Source::open(media)?;
     let mut vad_stream = vad.map(|v| v.stream());
     let mut probabilities = Vec::new();
     let mut n_samples = 0;
-    while let Some(chunk) = stream.read(READ)? {
+    while let Some(chunk) = stream.read()? {
         n_samples += chunk.len();
         if let Some(v) = vad_stream.as_mut() {
             probabilities.extend(v.push(&chunk));
@@ -48,10 +101,10 @@ pub fn scan(media: &Path, vad: Option<&SileroVad>) -> Result<Scan, AudioError> {
     Ok(Scan { n_samples, probabilities })
 }
 
-/// Reads the samples of `spans` (sorted, disjoint sample ranges of the file), in order, as one
-/// continuous signal: the speech the VAD kept, or the whole file.
-pub struct SpeechReader {
-    stream: AudioStream,
+/// Reads the samples of `spans` (sorted, disjoint sample ranges of the media), in order, as one
+/// continuous signal: the speech the VAD kept, or the whole media.
+pub struct SpeechReader<'a> {
+    stream: Source<'a>,
     spans: Vec<Range<usize>>,
     /// First span not yet wholly read.
     next_span: usize,
@@ -59,15 +112,15 @@ pub struct SpeechReader {
     pos: usize,
 }
 
-impl SpeechReader {
-    pub fn open(media: &Path, spans: &[Range<usize>]) -> Result<SpeechReader, AudioError> {
-        Ok(SpeechReader { stream: audio::open(media)?, spans: spans.to_vec(), next_span: 0, pos: 0 })
+impl<'a> SpeechReader<'a> {
+    pub fn open(media: Media<'a>, spans: &[Range<usize>]) -> Result<SpeechReader<'a>, AudioError> {
+        Ok(SpeechReader { stream: Source::open(media)?, spans: spans.to_vec(), next_span: 0, pos: 0 })
     }
 
     /// The next piece of speech, or `None` when every span has been read.
     pub fn read(&mut self) -> Result<Option<Vec<f32>>, AudioError> {
         while self.next_span < self.spans.len() {
-            let Some(chunk) = self.stream.read(READ)? else {
+            let Some(chunk) = self.stream.read()? else {
                 self.next_span = self.spans.len(); // the file is shorter than its spans: stop
                 break;
             };
@@ -95,8 +148,8 @@ impl SpeechReader {
 }
 
 /// Log-mel windows of a streamed speech signal of `total` samples.
-pub struct Windows {
-    reader: SpeechReader,
+pub struct Windows<'a> {
+    reader: SpeechReader<'a>,
     total: usize,
     n_mels: usize,
     max_log10: f32,
@@ -105,10 +158,15 @@ pub struct Windows {
     start: usize,
 }
 
-impl Windows {
+impl<'a> Windows<'a> {
     /// Opens the speech for windowing: one streaming pass over it finds the global maximum the
     /// features are normalised by; [`Windows::window`] then reads it again as it goes.
-    pub fn open(media: &Path, spans: &[Range<usize>], total: usize, n_mels: usize) -> Result<Windows, AudioError> {
+    pub fn open(
+        media: Media<'a>,
+        spans: &[Range<usize>],
+        total: usize,
+        n_mels: usize,
+    ) -> Result<Windows<'a>, AudioError> {
         let mut pass = Windows {
             reader: SpeechReader::open(media, spans)?,
             total,

@@ -8,6 +8,9 @@
 //! is independent per chunk, so it runs on burn in batches; the recurrence itself (a 128×512
 //! mat-vec per chunk) runs in plain Rust, where it costs microseconds instead of a dozen burn
 //! op dispatches per chunk. `speech_spans` is faster-whisper's `get_speech_timestamps`.
+//! A pass's running state is a [`VadState`] owned by the caller (fed through
+//! [`SileroVad::push`]), so a live session can keep one beside a shared engine;
+//! [`VadStream`] is the same with the model borrowed, for a file's single pass.
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -100,15 +103,106 @@ impl SileroVad {
 
     /// A VAD pass fed piece by piece (for files too long to hold whole).
     pub fn stream(&self) -> VadStream<'_> {
-        VadStream {
-            vad: self,
-            h: [0.0; HIDDEN],
-            c: [0.0; HIDDEN],
-            context: [0.0; CONTEXT],
-            pending: Vec::new(),
-            silent_gates: None,
-            settled: None,
+        VadStream { vad: self, state: VadState::new() }
+    }
+
+    /// Feeds `samples` (16 kHz) to the pass whose state is `state`; returns the probabilities
+    /// of the 512-sample chunks they completed (a partial chunk waits in `state` for the next
+    /// samples). For a caller that holds the model behind a shared reference (an
+    /// `Arc<Engine>`) and keeps the state itself, e.g. a live session.
+    pub fn push(&self, state: &mut VadState, samples: &[f32]) -> Vec<f32> {
+        state.pending.extend_from_slice(samples);
+        let whole = state.pending.len() / CHUNK * CHUNK;
+        let mut probs = Vec::with_capacity(whole / CHUNK);
+        let pending = std::mem::take(&mut state.pending);
+        for block in pending[..whole].chunks(BATCH * CHUNK) {
+            self.run(state, block, &mut probs);
         }
+        state.pending = pending[whole..].to_vec();
+        probs
+    }
+
+    /// Ends the pass: the remainder, zero-padded, makes one last chunk (always, as in
+    /// faster-whisper), whose probability is returned.
+    pub fn finish(&self, mut state: VadState) -> f32 {
+        let mut last = std::mem::take(&mut state.pending);
+        last.resize(CHUNK, 0.0);
+        let mut probs = Vec::with_capacity(1);
+        self.run(&mut state, &last, &mut probs);
+        probs[0]
+    }
+
+    /// Windows of digital silence (context and chunk all zeros, as in a file padded with
+    /// silence or a compression bomb of hours of it) all give the encoder the same input: they
+    /// reuse its output for one such window, and once the LSTM state stops changing, its
+    /// probability. The result is the same; hours of silence take seconds instead of minutes.
+    fn run(&self, state: &mut VadState, block: &[f32], probs: &mut Vec<f32>) {
+        let mut windows = Vec::with_capacity(block.len() / CHUNK * (CHUNK + 2 * CONTEXT));
+        let mut n = 0;
+        for chunk in block.chunks_exact(CHUNK) {
+            if state.context.iter().all(|&s| s == 0.0) && chunk.iter().all(|&s| s == 0.0) {
+                self.encode_and_step(state, std::mem::take(&mut windows), n, probs);
+                n = 0;
+                probs.push(self.step_silent(state));
+                continue;
+            }
+            windows.extend_from_slice(&state.context);
+            windows.extend_from_slice(chunk);
+            // Silero pads each 576-sample input by reflection on the right (64 samples).
+            windows.extend((0..CONTEXT).map(|k| chunk[CHUNK - 2 - k]));
+            state.context.copy_from_slice(&chunk[CHUNK - CONTEXT..]);
+            n += 1;
+        }
+        self.encode_and_step(state, windows, n, probs);
+    }
+
+    fn encode_and_step(&self, state: &mut VadState, windows: Vec<f32>, n: usize, probs: &mut Vec<f32>) {
+        if n == 0 {
+            return;
+        }
+        state.settled = None;
+        let gates = self.encode(windows, n);
+        for g in gates.chunks_exact(4 * HIDDEN) {
+            probs.push(self.step(state, g));
+        }
+    }
+
+    /// The step of a chunk of digital silence.
+    fn step_silent(&self, state: &mut VadState) -> f32 {
+        if let Some(p) = state.settled {
+            return p;
+        }
+        let gates = match state.silent_gates.take() {
+            Some(g) => g,
+            None => self.encode(vec![0.0; CHUNK + 2 * CONTEXT], 1),
+        };
+        let (h, c) = (state.h, state.c);
+        let p = self.step(state, &gates);
+        state.silent_gates = Some(gates);
+        if h == state.h && c == state.c {
+            state.settled = Some(p);
+        }
+        p
+    }
+
+    /// One LSTM cell step (PyTorch gate order i, f, g, o) and the output head.
+    fn step(&self, state: &mut VadState, x_gates: &[f32]) -> f32 {
+        let w = &self.w_hh;
+        let mut gates = [0f32; 4 * HIDDEN];
+        for (j, gate) in gates.iter_mut().enumerate() {
+            let row = &w[j * HIDDEN..(j + 1) * HIDDEN];
+            *gate = x_gates[j] + row.iter().zip(&state.h).map(|(a, b)| a * b).sum::<f32>();
+        }
+        for k in 0..HIDDEN {
+            let i = sigmoid(gates[k]);
+            let f = sigmoid(gates[HIDDEN + k]);
+            let g = gates[2 * HIDDEN + k].tanh();
+            let o = sigmoid(gates[3 * HIDDEN + k]);
+            state.c[k] = f * state.c[k] + i * g;
+            state.h[k] = o * state.c[k].tanh();
+        }
+        let logit: f32 = self.final_w.iter().zip(&state.h).map(|(w, h)| w * h.max(0.0)).sum();
+        sigmoid(logit + self.final_b)
     }
 
     /// Input projection `W_ih·x + b` of the LSTM for a batch of 640-sample windows
@@ -129,9 +223,11 @@ impl SileroVad {
     }
 }
 
-/// Running VAD state: LSTM state, the last 64 samples, and a partial chunk.
-pub struct VadStream<'a> {
-    vad: &'a SileroVad,
+/// The running state of one VAD pass, owned by its caller: LSTM state, the last 64 samples,
+/// and a partial chunk. Feed it with [`SileroVad::push`]; it holds no reference to the model,
+/// so a long-lived consumer (a live session) can keep it next to an `Arc` of the engine.
+#[derive(Clone, Debug)]
+pub struct VadState {
     h: [f32; HIDDEN],
     c: [f32; HIDDEN],
     context: [f32; CONTEXT],
@@ -142,101 +238,47 @@ pub struct VadStream<'a> {
     settled: Option<f32>,
 }
 
+impl VadState {
+    /// The state at the start of a stream.
+    pub fn new() -> VadState {
+        VadState {
+            h: [0.0; HIDDEN],
+            c: [0.0; HIDDEN],
+            context: [0.0; CONTEXT],
+            pending: Vec::new(),
+            silent_gates: None,
+            settled: None,
+        }
+    }
+
+    /// Samples received that do not yet make a whole chunk (0..512).
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+impl Default for VadState {
+    fn default() -> Self {
+        VadState::new()
+    }
+}
+
+/// A VAD pass that borrows its model: [`VadState`] with the model at hand.
+pub struct VadStream<'a> {
+    vad: &'a SileroVad,
+    state: VadState,
+}
+
 impl VadStream<'_> {
     /// Feeds samples; returns the probabilities of the chunks they completed.
     pub fn push(&mut self, samples: &[f32]) -> Vec<f32> {
-        self.pending.extend_from_slice(samples);
-        let whole = self.pending.len() / CHUNK * CHUNK;
-        let mut probs = Vec::with_capacity(whole / CHUNK);
-        let pending = std::mem::take(&mut self.pending);
-        for block in pending[..whole].chunks(BATCH * CHUNK) {
-            self.run(block, &mut probs);
-        }
-        self.pending = pending[whole..].to_vec();
-        probs
+        self.vad.push(&mut self.state, samples)
     }
 
     /// Ends the stream: the remainder, zero-padded, makes one last chunk (always, as in
     /// faster-whisper).
-    pub fn finish(mut self) -> Vec<f32> {
-        let mut last = std::mem::take(&mut self.pending);
-        last.resize(CHUNK, 0.0);
-        let mut probs = Vec::with_capacity(1);
-        self.run(&last, &mut probs);
-        probs
-    }
-
-    /// Windows of digital silence (context and chunk all zeros, as in a file padded with
-    /// silence or a compression bomb of hours of it) all give the encoder the same input: they
-    /// reuse its output for one such window, and once the LSTM state stops changing, its
-    /// probability. The result is the same; hours of silence take seconds instead of minutes.
-    fn run(&mut self, block: &[f32], probs: &mut Vec<f32>) {
-        let mut windows = Vec::with_capacity(block.len() / CHUNK * (CHUNK + 2 * CONTEXT));
-        let mut n = 0;
-        for chunk in block.chunks_exact(CHUNK) {
-            if self.context.iter().all(|&s| s == 0.0) && chunk.iter().all(|&s| s == 0.0) {
-                self.encode_and_step(std::mem::take(&mut windows), n, probs);
-                n = 0;
-                probs.push(self.step_silent());
-                continue;
-            }
-            windows.extend_from_slice(&self.context);
-            windows.extend_from_slice(chunk);
-            // Silero pads each 576-sample input by reflection on the right (64 samples).
-            windows.extend((0..CONTEXT).map(|k| chunk[CHUNK - 2 - k]));
-            self.context.copy_from_slice(&chunk[CHUNK - CONTEXT..]);
-            n += 1;
-        }
-        self.encode_and_step(windows, n, probs);
-    }
-
-    fn encode_and_step(&mut self, windows: Vec<f32>, n: usize, probs: &mut Vec<f32>) {
-        if n == 0 {
-            return;
-        }
-        self.settled = None;
-        let gates = self.vad.encode(windows, n);
-        for g in gates.chunks_exact(4 * HIDDEN) {
-            probs.push(self.step(g));
-        }
-    }
-
-    /// The step of a chunk of digital silence.
-    fn step_silent(&mut self) -> f32 {
-        if let Some(p) = self.settled {
-            return p;
-        }
-        let gates = match self.silent_gates.take() {
-            Some(g) => g,
-            None => self.vad.encode(vec![0.0; CHUNK + 2 * CONTEXT], 1),
-        };
-        let (h, c) = (self.h, self.c);
-        let p = self.step(&gates);
-        self.silent_gates = Some(gates);
-        if h == self.h && c == self.c {
-            self.settled = Some(p);
-        }
-        p
-    }
-
-    /// One LSTM cell step (PyTorch gate order i, f, g, o) and the output head.
-    fn step(&mut self, x_gates: &[f32]) -> f32 {
-        let w = &self.vad.w_hh;
-        let mut gates = [0f32; 4 * HIDDEN];
-        for (j, gate) in gates.iter_mut().enumerate() {
-            let row = &w[j * HIDDEN..(j + 1) * HIDDEN];
-            *gate = x_gates[j] + row.iter().zip(&self.h).map(|(a, b)| a * b).sum::<f32>();
-        }
-        for k in 0..HIDDEN {
-            let i = sigmoid(gates[k]);
-            let f = sigmoid(gates[HIDDEN + k]);
-            let g = gates[2 * HIDDEN + k].tanh();
-            let o = sigmoid(gates[3 * HIDDEN + k]);
-            self.c[k] = f * self.c[k] + i * g;
-            self.h[k] = o * self.c[k].tanh();
-        }
-        let logit: f32 = self.vad.final_w.iter().zip(&self.h).map(|(w, h)| w * h.max(0.0)).sum();
-        sigmoid(logit + self.vad.final_b)
+    pub fn finish(self) -> Vec<f32> {
+        vec![self.vad.finish(self.state)]
     }
 }
 

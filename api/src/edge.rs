@@ -28,7 +28,7 @@ use crate::state::ApiState;
 use crate::strict_query;
 
 /// Paths outside the OpenAPI document that get their own metrics label.
-const FIXED_ROUTES: &[&str] = &["/metrics", "/health", "/api/openapi.json"];
+const FIXED_ROUTES: &[&str] = &["/metrics", "/health", "/api/openapi.json", "/api/asyncapi.json"];
 /// The one endpoint whose body is not capped here (it enforces its own, larger cap while streaming).
 const UPLOAD_ROUTE: &str = "/api/jobs/upload-media";
 /// How much of a refused upload's body is read (and dropped) so that the client, still sending,

@@ -1,6 +1,7 @@
 //! Scribe's HTTP edge: the endpoints of the API under `/api` (poem-openapi), authentication by
 //! API key (`apiKey` or a Bearer token), strict query strings, one JSON error body for every error, rate limits, the OpenAPI document
-//! (`/api/openapi.json`), Swagger UI (`/api/docs`, served offline), `/metrics` and `/health`.
+//! (`/api/openapi.json`), Swagger UI (`/api/docs`, served offline), the AsyncAPI document of the
+//! live WebSocket ([`asyncapi`], `/api/asyncapi.json`), `/metrics` and `/health`.
 //!
 //! Handlers stay thin: parse, let the domain validate, send a command or query a read model,
 //! shape the answer. One module per resource:
@@ -28,6 +29,7 @@
 //! # }
 //! ```
 
+pub mod asyncapi;
 pub mod auth;
 pub mod byte_ranges;
 pub mod capabilities;
@@ -108,7 +110,8 @@ client address (bursts of 100, then 60 a minute by default; the TCP peer, not `X
 submission for their probed duration; URL jobs need the price of one minute at submission (402 otherwise). \
 Manual (`perfect`) jobs are finished by people: transcribers and translators use the Work endpoints with \
 staff keys (a staff key on a customer endpoint, or a customer key on a Work endpoint, answers 403). \
-Turnaround times count calendar days from the job's creation.";
+Turnaround times count calendar days from the job's creation. The live transcription WebSocket API \
+(`/api/real-time`) is described in AsyncAPI at [/api/asyncapi.json](/api/asyncapi.json).";
 
 /// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
 pub fn api_service() -> OpenApiService<Apis, ()> {
@@ -166,6 +169,7 @@ pub fn app(state: ApiState) -> impl Endpoint {
         .at("/api/real-time", get(live::real_time))
         .at("/real-time", get(live::real_time))
         .at("/real-time/", get(live::real_time))
+        .at(asyncapi::ASYNCAPI_PATH, get(asyncapi::asyncapi))
         .at("/metrics", get(metrics::metrics))
         .at("/health", get(health))
         .at("/", webapp::index())

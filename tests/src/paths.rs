@@ -1,6 +1,7 @@
 //! Where the things a black-box test needs live: the `scribe` and `scribe-bench` binaries under
-//! test, the models, the shared corpus and the Python tools venv. Each has an environment override and a default
-//! relative to the repository; a missing one fails with the command that provides it.
+//! test, the models, the shared corpus, the Python tools venv and the Node.js tools beside it. Each
+//! has an environment override and a default relative to the repository; a missing one fails with
+//! the command that provides it.
 
 use std::path::{Path, PathBuf};
 
@@ -84,14 +85,25 @@ pub fn corpus_file(relative: &str) -> PathBuf {
 
 /// A program of the Python tools venv: `$SCRIBE_VENV/bin/<tool>`, default `<repo>/.venv`.
 pub fn venv_bin(tool: &str) -> PathBuf {
-    let venv = std::env::var_os("SCRIBE_VENV").map(PathBuf::from).unwrap_or_else(|| repo().join(".venv"));
-    let path = venv.join("bin").join(tool);
+    tools_path(&venv_dir().join("bin").join(tool))
+}
+
+/// A package of the Node.js tools installed beside the venv: `$SCRIBE_VENV/node/node_modules/<package>`.
+pub fn node_package(package: &str) -> PathBuf {
+    tools_path(&venv_dir().join("node").join("node_modules").join(package))
+}
+
+fn venv_dir() -> PathBuf {
+    std::env::var_os("SCRIBE_VENV").map(PathBuf::from).unwrap_or_else(|| repo().join(".venv"))
+}
+
+fn tools_path(path: &Path) -> PathBuf {
     assert!(
         path.exists(),
         "{} is missing: run `bash ops/setup.sh` (or set SCRIBE_VENV to the tools venv)",
         path.display()
     );
-    path
+    path.to_path_buf()
 }
 
 /// Every file and folder under `dir` whose name contains `id` (a job's media, transcripts and

@@ -122,7 +122,7 @@
     const unsupported = !window.isSecureContext || !navigator.mediaDevices || !window.AudioWorkletNode || !window.WebSocket;
     app.page("Live transcription",
       el("p", {}, "Speak and read the words as they are recognised. A live session is paid like a direct job, per started minute of audio."),
-      unsupported ? el("div", { class: "warn", id: "live-unsupported" }, "This browser cannot stream the microphone from this address: it needs a secure address (https://, or localhost) and a current browser.") : null,
+      ...(unsupported ? [el("div", { class: "warn", id: "live-unsupported" }, "This browser cannot stream the microphone from this address: it needs a secure address (https://, or localhost) and a current browser.")] : []),
       el("div", { class: "panel" },
         el("div", { class: "form-grid" },
           field("live-language", "Language", language),
@@ -131,7 +131,7 @@
             el("label", { for: "live-save" }, saveAsJob, " Save as job"),
             el("span", { class: "hint" }, "Keep the audio and the transcript as a job to edit and export"))),
         el("div", { class: "row live-controls" }, start, stop,
-          el("span", { class: "live-meters" }, clock, level))),
+          el("span", { class: "live-meters" }, clock, el("span", { class: "hint", "aria-hidden": "true" }, "Level"), level))),
       status, err,
       el("h2", { id: "live-captions-h" }, "Captions"), captions, jobBox);
 

@@ -44,7 +44,11 @@
   async function openMicrophone(context, onFrame) {
     let stream = null;
     try {
-      stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      // The speech as it is: the browser's echo cancelling, noise suppression and gain control
+      // are made for calls, and clip or smear what the recogniser would hear.
+      stream = await navigator.mediaDevices.getUserMedia({
+        audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
+      });
       await context.audioWorklet.addModule("/app/live-worklet.js");
     } catch (e) {
       if (stream) stream.getTracks().forEach((t) => t.stop());

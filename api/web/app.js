@@ -1,6 +1,6 @@
 // Scribe's web app: sign in with an API key (kept in sessionStorage only), then the screens of
 // the key's role. Customers: job list, upload (file or URL), job page with status, exports
-// and delete, the editor, glossaries. Transcribers and translators: the task queue and the
+// and delete, the editor, glossaries, live transcription (live.js). Transcribers and translators: the task queue and the
 // editor of a task. Every call goes to the API under /api; its errors are shown in place.
 "use strict";
 
@@ -10,6 +10,7 @@
   const main = document.getElementById("main");
   let me = null;
   let editor = null;
+  let live = null;
   let poller = null;
 
   class ApiError extends Error {
@@ -90,6 +91,10 @@
       editor.destroy();
       editor = null;
     }
+    if (live) {
+      live.destroy();
+      live = null;
+    }
     clearTimeout(poller);
   }
 
@@ -111,7 +116,7 @@
     }
     renderNav(name);
     const staff = me.role !== "customer";
-    const views = staff ? { tasks: tasksView, task: taskView } : { jobs: jobsView, upload: uploadView, job: jobView, edit: editView, glossaries: glossariesView };
+    const views = staff ? { tasks: tasksView, task: taskView } : { jobs: jobsView, upload: uploadView, job: jobView, edit: editView, glossaries: glossariesView, live: liveView };
     const view = views[name] || (staff ? tasksView : jobsView);
     try {
       await view(id);
@@ -122,7 +127,7 @@
 
   function renderNav(current) {
     const nav = document.getElementById("nav");
-    const links = me.role === "customer" ? [["jobs", "Jobs"], ["upload", "Upload"], ["glossaries", "Glossaries"]] : [["tasks", "Tasks"]];
+    const links = me.role === "customer" ? [["jobs", "Jobs"], ["upload", "Upload"], ["live", "Live"], ["glossaries", "Glossaries"]] : [["tasks", "Tasks"]];
     // A job's page and its editor belong to "Jobs", a task's to "Tasks".
     const section = { job: "jobs", edit: "jobs", task: "tasks" }[current] || current || links[0][0];
     nav.replaceChildren(...links.map(([h, t]) => el("a", { href: `#/${h}`, "aria-current": section === h ? "page" : null }, t)));
@@ -536,6 +541,17 @@
     } catch (_) {
       return url;
     }
+  }
+
+  // ---- customers: live transcription -------------------------------------------------------
+
+  // The Live page (live.js) borrows the app's page, form helpers, API calls and the key the
+  // customer signed in with: the WebSocket's INIT carries it, as the Authorization header does.
+  function liveView() {
+    live = window.ScribeLive.liveView({
+      page, field, select, errorBox, show, api, languageLabel, loadCapabilities,
+      apiKey: () => sessionStorage.getItem(KEY) || "",
+    });
   }
 
   // ---- customers: glossaries ----------------------------------------------------------------

@@ -62,6 +62,11 @@ fn binary(env: &str, candidates: &[&str]) -> String {
 impl Browser {
     /// Starts chromedriver and a headless Chromium; screenshots go to `tests/screenshots/<test>/`.
     pub fn start(test: &str) -> Browser {
+        Browser::start_with_flags(test, &[])
+    }
+
+    /// [`Browser::start`] with more Chromium flags (e.g. a fake microphone playing a file).
+    pub fn start_with_flags(test: &str, flags: &[String]) -> Browser {
         let chromium = binary("SCRIBE_CHROMIUM", &["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
         let chromedriver = binary("SCRIBE_CHROMEDRIVER", &["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]);
         let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
@@ -79,6 +84,7 @@ impl Browser {
         std::fs::create_dir_all(&shots).expect("the screenshot dir");
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
         let mut args: Vec<String> = CHROMIUM_FLAGS.iter().map(|s| (*s).to_owned()).collect();
+        args.extend_from_slice(flags);
         args.push(format!("--user-data-dir={}", profile.path().display()));
         let mut caps = serde_json::Map::new();
         caps.insert(

@@ -262,12 +262,12 @@ fn schemas() -> Value {
         },
         "Init": {
             "type": "object",
-            "required": ["messageType", "language", "apiKey"],
+            "required": ["messageType", "apiKey"],
             "additionalProperties": false,
             "description": "Unknown fields are refused (Error INVALID_PARAMETER naming them).",
             "properties": {
                 "messageType": {"type": "string", "const": "INIT"},
-                "language": {"type": "string", "enum": live_languages(),
+                "language": {"type": "string", "enum": live_languages(), "default": "en",
                              "description": "A language of direct jobs, or `auto`: detected on the first utterance and reported in an Info."},
                 "apiKey": {"type": "string", "description": "The account's API key."},
                 "audioConfig": {"$ref": "#/components/schemas/AudioConfig"},
@@ -515,6 +515,26 @@ fn messages() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scribe_domain::live::{Encoding, LiveErrorCode};
+
+    #[test]
+    fn the_documented_codes_are_the_ones_the_door_uses() {
+        assert_eq!(ENCODINGS.to_vec(), Encoding::ALL.map(Encoding::name).to_vec());
+        let codes = [
+            LiveErrorCode::InvalidMessage,
+            LiveErrorCode::InvalidParameter,
+            LiveErrorCode::Unauthorized,
+            LiveErrorCode::InsufficientBalance,
+            LiveErrorCode::Capacity,
+            LiveErrorCode::FrameTooLarge,
+            LiveErrorCode::Idle,
+            LiveErrorCode::Internal,
+        ];
+        for ((code, _, close), expected) in ERROR_CODES.iter().zip(codes) {
+            assert_eq!(*code, expected.as_str());
+            assert!(close.contains(&expected.close_code().to_string()), "{code}: {close}");
+        }
+    }
 
     #[test]
     fn live_languages_are_those_of_direct_jobs_and_auto() {

@@ -8,7 +8,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use scribe_whisper::engine::{Engine, EngineConfig, EngineError};
+pub use scribe_whisper::engine::EngineConfig;
+use scribe_whisper::engine::{Engine, EngineError};
 
 /// The model: loaded, or ready to load.
 pub struct SpeechModel {

@@ -13,7 +13,9 @@ use poem::test::{TestClient, TestForm, TestFormField, TestResponse};
 use scribe_actors::billing::Billing;
 use scribe_actors::command;
 use scribe_actors::jobs::Jobs;
+use scribe_actors::live::LiveSessions;
 use scribe_actors::media::{AddressGuard, MediaStore};
+use scribe_actors::speech_model::{EngineConfig, SpeechModel};
 use scribe_api::{ApiSettings, ApiState, hash_api_key};
 use scribe_domain::account::{AccountAggregate, AccountCommand, Prices};
 use scribe_domain::ids::{UserName, account_stream};
@@ -58,16 +60,34 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
     let head = store.head_position().await.unwrap();
     assert!(read.wait_for(head, Duration::from_secs(10)).await, "projection caught up");
     let jobs = Jobs::start(store.clone(), Duration::from_secs(60)).await.unwrap();
+    let media = MediaStore::open(&data_dir).await.unwrap();
+    // No live session runs here: the model is never loaded.
+    let model = SpeechModel::new(
+        EngineConfig { model_dir: data_dir.join("no-model"), vad_path: None, threads: None },
+        Duration::from_secs(60),
+        None,
+    );
+    let live = LiveSessions::new(
+        model,
+        store.clone(),
+        jobs.clone(),
+        media.clone(),
+        data_dir.clone(),
+        "local".into(),
+        0,
+        Default::default(),
+    );
     let state = ApiState {
         data_dir: data_dir.clone(),
         store: store.clone(),
         jobs: jobs.clone(),
-        media: MediaStore::open(&data_dir).await.unwrap(),
+        media,
         guard: AddressGuard::new(allow_private),
         billing: Billing::new(store.clone(), jobs, Prices::FREE, MaxDuration::NONE),
         read,
         asr_queue: Arc::new(AtomicUsize::new(0)),
         pipeline_dispatches: Default::default(),
+        live,
         settings,
         connections: Default::default(),
     };

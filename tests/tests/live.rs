@@ -34,6 +34,15 @@ fn init(key: &str, extra: Value) -> Value {
     init
 }
 
+/// The words of a TXT export, without its timestamp lines and speaker labels.
+fn spoken(txt: &str) -> String {
+    txt.lines()
+        .filter(|l| !l.trim().is_empty() && !l.chars().all(|c| c.is_ascii_digit() || c == ':'))
+        .map(|l| l.split_once(": ").map_or(l, |(_, said)| said))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn session<'a>(server: &TestServer, init: Value, audio: &'a [u8], rate: u32, encoding: &'a str) -> Session<'a> {
     Session::new(server.ws_url("/api/real-time"), init, audio, rate, encoding)
 }
@@ -87,7 +96,7 @@ fn finals_match_the_direct_job_and_partials_come_first_with_their_ids() {
     let job = server.upload_ok(key, &paths::corpus_file(clips::JFK), &[("language", "en")]);
     let id = job["jobId"].as_str().unwrap().to_owned();
     server.wait_for_status(key, &id, &["DONE"], ASR_TIMEOUT);
-    let direct = server.get("/jobs/export-txt", key, &[("jobId", &id)]).text;
+    let direct = spoken(&server.get("/jobs/export-txt", key, &[("jobId", &id)]).text);
     let text = run.final_text();
     let against_direct = wer(&direct, &text);
     let against_reference = wer(JFK_TEXT, &text);
@@ -273,7 +282,7 @@ fn a_session_is_paid_per_started_minute_and_ends_when_the_balance_does() {
     assert!(!finals.is_empty(), "the paid speech is finalized");
     let last_end = finals.iter().filter_map(|f| f["message"]["segments"][0]["end"].as_f64()).fold(0.0, f64::max);
     assert!(last_end <= 60.0 + 0.01, "nothing past the paid minute: {last_end}");
-    assert!(run.final_text().to_lowercase().contains("four score and seven years ago"), "{}", run.final_text());
+    assert!(run.final_text().to_lowercase().contains("seven years ago our fathers"), "{}", run.final_text());
 }
 
 #[test]
@@ -291,7 +300,7 @@ fn a_session_becomes_a_job_with_exports_and_its_callback() {
     assert_eq!(job["jobType"], "direct");
     assert_eq!(job["transcriptionType"], "transcription");
     assert!((10..=12).contains(&job["nrAudioSeconds"].as_u64().unwrap()), "{job}");
-    let txt = server.get("/jobs/export-txt", key, &[("jobId", &job_id)]).text;
+    let txt = spoken(&server.get("/jobs/export-txt", key, &[("jobId", &job_id)]).text);
     assert!(wer(JFK_TEXT, &txt) <= 0.15, "{txt}");
     assert_eq!(live::words(&txt), live::words(&run.final_text()), "the job's transcript is the session's finals");
     let srt = server.get("/jobs/export-srt", key, &[("jobId", &job_id)]).text;
@@ -328,9 +337,11 @@ fn a_crash_in_the_middle_of_a_saved_session_loses_no_recorded_final() {
                     tokio::time::sleep(Duration::from_millis(25)).await;
                 }
             });
-            while let Some(Ok(Message::Text(t))) = stream.next().await {
-                if tx.send(serde_json::from_str(&t).unwrap()).is_err() {
-                    break;
+            while let Some(Ok(message)) = stream.next().await {
+                match message {
+                    Message::Text(t) if tx.send(serde_json::from_str(&t).unwrap()).is_err() => break,
+                    Message::Close(_) => break,
+                    _ => {}
                 }
             }
             sender.abort();
@@ -353,7 +364,7 @@ fn a_crash_in_the_middle_of_a_saved_session_loses_no_recorded_final() {
     assert_eq!(job["status"], "DONE", "{job}");
     let notes = job["notes"].as_str().unwrap_or_default();
     assert!(notes.contains("cut short"), "the job says it was interrupted: {job}");
-    let txt = live::words(&server.get("/jobs/export-txt", &key, &[("jobId", &job_id)]).text).join(" ");
+    let txt = live::words(&spoken(&server.get("/jobs/export-txt", &key, &[("jobId", &job_id)]).text)).join(" ");
     for f in &finals {
         let f = live::words(f).join(" ");
         assert!(txt.contains(&f), "final {f:?} is missing from the job's transcript {txt:?}");

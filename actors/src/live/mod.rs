@@ -1,7 +1,7 @@
 //! Live transcription: the sessions behind the real-time WebSocket door.
 //!
 //! [`LiveSessions::open`] admits a session (capacity, glossary, the speech model, and for
-//! `saveAsJob` its job) and starts its actor ([`session`]); the door then only forwards frames
+//! `saveAsJob` its job) and starts its actor (`session`); the door then only forwards frames
 //! in and [`LiveOutput`]s out. The rules (the INIT message, the encodings, the price of a
 //! minute) are the domain's (`scribe_domain::live`).
 

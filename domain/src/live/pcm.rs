@@ -141,7 +141,7 @@ impl PcmDecoder {
     /// The samples `frame` completes. Floats that are not finite (NaN, infinities) become 0.
     pub fn decode(&mut self, frame: &[u8]) -> Decoded {
         let width = self.encoding.sample_bytes();
-        let split_sample = (self.carry.len() + frame.len()) % width != 0;
+        let split_sample = !(self.carry.len() + frame.len()).is_multiple_of(width);
         let mut bytes = std::mem::take(&mut self.carry);
         bytes.extend_from_slice(frame);
         let whole = bytes.len() / width * width;

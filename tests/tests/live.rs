@@ -16,6 +16,14 @@ const JFK_TEXT: &str =
 const SHORT_TEXT: &str = "what's the weather like in New York";
 const GETTYSBURG: &str = "audio/en_synth_gettysburg_2voices.wav";
 
+/// The tests here run one at a time: each streams speech at the pace of speech into its own
+/// server, and several at once on two cores would measure the machine, not the sessions.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn init(key: &str, extra: Value) -> Value {
     let mut init = json!({
         "messageType": "INIT",
@@ -54,6 +62,7 @@ fn assert_ended_normally(run: &LiveRun) {
 
 #[test]
 fn finals_match_the_direct_job_and_partials_come_first_with_their_ids() {
+    let _serial = one_at_a_time();
     let server = TestServer::start();
     let key = server.key();
     let audio = pcm(clips::JFK, 16_000, "s16le");
@@ -107,6 +116,7 @@ fn finals_match_the_direct_job_and_partials_come_first_with_their_ids() {
 
 #[test]
 fn every_encoding_and_several_rates_give_the_same_words() {
+    let _serial = one_at_a_time();
     let server = TestServer::start();
     let key = server.key();
     for encoding in [
@@ -144,6 +154,7 @@ fn refused(run: &LiveRun, code: &str, close: u16) -> Value {
 
 #[test]
 fn bad_input_gets_words_and_no_other_session_notices() {
+    let _serial = one_at_a_time();
     let server = TestServer::start();
     let key = server.key().to_owned();
     let url = server.ws_url("/api/real-time");
@@ -214,6 +225,7 @@ fn bad_input_gets_words_and_no_other_session_notices() {
 
 #[test]
 fn an_idle_session_is_closed_with_a_reason() {
+    let _serial = one_at_a_time();
     let server = TestServer::start_with(Options {
         extra_args: vec!["--live-idle-timeout".into(), "2s".into()],
         ..Options::default()
@@ -226,6 +238,7 @@ fn an_idle_session_is_closed_with_a_reason() {
 
 #[test]
 fn sessions_over_capacity_are_refused_at_once() {
+    let _serial = one_at_a_time();
     let server = TestServer::start_with(Options {
         extra_args: ["--live-sessions", "2", "--live-sessions-per-account", "1"].map(String::from).to_vec(),
         ..Options::default()
@@ -268,6 +281,7 @@ fn sessions_over_capacity_are_refused_at_once() {
 
 #[test]
 fn a_session_is_paid_per_started_minute_and_ends_when_the_balance_does() {
+    let _serial = one_at_a_time();
     let server = TestServer::start();
     // Default price: 10 cents a minute. 15 cents pay the first minute, not the second.
     let key = server.create_key("thrifty", Some(15));
@@ -287,6 +301,7 @@ fn a_session_is_paid_per_started_minute_and_ends_when_the_balance_does() {
 
 #[test]
 fn a_session_becomes_a_job_with_exports_and_its_callback() {
+    let _serial = one_at_a_time();
     let server = TestServer::start();
     let files = FileServer::start();
     let key = server.key();
@@ -315,6 +330,7 @@ fn a_session_becomes_a_job_with_exports_and_its_callback() {
 
 #[test]
 fn a_crash_in_the_middle_of_a_saved_session_loses_no_recorded_final() {
+    let _serial = one_at_a_time();
     let mut server = TestServer::start();
     let key = server.key().to_owned();
     let audio = pcm(GETTYSBURG, 16_000, "s16le");

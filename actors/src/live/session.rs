@@ -135,6 +135,9 @@ pub struct SessionState {
     closing: Option<(u16, String)>,
     warned_split_sample: bool,
     warned_behind: bool,
+    /// The VAD's last chunk was speech: a partial started in a pause would only delay the
+    /// final that the pause may be about to bring.
+    speaking: bool,
 }
 
 pub struct LiveSessionActor;
@@ -170,6 +173,7 @@ impl Actor for LiveSessionActor {
             closing: None,
             warned_split_sample: false,
             warned_behind: false,
+            speaking: false,
             engine,
             args,
         })
@@ -322,6 +326,9 @@ impl SessionState {
         }
         let vad = self.engine.vad().expect("live sessions open only with a VAD");
         let mut probabilities = vad.push(&mut self.vad, &samples);
+        if let Some(&p) = probabilities.last() {
+            self.speaking = p >= 0.5;
+        }
         self.received += samples.len();
         self.audio.extend_from_slice(&samples);
         if last {
@@ -417,7 +424,7 @@ impl SessionState {
             self.spawn_decode(myself, kind, samples, options);
             return;
         }
-        if !self.args.init.output.partials || self.closing.is_some() {
+        if !self.args.init.output.partials || self.closing.is_some() || !self.speaking {
             return;
         }
         let received = self.received;
@@ -477,7 +484,6 @@ impl SessionState {
         match decoded.kind {
             DecodeKind::Partial { id } => {
                 let Ok(transcript) = decoded.result else { return };
-                let Some(open) = self.open.as_mut().filter(|o| o.id == id) else { return };
                 let hypothesis: Vec<String> = transcript
                     .segments
                     .iter()
@@ -486,8 +492,17 @@ impl SessionState {
                 if hypothesis.is_empty() {
                     return;
                 }
-                let shown = open.agreement.update(hypothesis);
-                open.partials_sent = true;
+                // The utterance may have ended while this was decoded: until its final is out,
+                // the partial still shows the client something sooner.
+                let shown = if let Some(open) = self.open.as_mut().filter(|o| o.id == id) {
+                    open.partials_sent = true;
+                    open.agreement.update(hypothesis)
+                } else if let Some(ended) = self.ended.iter_mut().find(|e| e.id == id) {
+                    ended.partials_sent = true;
+                    hypothesis
+                } else {
+                    return;
+                };
                 self.send(LiveOutput::Result(LiveResult {
                     id,
                     is_final: false,

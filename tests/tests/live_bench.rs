@@ -21,8 +21,9 @@ fn the_live_benchmark_prints_every_measure_next_to_its_goal() {
         assert!(line.is_some(), "no `{row}` row:\n{}", run.report());
         // Every measured row has a figure, not a placeholder.
         let value = line.unwrap()[row.len()..].split_whitespace().next().unwrap_or_default();
-        // (A machine without tiny.en installed skips it.)
-        let skipped = row.contains("tiny.en") && value == "skipped";
+        // A machine without tiny.en installed skips it; a busy machine may skip every partial of
+        // the two short clips (a session behind real time skips partials), leaving no figure.
+        let skipped = (row.contains("tiny.en") && value == "skipped") || (row.contains("partial") && value == "-");
         assert!(value.parse::<f64>().is_ok() || skipped, "`{row}` has no figure ({value:?}):\n{}", run.report());
     }
     // The anchor is measured in the same run: the WER row has both sides.

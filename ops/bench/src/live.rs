@@ -194,7 +194,7 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         clips.len(),
         partial_latencies.len()
     );
-    println!("{:<36}{:>10}{:>10}  {:<28}{}", "measure", "live", "direct", "goal", "met");
+    println!("{:<36}{:>10}{:>10}  {:<28}met", "measure", "live", "direct", "goal");
     let wer_met = live_wer <= direct_wer + 1.0;
     row("WER %", &format!("{live_wer:.2}"), &format!("{direct_wer:.2}"), "within 1 point of direct", Some(wer_met));
     row("final latency p50 s", &secs(fp50), "-", "<= 1.0", fp50.map(|v| v <= 1.0));

@@ -113,14 +113,14 @@ pub fn run(args: BenchAsrArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-struct Clip {
-    file: String, // manifest path, e.g. audio/en_jfk.wav
-    duration_s: f64,
-    line: String, // the manifest row, for the scoring manifest
+pub(crate) struct Clip {
+    pub(crate) file: String, // manifest path, e.g. audio/en_jfk.wav
+    pub(crate) duration_s: f64,
+    pub(crate) line: String, // the manifest row, for the scoring manifest
 }
 
 /// The English speech clips of the corpus, long-form ones included (not the format variants of jfk).
-fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
+pub(crate) fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
     let manifest = corpus.join("manifest.tsv");
     let text = std::fs::read_to_string(&manifest)
         .with_context(|| format!("cannot read {} (pass --corpus or set SCRIBE_CORPUS_DIR)", manifest.display()))?;
@@ -223,7 +223,13 @@ fn faster_whisper(
 }
 
 /// Pooled WER (%) of `hyps` over exactly these clips, by the corpus's own scorer.
-fn score(python: &Path, corpus: &Path, header: &str, clips: &[Clip], hyps: &[(String, String)]) -> anyhow::Result<f64> {
+pub(crate) fn score(
+    python: &Path,
+    corpus: &Path,
+    header: &str,
+    clips: &[Clip],
+    hyps: &[(String, String)],
+) -> anyhow::Result<f64> {
     let dir = std::env::temp_dir().join(format!("scribe-bench-asr-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let manifest = dir.join("manifest.tsv");

@@ -10,6 +10,8 @@ mod diarization;
 mod env;
 mod eventstore;
 mod gemm;
+mod live;
+mod live_client;
 mod restart;
 mod server_process;
 mod status;
@@ -51,6 +53,9 @@ enum Command {
     /// Several nodes on one PostgreSQL store: kill one mid-job and check nothing is lost,
     /// doubled or called back twice; with --throughput, jobs per hour with 1, 2, 3 nodes.
     Cluster(cluster::BenchClusterArgs),
+    /// Live transcription against direct jobs on the same clips: WER, final and first-partial
+    /// latency, and how many sessions at once keep up with real time (base and tiny.en).
+    Live(live::BenchLiveArgs),
 }
 
 fn main() -> ExitCode {
@@ -64,6 +69,7 @@ fn main() -> ExitCode {
         Command::Eventstore(args) => eventstore::run(args),
         Command::Gemm(args) => gemm::run(args),
         Command::Cluster(args) => cluster::run(args),
+        Command::Live(args) => live::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

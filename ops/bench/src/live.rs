@@ -1,0 +1,392 @@
+//! `scribe-bench live`: live transcription against the file path, on the same clips in the same
+//! run. A benchmark, not a test: it prints figures next to issue 21's goals and says which are
+//! met, but fails only when something does not work.
+//!
+//! On a `scribe serve` it starts (Whisper base, the default model), it uploads each English clip
+//! with a reference transcript as a direct job (language en) and reads its TXT export: the anchor.
+//! Then it streams the same clips, one session each, at real-time pace (100 ms s16le frames at
+//! 16 kHz, each sent once its audio has been "spoken", partials on) and measures the finals' WER
+//! (both sides scored by the corpus's `score_wer.py`), the final latency (a FinalResult's arrival
+//! − when the audio of its utterance's end had been sent) and the first-partial latency (an
+//! utterance's first PartialResult − when the audio of its start had been sent). Last, the
+//! capacity: N = 1, 2, 3, 4, 6, 8, ... sessions at once, each streaming about a minute of the
+//! Gettysburg clip looped (each from another point of it, so that utterances do not end in step);
+//! N keeps up when every session ends normally, none says BEHIND_REAL_TIME, and every final
+//! arrives within 2 s of its audio's end having been sent. The first N that does not keep up ends
+//! the search. The same for tiny.en on a second server.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use crate::asr::{Clip, english_clips, score};
+use crate::env::{bench_key, in_scratch_dir};
+use crate::live_client::{self, SessionLog};
+use crate::server_process::ServerProcess;
+
+/// The clips streamed: English, with a reference transcript, by file-name stem prefix.
+const CLIPS: &[&str] = &["en_jfk", "en_librispeech", "en_librivox", "en_command", "en_synth_gettysburg"];
+const QUICK_CLIPS: &[&str] = &["en_jfk", "en_command"];
+const CAPACITY_CLIP: &str = "en_synth_gettysburg";
+const QUICK_CAPACITY_CLIP: &str = "en_jfk";
+/// A final later than this after its audio's end means the session fell behind.
+const KEEP_UP_S: f64 = 2.0;
+
+#[derive(clap::Args, Debug)]
+pub struct BenchLiveArgs {
+    /// A smoke test: two short clips, N up to 2 sessions on short audio.
+    #[arg(long)]
+    pub quick: bool,
+    /// The largest number of simultaneous sessions tried.
+    #[arg(long, default_value_t = 8)]
+    pub max_sessions: usize,
+    /// Seconds of audio each session streams in the capacity runs [default: 60; 11 with --quick].
+    #[arg(long)]
+    pub capacity_seconds: Option<f64>,
+    /// The second model of the capacity runs, by name under the models directory.
+    #[arg(long, default_value = "whisper-tiny.en")]
+    pub small_model: String,
+    /// Directory holding the models (as for `scribe serve`).
+    #[arg(long, env = "SCRIBE_MODELS_DIR")]
+    pub models_dir: Option<PathBuf>,
+    /// Speech corpus with manifest.tsv and score_wer.py [default: ../shared/corpus].
+    #[arg(long, env = "SCRIBE_CORPUS_DIR")]
+    pub corpus: Option<PathBuf>,
+    /// Directory for the servers' data. Default: the system temp directory.
+    #[arg(long)]
+    pub work_dir: Option<PathBuf>,
+}
+
+pub fn run(args: BenchLiveArgs) -> anyhow::Result<()> {
+    if args.max_sessions == 0 {
+        bail!("--max-sessions must be positive");
+    }
+    in_scratch_dir(args.work_dir.clone(), "live", |work| bench(&args, work))
+}
+
+/// A clip of the corpus with its audio as PCM.
+struct Streamed {
+    clip: Clip,
+    pcm: Arc<Vec<u8>>,
+}
+
+/// The largest N that kept up, and what each N tried looked like.
+struct Capacity {
+    model: String,
+    kept_up: Option<usize>,
+    skipped: Option<String>,
+}
+
+fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
+    let corpus = args.corpus.clone().unwrap_or_else(|| PathBuf::from("../shared/corpus"));
+    let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
+    let (header, all) = english_clips(&corpus)?;
+    let wanted = if args.quick { QUICK_CLIPS } else { CLIPS };
+    let mut clips = Vec::new();
+    for clip in all {
+        if wanted.iter().any(|w| stem(&clip.file).starts_with(w)) {
+            let pcm = live_client::pcm(&corpus.join(&clip.file))?;
+            clips.push(Streamed { clip, pcm: Arc::new(pcm) });
+        }
+    }
+    if clips.is_empty() {
+        bail!("none of the clips {wanted:?} is in {}", corpus.join("manifest.tsv").display());
+    }
+    let capacity_stem = if args.quick { QUICK_CAPACITY_CLIP } else { CAPACITY_CLIP };
+    let capacity_pcm = live_client::pcm(&corpus.join(capacity_file(&corpus, capacity_stem)?))?;
+    let capacity_s = args.capacity_seconds.unwrap_or(if args.quick { 11.0 } else { 60.0 });
+    let levels: Vec<usize> = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]
+        .into_iter()
+        .filter(|n| *n <= args.max_sessions && (!args.quick || *n <= 2))
+        .collect();
+    let audio_s: f64 = clips.iter().map(|c| live_client::seconds(&c.pcm)).sum();
+    let python = python();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    eprintln!(
+        "{} clips, {audio_s:.1} s of audio; capacity runs of {capacity_s:.0} s each at N in {levels:?}",
+        clips.len()
+    );
+
+    // Whisper base: the anchor, the live figures, the capacity.
+    let base_model = "whisper-base".to_string();
+    let data = work.join("data-base");
+    let key = bench_key(&data)?;
+    let server = start(&data, &models_dir, None, args.max_sessions, &work.join("serve-base.stderr"))?;
+    let base_url = format!("http://{}/api", server.addr);
+    let ws_url = format!("ws://{}/api/real-time", server.addr);
+
+    let http = reqwest::Client::new();
+    let mut direct_hyps = Vec::new();
+    let direct_started = Instant::now();
+    for c in &clips {
+        let text = runtime.block_on(direct_job(&http, &base_url, &key, &corpus.join(&c.clip.file)))?;
+        eprintln!("  direct {:<50} {text}", c.clip.file);
+        direct_hyps.push((c.clip.file.clone(), text));
+    }
+    let direct_wall = direct_started.elapsed().as_secs_f64();
+
+    // One unmeasured session first, so that the live engine's start-up is not billed to a clip.
+    runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), true, true))?;
+    let mut live_hyps = Vec::new();
+    let (mut final_latencies, mut partial_latencies) = (Vec::new(), Vec::new());
+    let (mut finals, mut behind) = (0, 0);
+    for c in &clips {
+        let log = runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&c.pcm), true, false))?;
+        if !log.ended_normally() {
+            bail!(
+                "the live session of {} did not end normally: close {:?}, error {:?}",
+                c.clip.file,
+                log.close,
+                log.error()
+            );
+        }
+        let (f, p) = (log.final_latencies(), log.first_partial_latencies());
+        eprintln!(
+            "  live   {:<50} {}  [{} finals, {} partials, {} utterances with partials; final latency max {:.2} s]",
+            c.clip.file,
+            log.final_text(),
+            log.finals(),
+            log.partials(),
+            p.len(),
+            f.iter().copied().fold(0.0, f64::max),
+        );
+        finals += log.finals();
+        behind += log.behind_warnings();
+        final_latencies.extend(f);
+        partial_latencies.extend(p);
+        live_hyps.push((c.clip.file.clone(), log.final_text()));
+    }
+    let plain: Vec<Clip> = clips
+        .iter()
+        .map(|c| Clip { file: c.clip.file.clone(), duration_s: c.clip.duration_s, line: c.clip.line.clone() })
+        .collect();
+    let direct_wer = score(&python, &corpus, &header, &plain, &direct_hyps)?;
+    let live_wer = score(&python, &corpus, &header, &plain, &live_hyps)?;
+
+    let base_capacity = capacity(&runtime, &ws_url, &key, &base_model, &capacity_pcm, capacity_s, &levels)?;
+    drop(server);
+
+    let small_dir = models_dir.join(&args.small_model);
+    let small_capacity = if small_dir.join("model.bin").is_file() || small_dir.is_dir() {
+        let data = work.join("data-small");
+        let key = bench_key(&data)?;
+        let server = start(&data, &models_dir, Some(&small_dir), args.max_sessions, &work.join("serve-small.stderr"))?;
+        let ws_url = format!("ws://{}/api/real-time", server.addr);
+        runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), true, true))?;
+        capacity(&runtime, &ws_url, &key, &args.small_model, &capacity_pcm, capacity_s, &levels)?
+    } else {
+        Capacity {
+            model: args.small_model.clone(),
+            kept_up: None,
+            skipped: Some(format!("no {}", small_dir.display())),
+        }
+    };
+
+    let (fp50, fp95) = (percentile(&final_latencies, 50.0), percentile(&final_latencies, 95.0));
+    let (pp50, pp95) = (percentile(&partial_latencies, 50.0), percentile(&partial_latencies, 95.0));
+    println!();
+    println!(
+        "live vs direct (the anchor) on {} clips, {audio_s:.1} s of audio, Whisper base; {finals} finals, {} with partials, \
+         {behind} BEHIND_REAL_TIME warnings; direct jobs took {direct_wall:.1} s in all",
+        clips.len(),
+        partial_latencies.len()
+    );
+    println!("{:<36}{:>10}{:>10}  {:<28}met", "measure", "live", "direct", "goal");
+    let wer_met = live_wer <= direct_wer + 1.0;
+    row("WER %", &format!("{live_wer:.2}"), &format!("{direct_wer:.2}"), "within 1 point of direct", Some(wer_met));
+    row("final latency p50 s", &secs(fp50), "-", "<= 1.0", fp50.map(|v| v <= 1.0));
+    row("final latency p95 s", &secs(fp95), "-", "<= 2.0", fp95.map(|v| v <= 2.0));
+    row("first partial latency p50 s", &secs(pp50), "-", "<= 1.0", pp50.map(|v| v <= 1.0));
+    row("first partial latency p95 s", &secs(pp95), "-", "<= 1.0", pp95.map(|v| v <= 1.0));
+    for c in [&base_capacity, &small_capacity] {
+        let name = format!("real-time sessions ({})", c.model);
+        let value = match (&c.skipped, c.kept_up) {
+            (Some(_), _) => "skipped".to_string(),
+            (None, Some(n)) => n.to_string(),
+            (None, None) => "0".to_string(),
+        };
+        let (goal, met) = if c.model == base_model {
+            let top = levels.last().copied().unwrap_or(0);
+            let met = c.kept_up.map(|n| n >= 4);
+            // A quick run never tries 4: say so rather than "not met".
+            ("at least 4", if top < 4 && c.kept_up == Some(top) { None } else { Some(met.unwrap_or(false)) })
+        } else {
+            ("-", None)
+        };
+        row(&name, &value, "-", goal, met);
+        if let Some(why) = &c.skipped {
+            println!("  ({} skipped: {why})", c.model);
+        }
+    }
+    Ok(())
+}
+
+fn row(name: &str, live: &str, direct: &str, goal: &str, met: Option<bool>) {
+    let met = match met {
+        Some(true) => "yes",
+        Some(false) => "NO",
+        None => "-",
+    };
+    println!("{name:<36}{live:>10}{direct:>10}  {goal:<28}{met}");
+}
+
+fn secs(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.2}"))
+}
+
+/// The `p`th percentile (nearest rank) of `values`.
+fn percentile(values: &[f64], p: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn stem(file: &str) -> &str {
+    file.rsplit('/').next().unwrap_or(file)
+}
+
+/// The manifest path of the clip whose file name starts with `prefix`.
+fn capacity_file(corpus: &Path, prefix: &str) -> anyhow::Result<String> {
+    let (_, clips) = english_clips(corpus)?;
+    clips
+        .into_iter()
+        .map(|c| c.file)
+        .find(|f| stem(f).starts_with(prefix))
+        .with_context(|| format!("no clip {prefix}* in the corpus"))
+}
+
+/// The Python that runs `score_wer.py` (standard library only): the project venv's, else python3.
+fn python() -> PathBuf {
+    std::env::var_os("SCRIBE_VENV")
+        .map(|v| PathBuf::from(v).join("bin/python"))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("python3"))
+}
+
+fn start(
+    data: &Path,
+    models_dir: &Path,
+    model_dir: Option<&Path>,
+    sessions: usize,
+    stderr: &Path,
+) -> anyhow::Result<ServerProcess> {
+    let mut extra: Vec<String> = [
+        "--live-sessions",
+        &sessions.to_string(),
+        "--live-sessions-per-account",
+        &sessions.to_string(),
+        "--model-keep-alive",
+        "30m",
+        "--rate-per-second",
+        "1000000",
+        "--rate-burst",
+        "1000000",
+    ]
+    .map(String::from)
+    .to_vec();
+    if let Some(dir) = model_dir {
+        extra.push("--model-dir".into());
+        extra.push(dir.display().to_string());
+    }
+    ServerProcess::start(data, models_dir, &extra, stderr)
+}
+
+/// Uploads `file` as a direct job in English, waits for it, and returns its TXT export's words.
+async fn direct_job(http: &reqwest::Client, base: &str, key: &str, file: &Path) -> anyhow::Result<String> {
+    let bytes = tokio::fs::read(file).await.with_context(|| format!("reading {}", file.display()))?;
+    let name = stem(&file.to_string_lossy()).to_string();
+    let reply = http
+        .post(format!("{base}/jobs/upload-media"))
+        .query(&[("apiKey", key), ("language", "en"), ("jobType", "direct"), ("transcriptionType", "transcription")])
+        .multipart(reqwest::multipart::Form::new().part("file", reqwest::multipart::Part::bytes(bytes).file_name(name)))
+        .send()
+        .await?;
+    let status = reply.status();
+    let body: Value = reply.json().await?;
+    let id = match body["jobStatus"]["jobId"].as_str() {
+        Some(id) if status.is_success() => id.to_string(),
+        _ => bail!("upload of {} refused: HTTP {status}: {body}", file.display()),
+    };
+    let deadline = Instant::now() + Duration::from_secs(900);
+    loop {
+        let job: Value = http
+            .get(format!("{base}/jobs/status"))
+            .query(&[("apiKey", key), ("jobId", &id)])
+            .send()
+            .await?
+            .json()
+            .await?;
+        match job["jobStatus"]["status"].as_str() {
+            Some("DONE") => break,
+            Some("ERROR") => bail!("the direct job of {} failed: {job}", file.display()),
+            _ if Instant::now() > deadline => bail!("the direct job of {} did not finish: {job}", file.display()),
+            _ => tokio::time::sleep(Duration::from_millis(300)).await,
+        }
+    }
+    let txt = http
+        .get(format!("{base}/jobs/export-txt"))
+        .query(&[("apiKey", key), ("jobId", &id), ("includeTimestamps", "false"), ("includeSpeakers", "false")])
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?;
+    Ok(txt.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Runs N sessions at once for each N of `levels` until one does not keep up; returns the largest
+/// N that did.
+fn capacity(
+    runtime: &tokio::runtime::Runtime,
+    ws_url: &str,
+    key: &str,
+    model: &str,
+    pcm: &[u8],
+    seconds: f64,
+    levels: &[usize],
+) -> anyhow::Result<Capacity> {
+    let clip_s = live_client::seconds(pcm);
+    let mut kept_up = None;
+    for &n in levels {
+        let logs: Vec<SessionLog> = runtime.block_on(async {
+            let sessions: Vec<_> = (0..n)
+                .map(|i| {
+                    // Each session from another point of the clip, so utterances do not end in step.
+                    let audio = Arc::new(live_client::looped(pcm, clip_s * i as f64 / n as f64, seconds));
+                    let (ws_url, key) = (ws_url.to_string(), key.to_string());
+                    tokio::spawn(async move { live_client::stream(&ws_url, &key, audio, true, false).await })
+                })
+                .collect();
+            let mut logs = Vec::new();
+            for s in sessions {
+                logs.push(s.await.context("a session task")??);
+            }
+            Ok::<_, anyhow::Error>(logs)
+        })?;
+        let latencies: Vec<f64> = logs.iter().flat_map(SessionLog::final_latencies).collect();
+        let worst = latencies.iter().copied().fold(0.0, f64::max);
+        let behind: usize = logs.iter().map(SessionLog::behind_warnings).sum();
+        let abnormal = logs.iter().filter(|l| !l.ended_normally()).count();
+        let finals: usize = logs.iter().map(SessionLog::finals).sum();
+        let ok = abnormal == 0 && behind == 0 && finals > 0 && worst <= KEEP_UP_S;
+        eprintln!(
+            "  {model}: {n} sessions at once: {finals} finals, final latency p50 {} p95 {} max {worst:.2} s, \
+             {behind} BEHIND_REAL_TIME, {abnormal} ended abnormally: {}",
+            secs(percentile(&latencies, 50.0)),
+            secs(percentile(&latencies, 95.0)),
+            if ok { "keeps up" } else { "falls behind" }
+        );
+        if !ok {
+            break;
+        }
+        kept_up = Some(n);
+    }
+    Ok(Capacity { model: model.to_string(), kept_up, skipped: None })
+}

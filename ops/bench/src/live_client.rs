@@ -1,0 +1,215 @@
+//! The live benchmark's client: one session of the live protocol over a WebSocket, audio sent as
+//! a microphone would (each 100 ms frame once its audio has been "spoken"), and, for the latency
+//! figures, when each frame was sent and when each message arrived, on one clock.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use futures::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::Message;
+
+/// The audio the benchmark streams: 16 kHz mono s16le.
+pub const RATE: usize = 16_000;
+const BYTES_PER_SECOND: usize = RATE * 2;
+/// Audio per binary frame.
+const FRAME_S: f64 = 0.1;
+
+/// What one session saw. Times are seconds since the session's first frame was due.
+#[derive(Debug, Default)]
+pub struct SessionLog {
+    /// Every text message the server sent, parsed, with its arrival time.
+    pub messages: Vec<(f64, Value)>,
+    /// For each frame: when it was sent, and the seconds of audio sent up to and with it.
+    pub sent: Vec<(f64, f64)>,
+    /// The close frame's code (None: the connection ended without one).
+    pub close: Option<u16>,
+}
+
+impl SessionLog {
+    fn of_type<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = (f64, &'a Value)> + 'a {
+        self.messages.iter().filter(move |(_, m)| m["type"] == kind).map(|(t, m)| (*t, &m["message"]))
+    }
+
+    /// The finals' transcripts joined.
+    pub fn final_text(&self) -> String {
+        self.of_type("FinalResult").filter_map(|(_, m)| m["transcript"].as_str()).collect::<Vec<_>>().join(" ")
+    }
+
+    pub fn finals(&self) -> usize {
+        self.of_type("FinalResult").count()
+    }
+
+    pub fn partials(&self) -> usize {
+        self.of_type("PartialResult").count()
+    }
+
+    /// When the audio up to `stream_s` seconds of the stream had been sent (the frame holding it).
+    fn sent_by(&self, stream_s: f64) -> Option<f64> {
+        self.sent.iter().find(|(_, audio)| *audio >= stream_s - 1e-6).or(self.sent.last()).map(|(t, _)| *t)
+    }
+
+    /// For each final: its arrival − when the audio of its utterance's end had been sent.
+    pub fn final_latencies(&self) -> Vec<f64> {
+        self.of_type("FinalResult")
+            .filter_map(|(arrived, m)| {
+                let end = m["segments"].as_array()?.iter().filter_map(|s| s["end"].as_f64()).reduce(f64::max)?;
+                Some(arrived - self.sent_by(end)?)
+            })
+            .collect()
+    }
+
+    /// For each utterance that had partials: its first partial's arrival − when the audio of its
+    /// start (its final's first segment's start) had been sent.
+    pub fn first_partial_latencies(&self) -> Vec<f64> {
+        let mut first_partial: HashMap<&str, f64> = HashMap::new();
+        for (arrived, m) in self.of_type("PartialResult") {
+            if let Some(id) = m["id"].as_str() {
+                first_partial.entry(id).or_insert(arrived);
+            }
+        }
+        self.of_type("FinalResult")
+            .filter_map(|(_, m)| {
+                let partial = first_partial.get(m["id"].as_str()?)?;
+                let start = m["segments"][0]["start"].as_f64()?;
+                Some(partial - self.sent_by(start)?)
+            })
+            .collect()
+    }
+
+    /// `BEHIND_REAL_TIME` warnings.
+    pub fn behind_warnings(&self) -> usize {
+        self.of_type("Warning").filter(|(_, m)| m["code"] == "BEHIND_REAL_TIME").count()
+    }
+
+    /// The first Error message, if any.
+    pub fn error(&self) -> Option<&Value> {
+        self.of_type("Error").map(|(_, m)| m).next()
+    }
+
+    /// Whether the session ended as it should: no Error, closed with 1000.
+    pub fn ended_normally(&self) -> bool {
+        self.error().is_none() && self.close == Some(1000)
+    }
+}
+
+/// Streams `audio` (16 kHz mono s16le) into the live door at `ws_url` at real-time pace, with
+/// partials when `partials`, then END; or as fast as the socket takes it when `burst`. Returns
+/// everything seen once the server closes.
+pub async fn stream(
+    ws_url: &str,
+    key: &str,
+    audio: Arc<Vec<u8>>,
+    partials: bool,
+    burst: bool,
+) -> anyhow::Result<SessionLog> {
+    let (socket, _) =
+        tokio_tungstenite::connect_async(ws_url).await.with_context(|| format!("connecting to {ws_url}"))?;
+    let (mut sink, mut source) = socket.split();
+    let init = json!({
+        "messageType": "INIT",
+        "language": "en",
+        "apiKey": key,
+        "audioConfig": {"sample_rate": RATE, "encoding": "s16le"},
+        "outputConfig": {"format": "transcription", "partials": partials},
+    });
+    sink.send(Message::text(init.to_string())).await?;
+    let mut log = SessionLog::default();
+    // The session has started when its first Info arrives; the audio clock starts then.
+    let first = next_text(&mut source, Duration::from_secs(60)).await?;
+    if first["type"] != "Info" {
+        bail!("the session did not start: {first}");
+    }
+    let origin = Instant::now();
+    log.messages.push((0.0, first));
+
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let sender = {
+        let sent = Arc::clone(&sent);
+        tokio::spawn(async move {
+            let frame_bytes = (RATE as f64 * FRAME_S) as usize * 2;
+            let mut audio_s = 0.0;
+            for frame in audio.chunks(frame_bytes) {
+                audio_s += frame.len() as f64 / BYTES_PER_SECOND as f64;
+                if !burst {
+                    // A microphone hands over a frame once its audio has been spoken.
+                    tokio::time::sleep_until(origin + Duration::from_secs_f64(audio_s)).await;
+                }
+                if sink.send(Message::binary(frame.to_vec())).await.is_err() {
+                    return;
+                }
+                sent.lock().expect("not poisoned").push((origin.elapsed().as_secs_f64(), audio_s));
+            }
+            let _ = sink.send(Message::text(json!({"messageType": "END"}).to_string())).await;
+            // Keep the sink alive (pongs) until the server closes.
+            std::future::pending::<()>().await;
+        })
+    };
+
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        match tokio::time::timeout_at(deadline, source.next()).await {
+            Err(_) => {
+                sender.abort();
+                bail!("the session did not end within 10 minutes");
+            }
+            Ok(None) | Ok(Some(Err(_))) => break,
+            Ok(Some(Ok(Message::Text(text)))) => {
+                let value: Value = serde_json::from_str(&text).context("a server message that is not JSON")?;
+                log.messages.push((origin.elapsed().as_secs_f64(), value));
+            }
+            Ok(Some(Ok(Message::Close(frame)))) => {
+                log.close = frame.map(|f| u16::from(f.code));
+                break;
+            }
+            Ok(Some(Ok(_))) => {}
+        }
+    }
+    sender.abort();
+    log.sent = std::mem::take(&mut *sent.lock().expect("not poisoned"));
+    Ok(log)
+}
+
+async fn next_text<S>(source: &mut S, wait: Duration) -> anyhow::Result<Value>
+where
+    S: futures::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
+    loop {
+        match tokio::time::timeout(wait, source.next()).await.context("no answer to INIT")? {
+            Some(Ok(Message::Text(text))) => return Ok(serde_json::from_str(&text)?),
+            Some(Ok(Message::Close(frame))) => bail!("closed before the session started: {frame:?}"),
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(e.into()),
+            None => bail!("the connection ended before the session started"),
+        }
+    }
+}
+
+/// `file` as 16 kHz mono s16le, made by ffmpeg.
+pub fn pcm(file: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    let out = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-nostdin", "-i"])
+        .arg(file)
+        .args(["-ac", "1", "-ar", &RATE.to_string(), "-f", "s16le", "-"])
+        .output()
+        .context("running ffmpeg")?;
+    if !out.status.success() {
+        bail!("ffmpeg could not read {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(out.stdout)
+}
+
+/// Seconds of audio in `pcm`.
+pub fn seconds(pcm: &[u8]) -> f64 {
+    pcm.len() as f64 / BYTES_PER_SECOND as f64
+}
+
+/// `seconds` of audio taken from `pcm` looped, starting `offset_s` into it.
+pub fn looped(pcm: &[u8], offset_s: f64, seconds: f64) -> Vec<u8> {
+    let start = ((offset_s * RATE as f64) as usize * 2) % pcm.len().max(2);
+    let want = (seconds * RATE as f64) as usize * 2;
+    pcm.iter().cycle().skip(start).take(want).copied().collect()
+}

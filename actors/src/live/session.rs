@@ -475,7 +475,14 @@ impl SessionState {
         let engine = self.engine.clone();
         let myself = myself.clone();
         tokio::task::spawn_blocking(move || {
-            let result = engine.transcribe_samples(&samples, &options);
+            // A panic in the engine must still report back, or the session would wait forever.
+            let decode = std::panic::AssertUnwindSafe(|| engine.transcribe_samples(&samples, &options));
+            let result = std::panic::catch_unwind(decode).unwrap_or_else(|_| {
+                Err(EngineError::Model {
+                    path: engine.info().model_dir.clone(),
+                    reason: "the decoder stopped on an internal error".into(),
+                })
+            });
             let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
         });
     }

@@ -319,8 +319,7 @@ impl WorkerContext {
             match command::load::<GlossaryAggregate>(self.store.as_ref(), &stream).await {
                 Ok(loaded) => {
                     if let Some(g) = loaded.state.view() {
-                        options.hotwords =
-                            g.names.iter().cloned().chain(g.items.iter().map(|i| i.name.clone())).collect();
+                        options.hotwords = g.hotwords();
                     }
                 }
                 // Transcribing without the glossary the client asked for would silently give a

@@ -25,6 +25,13 @@ pub struct Glossary {
     pub created: u64,
 }
 
+impl Glossary {
+    /// The words recognition is nudged towards: the glossary's names, then its terms.
+    pub fn hotwords(&self) -> Vec<String> {
+        self.names.iter().cloned().chain(self.items.iter().map(|i| i.name.clone())).collect()
+    }
+}
+
 impl GlossarySort {
     /// Orders two glossaries for `GET /glossary`; ties are broken by id so pages are stable.
     pub fn compare(&self, a: &Glossary, b: &Glossary) -> Ordering {

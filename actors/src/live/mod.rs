@@ -221,7 +221,7 @@ impl LiveSessions {
         if &glossary.user_name != owner {
             return Err(refused("belongs to another account"));
         }
-        Ok(glossary.names.iter().cloned().chain(glossary.items.iter().map(|i| i.name.clone())).collect())
+        Ok(glossary.hotwords())
     }
 }
 

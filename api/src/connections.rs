@@ -30,6 +30,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsFd;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -81,11 +82,14 @@ struct Pace {
     answered_at: Option<Instant>,
     /// When bytes last went out.
     wrote_at: Option<Instant>,
+    /// A second handle on the connection's socket, to see whether the client hung up while a
+    /// handler works on its request (hyper reads nothing then, so it would not notice).
+    probe: Option<std::net::TcpStream>,
 }
 
 impl Pace {
     fn opened(now: Instant) -> Pace {
-        Pace { in_flight: 0, head_started: Some(now), answered_at: None, wrote_at: None }
+        Pace { in_flight: 0, head_started: Some(now), answered_at: None, wrote_at: None, probe: None }
     }
 
     /// When the connection is closed unless something happens first; `None` while a handler
@@ -139,6 +143,26 @@ impl OpenConnections {
         Some(InFlight { pace })
     }
 
+    /// Whether the client of `peer` hung up: its side of the connection is closed (or reset)
+    /// while a handler still works on its request. A connection this server did not accept
+    /// through [`GuardedAcceptor`] is never said to be gone.
+    pub fn client_gone(&self, peer: &RemoteAddr) -> bool {
+        let Some(addr) = peer.as_socket_addr() else { return false };
+        let Some(pace) = self.map().get(addr).cloned() else { return false };
+        let pace = lock(&pace);
+        let Some(probe) = &pace.probe else { return false };
+        let mut byte = [0u8; 1];
+        // The socket is non-blocking (tokio's): no data answers WouldBlock at once; the end of
+        // the stream answers 0; a reset answers an error. Bytes waiting (a pipelined request)
+        // mean the client is there.
+        match probe.peek(&mut byte) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => false,
+            Err(_) => true,
+        }
+    }
+
     /// How many connections are open.
     pub fn count(&self) -> usize {
         self.map().len()
@@ -178,7 +202,10 @@ impl<A: Acceptor> GuardedAcceptor<A> {
     }
 }
 
-impl<A: Acceptor> Acceptor for GuardedAcceptor<A> {
+impl<A: Acceptor> Acceptor for GuardedAcceptor<A>
+where
+    A::Io: AsFd,
+{
     type Io = GuardedIo<A::Io>;
 
     fn local_addr(&self) -> Vec<LocalAddr> {
@@ -203,7 +230,9 @@ impl<A: Acceptor> Acceptor for GuardedAcceptor<A> {
             }
         };
         let (io, local, remote, scheme) = self.inner.accept().await?;
-        let pace: Shared = Arc::new(Mutex::new(Pace::opened(Instant::now())));
+        let mut opened = Pace::opened(Instant::now());
+        opened.probe = io.as_fd().try_clone_to_owned().ok().map(std::net::TcpStream::from);
+        let pace: Shared = Arc::new(Mutex::new(opened));
         let peer = remote.as_socket_addr().copied();
         if let Some(peer) = peer {
             self.open.map().insert(peer, pace.clone());

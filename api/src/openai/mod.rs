@@ -23,8 +23,8 @@ pub mod wait;
 
 use std::sync::Arc;
 
-use poem::web::Data;
-use poem::{IntoResponse, Response};
+use poem::web::{Data, RemoteAddr};
+use poem::{IntoResponse, Request, Response};
 use poem_openapi::param::Path;
 use poem_openapi::payload::{Json, Payload};
 use poem_openapi::registry::{MetaMediaType, MetaResponse, MetaResponses, MetaSchemaRef, Registry};
@@ -115,11 +115,12 @@ impl OpenAiApi {
     #[oai(path = "/v1/audio/transcriptions", method = "post", operation_id = "createTranscription")]
     async fn transcriptions(
         &self,
+        req: &Request,
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
         body: TranscriptionForm,
     ) -> Result<SpeechAnswer, OpenAiError> {
-        speech(&state, auth.0, Endpoint::Transcriptions, body.0).await
+        speech(&state, auth.0, req.remote_addr(), Endpoint::Transcriptions, body.0).await
     }
 
     /// Translates speech into English text, as OpenAI's `POST /v1/audio/translations`
@@ -129,11 +130,12 @@ impl OpenAiApi {
     #[oai(path = "/v1/audio/translations", method = "post", operation_id = "createTranslation")]
     async fn translations(
         &self,
+        req: &Request,
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
         body: TranslationForm,
     ) -> Result<SpeechAnswer, OpenAiError> {
-        speech(&state, auth.0, Endpoint::Translations, body.0).await
+        speech(&state, auth.0, req.remote_addr(), Endpoint::Translations, body.0).await
     }
 
     /// The installed speech models, as OpenAI's `GET /v1/models`: `whisper-1` (the server's
@@ -169,6 +171,7 @@ fn model(id: &str, entry: &InstalledModel) -> Model {
 async fn speech(
     state: &Arc<ApiState>,
     caller: Caller,
+    peer: &RemoteAddr,
     endpoint: Endpoint,
     multipart: multer::Multipart<'static>,
 ) -> Result<SpeechAnswer, OpenAiError> {
@@ -192,7 +195,7 @@ async fn speech(
     // Watched before it exists, so no recognised text is missed.
     let watch = request.stream.then(|| state.feed.watch(&job_id));
     submit_stored(state.clone(), caller, job_request, job_id.clone(), temp, filename).await?;
-    let waiting = Waiting::new(state.clone(), job_id, request);
+    let waiting = Waiting::new(state.clone(), job_id, request, peer.clone());
     if waiting.request.stream {
         return Ok(SpeechAnswer::Events(EventStream(waiting.stream(watch))));
     }

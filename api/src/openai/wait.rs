@@ -3,8 +3,9 @@
 //!
 //! The job's end is read from the read models (woken by their position); recognised text comes
 //! from the recognition feed when the job runs on this node. Until the answer is given, an
-//! [`Abandon`] guard is armed: if the request is dropped (the client disconnected), the guard
-//! fails the job, which stops its recognition and refunds it. Once the job ended, or the wait ran
+//! [`Abandon`] guard is armed: if the client hangs up (seen on its socket, which hyper does not
+//! read while the handler works) or the request is dropped, the guard fails the job, which stops
+//! its recognition and refunds it. Once the job ended, or the wait ran
 //! out (the job then goes on for the client to fetch), the guard is disarmed.
 
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use poem::Body;
+use poem::web::RemoteAddr;
 use poem_openapi::types::ToJSON;
 use scribe_actors::clock::now_ms;
 use scribe_actors::recognition_feed::Watch;
@@ -46,21 +48,25 @@ enum Step {
     Ended(Outcome),
     /// The server's wait ran out.
     TimedOut,
+    /// The client hung up.
+    Gone,
 }
 
 /// A submitted job its request waits for.
 pub struct Waiting {
     state: Arc<ApiState>,
     job_id: JobId,
+    /// The client's end of the connection, watched for a hang-up.
+    peer: RemoteAddr,
     pub request: SpeechRequest,
     abandon: Abandon,
 }
 
 impl Waiting {
     /// Arms the guard: from now on, dropping this (or its stream) fails the job.
-    pub fn new(state: Arc<ApiState>, job_id: JobId, request: SpeechRequest) -> Waiting {
+    pub fn new(state: Arc<ApiState>, job_id: JobId, request: SpeechRequest, peer: RemoteAddr) -> Waiting {
         let abandon = Abandon { state: state.clone(), job_id: Some(job_id.clone()) };
-        Waiting { state, job_id, request, abandon }
+        Waiting { state, job_id, peer, request, abandon }
     }
 
     /// Waits for the end and answers in the requested format.
@@ -71,6 +77,8 @@ impl Waiting {
                 Step::Text(_) => continue,
                 Step::Ended(outcome) => break Some(outcome),
                 Step::TimedOut => break None,
+                // Nobody will read the answer; dropping `self` fails the job.
+                Step::Gone => return Err(OpenAiError::job_failed(self.job_id.as_str(), ABANDONED)),
             }
         };
         self.abandon.disarm();
@@ -114,6 +122,7 @@ impl Waiting {
                 }
                 Ok(Step::Ended(outcome)) => break Ok(Some(outcome)),
                 Ok(Step::TimedOut) => break Ok(None),
+                Ok(Step::Gone) => return,
                 Err(e) => break Err(e),
             }
         };
@@ -158,6 +167,7 @@ impl Waiting {
             deadline: Instant::now() + self.wait(),
             position: self.state.read.watch_position(),
             feed,
+            peer: self.peer.clone(),
         }
     }
 
@@ -216,6 +226,7 @@ struct Waiter {
     deadline: Instant,
     position: watch::Receiver<u64>,
     feed: Option<Watch>,
+    peer: RemoteAddr,
 }
 
 /// What ended a wait of [`Waiter::next`].
@@ -241,6 +252,9 @@ impl Waiter {
             }
             if let Some(outcome) = self.ended()? {
                 return Ok(Step::Ended(outcome));
+            }
+            if self.state.connections.client_gone(&self.peer) {
+                return Ok(Step::Gone);
             }
             let deadline = self.deadline;
             let feed = &mut self.feed;

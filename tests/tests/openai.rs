@@ -330,6 +330,8 @@ fn every_response_format_says_the_same_text_and_subtitles_parse() {
         with(json!({"response_format": "verbose_json"})),
         with(json!({"response_format": "verbose_json", "timestamp_granularities": ["word", "segment"]})),
         with(json!({"response_format": "verbose_json", "timestamp_granularities": ["word"]})),
+        with(json!({"chunking_strategy": "auto"})),
+        with(json!({"chunking_strategy": {"type": "server_vad", "threshold": 0.5, "silence_duration_ms": 500}})),
     ];
     let out = door(&server, &key, &calls);
 
@@ -373,7 +375,12 @@ fn every_response_format_says_the_same_text_and_subtitles_parse() {
         }
     }
 
-    // Seven requests, seven direct jobs, each charged one started minute once; the SRT and VTT
+    // chunking_strategy: `auto` (the voice detection Scribe runs anyway) and server_vad settings
+    for k in [7, 8] {
+        assert_eq!(squash(text_of(answer(&out[k], &calls[k]))), squash(&text), "chunking_strategy: {}", out[k]);
+    }
+
+    // One direct job per request, each charged one started minute once; the SRT and VTT
     // answers are the jobs' own exports with default settings.
     let listed = wait_for_jobs(&server, &key, calls.len());
     let mut srt_exports = Vec::new();
@@ -708,6 +715,11 @@ fn models_are_listed_and_retrieved_and_errors_come_in_openais_shape_charging_not
             "word times without verbose_json",
             tiny(json!({"timestamp_granularities": ["word"]})),
             field("timestamp_granularities"),
+        ),
+        (
+            "a chunking_strategy that is not server_vad",
+            tiny(json!({"chunking_strategy": {"type": "semantic_vad"}})),
+            field("chunking_strategy"),
         ),
         ("a stream of srt", tiny(json!({"response_format": "srt", "stream": true})), field("stream")),
         (

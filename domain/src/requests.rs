@@ -14,6 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::decoding::DecodingChoices;
 use crate::error::ValidationError;
 use crate::http_url::HttpUrl;
 use crate::ids::{GlossaryId, JobId};
@@ -109,6 +110,9 @@ pub struct JobRequest {
     /// Seconds after the job finishes when its media and documents are deleted (the operator's
     /// `--retention` applies too; the shorter wins).
     pub delete_after_seconds: Option<u64>,
+    /// How the engine decodes the job, when the client chose (the OpenAI door); `None` for the
+    /// spec's endpoints.
+    pub decoding: Option<DecodingChoices>,
 }
 
 impl JobRequest {
@@ -230,6 +234,7 @@ impl JobParams {
             callback_url,
             glossary_id,
             delete_after_seconds,
+            decoding: None,
         })
     }
 }

@@ -78,6 +78,7 @@ impl Recording {
             callback_url: init.callback_url.clone(),
             glossary_id: init.glossary_id.clone(),
             delete_after_seconds: None,
+            decoding: None,
         };
         let submit = JobCommand::Submit {
             job_id: job_id.clone(),

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::codec::{self, DecodeError, VersionedEvent};
+use crate::decoding::DecodingChoices;
 use crate::http_url::HttpUrl;
 use crate::ids::{GlossaryId, JobId, UserName};
 use crate::kinds::{JobType, TaskKind, TranscriptionType, TurnaroundTime};
@@ -35,6 +36,9 @@ pub struct Submission {
     /// Seconds after the job finishes when its media and documents are deleted, as requested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_after_seconds: Option<u64>,
+    /// How the engine decodes the job, as its client chose (the OpenAI door).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decoding: Option<DecodingChoices>,
 }
 
 /// Where a job's media comes from.

@@ -69,6 +69,7 @@ fn submit(job_id: JobId, owner: UserName, at_ms: u64, request: JobRequest, media
         notes: None,
         source,
         delete_after_seconds: request.delete_after_seconds,
+        decoding: request.decoding,
     }))];
     if let Some(media) = stored {
         events.push(JobEvent::MediaStored { path: media.path, bytes: media.bytes, at_ms });
@@ -124,6 +125,7 @@ fn request_translation(
             document_path: source.document_path,
         },
         delete_after_seconds: None,
+        decoding: None,
     };
     let task = tasks::open_task(&submission, TaskKind::Translate, at_ms);
     Ok(vec![JobEvent::JobSubmitted(Box::new(submission)), task])

@@ -5,7 +5,8 @@
 //! suppression lists from config.json, OpenAI's timestamp rules, the no-speech probability at
 //! `<|startoftranscript|>`, and temperature fallback: when the result is too repetitive
 //! (compression ratio > 2.4) or too unlikely (average log-probability < −1), retry by
-//! sampling `best_of` candidates at temperatures 0.2, 0.4, … 1.0.
+//! sampling `best_of` candidates at temperatures 0.2, 0.4, … 1.0 (or from a higher starting
+//! temperature, see [`temperature_schedule`]).
 
 use std::io::Write;
 
@@ -60,12 +61,36 @@ pub struct WindowResult {
     pub tokens: Vec<u32>,
     pub avg_logprob: f32,
     pub no_speech_prob: f32,
+    /// The temperature this decoding was made at.
     pub temperature: f32,
+    /// The highest temperature tried for the window: `temperature`, unless every temperature
+    /// failed and a likelier earlier decoding was kept. faster-whisper drops the previous text
+    /// from the next prompt on this one.
+    pub last_temperature: f32,
     pub compression_ratio: f32,
 }
 
 /// Seconds per timestamp token step.
 pub const TIME_PRECISION: f32 = 0.02;
+
+/// openai-whisper's `temperature_increment_on_fallback`.
+pub const TEMPERATURE_INCREMENT: f32 = 0.2;
+
+/// The temperatures a window is decoded at, in order: `start`, then with `fallback`
+/// `start + 0.2`, `start + 0.4`, … up to 1.0 inclusive (openai-whisper's
+/// `np.arange(start, 1.0 + 1e-6, 0.2)`). `start` is clamped to 0..=1 (NaN = 0).
+pub fn temperature_schedule(start: f32, fallback: bool) -> Vec<f32> {
+    let start = if start.is_nan() { 0.0 } else { start.clamp(0.0, 1.0) } as f64;
+    if !fallback {
+        return vec![start as f32];
+    }
+    // In f64 and rounded to 1e-6, so that 0.0 gives exactly 0.2, 0.4, 0.6… as f32.
+    (0..)
+        .map(|i| start + TEMPERATURE_INCREMENT as f64 * i as f64)
+        .take_while(|&t| t <= 1.0 + 1e-6)
+        .map(|t| ((t * 1e6).round() / 1e6) as f32)
+        .collect()
+}
 
 /// gzip-style compression ratio of the text: high for repetitive loops.
 pub fn compression_ratio(text: &str) -> f32 {
@@ -124,13 +149,14 @@ impl Decoder<'_> {
             }
         }
         // Every temperature failed: keep the most likely result, preferring non-repetitive ones.
+        // It keeps the temperature it was made at; `last_temperature` says how far the search went.
         let pool: Vec<usize> = if below_cr.is_empty() { (0..all.len()).collect() } else { below_cr };
         let best = pool
             .into_iter()
             .max_by(|&a, &b| all[a].avg_logprob.total_cmp(&all[b].avg_logprob))
             .expect("at least one temperature");
         let mut r = all.swap_remove(best);
-        r.temperature = last_t;
+        r.last_temperature = last_t;
         r
     }
 
@@ -185,6 +211,7 @@ impl Decoder<'_> {
             avg_logprob,
             no_speech_prob,
             temperature,
+            last_temperature: temperature,
         }
     }
 
@@ -437,6 +464,19 @@ mod tests {
     fn top_k_is_sorted_and_complete() {
         let x = [0.1, 5.0, -1.0, 3.0, 5.0, 2.0];
         assert_eq!(top_k(&x, 3), vec![(1, 5.0), (4, 5.0), (3, 3.0)]);
+    }
+
+    #[test]
+    fn temperatures_go_up_by_a_fifth_to_one() {
+        assert_eq!(temperature_schedule(0.0, true), DecodeOptions::default().temperatures);
+        assert_eq!(temperature_schedule(0.0, true), vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
+        assert_eq!(temperature_schedule(0.0, false), vec![0.0]);
+        assert_eq!(temperature_schedule(0.8, true), vec![0.8, 1.0]);
+        assert_eq!(temperature_schedule(0.8, false), vec![0.8]);
+        assert_eq!(temperature_schedule(0.3, true), vec![0.3, 0.5, 0.7, 0.9]);
+        assert_eq!(temperature_schedule(1.0, true), vec![1.0]);
+        assert_eq!(temperature_schedule(-1.0, true).len(), 6);
+        assert_eq!(temperature_schedule(f32::NAN, false), vec![0.0]);
     }
 
     #[test]

@@ -20,14 +20,14 @@ use serde::{Deserialize, Serialize};
 use crate::align::{self, WordTiming};
 use crate::audio::{AudioError, SAMPLE_RATE};
 use crate::ct2::{Ct2File, WhisperDims};
-use crate::decode::{DecodeOptions, Decoder, TIME_PRECISION};
+use crate::decode::{self, DecodeOptions, Decoder, TIME_PRECISION};
 use crate::languages;
 use crate::mel;
 use crate::model::{AudioContext, Whisper};
 use crate::profile;
 use crate::speech::{self, Media, Windows};
 use crate::tokenizer::WhisperTokenizer;
-use crate::vad::{self, SileroVad};
+use crate::vad::{self, SileroVad, VadParams};
 
 /// Where the model lives and how to run it.
 #[derive(Clone, Debug)]
@@ -68,6 +68,15 @@ pub struct TranscribeOptions {
     /// prompted with disfluent text in the (given or detected) language (see [`crate::verbatim`]).
     pub verbatim: bool,
     pub use_vad: bool,
+    /// How the voice detection cuts the media into speech (threshold, minimum silence, padding…)
+    /// when `use_vad` is on; `Default` is faster-whisper's (threshold 0.5, 2 s of silence ends a
+    /// span, 400 ms of padding). The OpenAI door's `server_vad` chunking sets it per request.
+    pub vad: VadParams,
+    /// The temperature of a window's first decoding (openai-whisper's `temperature`, 0..=1):
+    /// 0 (default) is beam search, above 0 samples `best_of` candidates (seeded, so a run is
+    /// repeatable). With `temperature_fallback` a failed window is retried at +0.2 steps up to
+    /// 1.0 (see [`decode::temperature_schedule`]).
+    pub temperature: f32,
     /// Retry a window that decodes to repetitive or unlikely text by sampling at higher
     /// temperatures (faster-whisper's default, `true`). `false` decodes each window once, at
     /// temperature 0: the result is the same whenever the first decoding passes (nearly always
@@ -92,16 +101,23 @@ impl Default for TranscribeOptions {
             initial_prompt: None,
             verbatim: false,
             use_vad: true,
+            vad: VadParams::default(),
+            temperature: 0.0,
             temperature_fallback: true,
             cancel: None,
         }
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+/// How far the work is, reported after each 30 s window and once at the end.
+#[derive(Clone, Debug)]
 pub struct Progress {
+    /// Seconds of the media done (on its own timeline).
     pub done_s: f64,
     pub total_s: f64,
+    /// The segments finished since the previous report, with their final times on the
+    /// media's timeline: the reports' segments, concatenated, are the transcript's segments.
+    pub segments: Vec<Segment>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -112,6 +128,8 @@ pub struct Transcript {
     pub segments: Vec<Segment>,
 }
 
+/// A piece of a window between two timestamps, with the statistics of the window's decoding
+/// (the fields of openai-whisper's and faster-whisper's segments).
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Segment {
     pub start: f64,
@@ -120,6 +138,19 @@ pub struct Segment {
     pub words: Vec<Word>,
     pub avg_logprob: f32,
     pub no_speech_prob: f32,
+    /// Start of the 30 s window it was decoded in, in mel frames (100 per second) on the
+    /// media's timeline (with voice detection: where that window's first speech is in the media).
+    #[serde(default)]
+    pub seek: usize,
+    /// Its tokens as the decoder emitted them, timestamp tokens included.
+    #[serde(default)]
+    pub tokens: Vec<u32>,
+    /// The temperature of the window's decoding that was kept.
+    #[serde(default)]
+    pub temperature: f32,
+    /// The window's text's gzip compression ratio (the fallback rule's measure).
+    #[serde(default)]
+    pub compression_ratio: f32,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -286,24 +317,14 @@ impl Engine {
         on_progress: &mut dyn FnMut(Progress),
     ) -> Result<Transcript, EngineError> {
         let plan = self.plan_languages(opts)?;
-        // Pass 1: decode once for the duration and the VAD's probabilities (a few KB).
-        let vad = self.vad.as_ref().filter(|_| opts.use_vad);
-        let scan = profile::time("scan (decode+vad)", || speech::scan(media, vad))?;
+        let (spans, n_samples) = self.find_speech(media, opts.use_vad, &opts.vad)?;
         check_cancelled(opts)?;
-        let duration_s = scan.n_samples as f64 / SAMPLE_RATE as f64;
+        let duration_s = n_samples as f64 / SAMPLE_RATE as f64;
         // Voice activity: keep only speech, remembering where each piece came from.
-        let (spans, map) = match vad {
-            Some(_) => {
-                let spans = vad::speech_spans(&scan.probabilities, scan.n_samples, &vad::VadParams::default());
-                if spans.is_empty() {
-                    return Err(EngineError::NoSpeech);
-                }
-                let map = TimeMap::new(&spans);
-                (spans, map)
-            }
-            #[allow(clippy::single_range_in_vec_init)] // one span: the whole recording
-            None => (vec![0..scan.n_samples], TimeMap::identity()),
-        };
+        if spans.is_empty() {
+            return Err(EngineError::NoSpeech);
+        }
+        let map = if self.vad.is_some() && opts.use_vad { TimeMap::new(&spans) } else { TimeMap::identity() };
         let speech_samples = spans.iter().map(|s| s.len()).sum();
         // Passes 2 and 3 stream the speech again (see `speech`): the features' level, then windows.
         let mut windows =
@@ -311,6 +332,33 @@ impl Engine {
         let result = self.transcribe_windows(&mut windows, duration_s, &map, opts, plan, on_progress);
         profile::report(&format!("{media} ({duration_s:.1} s)"));
         result
+    }
+
+    /// The spans of speech (in seconds) that [`Engine::transcribe`] would decode in `media`
+    /// with voice detection set to `params`: the whole media when the engine has no VAD model,
+    /// none when nothing was said.
+    pub fn speech_spans(&self, media: &Path, params: &VadParams) -> Result<Vec<std::ops::Range<f64>>, EngineError> {
+        let (spans, _) = self.find_speech(Media::File(media), true, params)?;
+        let sr = SAMPLE_RATE as f64;
+        Ok(spans.into_iter().map(|s| s.start as f64 / sr..s.end as f64 / sr).collect())
+    }
+
+    /// Pass 1 over the media: decodes it once for its length (in samples) and, with voice
+    /// detection, the VAD's probabilities (a few KB), turned into speech spans in samples.
+    fn find_speech(
+        &self,
+        media: Media<'_>,
+        use_vad: bool,
+        params: &VadParams,
+    ) -> Result<(Vec<std::ops::Range<usize>>, usize), EngineError> {
+        let vad = self.vad.as_ref().filter(|_| use_vad);
+        let scan = profile::time("scan (decode+vad)", || speech::scan(media, vad))?;
+        let spans = match vad {
+            Some(_) => vad::speech_spans(&scan.probabilities, scan.n_samples, params),
+            #[allow(clippy::single_range_in_vec_init)] // one span: the whole recording
+            None => vec![0..scan.n_samples],
+        };
+        Ok((spans, scan.n_samples))
     }
 
     /// Validates the requested language(s) against the model.
@@ -392,7 +440,7 @@ impl Engine {
         let defaults = DecodeOptions::default();
         let dopts = DecodeOptions {
             beam_size: opts.beam_size.max(1),
-            temperatures: if opts.temperature_fallback { defaults.temperatures.clone() } else { vec![0.0] },
+            temperatures: decode::temperature_schedule(opts.temperature, opts.temperature_fallback),
             suppress,
             suppress_begin: self.config.suppress_ids_begin.clone(),
             ..defaults
@@ -447,9 +495,12 @@ impl Engine {
                 on_progress(Progress {
                     done_s: map.to_original(seek as f64 / FRAMES_PER_SECOND as f64, true).min(duration_s),
                     total_s: duration_s,
+                    segments: Vec::new(),
                 });
                 continue;
             }
+            // The window's start on the media's timeline, in frames (openai-whisper's `seek`).
+            let window_seek = (map.to_original(time_offset, false) * FRAMES_PER_SECOND as f64).round() as usize;
             let (mut pieces, new_seek, single_ending) =
                 self.split_by_timestamps(&result.tokens, time_offset, seek, segment_size);
             seek = new_seek;
@@ -474,13 +525,14 @@ impl Engine {
                     seek = (end * FRAMES_PER_SECOND as f64).round() as usize;
                 }
             }
+            let mut finished = Vec::new();
             for p in pieces {
                 let text = self.tokenizer.decode(&p.tokens);
                 if p.start == p.end || text.trim().is_empty() {
                     continue;
                 }
                 all_tokens.extend_from_slice(&p.tokens);
-                segments.push(Segment {
+                let mut segment = Segment {
                     start: p.start,
                     end: p.end,
                     text,
@@ -491,23 +543,27 @@ impl Engine {
                         .collect(),
                     avg_logprob: result.avg_logprob,
                     no_speech_prob: result.no_speech_prob,
-                });
+                    seek: window_seek,
+                    tokens: p.tokens,
+                    temperature: result.temperature,
+                    compression_ratio: result.compression_ratio,
+                };
+                map.restore(&mut segment);
+                finished.push(segment);
             }
-            if result.temperature > 0.5 {
+            segments.extend_from_slice(&finished);
+            if result.last_temperature > 0.5 {
                 prompt_reset_since = all_tokens.len();
             }
             if seek <= previous_seek {
                 seek = previous_seek + segment_size; // never loop on the same window
             }
             let done = map.to_original(seek.min(content_frames) as f64 / FRAMES_PER_SECOND as f64, true);
-            on_progress(Progress { done_s: done.min(duration_s), total_s: duration_s });
+            on_progress(Progress { done_s: done.min(duration_s), total_s: duration_s, segments: finished });
         }
-        on_progress(Progress { done_s: duration_s, total_s: duration_s });
+        on_progress(Progress { done_s: duration_s, total_s: duration_s, segments: Vec::new() });
         if segments.is_empty() {
             return Err(EngineError::NoSpeech);
-        }
-        for seg in &mut segments {
-            map.restore(seg);
         }
         Ok(Transcript { language: language.to_string(), language_probability, duration_s, segments })
     }

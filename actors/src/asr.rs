@@ -16,15 +16,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
+use scribe_domain::decoding::{DecodedSegment, DecodingRecord, SpeechTask};
 use scribe_domain::glossary::GlossaryAggregate;
 use scribe_domain::ids::{JobId, UserName, glossary_stream};
-use scribe_domain::job::{JobCommand, JobRefusal, JobState};
+use scribe_domain::job::{JobCommand, JobRefusal, JobState, Submission};
 use scribe_domain::kinds::TranscriptionStyle;
 use scribe_domain::languages::Language;
 use scribe_domain::style::clean_read;
 use scribe_eventstore::EventStore;
 use scribe_translate::TranslationModels;
-use scribe_whisper::engine::{EngineError, Task, TranscribeOptions};
+use scribe_whisper::engine::{EngineError, Task, TranscribeOptions, Transcript};
+use scribe_whisper::vad::VadParams;
 
 use tracing::Instrument;
 
@@ -34,7 +36,8 @@ use crate::engine_document::to_document;
 use crate::fair_queue::FairQueue;
 use crate::jobs::{Jobs, job_span};
 use crate::media::{MediaStore, relative};
-use crate::speech_model::SpeechModel;
+use crate::recognition_feed::RecognitionFeed;
+use crate::speech_model::{SpeechModel, SpeechModels};
 use crate::translation::TranslationWork;
 use crate::worker::{StageDone, fail_and_report, report};
 
@@ -70,7 +73,10 @@ pub struct AsrActor;
 
 #[derive(Clone)]
 pub struct AsrArgs {
-    pub model: Arc<SpeechModel>,
+    /// The installed speech models; a job uses the one it chose, else the default.
+    pub models: Arc<SpeechModels>,
+    /// Where recognised text goes as it is made, for whoever watches the job.
+    pub feed: RecognitionFeed,
     /// English→xx text models, for translatedSubtitles into languages other than English.
     pub text_models: TranslationModels,
     pub jobs: Jobs,
@@ -135,7 +141,8 @@ impl Actor for AsrActor {
             let cancel = Arc::new(AtomicBool::new(false));
             state.running.insert(task.job_id.clone(), cancel.clone());
             let ctx = WorkerContext {
-                model: state.args.model.clone(),
+                models: state.args.models.clone(),
+                feed: state.args.feed.clone(),
                 text_models: state.args.text_models.clone(),
                 jobs: state.args.jobs.clone(),
                 store: state.args.store.clone(),
@@ -160,7 +167,8 @@ impl Actor for AsrActor {
 }
 
 struct WorkerContext {
-    model: Arc<SpeechModel>,
+    models: Arc<SpeechModels>,
+    feed: RecognitionFeed,
     text_models: TranslationModels,
     jobs: Jobs,
     store: Arc<dyn EventStore>,
@@ -176,7 +184,7 @@ impl WorkerContext {
         let Some(submission) = state.submission.clone() else { return report(done) };
         if let TaskKind::Translate = kind {
             let work = TranslationWork {
-                model: self.model,
+                model: self.models.default_model().clone(),
                 text_models: self.text_models,
                 jobs: self.jobs,
                 media: self.media,
@@ -196,15 +204,25 @@ impl WorkerContext {
             }
             Err(e) => tracing::debug!(error = %e, "recording transcription start"),
         }
+        let model = match self.model_of(&state) {
+            Ok(m) => m,
+            Err(msg) => return fail_and_report(&self.jobs, done, msg),
+        };
         let mut options = match self.options(&state).await {
             Ok(o) => o,
             Err(msg) => return fail_and_report(&self.jobs, done, msg),
         };
         options.cancel = Some(self.cancel.clone());
-        let model = self.model.clone();
         let path = media_path.clone();
         tracing::info!("transcribing");
         let span = tracing::Span::current();
+        // Someone waits for the text as it is recognised (a streamed OpenAI answer).
+        let watcher = self.feed.is_watched(&job_id).then(|| Watcher {
+            feed: self.feed.clone(),
+            job_id: job_id.clone(),
+            language: written_language_before(&submission, options.language.as_deref()),
+            verbatim: options.verbatim,
+        });
         let result = tokio::task::spawn_blocking(move || {
             span.in_scope(|| {
                 let mut last_logged = -1i64;
@@ -215,6 +233,9 @@ impl WorkerContext {
                         last_logged = pct;
                         tracing::info!(progress = pct, "transcribing");
                     }
+                    if let Some(watcher) = &watcher {
+                        watcher.publish(&p.segments);
+                    }
                 })
             })
         })
@@ -224,7 +245,7 @@ impl WorkerContext {
             // Stopped by the cancel flag, whichever step the engine was in (an error while its
             // input was being cut short is the delete's doing, not the media's).
             Ok(Err(e)) if matches!(e, EngineError::Cancelled) || self.cancel.load(Ordering::Relaxed) => {
-                tracing::info!("recognition stopped: the job was deleted");
+                tracing::info!("recognition stopped: the job was deleted or abandoned");
                 self.media.remove_files_of_deleted(job_id.as_str()).await;
                 return report(done);
             }
@@ -236,7 +257,7 @@ impl WorkerContext {
         };
         let document = to_document(&job_id, submission.source.filename(), &transcript);
         // Speakers (numberOfSpeakers 1 skips this); see `diarization`.
-        let models_dir = self.model.models_dir();
+        let models_dir = self.models.default_model().models_dir();
         let document = match crate::diarization::label_speakers(
             models_dir,
             media_path.clone(),
@@ -257,10 +278,20 @@ impl WorkerContext {
         // Verbatim was asked of the engine (prompt); clean read removes what it kept anyway.
         let document = match submission.job_options.map(|o| o.transcription_style) {
             Some(TranscriptionStyle::Verbatim) => document,
-            _ => clean_read(&document, Language::from_whisper(&transcript.language).unwrap_or(submission.language)),
+            _ => clean_read(&document, written_language(&submission, &transcript)),
         };
         if document.segments.is_empty() {
             return fail_and_report(&self.jobs, done, "No speech found in the audio (only hesitation sounds)".into());
+        }
+        // What the decoder said of each segment, for the answers that show it (OpenAI's
+        // verbose_json); written before the transcript is recorded, so a recorded transcript
+        // always has it.
+        if submission.decoding.is_some() {
+            let record = decoding_record(&transcript);
+            let json = serde_json::to_vec(&record).expect("records serialize");
+            if let Err(e) = self.media.write_decoding(job_id.as_str(), &json).await {
+                return fail_and_report(&self.jobs, done, format!("Could not store the decoding record: {e}"));
+            }
         }
         let words = document.segments.iter().map(|s| s.words.len() as u64).sum();
         let json = serde_json::to_vec(&document).expect("transcripts serialize");
@@ -290,18 +321,50 @@ impl WorkerContext {
         report(done);
     }
 
-    /// Engine options for the job: its language (or detection among the spec's set) and its
-    /// glossary's terms as hotwords.
+    /// The speech model the job chose (the OpenAI door's `model`), else the default.
+    fn model_of(&self, state: &JobState) -> Result<Arc<SpeechModel>, String> {
+        let chosen = state.submission.as_ref().and_then(|s| s.decoding.as_ref()).and_then(|d| d.model.as_deref());
+        match chosen {
+            None => Ok(self.models.default_model().clone()),
+            Some(name) => self.models.get(name).map(|(_, model)| model.clone()).ok_or_else(|| {
+                format!("The speech model {name} the job asked for is no longer installed on this server")
+            }),
+        }
+    }
+
+    /// Engine options for the job: its language (or detection among the spec's set, or among
+    /// the languages the client named), its glossary's terms and keywords as hotwords, and what
+    /// else its client chose (task, prompt).
     async fn options(&self, state: &JobState) -> Result<TranscribeOptions, String> {
         let submission = state.submission.as_ref().expect("checked by caller");
+        let choices = submission.decoding.clone().unwrap_or_default();
         let mut options = TranscribeOptions {
-            task: Task::Transcribe,
+            task: match choices.task {
+                SpeechTask::Transcribe => Task::Transcribe,
+                SpeechTask::Translate => Task::Translate,
+            },
             verbatim: submission.job_options.is_some_and(|o| o.transcription_style == TranscriptionStyle::Verbatim),
+            initial_prompt: choices.prompt.clone(),
+            hotwords: choices.keywords.clone(),
+            temperature: choices.temperature,
             ..TranscribeOptions::default()
         };
+        if let Some(vad) = choices.vad {
+            let engine = VadParams::default();
+            options.vad = VadParams {
+                threshold: vad.threshold.unwrap_or(engine.threshold),
+                speech_pad_ms: vad.padding_ms.unwrap_or(engine.speech_pad_ms),
+                min_silence_ms: vad.min_silence_ms.unwrap_or(engine.min_silence_ms),
+                ..engine
+            };
+        }
         if submission.language.is_auto() {
             options.language = None;
-            options.detect_among = AUTO_DETECT.iter().map(|s| s.to_string()).collect();
+            options.detect_among = if choices.detect_among.is_empty() {
+                AUTO_DETECT.iter().map(|s| s.to_string()).collect()
+            } else {
+                choices.detect_among.clone()
+            };
         } else {
             match submission.language.whisper_code() {
                 Some(code) => options.language = Some(code.to_owned()),
@@ -319,7 +382,7 @@ impl WorkerContext {
             match command::load::<GlossaryAggregate>(self.store.as_ref(), &stream).await {
                 Ok(loaded) => {
                     if let Some(g) = loaded.state.view() {
-                        options.hotwords = g.hotwords();
+                        options.hotwords.extend(g.hotwords());
                     }
                 }
                 // Transcribing without the glossary the client asked for would silently give a
@@ -333,5 +396,74 @@ impl WorkerContext {
             }
         }
         Ok(options)
+    }
+}
+
+/// The language the transcript is written in: English for a translation, else the detected or
+/// requested one.
+fn written_language(submission: &Submission, transcript: &Transcript) -> Language {
+    if submission.decoding.as_ref().is_some_and(|d| d.task == SpeechTask::Translate) {
+        return Language::from_whisper("en").expect("English is in the table");
+    }
+    Language::from_whisper(&transcript.language).unwrap_or(submission.language)
+}
+
+/// What the decoder reported of each segment of the engine's transcript.
+fn decoding_record(transcript: &Transcript) -> DecodingRecord {
+    DecodingRecord {
+        language: transcript.language.clone(),
+        duration_s: transcript.duration_s,
+        segments: transcript
+            .segments
+            .iter()
+            .map(|s| DecodedSegment {
+                seek: s.seek as u64,
+                start: s.start,
+                end: s.end,
+                tokens: s.tokens.clone(),
+                temperature: s.temperature,
+                avg_logprob: s.avg_logprob,
+                compression_ratio: s.compression_ratio,
+                no_speech_prob: s.no_speech_prob,
+            })
+            .collect(),
+    }
+}
+
+/// The language a transcript will be written in, as known before recognition: English for a
+/// translation, else the given one (a detected language is not known yet).
+fn written_language_before(submission: &Submission, given: Option<&str>) -> Language {
+    if submission.decoding.as_ref().is_some_and(|d| d.task == SpeechTask::Translate) {
+        return Language::from_whisper("en").expect("English is in the table");
+    }
+    given.and_then(Language::from_whisper).unwrap_or(submission.language)
+}
+
+/// Hands the text of each recognised segment to the recognition feed, cleaned as the transcript
+/// will be.
+struct Watcher {
+    feed: RecognitionFeed,
+    job_id: JobId,
+    language: Language,
+    verbatim: bool,
+}
+
+impl Watcher {
+    fn publish(&self, segments: &[scribe_whisper::engine::Segment]) {
+        if segments.is_empty() {
+            return;
+        }
+        let piece = Transcript {
+            language: String::new(),
+            language_probability: 1.0,
+            duration_s: 0.0,
+            segments: segments.to_vec(),
+        };
+        let document = to_document(&self.job_id, "", &piece);
+        let document = if self.verbatim { document } else { clean_read(&document, self.language) };
+        let text = scribe_domain::openai::answer::transcript_text(&document);
+        if !text.is_empty() {
+            self.feed.publish(&self.job_id, text);
+        }
     }
 }

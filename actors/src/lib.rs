@@ -17,6 +17,7 @@ pub mod live;
 pub mod media;
 pub mod media_worker;
 pub mod pipeline;
+pub mod recognition_feed;
 pub mod retention;
 pub mod runtime;
 pub mod speech_model;

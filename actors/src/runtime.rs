@@ -24,8 +24,9 @@ use crate::live::{LiveSessions, LiveSettings};
 use crate::media::{AddressGuard, FetchConfig, Fetcher, MediaStore};
 use crate::media_worker::MediaArgs;
 use crate::pipeline::{DispatchCounts, Pipeline, PipelineArgs, PipelineMsg, WorkerArgs, WorkerRefs};
+use crate::recognition_feed::RecognitionFeed;
 use crate::retention::{RetentionActor, RetentionArgs, RetentionMsg};
-use crate::speech_model::SpeechModel;
+use crate::speech_model::SpeechModels;
 
 /// What the write side needs to start.
 pub struct RuntimeSettings {
@@ -51,8 +52,9 @@ pub struct RuntimeSettings {
     pub max_duration: Option<Duration>,
     /// How long an idle job actor lives.
     pub job_idle: Duration,
-    /// The speech model (shared by every ASR worker, loaded while there is work).
-    pub model: Arc<SpeechModel>,
+    /// The speech models (shared by every ASR worker, each loaded while there is work); live
+    /// sessions use the default.
+    pub models: Arc<SpeechModels>,
     /// English→xx text translation models (`translation/en-xx/` of the models folder).
     pub text_models: TranslationModels,
     /// Callback timeout and retry schedule (`CallbackSettings::default()`: retries for 26 h).
@@ -82,6 +84,10 @@ pub struct Services {
     pub pipeline_dispatches: DispatchCounts,
     /// Live transcription sessions (the real-time door opens them here).
     pub live: LiveSessions,
+    /// The speech models jobs can choose (the OpenAI door's `model`).
+    pub models: Arc<SpeechModels>,
+    /// Text of recognitions in progress, for the OpenAI door's streamed answers.
+    pub feed: RecognitionFeed,
     actors: Actors,
 }
 
@@ -137,7 +143,7 @@ impl Services {
         };
         let (retention, _) = Actor::spawn(None, RetentionActor, retention_args).await?;
         let live = LiveSessions::new(
-            settings.model.clone(),
+            settings.models.default_model().clone(),
             store.clone(),
             jobs.clone(),
             media.clone(),
@@ -147,6 +153,7 @@ impl Services {
             settings.live.clone(),
         );
         let asr_queue = Arc::new(AtomicUsize::new(0));
+        let feed = RecognitionFeed::default();
         let pipeline_dispatches = DispatchCounts::default();
         // The media, ASR and callback workers are the pipeline's supervised children: it starts
         // them, and starts one again if it dies.
@@ -160,7 +167,8 @@ impl Services {
                 billing: billing.clone(),
             },
             asr: AsrArgs {
-                model: settings.model,
+                models: settings.models.clone(),
+                feed: feed.clone(),
                 text_models: settings.text_models,
                 jobs: jobs.clone(),
                 store: store.clone(),
@@ -201,6 +209,8 @@ impl Services {
             asr_queue,
             pipeline_dispatches,
             live,
+            models: settings.models,
+            feed,
             actors: Actors { pipeline, refunds, retention },
         })
     }

@@ -1,10 +1,13 @@
-//! The speech model, held in memory while there is work for it.
+//! The speech models, each held in memory while there is work for it, and the set of them a
+//! server offers ([`SpeechModels`]: the default and every model folder installed beside it).
 //!
 //! Whisper's weights take hundreds of MB and load in a second or two. An idle server has no use
 //! for them, so after `keep_alive` without a transcription they are released, and the next job
 //! loads them again (as Ollama does with its models). `scribe serve` loads the model once at
 //! start, so a missing or broken model stops the server then, not at the first job.
 
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,7 +67,7 @@ impl SpeechModel {
 
     /// The models folder: where the VAD weights are, else the parent of the Whisper folder.
     /// Other models (speaker diarization) are found there.
-    pub fn models_dir(&self) -> std::path::PathBuf {
+    pub fn models_dir(&self) -> PathBuf {
         let dir = match &self.config.vad_path {
             Some(vad) => vad.parent(),
             None => self.config.model_dir.parent(),
@@ -130,4 +133,150 @@ impl Drop for EngineLease {
             self.model.release_when_idle();
         }
     }
+}
+
+/// An installed speech model, as `GET /v1/models` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstalledModel {
+    /// Its folder's name (`whisper-base`, `whisper-tiny.en`, an operator's own).
+    pub name: String,
+    /// Whether it knows languages other than English (and can translate).
+    pub multilingual: bool,
+    /// The Whisper language codes its vocabulary has a token for.
+    pub languages: Vec<String>,
+    /// When its folder was made (seconds since 1970), as OpenAI's `created`.
+    pub created_s: u64,
+}
+
+/// Every speech model the server can run: the default (`--model-dir`) and each model folder
+/// found in the models folder (a folder with `model.bin`, `config.json` and `tokenizer.json`,
+/// CTranslate2's Whisper layout). Each loads when a job first needs it and is released when idle
+/// like the default.
+pub struct SpeechModels {
+    default: (InstalledModel, Arc<SpeechModel>),
+    others: Vec<(InstalledModel, Arc<SpeechModel>)>,
+}
+
+/// OpenAI's name for its Whisper model: clients that hard-code it get the default model.
+pub const OPENAI_DEFAULT_ALIAS: &str = "whisper-1";
+
+impl SpeechModels {
+    /// The default model (already made, usually loaded) and the other model folders of
+    /// `models_dir`. A folder whose tokenizer cannot be read is reported and left out.
+    pub fn discover(default: Arc<SpeechModel>, models_dir: &Path) -> SpeechModels {
+        let keep_alive = default.keep_alive;
+        let default_entry = describe(&default.config.model_dir).unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "cannot describe the default speech model");
+            InstalledModel {
+                name: folder_name(&default.config.model_dir),
+                multilingual: false,
+                languages: vec!["en".into()],
+                created_s: 0,
+            }
+        });
+        let mut others = Vec::new();
+        let mut folders: Vec<PathBuf> = std::fs::read_dir(models_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| ["model.bin", "config.json", "tokenizer.json"].iter().all(|f| p.join(f).is_file()))
+            .collect();
+        folders.sort();
+        for dir in folders {
+            if same_folder(&dir, &default.config.model_dir) {
+                continue;
+            }
+            match describe(&dir) {
+                Ok(entry) if entry.name == default_entry.name || entry.name == OPENAI_DEFAULT_ALIAS => {
+                    tracing::warn!(dir = %dir.display(), "speech model folder not offered: its name is taken");
+                }
+                Ok(entry) => {
+                    let config = EngineConfig { model_dir: dir, ..default.config.clone() };
+                    others.push((entry, SpeechModel::new(config, keep_alive, None)));
+                }
+                Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "speech model folder not offered"),
+            }
+        }
+        SpeechModels { default: (default_entry, default), others }
+    }
+
+    /// Only the default model.
+    pub fn single(default: Arc<SpeechModel>) -> SpeechModels {
+        let entry = describe(&default.config.model_dir).unwrap_or_else(|_| InstalledModel {
+            name: folder_name(&default.config.model_dir),
+            multilingual: false,
+            languages: vec!["en".into()],
+            created_s: 0,
+        });
+        SpeechModels { default: (entry, default), others: Vec::new() }
+    }
+
+    pub fn default_model(&self) -> &Arc<SpeechModel> {
+        &self.default.1
+    }
+
+    /// The default model's entry.
+    pub fn default_entry(&self) -> &InstalledModel {
+        &self.default.0
+    }
+
+    /// The model called `name` (`whisper-1` is the default).
+    pub fn get(&self, name: &str) -> Option<(&InstalledModel, &Arc<SpeechModel>)> {
+        if name == OPENAI_DEFAULT_ALIAS || name == self.default.0.name {
+            return Some((&self.default.0, &self.default.1));
+        }
+        self.others.iter().find(|(e, _)| e.name == name).map(|(e, m)| (e, m))
+    }
+
+    /// Every model, the default first.
+    pub fn list(&self) -> Vec<&InstalledModel> {
+        std::iter::once(&self.default.0).chain(self.others.iter().map(|(e, _)| e)).collect()
+    }
+}
+
+fn folder_name(dir: &Path) -> String {
+    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "whisper".into())
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// What a model folder offers, read from its tokenizer (the weights are not loaded). English-only
+/// Whisper vocabularies have one token fewer before the special tokens, so their
+/// `<|startoftranscript|>` is 50257 where a multilingual one's is 50258; only a multilingual
+/// model uses its language tokens `<|xx|>`.
+fn describe(dir: &Path) -> Result<InstalledModel, String> {
+    let path = dir.join("tokenizer.json");
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let tokenizer: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    let added: Vec<(&str, u64)> = tokenizer
+        .get("added_tokens")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| Some((t.get("content")?.as_str()?, t.get("id")?.as_u64()?)))
+        .collect();
+    let start = added.iter().find(|(content, _)| *content == "<|startoftranscript|>").map(|(_, id)| *id);
+    let start =
+        start.ok_or_else(|| format!("{}: no <|startoftranscript|> token: not a Whisper tokenizer", path.display()))?;
+    let tokens: HashSet<&str> = added.iter().map(|(content, _)| *content).collect();
+    let found: Vec<String> = scribe_domain::languages::WHISPER_LANGUAGES
+        .iter()
+        .filter(|code| tokens.contains(format!("<|{code}|>").as_str()))
+        .map(|code| (*code).to_owned())
+        .collect();
+    let multilingual = start >= 50258 && found.len() > 1;
+    let languages = if multilingual { found } else { vec!["en".to_owned()] };
+    let created_s = std::fs::metadata(dir)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    Ok(InstalledModel { name: folder_name(dir), multilingual, languages, created_s })
 }

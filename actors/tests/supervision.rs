@@ -7,13 +7,14 @@
 mod common;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::{jfk, models_dir};
 use scribe_actors::callbacks::CallbackSettings;
 use scribe_actors::runtime::{RuntimeSettings, Services, open_event_store};
-use scribe_actors::speech_model::SpeechModel;
+use scribe_actors::speech_model::{SpeechModel, SpeechModels};
 use scribe_domain::account::Prices;
 use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::job::{JobCommand, JobState, StoredMedia};
@@ -36,7 +37,7 @@ async fn start(data_dir: &Path) -> Services {
         download_deadline: Duration::from_secs(600),
         max_duration: None,
         job_idle: Duration::from_secs(60),
-        model: SpeechModel::new(config, Duration::from_secs(60), None),
+        models: Arc::new(SpeechModels::single(SpeechModel::new(config, Duration::from_secs(60), None))),
         text_models: Default::default(),
         callbacks: CallbackSettings::default(),
         prices: Prices::default(),

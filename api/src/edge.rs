@@ -31,6 +31,52 @@ use crate::strict_query;
 const FIXED_ROUTES: &[&str] = &["/metrics", "/health", "/api/openapi.json", "/api/asyncapi.json"];
 /// The one endpoint whose body is not capped here (it enforces its own, larger cap while streaming).
 const UPLOAD_ROUTE: &str = "/api/jobs/upload-media";
+/// The OpenAI door's routes, whose errors are told in OpenAI's shape.
+const OPENAI_ROUTES: &str = "/api/v1/";
+
+/// Whether the route receives media (and enforces the upload cap itself while streaming it).
+fn receives_media(template: &str) -> bool {
+    template == UPLOAD_ROUTE || crate::openai::MEDIA_ROUTES.contains(&template)
+}
+
+/// `/v1/...` is the OpenAI door at the root, where OpenAI clients expect it (base URL
+/// `http://HOST/v1`): the same routes as `/api/v1/...`.
+fn openai_alias(req: &mut Request) {
+    let path = req.uri().path();
+    if path != crate::openai::ROOT_PREFIX && !path.starts_with("/v1/") {
+        return;
+    }
+    let rewritten = match req.uri().query() {
+        Some(query) => format!("/api{path}?{query}"),
+        None => format!("/api{path}"),
+    };
+    if let Ok(uri) = rewritten.parse() {
+        *req.uri_mut() = uri;
+    }
+}
+
+/// An error raised around the OpenAI door (by this edge or the framework) in the API's own
+/// shape, rewritten into OpenAI's; every other response passes untouched.
+async fn openai_dialect(mut response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || !is_json {
+        return response;
+    }
+    let Ok(body) = response.take_body().into_bytes().await else { return response };
+    match crate::openai::errors::rewrite_error_body(status, &body) {
+        Some(rewritten) => {
+            response.headers_mut().remove(header::CONTENT_LENGTH);
+            response.set_body(rewritten);
+        }
+        None => response.set_body(body),
+    }
+    response
+}
 /// How much of a refused upload's body is read (and dropped) so that the client, still sending,
 /// receives the answer rather than a reset connection.
 const UPLOAD_DRAIN_BYTES: u64 = 64 << 20;
@@ -58,6 +104,7 @@ impl Edge {
 
     pub async fn handle<E: Endpoint>(&self, ep: Arc<E>, mut req: Request) -> poem::Result<Response> {
         let started = Instant::now();
+        openai_alias(&mut req);
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
         let route = self.routes.find(&path);
@@ -85,6 +132,9 @@ impl Edge {
             response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         drop(in_flight);
+        if path.starts_with(OPENAI_ROUTES) {
+            response = openai_dialect(response).await;
+        }
         let status = response.status();
         let elapsed = started.elapsed();
         let label = match route {
@@ -155,7 +205,7 @@ impl Edge {
         }
         if route.template == crate::work::DOCUMENT_ROUTE || route.template == crate::editor::DOCUMENT_ROUTE {
             self.cap_body(req, crate::work::MAX_DOCUMENT_BYTES).await?;
-        } else if route.template != UPLOAD_ROUTE {
+        } else if !receives_media(&route.template) {
             self.cap_body(req, self.max_body_bytes).await?;
         }
         Ok(())
@@ -186,7 +236,7 @@ impl Edge {
     /// still sending it hears the refusal.
     async fn drain(&self, req: &mut Request, route: Option<&RouteEntry>) {
         let limit = match route {
-            Some(r) if r.template == UPLOAD_ROUTE => UPLOAD_DRAIN_BYTES,
+            Some(r) if receives_media(&r.template) => UPLOAD_DRAIN_BYTES,
             _ => self.max_body_bytes,
         };
         let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());

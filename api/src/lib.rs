@@ -15,6 +15,7 @@
 //! | [`exports`] | `GET /jobs/export-srt`, `-vtt`, `-txt`, `-json`, `-stl`; `GET /downloads/stl` (signed, no apiKey) |
 //! | [`work`] | `GET /work/tasks`, `GET /work/tasks/{taskId}`, `POST .../claim`, `PUT .../document`, `POST .../submit`, `POST .../release`; `GET /work/media` (signed) |
 //! | [`editor`] | `GET /me`, `GET`/`PUT /jobs/document` (the web app's editor; beyond the spec) |
+//! | [`openai`] | `POST /v1/audio/transcriptions`, `POST /v1/audio/translations`, `GET /v1/models[/{model}]` (also at `/v1`) |
 //!
 //! The web app (`/`, `/app/...`) is served by [`webapp`] from files embedded in the binary.
 //!
@@ -45,6 +46,7 @@ pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod negotiate;
+pub mod openai;
 pub mod refusals;
 pub mod routes;
 pub mod signed_links;
@@ -75,6 +77,7 @@ use crate::exports::{Exports, ExportsApi};
 use crate::glossaries::GlossaryApi;
 use crate::jobs::JobsApi;
 use crate::metrics::Metrics;
+use crate::openai::OpenAiApi;
 use crate::routes::RouteTable;
 use crate::signed_links::SignedLinks;
 use crate::upload::UploadApi;
@@ -93,9 +96,13 @@ pub enum ApiTags {
     Exports,
     /// For transcribers and translators (staff keys): the tasks of manual jobs.
     Work,
+    /// OpenAI's audio API (`/v1`, also served at the root: base URL `http://HOST/v1`), for the
+    /// tools that speak it: the same jobs, accounts and billing; errors in OpenAI's shape.
+    #[oai(rename = "OpenAI")]
+    OpenAi,
 }
 
-type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi);
+type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi, OpenAiApi);
 
 const DESCRIPTION: &str = "Transcription and subtitling. Every endpoint takes the API key in the `apiKey` query \
 parameter or as a Bearer token (`Authorization: Bearer <key>`); both at once must be the same key (else 400). \
@@ -111,12 +118,14 @@ submission for their probed duration; URL jobs need the price of one minute at s
 Manual (`perfect`) jobs are finished by people: transcribers and translators use the Work endpoints with \
 staff keys (a staff key on a customer endpoint, or a customer key on a Work endpoint, answers 403). \
 Turnaround times count calendar days from the job's creation. The live transcription WebSocket API \
-(`/api/real-time`) is described in AsyncAPI at [/api/asyncapi.json](/api/asyncapi.json).";
+(`/api/real-time`) is described in AsyncAPI at [/api/asyncapi.json](/api/asyncapi.json). OpenAI's audio \
+API is served under `/api/v1` and `/v1` (tag OpenAI): point an OpenAI client's base URL at `http://HOST/v1` \
+with a Scribe key; its errors are in OpenAI's shape `{\"error\": {\"message\", \"type\", \"param\", \"code\"}}`.";
 
 /// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
 pub fn api_service() -> OpenApiService<Apis, ()> {
     OpenApiService::new(
-        (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi),
+        (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi, OpenAiApi),
         "Scribe",
         env!("CARGO_PKG_VERSION"),
     )

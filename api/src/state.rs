@@ -13,7 +13,9 @@ use scribe_actors::billing::Billing;
 use scribe_actors::jobs::Jobs;
 use scribe_actors::media::{AddressGuard, MediaStore};
 use scribe_actors::pipeline::DispatchCounts;
+use scribe_actors::recognition_feed::RecognitionFeed;
 use scribe_actors::runtime::Services;
+use scribe_actors::speech_model::SpeechModels;
 use scribe_domain::capabilities::Capabilities;
 use scribe_domain::languages::AUTO_DETECT_WHISPER;
 use scribe_eventstore::EventStore;
@@ -25,6 +27,9 @@ use crate::connections::{ConnectionLimits, OpenConnections};
 pub const MAX_UPLOAD_BYTES: u64 = 6_000_000_000;
 /// The largest JSON (or any non-upload) request body.
 pub const MAX_JSON_BODY_BYTES: u64 = 1 << 20;
+/// Below the official `openai` packages' 10-minute timeout, so that their clients hear the job's
+/// id rather than time out (and upload again).
+pub const DEFAULT_OPENAI_WAIT: Duration = Duration::from_secs(9 * 60);
 
 /// The edge's settings. `Default` gives the values the service ships with.
 #[derive(Debug, Clone)]
@@ -63,6 +68,9 @@ pub struct ApiSettings {
     pub retention: Option<Duration>,
     /// How long slow clients may hold a connection, and how many are served at once.
     pub connections: ConnectionLimits,
+    /// How long an OpenAI-door request waits for its job (`--openai-wait`) before it answers
+    /// 504 with the job's id.
+    pub openai_wait: Duration,
 }
 
 impl ApiSettings {
@@ -91,6 +99,7 @@ impl Default for ApiSettings {
             capabilities: Arc::new(Capabilities::new(true, &AUTO_DETECT_WHISPER, &[])),
             retention: None,
             connections: ConnectionLimits::default(),
+            openai_wait: DEFAULT_OPENAI_WAIT,
         }
     }
 }
@@ -113,6 +122,10 @@ pub struct ApiState {
     pub settings: ApiSettings,
     /// Live transcription sessions (the real-time door).
     pub live: scribe_actors::live::LiveSessions,
+    /// The installed speech models (the OpenAI door's `model`).
+    pub models: Arc<SpeechModels>,
+    /// Recognised text of jobs in progress (the OpenAI door's streams).
+    pub feed: RecognitionFeed,
     /// The connections the server accepted through [`crate::connections::GuardedAcceptor`], for
     /// the edge to mark requests in flight (empty when requests come another way, as in tests).
     pub connections: OpenConnections,
@@ -131,6 +144,8 @@ impl ApiState {
             read,
             asr_queue: services.asr_queue.clone(),
             live: services.live.clone(),
+            models: services.models.clone(),
+            feed: services.feed.clone(),
             pipeline_dispatches: services.pipeline_dispatches.clone(),
             settings,
             connections: OpenConnections::default(),

@@ -22,7 +22,7 @@ use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions, OpenApi}
 use scribe_actors::billing::NewJob;
 use scribe_actors::media::{MediaError, ProbeError, TempMedia};
 use scribe_domain::ids::JobId;
-use scribe_domain::job::StoredMedia;
+use scribe_domain::job::{JobState, StoredMedia};
 use scribe_domain::requests::{JobParams, JobRequest};
 
 use crate::ApiTags;
@@ -208,17 +208,36 @@ impl UploadApi {
 
         let (temp, filename) = receive(body.0, &state, limit).await?;
         let state = Arc::clone(&state);
-        tokio::spawn(async move { finish(&state, caller, request, temp, filename).await })
-            .await
-            .map_err(|e| ApiError::internal("Creating the job", &e))?
+        let job_id = submit::new_job_id();
+        let (job_state, _) = submit_stored(state.clone(), caller, request, job_id, temp, filename).await?;
+        let view =
+            job_state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
+        Ok(Json(view.into()))
     }
+}
+
+/// Commits, probes, charges and submits a received file as job `job_id` (in a task of its own,
+/// so that it completes, or cleans up, even if the client leaves now); returns the new job and
+/// the position of its append, once the read models show it. On any failure the files are
+/// removed and nothing of the job remains. Every door that receives a file submits it here.
+pub(crate) async fn submit_stored(
+    state: Arc<ApiState>,
+    caller: Caller,
+    request: JobRequest,
+    job_id: JobId,
+    temp: TempMedia,
+    filename: String,
+) -> Result<(JobState, Option<u64>), ApiError> {
+    tokio::spawn(async move { finish(&state, caller, request, &job_id, temp, filename).await })
+        .await
+        .map_err(|e| ApiError::internal("Creating the job", &e))?
 }
 
 fn content_length(req: &Request) -> Option<u64> {
     req.headers().get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
-fn too_large(limit: u64) -> ApiError {
+pub(crate) fn too_large(limit: u64) -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
         format!(
@@ -312,7 +331,7 @@ fn unexpected_part(name: Option<&str>, have_file: bool) -> Option<ApiError> {
 }
 
 /// Streams one `file` part into a temp file.
-async fn receive_file(
+pub(crate) async fn receive_file(
     mut field: multer::Field<'static>,
     state: &ApiState,
     limit: u64,
@@ -338,16 +357,16 @@ async fn finish(
     state: &ApiState,
     caller: Caller,
     request: JobRequest,
+    job_id: &JobId,
     temp: TempMedia,
     filename: String,
-) -> Result<Json<JobStatusResponse>, ApiError> {
-    let job_id = submit::new_job_id();
+) -> Result<(JobState, Option<u64>), ApiError> {
     let stored = state
         .media
         .commit(temp, job_id.as_str(), &filename)
         .await
         .map_err(|e| ApiError::internal("Storing the upload", &e))?;
-    let result = create(state, &caller, request, &job_id, filename, stored.path.clone(), stored.size).await;
+    let result = create(state, &caller, request, job_id, filename, stored.path.clone(), stored.size).await;
     if result.is_err()
         && let Err(e) = state.media.delete_job(job_id.as_str()).await
     {
@@ -365,7 +384,7 @@ async fn create(
     filename: String,
     path: PathBuf,
     bytes: u64,
-) -> Result<Json<JobStatusResponse>, ApiError> {
+) -> Result<(JobState, Option<u64>), ApiError> {
     let duration_ms = state.media.probe(&path).await.map_err(|e| match e {
         ProbeError::NotMedia(e) => ApiError::invalid("file", e.to_string()),
         other => ApiError::internal("Inspecting the media", &other),
@@ -377,9 +396,6 @@ async fn create(
     let new_job =
         NewJob::Stored { job_id: job_id.clone(), owner: caller.user.clone(), request, filename, media, duration_ms };
     let submitted = state.billing.submit(new_job).await.map_err(submit::billing_error)?;
-    let (job_state, position) = (submitted.state, submitted.position);
-    state.settle(position).await;
-    let view =
-        job_state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
-    Ok(Json(view.into()))
+    state.settle(submitted.position).await;
+    Ok((submitted.state, submitted.position))
 }

@@ -15,7 +15,7 @@ use scribe_actors::command;
 use scribe_actors::jobs::Jobs;
 use scribe_actors::live::LiveSessions;
 use scribe_actors::media::{AddressGuard, MediaStore};
-use scribe_actors::speech_model::{EngineConfig, SpeechModel};
+use scribe_actors::speech_model::{EngineConfig, SpeechModel, SpeechModels};
 use scribe_api::{ApiSettings, ApiState, hash_api_key};
 use scribe_domain::account::{AccountAggregate, AccountCommand, Prices};
 use scribe_domain::ids::{UserName, account_stream};
@@ -67,6 +67,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
         Duration::from_secs(60),
         None,
     );
+    let models = Arc::new(SpeechModels::single(model.clone()));
     let live = LiveSessions::new(
         model,
         store.clone(),
@@ -88,6 +89,8 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
         asr_queue: Arc::new(AtomicUsize::new(0)),
         pipeline_dispatches: Default::default(),
         live,
+        models,
+        feed: Default::default(),
         settings,
         connections: Default::default(),
     };

@@ -177,6 +177,11 @@ pub struct ServeArgs {
     #[arg(long, env = "SCRIBE_LIVE_IDLE_TIMEOUT", value_parser = humantime::parse_duration)]
     #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub live_idle_timeout: Option<Duration>,
+    /// How long an OpenAI-API request waits for its job before answering 504 with the job's id
+    /// (default: 9m, below the openai packages' 10-minute timeout). The job goes on.
+    #[arg(long, env = "SCRIBE_OPENAI_WAIT", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
+    pub openai_wait: Option<Duration>,
 }
 
 /// Every setting as the layers leave it: the defaults, under the TOML file, under what clap read
@@ -227,6 +232,8 @@ struct Layered {
     live_sessions_per_account: usize,
     #[serde(with = "humantime_serde")]
     live_idle_timeout: Duration,
+    #[serde(with = "humantime_serde")]
+    openai_wait: Duration,
 }
 
 impl Default for Layered {
@@ -269,6 +276,7 @@ impl Default for Layered {
             live_sessions: live.max_sessions,
             live_sessions_per_account: live.max_per_account,
             live_idle_timeout: live.idle_timeout,
+            openai_wait: api.openai_wait,
         }
     }
 }
@@ -332,6 +340,8 @@ pub struct Config {
     pub connections: ConnectionLimits,
     /// Bounds of live sessions.
     pub live: LiveSettings,
+    /// How long an OpenAI-API request waits for its job.
+    pub openai_wait: Duration,
 }
 
 impl Config {
@@ -396,6 +406,7 @@ impl Config {
                 max_per_account: layered.live_sessions_per_account.max(1),
                 idle_timeout: layered.live_idle_timeout.max(Duration::from_secs(1)),
             },
+            openai_wait: layered.openai_wait,
         })
     }
 }

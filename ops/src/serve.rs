@@ -9,7 +9,7 @@ use poem::listener::{Acceptor, Listener, TcpListener};
 use scribe_actors::accounts;
 use scribe_actors::cluster::ClusterSettings;
 use scribe_actors::runtime::{RuntimeSettings, Services};
-use scribe_actors::speech_model::SpeechModel;
+use scribe_actors::speech_model::{SpeechModel, SpeechModels};
 use scribe_api::connections::GuardedAcceptor;
 use scribe_api::{ApiSettings, ApiState};
 use scribe_domain::capabilities::Capabilities;
@@ -77,7 +77,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         prices: config.prices,
         retention: config.retention,
         live: config.live.clone(),
-        model,
+        models: Arc::new(SpeechModels::discover(model, &config.models_dir)),
         text_models,
     };
     let services = Services::start(store, settings).await?;
@@ -99,6 +99,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         capabilities,
         retention: config.retention,
         connections: config.connections,
+        openai_wait: config.openai_wait,
         ..ApiSettings::default()
     };
     let api_state = ApiState::new(&services, read, api_settings);

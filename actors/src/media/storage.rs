@@ -183,6 +183,23 @@ impl MediaStore {
         result.map(|()| path)
     }
 
+    /// Where what the decoder reported about a job's transcript lives (see
+    /// `scribe_domain::decoding::DecodingRecord`), beside it: `<data_dir>/transcripts/<jobId>.decoding.json`.
+    pub fn decoding_path(&self, job_id: &str) -> Result<PathBuf, MediaError> {
+        check_job_id(job_id)?;
+        Ok(self.transcripts_dir.join(format!("{job_id}.decoding.json")))
+    }
+
+    /// Writes a job's decoding record atomically, as [`MediaStore::write_transcript`].
+    pub async fn write_decoding(&self, job_id: &str, json: &[u8]) -> Result<PathBuf, MediaError> {
+        self.write_document(self.decoding_path(job_id)?, json).await
+    }
+
+    /// A job's decoding record, or `None` if none was written.
+    pub async fn read_decoding(&self, job_id: &str) -> Result<Option<Vec<u8>>, MediaError> {
+        read_if_there(&self.decoding_path(job_id)?).await
+    }
+
     /// A job's transcript, or `None` if none was written.
     pub async fn read_transcript(&self, job_id: &str) -> Result<Option<Vec<u8>>, MediaError> {
         read_if_there(&self.transcript_path(job_id)?).await
@@ -225,7 +242,7 @@ impl MediaStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error("deleting", &job_dir)(e)),
         }
-        for document in [self.transcript_path(job_id)?, self.translation_path(job_id)?] {
+        for document in [self.transcript_path(job_id)?, self.translation_path(job_id)?, self.decoding_path(job_id)?] {
             match tokio::fs::remove_file(&document).await {
                 Ok(()) => sync_dir(&self.transcripts_dir).await?,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}

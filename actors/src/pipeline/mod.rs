@@ -486,16 +486,21 @@ impl PipelineState {
                 return None;
             }
         };
-        if let JobEvent::JobDeleted { .. } = &event {
-            // Work under way for it stops, and leaves no file behind.
-            if self.live {
-                let media = self.workers.media.cast(MediaMsg::Cancel(job_id.clone())).err().map(|e| e.to_string());
-                let asr = self.workers.asr.cast(AsrMsg::Cancel(job_id.clone())).err().map(|e| e.to_string());
-                for error in media.into_iter().chain(asr) {
-                    job_span(&job_id)
-                        .in_scope(|| tracing::error!(%error, "telling a worker to stop the work of a deleted job"));
-                }
+        // Work under way for a deleted job stops, and leaves no file behind; so does the work of
+        // a job failed from outside (the OpenAI door's client went away), which nobody awaits.
+        let stop = match &event {
+            JobEvent::JobDeleted { .. } => true,
+            JobEvent::JobFailed { .. } => self.in_flight.contains_key(&job_id),
+            _ => false,
+        };
+        if stop && self.live {
+            let media = self.workers.media.cast(MediaMsg::Cancel(job_id.clone())).err().map(|e| e.to_string());
+            let asr = self.workers.asr.cast(AsrMsg::Cancel(job_id.clone())).err().map(|e| e.to_string());
+            for error in media.into_iter().chain(asr) {
+                job_span(&job_id).in_scope(|| tracing::error!(%error, "telling a worker to stop the work of a job"));
             }
+        }
+        if let JobEvent::JobDeleted { .. } = &event {
             // Translations being made from this job lose their source: they fail (and are refunded).
             self.orphaned
                 .extend(self.open.iter().filter(|(_, s)| is_translation_of(s, &job_id)).map(|(id, _)| id.clone()));

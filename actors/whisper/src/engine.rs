@@ -9,6 +9,8 @@
 //! The media is streamed ([`crate::speech`]): memory is bounded by a window, not by the file.
 //! `transcribe_samples` takes the same path for 16 kHz samples already in memory (a live
 //! utterance), so a clip decodes to the same transcript from a file or from memory.
+//! Each window's segments are handed to the progress callback as soon as they are final
+//! ([`Progress::segments`]), for callers that stream the text while the rest is decoded.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

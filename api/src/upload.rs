@@ -370,7 +370,7 @@ async fn finish(
     if result.is_err()
         && let Err(e) = state.media.delete_job(job_id.as_str()).await
     {
-        scribe_actors::jobs::job_span(&job_id)
+        scribe_actors::jobs::job_span(job_id)
             .in_scope(|| tracing::error!(error = %e, "removing the files of a refused upload"));
     }
     result

@@ -64,6 +64,8 @@ fn schemathesis_finds_nothing_wrong_with_the_document_or_the_server() {
         .arg("--report-dir")
         .arg(reports.path())
         .env("SCRIBE_TEST_API_KEY", server.key())
+        // One `ast.parse` at a time in the workers' threads (see the file's comment).
+        .env("PYTHONPATH", paths::repo().join("tests/schemathesis/python"))
         .current_dir(reports.path())
         .output()
         .expect("running schemathesis (st) from the tools venv: bash ops/setup.sh");

@@ -5,8 +5,8 @@
 
 use poem::http::StatusCode;
 use poem_openapi::payload::Json;
-use poem_openapi::types::ParseFromJSON;
-use poem_openapi::{ApiResponse, Object};
+use poem_openapi::types::{ParseFromJSON, ToJSON};
+use poem_openapi::{ApiResponse, Enum, Object};
 use scribe_domain::openai::{Refusal, RefusalKind};
 
 use crate::error::{ApiError, ErrorBody, ErrorCode};
@@ -24,7 +24,7 @@ pub struct OpenAiErrorObject {
     pub message: String,
     /// `invalid_request_error`, `insufficient_quota`, `requests` (rate limits) or `server_error`.
     #[oai(rename = "type")]
-    pub kind: String,
+    pub kind: ErrorType,
     /// The form field at fault, or `null`.
     pub param: Option<String>,
     /// A machine-readable reason (`invalid_api_key`, `model_not_found`, `insufficient_balance`,
@@ -33,6 +33,17 @@ pub struct OpenAiErrorObject {
     /// Beyond OpenAI's object: the job the request made, when it outlives the request (504).
     #[oai(skip_serializing_if_is_none)]
     pub job_id: Option<String>,
+}
+
+/// OpenAI's kinds of error.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
+#[oai(rename_all = "snake_case")]
+pub enum ErrorType {
+    InvalidRequestError,
+    InsufficientQuota,
+    /// Rate limits.
+    Requests,
+    ServerError,
 }
 
 /// Every error of the OpenAI door.
@@ -56,6 +67,9 @@ pub enum OpenAiError {
     /// The file is larger than the upload limit (6 GB).
     #[oai(status = 413)]
     PayloadTooLarge(Json<OpenAiErrorBody>),
+    /// The body is not `multipart/form-data`.
+    #[oai(status = 415)]
+    UnsupportedMediaType(Json<OpenAiErrorBody>),
     /// Rate limit reached; retry after `Retry-After` seconds.
     #[oai(status = 429)]
     TooManyRequests(Json<OpenAiErrorBody>, #[oai(header = "Retry-After")] u64),
@@ -65,19 +79,13 @@ pub enum OpenAiError {
     /// The job is still running after the server's wait (`--openai-wait`): it stays, is charged
     /// once, and its result is read with the jobs API (`error.job_id`). Not to be retried.
     #[oai(status = 504)]
-    StillRunning(Json<OpenAiErrorBody>, #[oai(header = "x-should-retry")] String),
+    StillRunning(Json<OpenAiErrorBody>, #[oai(header = "x-should-retry")] bool),
 }
 
 impl OpenAiError {
-    fn body(message: String, kind: &str, param: Option<String>, code: Option<&str>) -> Json<OpenAiErrorBody> {
+    fn body(message: String, kind: ErrorType, param: Option<String>, code: Option<&str>) -> Json<OpenAiErrorBody> {
         Json(OpenAiErrorBody {
-            error: OpenAiErrorObject {
-                message,
-                kind: kind.to_owned(),
-                param,
-                code: code.map(str::to_owned),
-                job_id: None,
-            },
+            error: OpenAiErrorObject { message, kind, param, code: code.map(str::to_owned), job_id: None },
         })
     }
 
@@ -107,7 +115,7 @@ impl OpenAiError {
         );
         let mut body = Self::body(message, SERVER_ERROR, None, Some("job_still_running"));
         body.0.error.job_id = Some(job_id.to_owned());
-        OpenAiError::StillRunning(body, "false".to_owned())
+        OpenAiError::StillRunning(body, false)
     }
 
     /// The error object, for an error event of a stream.
@@ -119,6 +127,7 @@ impl OpenAiError {
             | OpenAiError::Forbidden(b)
             | OpenAiError::NotFound(b)
             | OpenAiError::PayloadTooLarge(b)
+            | OpenAiError::UnsupportedMediaType(b)
             | OpenAiError::TooManyRequests(b, _)
             | OpenAiError::Internal(b)
             | OpenAiError::StillRunning(b, _) => &b.0,
@@ -126,8 +135,8 @@ impl OpenAiError {
     }
 }
 
-const INVALID: &str = "invalid_request_error";
-const SERVER_ERROR: &str = "server_error";
+const INVALID: ErrorType = ErrorType::InvalidRequestError;
+const SERVER_ERROR: ErrorType = ErrorType::ServerError;
 
 impl From<Refusal> for OpenAiError {
     fn from(r: Refusal) -> OpenAiError {
@@ -153,8 +162,9 @@ impl From<ApiError> for OpenAiError {
             403 => OpenAiError::Forbidden(json),
             404 => OpenAiError::NotFound(json),
             413 => OpenAiError::PayloadTooLarge(json),
+            415 => OpenAiError::UnsupportedMediaType(json),
             429 => OpenAiError::TooManyRequests(json, retry_after.unwrap_or(1)),
-            // 409, 410, 415 ... do not arise on this door's paths; a 4xx stays a client error.
+            // 409, 410 ... do not arise on this door's paths; a 4xx stays a client error.
             s if (400..500).contains(&s) => OpenAiError::BadRequest(json),
             _ => OpenAiError::Internal(json),
         }
@@ -182,14 +192,15 @@ fn parts(e: ApiError) -> (u16, ErrorBody, Option<u64>) {
 }
 
 /// OpenAI's `type` and `code` for one of the API's errors.
-fn dialect(status: u16, error: ErrorCode, field: Option<&str>) -> (&'static str, Option<&'static str>) {
+fn dialect(status: u16, error: ErrorCode, field: Option<&str>) -> (ErrorType, Option<&'static str>) {
     match (status, error) {
         (401, _) => (INVALID, Some("invalid_api_key")),
-        (402, _) => ("insufficient_quota", Some("insufficient_balance")),
+        (402, _) => (ErrorType::InsufficientQuota, Some("insufficient_balance")),
         (403, _) => (INVALID, Some("permission_denied")),
         (404, _) => (INVALID, Some("not_found")),
         (413, _) => (INVALID, Some(if field == Some("file") { "file_too_large" } else { "request_too_large" })),
-        (429, _) => ("requests", Some("rate_limit_exceeded")),
+        (415, _) => (INVALID, Some("unsupported_media_type")),
+        (429, _) => (ErrorType::Requests, Some("rate_limit_exceeded")),
         (_, ErrorCode::InvalidParameter) if field == Some("file") => (INVALID, Some("invalid_file")),
         (_, ErrorCode::InvalidParameter) => (INVALID, Some("invalid_value")),
         (_, ErrorCode::InvalidBody) => (INVALID, Some("invalid_body")),
@@ -205,10 +216,16 @@ pub fn rewrite_error_body(status: StatusCode, body: &[u8]) -> Option<String> {
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
     let parsed = ErrorBody::parse_from_json(Some(value)).ok()?;
     let (kind, code) = dialect(status.as_u16(), parsed.error, parsed.field.as_deref());
-    let object = serde_json::json!({
-        "error": {"message": parsed.message, "type": kind, "param": parsed.field, "code": code}
-    });
-    Some(object.to_string())
+    let body = OpenAiErrorBody {
+        error: OpenAiErrorObject {
+            message: parsed.message,
+            kind,
+            param: parsed.field,
+            code: code.map(str::to_owned),
+            job_id: None,
+        },
+    };
+    Some(body.to_json_string())
 }
 
 #[cfg(test)]
@@ -231,7 +248,7 @@ mod tests {
         let e = OpenAiError::from(ApiError::rate_limited(7));
         let OpenAiError::TooManyRequests(body, retry) = e else { panic!("429") };
         assert_eq!(retry, 7);
-        assert_eq!(body.0.error.kind, "requests");
+        assert_eq!(body.0.error.kind, ErrorType::Requests);
         assert_eq!(body.0.error.code.as_deref(), Some("rate_limit_exceeded"));
     }
 

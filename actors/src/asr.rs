@@ -8,7 +8,13 @@
 //! account's long line of uploads does not make every other account wait behind all of it.
 //! A job deleted while it waits leaves the queue; one deleted while it is recognised has its
 //! recognition stopped (the engine looks at a cancel flag between windows) and nothing it wrote
-//! stays on disk.
+//! stays on disk; so is the recognition of a job failed from outside (an OpenAI-door client
+//! that went away).
+//!
+//! A job may have chosen its speech model and decoding (`DecodingChoices`, from the OpenAI
+//! door): the worker runs that model with those choices, writes what the decoder reported of each
+//! segment beside the transcript, and hands the text of each window to the recognition feed
+//! while someone watches the job (a streamed answer).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

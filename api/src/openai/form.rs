@@ -165,7 +165,7 @@ form_extractor!(
     "The media as the part `file`, and the fields, as OpenAI's API takes them."
 );
 
-/// Reads the whole form: text fields (at most [`MAX_FIELD_BYTES`] together) and the one `file`
+/// Reads the whole form: text fields (at most `MAX_FIELD_BYTES` together) and the one `file`
 /// part, streamed into a temp file of the media store.
 pub async fn receive(mut multipart: multer::Multipart<'static>, state: &ApiState) -> Result<Received, OpenAiError> {
     let unreadable = |e: multer::Error| {

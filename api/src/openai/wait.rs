@@ -3,7 +3,7 @@
 //!
 //! The job's end is read from the read models (woken by their position); recognised text comes
 //! from the recognition feed when the job runs on this node. Until the answer is given, an
-//! [`Abandon`] guard is armed: if the client hangs up (seen on its socket, which hyper does not
+//! `Abandon` guard is armed: if the client hangs up (seen on its socket, which hyper does not
 //! read while the handler works) or the request is dropped, the guard fails the job, which stops
 //! its recognition and refunds it. Once the job ended, or the wait ran
 //! out (the job then goes on for the client to fetch), the guard is disarmed.

@@ -22,7 +22,8 @@ pub struct OpenAiErrorBody {
 pub struct OpenAiErrorObject {
     /// A sentence for a person: what is wrong and, where it helps, what to do.
     pub message: String,
-    /// `invalid_request_error`, `insufficient_quota`, `requests` (rate limits) or `server_error`.
+    // No doc comment: a described reference is written as `allOf`, which generated clients
+    // cannot take for an enum. `ErrorType` describes itself.
     #[oai(rename = "type")]
     pub kind: ErrorType,
     /// The form field at fault, or `null`.
@@ -35,7 +36,8 @@ pub struct OpenAiErrorObject {
     pub job_id: Option<String>,
 }
 
-/// OpenAI's kinds of error.
+/// OpenAI's kinds of error (`type`): `invalid_request_error`, `insufficient_quota`,
+/// `requests` (rate limits) or `server_error`.
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
 #[oai(rename_all = "snake_case")]
 pub enum ErrorType {

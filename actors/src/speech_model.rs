@@ -165,15 +165,7 @@ impl SpeechModels {
     /// `models_dir`. A folder whose tokenizer cannot be read is reported and left out.
     pub fn discover(default: Arc<SpeechModel>, models_dir: &Path) -> SpeechModels {
         let keep_alive = default.keep_alive;
-        let default_entry = describe(&default.config.model_dir).unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "cannot describe the default speech model");
-            InstalledModel {
-                name: folder_name(&default.config.model_dir),
-                multilingual: false,
-                languages: vec!["en".into()],
-                created_s: 0,
-            }
-        });
+        let default_entry = describe_default(&default);
         let mut others = Vec::new();
         let mut folders: Vec<PathBuf> = std::fs::read_dir(models_dir)
             .into_iter()
@@ -203,13 +195,7 @@ impl SpeechModels {
 
     /// Only the default model.
     pub fn single(default: Arc<SpeechModel>) -> SpeechModels {
-        let entry = describe(&default.config.model_dir).unwrap_or_else(|_| InstalledModel {
-            name: folder_name(&default.config.model_dir),
-            multilingual: false,
-            languages: vec!["en".into()],
-            created_s: 0,
-        });
-        SpeechModels { default: (entry, default), others: Vec::new() }
+        SpeechModels { default: (describe_default(&default), default), others: Vec::new() }
     }
 
     pub fn default_model(&self) -> &Arc<SpeechModel> {
@@ -233,6 +219,20 @@ impl SpeechModels {
     pub fn list(&self) -> Vec<&InstalledModel> {
         std::iter::once(&self.default.0).chain(self.others.iter().map(|(e, _)| e)).collect()
     }
+}
+
+/// The default model's entry; one whose tokenizer cannot be read is still offered (it loaded at
+/// start), as English-only, the least it can do.
+fn describe_default(default: &SpeechModel) -> InstalledModel {
+    describe(&default.config.model_dir).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cannot describe the default speech model");
+        InstalledModel {
+            name: folder_name(&default.config.model_dir),
+            multilingual: false,
+            languages: vec!["en".into()],
+            created_s: 0,
+        }
+    })
 }
 
 fn folder_name(dir: &Path) -> String {

@@ -3,8 +3,6 @@
 //! text fields, in order, for `scribe_domain::openai::SpeechRequest` to check. The OpenAPI
 //! document describes each endpoint's fields.
 
-use poem::error::ParseMultipartError;
-use poem::http::header;
 use poem::{Request, RequestBody};
 use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaRef};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
@@ -12,7 +10,7 @@ use scribe_actors::media::TempMedia;
 
 use super::errors::OpenAiError;
 use crate::state::ApiState;
-use crate::upload::receive_file;
+use crate::upload::{multipart_body, receive_file};
 
 /// Bytes of text fields read at most (a prompt, keywords...): far above what any field needs.
 const MAX_FIELD_BYTES: usize = 1 << 20;
@@ -117,21 +115,6 @@ fn request_meta(fields: &[Field], what: &'static str) -> MetaRequest {
     }
 }
 
-fn multipart(req: &Request, body: &mut RequestBody) -> poem::Result<multer::Multipart<'static>> {
-    let content_type = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .ok_or(ParseMultipartError::ContentTypeRequired)?;
-    let boundary = multer::parse_boundary(content_type).map_err(|e| match e {
-        multer::Error::NoMultipart | multer::Error::DecodeContentType(_) => {
-            ParseMultipartError::InvalidContentType(content_type.to_owned())
-        }
-        other => ParseMultipartError::Multipart(other),
-    })?;
-    Ok(multer::Multipart::new(body.take()?.into_bytes_stream(), boundary))
-}
-
 macro_rules! form_extractor {
     ($name:ident, $fields:expr, $what:expr) => {
         impl<'a> ApiExtractor<'a> for $name {
@@ -148,7 +131,7 @@ macro_rules! form_extractor {
                 body: &mut RequestBody,
                 _: ExtractParamOptions<()>,
             ) -> poem::Result<Self> {
-                Ok($name(multipart(req, body)?))
+                Ok($name(multipart_body(req, body)?))
             }
         }
     };

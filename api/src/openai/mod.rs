@@ -39,7 +39,9 @@ use crate::submit;
 use crate::upload::submit_stored;
 use errors::OpenAiError;
 use form::{TranscriptionForm, TranslationForm};
-use schema::{EventStream, JsonAnswer, Model, ModelList, TextAnswer, VttAnswer};
+use schema::{EventStream, JsonAnswer, Model, ModelList, VttAnswer};
+
+use crate::exports::document::RenderedText;
 use wait::Waiting;
 
 /// Where the door is served besides `/api/v1`.
@@ -53,7 +55,7 @@ pub enum SpeechAnswer {
     /// `json`, `verbose_json`, `diarized_json`.
     Json(JsonAnswer),
     /// `text`, `srt`.
-    Text(TextAnswer),
+    Text(RenderedText),
     /// `vtt`.
     Vtt(VttAnswer),
     /// `stream=true`: server-sent events.
@@ -73,7 +75,7 @@ impl ApiResponse for SpeechAnswer {
                 status_range: None,
                 content: vec![
                     media(JsonAnswer::CONTENT_TYPE, JsonAnswer::schema_ref()),
-                    media(TextAnswer::CONTENT_TYPE, TextAnswer::schema_ref()),
+                    media(RenderedText::CONTENT_TYPE, RenderedText::schema_ref()),
                     media(VttAnswer::CONTENT_TYPE, VttAnswer::schema_ref()),
                     media(EventStream::CONTENT_TYPE, EventStream::schema_ref()),
                 ],
@@ -203,6 +205,6 @@ async fn speech(
     Ok(match answer.content_type {
         "application/json" => SpeechAnswer::Json(JsonAnswer(answer.body)),
         t if t.starts_with("text/vtt") => SpeechAnswer::Vtt(VttAnswer(answer.body)),
-        _ => SpeechAnswer::Text(TextAnswer(answer.body)),
+        _ => SpeechAnswer::Text(RenderedText(answer.body.into_bytes())),
     })
 }

@@ -147,23 +147,6 @@ impl IntoResponse for JsonAnswer {
     }
 }
 
-/// A text answer (`text`, `srt`).
-pub struct TextAnswer(pub String);
-
-impl Payload for TextAnswer {
-    const CONTENT_TYPE: &'static str = "text/plain; charset=utf-8";
-
-    fn schema_ref() -> MetaSchemaRef {
-        String::schema_ref()
-    }
-}
-
-impl IntoResponse for TextAnswer {
-    fn into_response(self) -> Response {
-        Response::builder().content_type(Self::CONTENT_TYPE).body(self.0)
-    }
-}
-
 /// A WebVTT answer (`vtt`).
 pub struct VttAnswer(pub String);
 

@@ -319,7 +319,7 @@ impl Engine {
         on_progress: &mut dyn FnMut(Progress),
     ) -> Result<Transcript, EngineError> {
         let plan = self.plan_languages(opts)?;
-        let (spans, n_samples) = self.find_speech(media, opts.use_vad, &opts.vad)?;
+        let (spans, n_samples, probabilities) = self.find_speech(media, opts.use_vad, &opts.vad)?;
         check_cancelled(opts)?;
         let duration_s = n_samples as f64 / SAMPLE_RATE as f64;
         // Voice activity: keep only speech, remembering where each piece came from.
@@ -327,11 +327,12 @@ impl Engine {
             return Err(EngineError::NoSpeech);
         }
         let map = if self.vad.is_some() && opts.use_vad { TimeMap::new(&spans) } else { TimeMap::identity() };
+        let found = SpeechFound { probabilities, threshold: opts.vad.threshold };
         let speech_samples = spans.iter().map(|s| s.len()).sum();
         // Passes 2 and 3 stream the speech again (see `speech`): the features' level, then windows.
         let mut windows =
             profile::time("mel level pass", || Windows::open(media, &spans, speech_samples, self.info.n_mels))?;
-        let result = self.transcribe_windows(&mut windows, duration_s, &map, opts, plan, on_progress);
+        let result = self.transcribe_windows(&mut windows, duration_s, &map, &found, opts, plan, on_progress);
         profile::report(&format!("{media} ({duration_s:.1} s)"));
         result
     }
@@ -340,19 +341,20 @@ impl Engine {
     /// with voice detection set to `params`: the whole media when the engine has no VAD model,
     /// none when nothing was said.
     pub fn speech_spans(&self, media: &Path, params: &VadParams) -> Result<Vec<std::ops::Range<f64>>, EngineError> {
-        let (spans, _) = self.find_speech(Media::File(media), true, params)?;
+        let (spans, _, _) = self.find_speech(Media::File(media), true, params)?;
         let sr = SAMPLE_RATE as f64;
         Ok(spans.into_iter().map(|s| s.start as f64 / sr..s.end as f64 / sr).collect())
     }
 
     /// Pass 1 over the media: decodes it once for its length (in samples) and, with voice
     /// detection, the VAD's probabilities (a few KB), turned into speech spans in samples.
+    /// The probabilities are returned too (empty without voice detection).
     fn find_speech(
         &self,
         media: Media<'_>,
         use_vad: bool,
         params: &VadParams,
-    ) -> Result<(Vec<std::ops::Range<usize>>, usize), EngineError> {
+    ) -> Result<(Vec<std::ops::Range<usize>>, usize, Vec<f32>), EngineError> {
         let vad = self.vad.as_ref().filter(|_| use_vad);
         let scan = profile::time("scan (decode+vad)", || speech::scan(media, vad))?;
         let spans = match vad {
@@ -360,7 +362,7 @@ impl Engine {
             #[allow(clippy::single_range_in_vec_init)] // one span: the whole recording
             None => vec![0..scan.n_samples],
         };
-        Ok((spans, scan.n_samples))
+        Ok((spans, scan.n_samples, scan.probabilities))
     }
 
     /// Validates the requested language(s) against the model.
@@ -406,6 +408,7 @@ impl Engine {
         windows: &mut Windows<'_>,
         duration_s: f64,
         map: &TimeMap,
+        found: &SpeechFound,
         opts: &TranscribeOptions,
         plan: LanguagePlan,
         on_progress: &mut dyn FnMut(Progress),
@@ -506,6 +509,7 @@ impl Engine {
             let (mut pieces, new_seek, single_ending) =
                 self.split_by_timestamps(&result.tokens, time_offset, seek, segment_size);
             seek = new_seek;
+            let speech_before_window = last_speech_timestamp;
             if opts.word_timestamps {
                 last_speech_timestamp = profile::time("word timestamps", || {
                     on_pool(|| {
@@ -527,8 +531,71 @@ impl Engine {
                     seek = (end * FRAMES_PER_SECOND as f64).round() as usize;
                 }
             }
+            let window_end = time_offset + segment_size as f64 / FRAMES_PER_SECOND as f64;
+            // A decoding that ends on one timestamp says "nothing more is said in this window",
+            // and Whisper's rule skips the rest of it. Without voice detection that rest is
+            // usually silence; in speech the VAD kept, it is often a second sentence the decoder
+            // gave up on (a new speaker after a short pause). Speech the VAD found is never
+            // skipped: the next window starts where the decoded speech ends (its last word, or
+            // its last timestamp without word timings) instead.
+            if seek == previous_seek + segment_size
+                && let Some(decoded_until) = covered(&pieces).last().map(|c| c.1)
+                && window_end - decoded_until >= UNDECODED_MIN_S
+                && found.speech_s(&map.original_ranges(decoded_until, window_end)) > 0.0
+            {
+                seek = ((decoded_until * FRAMES_PER_SECOND as f64).round() as usize).max(previous_seek + 1);
+            }
+            // The decoder may also jump over a sentence inside the part it did decode (the first
+            // of two voices, say): such stretches of speech are decoded again on their own.
+            let done_until = (seek.min(previous_seek + segment_size)) as f64 / FRAMES_PER_SECOND as f64;
+            let mut decoded: Vec<(Piece, usize)> = pieces.into_iter().map(|p| (p, 0)).collect();
+            let mut results = vec![result];
+            for (from, to) in
+                uncovered(&covered(&decoded.iter().map(|d| &d.0).collect::<Vec<_>>()), time_offset, done_until)
+            {
+                if to - from < UNDECODED_MIN_S || found.speech_s(&map.original_ranges(from, to)) < SKIPPED_SPEECH_MIN_S
+                {
+                    continue;
+                }
+                let first = (from * FRAMES_PER_SECOND as f64).floor() as usize;
+                let frames = ((to - from) * FRAMES_PER_SECOND as f64).ceil() as usize;
+                let (mut mel, size) = window(first)?;
+                let frames = frames.min(size);
+                for row in mel.chunks_mut(mel::N_FRAMES) {
+                    row[frames..].fill(0.0); // the rest of the window is silence, as after a last word
+                }
+                let audio = profile::time("encode", || on_pool(|| self.model.encode(&mel)));
+                let decoder =
+                    Decoder { model: &self.model, audio: &audio, specials: s, opts: &dopts, detokenize: &detok };
+                let again =
+                    profile::time("decode window", || on_pool(|| decoder.decode_with_fallback(&prompt, &mut rng)));
+                if again.no_speech_prob > dopts.no_speech_threshold && again.avg_logprob < dopts.log_prob_threshold {
+                    continue;
+                }
+                let offset = first as f64 / FRAMES_PER_SECOND as f64;
+                let (mut more, _, _) = self.split_by_timestamps(&again.tokens, offset, first, frames);
+                if opts.word_timestamps {
+                    profile::time("word timestamps", || {
+                        on_pool(|| {
+                            self.add_word_timestamps(
+                                &mut more,
+                                &audio,
+                                &sot_sequence,
+                                frames,
+                                offset,
+                                language,
+                                speech_before_window,
+                            )
+                        })
+                    });
+                }
+                results.push(again);
+                decoded.extend(more.into_iter().map(|p| (p, results.len() - 1)));
+            }
+            decoded.sort_by(|a, b| a.0.start.total_cmp(&b.0.start));
             let mut finished = Vec::new();
-            for p in pieces {
+            for (p, r) in decoded {
+                let r = &results[r];
                 let text = self.tokenizer.decode(&p.tokens);
                 if p.start == p.end || text.trim().is_empty() {
                     continue;
@@ -543,16 +610,17 @@ impl Engine {
                         .into_iter()
                         .map(|w| Word { start: w.start, end: w.end, text: w.word, probability: w.probability })
                         .collect(),
-                    avg_logprob: result.avg_logprob,
-                    no_speech_prob: result.no_speech_prob,
+                    avg_logprob: r.avg_logprob,
+                    no_speech_prob: r.no_speech_prob,
                     seek: window_seek,
                     tokens: p.tokens,
-                    temperature: result.temperature,
-                    compression_ratio: result.compression_ratio,
+                    temperature: r.temperature,
+                    compression_ratio: r.compression_ratio,
                 };
                 map.restore(&mut segment);
                 finished.push(segment);
             }
+            let result = &results[0];
             segments.extend_from_slice(&finished);
             if result.last_temperature > 0.5 {
                 prompt_reset_since = all_tokens.len();
@@ -758,6 +826,69 @@ enum LanguagePlan {
     Detect(Vec<&'static str>),
 }
 
+/// A stretch of a window without words is looked at again from this length (seconds) on, when
+/// the VAD heard speech in it; shorter ones are pauses and the spans' padding.
+const UNDECODED_MIN_S: f64 = 1.0;
+/// How much speech (by the VAD, seconds) a wordless stretch inside a decoded window must hold
+/// to be decoded again on its own.
+const SKIPPED_SPEECH_MIN_S: f64 = 0.5;
+
+/// The stretches (seconds) the pieces' words cover, in order: the words' times, or each
+/// piece's own span when word timings were not asked for.
+fn covered<P: std::borrow::Borrow<Piece>>(pieces: &[P]) -> Vec<(f64, f64)> {
+    let mut spans: Vec<(f64, f64)> = pieces
+        .iter()
+        .flat_map(|p| {
+            let p = p.borrow();
+            if p.words.is_empty() { vec![(p.start, p.end)] } else { p.words.iter().map(|w| (w.start, w.end)).collect() }
+        })
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    spans
+}
+
+/// The parts of `from..to` that no stretch of `covered` (sorted by start) overlaps.
+fn uncovered(covered: &[(f64, f64)], from: f64, to: f64) -> Vec<(f64, f64)> {
+    let mut gaps = Vec::new();
+    let mut at = from;
+    for &(a, b) in covered {
+        if a > at {
+            gaps.push((at, a.min(to)));
+        }
+        at = at.max(b);
+    }
+    if at < to {
+        gaps.push((at, to));
+    }
+    gaps.retain(|g| g.1 > g.0);
+    gaps
+}
+
+/// Where the VAD heard speech: its probability per 512-sample chunk of the original media, and
+/// the threshold that makes a chunk speech. Empty without voice detection (then nothing is
+/// known to be speech, and the decoder's word is taken).
+struct SpeechFound {
+    probabilities: Vec<f32>,
+    threshold: f32,
+}
+
+impl SpeechFound {
+    /// Seconds of speech in `ranges` (seconds of the original media), counted in whole chunks
+    /// that lie inside them.
+    fn speech_s(&self, ranges: &[(f64, f64)]) -> f64 {
+        let per_s = SAMPLE_RATE as f64 / vad::CHUNK as f64;
+        let chunks: usize = ranges
+            .iter()
+            .map(|&(from, to)| {
+                let first = (from * per_s).ceil().max(0.0) as usize;
+                let end = ((to * per_s).floor().max(0.0) as usize).min(self.probabilities.len());
+                self.probabilities.get(first..end).map_or(0, |p| p.iter().filter(|&&p| p >= self.threshold).count())
+            })
+            .sum();
+        chunks as f64 / per_s
+    }
+}
+
 /// A segment of one window before it becomes a [`Segment`].
 struct Piece {
     start: f64,
@@ -807,6 +938,20 @@ impl TimeMap {
         self.to_original_in(t, self.chunk_of(t, is_end))
     }
 
+    /// The pieces of the original media that the speech between `from` and `to` (seconds of
+    /// the concatenated speech) came from.
+    fn original_ranges(&self, from: f64, to: f64) -> Vec<(f64, f64)> {
+        let mut ranges = Vec::new();
+        for (i, &(speech_start, original_start)) in self.chunks.iter().enumerate() {
+            let speech_end = self.chunks.get(i + 1).map_or(f64::INFINITY, |c| c.0);
+            let (a, b) = (from.max(speech_start), to.min(speech_end));
+            if a < b {
+                ranges.push((original_start + (a - speech_start), original_start + (b - speech_start)));
+            }
+        }
+        ranges
+    }
+
     fn restore(&self, seg: &mut Segment) {
         if seg.words.is_empty() {
             seg.start = self.to_original(seg.start, false);
@@ -820,5 +965,41 @@ impl TimeMap {
         }
         seg.start = seg.words[0].start;
         seg.end = seg.words[seg.words.len() - 1].end;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uncovered_stretches_are_what_no_word_overlaps() {
+        // given words at 1–2 s and 2.5–4 s (one overlapping the next), in a window from 0 to 10 s
+        let words = [(1.0, 2.0), (1.5, 2.2), (2.5, 4.0)];
+        // when the gaps are taken
+        let gaps = uncovered(&words, 0.0, 10.0);
+        // then they are before, between and after the words
+        assert_eq!(gaps, vec![(0.0, 1.0), (2.2, 2.5), (4.0, 10.0)]);
+        // and a window the words fill has none
+        assert!(uncovered(&[(0.0, 5.0)], 0.0, 5.0).is_empty());
+    }
+
+    #[test]
+    fn speech_is_counted_in_the_original_media_behind_the_kept_spans() {
+        // given two kept spans, 1–2 s and 5–6 s of the media, and the VAD hearing speech only
+        // in the second
+        let sr = SAMPLE_RATE as usize;
+        let map = TimeMap::new(&[sr..2 * sr, 5 * sr..6 * sr]);
+        let per_s = SAMPLE_RATE as f64 / vad::CHUNK as f64;
+        let probabilities =
+            (0..(7.0 * per_s) as usize).map(|i| if i as f64 / per_s >= 5.0 { 0.9 } else { 0.1 }).collect();
+        let found = SpeechFound { probabilities, threshold: 0.5 };
+        // when the speech of the concatenation's 0.5–1.5 s is asked for
+        let ranges = map.original_ranges(0.5, 1.5);
+        // then it lies in both spans, and only the second's half second is speech
+        assert_eq!(ranges, vec![(1.5, 2.0), (5.0, 5.5)]);
+        // (counted in whole 32 ms chunks inside the ranges: up to two fewer)
+        assert!((found.speech_s(&ranges) - 0.5).abs() < 0.07, "{}", found.speech_s(&ranges));
+        assert_eq!(found.speech_s(&map.original_ranges(0.0, 1.0)), 0.0);
     }
 }

@@ -1,0 +1,148 @@
+//! Speech the VAD found is never skipped: two real clips joined with a short pause (a new
+//! speaker after the first one stops) must both come back.
+//!
+//! Whisper's rule ends a 30 s window where the decoding ends on a single timestamp, taking it
+//! to mean "nothing more is said here". After a sentence and a 0.7 s pause the decoder often
+//! says exactly that while the second clip's speech is still in the window; faster-whisper and
+//! openai-whisper then lose the second clip whole. Each pair below lost one clip that way
+//! before the engine looked at the VAD's verdict on the rest of the window.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use scribe_whisper::audio::{self, SAMPLE_RATE};
+use scribe_whisper::vad::VadParams;
+use scribe_whisper::{Engine, EngineConfig, TranscribeOptions, Transcript};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn models_dir() -> PathBuf {
+    std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("models"))
+}
+
+fn corpus() -> PathBuf {
+    std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"))
+}
+
+/// 16-bit mono 16 kHz WAV.
+fn write_wav(path: &Path, samples: &[f32]) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let data_len = (samples.len() * 2) as u32;
+    f.write_all(b"RIFF").unwrap();
+    f.write_all(&(36 + data_len).to_le_bytes()).unwrap();
+    f.write_all(b"WAVEfmt ").unwrap();
+    f.write_all(&16u32.to_le_bytes()).unwrap();
+    f.write_all(&1u16.to_le_bytes()).unwrap(); // PCM
+    f.write_all(&1u16.to_le_bytes()).unwrap(); // mono
+    f.write_all(&SAMPLE_RATE.to_le_bytes()).unwrap();
+    f.write_all(&(SAMPLE_RATE * 2).to_le_bytes()).unwrap();
+    f.write_all(&2u16.to_le_bytes()).unwrap();
+    f.write_all(&16u16.to_le_bytes()).unwrap();
+    f.write_all(b"data").unwrap();
+    f.write_all(&data_len.to_le_bytes()).unwrap();
+    for &x in samples {
+        f.write_all(&((x * 32768.0).round().clamp(-32768.0, 32767.0) as i16).to_le_bytes()).unwrap();
+    }
+}
+
+fn words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| w.to_lowercase().chars().filter(|c| c.is_alphanumeric()).collect::<String>())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The words said between `from` and `to` seconds (by their timings).
+fn words_between(t: &Transcript, from: f64, to: f64) -> Vec<String> {
+    t.segments
+        .iter()
+        .flat_map(|s| &s.words)
+        .filter(|w| (w.start + w.end) / 2.0 >= from && (w.start + w.end) / 2.0 < to)
+        .flat_map(|w| words(&w.text))
+        .collect()
+}
+
+/// How many of `expected`'s words `got` has (as a multiset).
+fn recalled(got: &[String], expected: &[String]) -> usize {
+    let mut pool = got.to_vec();
+    expected
+        .iter()
+        .filter(|w| match pool.iter().position(|g| g == *w) {
+            Some(i) => {
+                pool.swap_remove(i);
+                true
+            }
+            None => false,
+        })
+        .count()
+}
+
+#[test]
+fn two_clips_joined_with_a_short_pause_both_come_back() {
+    let models = models_dir();
+    let dir = std::env::temp_dir().join(format!("scribe-joined-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pause = vec![0.0f32; SAMPLE_RATE as usize * 7 / 10];
+    // (first, second, whether each clip alone decodes to stable text): the child's babble in
+    // the CHILDES clip reads differently after any prompt, so there only the VAD's speech
+    // regions are checked for words; the read speech must come back word for word.
+    let pairs = [
+        ("en_librispeech_1272-128104-0000", "en_childes_macwhinney_010411a_18s", false),
+        ("en_command_what_s_the_weather_like_in_new_york", "en_childes_macwhinney_010411a_18s", false),
+        ("en_librivox_sense_sensibility_0880", "en_librispeech_1272-128104-0000", true),
+        ("en_jfk", "en_librispeech_1272-128104-0000", true),
+    ];
+    let mut failures = Vec::new();
+    for model in ["whisper-base", "whisper-tiny.en"] {
+        let engine = Engine::load(&EngineConfig {
+            model_dir: models.join(model),
+            vad_path: Some(models.join("silero_vad_16k.safetensors")),
+            threads: None,
+        })
+        .expect("the models and the VAD are installed (SCRIBE_MODELS_DIR)");
+        let opts = TranscribeOptions { language: Some("en".into()), ..Default::default() };
+        let alone = |clip: &str| -> Vec<String> {
+            let t = engine.transcribe(&corpus().join(format!("audio/{clip}.wav")), &opts, &mut |_| {}).unwrap();
+            t.segments.iter().flat_map(|s| words(&s.text)).collect()
+        };
+        for (first, second, stable) in pairs {
+            let a = audio::decode_all(&corpus().join(format!("audio/{first}.wav"))).unwrap();
+            let b = audio::decode_all(&corpus().join(format!("audio/{second}.wav"))).unwrap();
+            let second_at = (a.len() + pause.len()) as f64 / SAMPLE_RATE as f64;
+            let joined: Vec<f32> = [a.as_slice(), &pause, &b].concat();
+            let wav = dir.join(format!("{first}+{second}.wav"));
+            write_wav(&wav, &joined);
+            let t = engine.transcribe(&wav, &opts, &mut |_| {}).unwrap();
+
+            // Each clip's words, as the engine hears the clip alone, are at their place.
+            let clips =
+                if stable { vec![(first, 0.0, second_at), (second, second_at, t.duration_s + 1.0)] } else { vec![] };
+            for (clip, from, to) in clips {
+                let expected = alone(clip);
+                let got = words_between(&t, from, to);
+                let hit = recalled(&got, &expected);
+                println!("{model} {first}+{second}: {clip} {hit}/{} words", expected.len());
+                if hit * 10 < expected.len() * 8 {
+                    failures.push(format!(
+                        "{model}, {first} + 0.7 s + {second}: {hit} of the {} words of {clip} alone ({}) came back: {}",
+                        expected.len(),
+                        expected.join(" "),
+                        got.join(" ")
+                    ));
+                }
+            }
+            // And every stretch the VAD calls speech has words in it.
+            let spans = engine.speech_spans(&wav, &VadParams::default()).unwrap();
+            let all: Vec<_> = t.segments.iter().flat_map(|s| &s.words).collect();
+            for span in spans {
+                if !all.iter().any(|w| w.end > span.start && w.start < span.end) {
+                    failures.push(format!("{model}, {first}+{second}: no word in the speech at {span:?}"));
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(failures.is_empty(), "speech was skipped:\n{}", failures.join("\n"));
+}

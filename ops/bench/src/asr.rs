@@ -153,6 +153,7 @@ fn ours(args: &BenchAsrArgs, model_dir: &Path, corpus: &Path, clips: &[Clip], wa
         model_dir: model_dir.to_path_buf(),
         vad_path: Some(vad),
         threads: Some(args.threads),
+        compute_type: std::env::var("SCRIBE_COMPUTE_TYPE").ok().and_then(|c| c.parse().ok()).unwrap_or_default(),
     })
     .with_context(|| format!("cannot load {}", model_dir.display()))?;
     let opts = TranscribeOptions {

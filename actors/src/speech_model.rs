@@ -146,11 +146,15 @@ pub struct InstalledModel {
     pub languages: Vec<String>,
     /// When its folder was made (seconds since 1970), as OpenAI's `created`.
     pub created_s: u64,
+    /// How its model.bin stores the weights ("float16", "int8", "int8+float16", "float32"); it
+    /// runs at the server's compute type whatever they are.
+    pub weights: String,
 }
 
 /// Every speech model the server can run: the default (`--model-dir`) and each model folder
-/// found in the models folder (a folder with `model.bin`, `config.json` and `tokenizer.json`,
-/// CTranslate2's Whisper layout). Each loads when a job first needs it and is released when idle
+/// found in the models folder (a folder with a `model.bin`: CTranslate2's Whisper layout, as
+/// faster-whisper models ship). A folder the engine cannot run is left out at start-up with a
+/// warning naming the file and what is wrong. Each loads when a job first needs it and is released when idle
 /// like the default.
 pub struct SpeechModels {
     default: (InstalledModel, Arc<SpeechModel>),
@@ -172,7 +176,7 @@ impl SpeechModels {
             .flatten()
             .flatten()
             .map(|e| e.path())
-            .filter(|p| ["model.bin", "config.json", "tokenizer.json"].iter().all(|f| p.join(f).is_file()))
+            .filter(|p| p.join("model.bin").is_file())
             .collect();
         folders.sort();
         for dir in folders {
@@ -215,6 +219,11 @@ impl SpeechModels {
         self.others.iter().find(|(e, _)| e.name == name).map(|(e, m)| (e, m))
     }
 
+    /// The precision every model runs at.
+    pub fn compute_type(&self) -> scribe_whisper::ComputeType {
+        self.default.1.config.compute_type
+    }
+
     /// Every model, the default first.
     pub fn list(&self) -> Vec<&InstalledModel> {
         std::iter::once(&self.default.0).chain(self.others.iter().map(|(e, _)| e)).collect()
@@ -231,6 +240,7 @@ fn describe_default(default: &SpeechModel) -> InstalledModel {
             multilingual: false,
             languages: vec!["en".into()],
             created_s: 0,
+            weights: String::new(),
         }
     })
 }
@@ -251,6 +261,9 @@ fn same_folder(a: &Path, b: &Path) -> bool {
 /// `<|startoftranscript|>` is 50257 where a multilingual one's is 50258; only a multilingual
 /// model uses its language tokens `<|xx|>`.
 fn describe(dir: &Path) -> Result<InstalledModel, String> {
+    // The engine's own check (model.bin's header, config.json, the vocabulary): a model it
+    // cannot run is not offered.
+    let summary = scribe_whisper::engine::inspect_model(dir).map_err(|e| e.to_string())?;
     let path = dir.join("tokenizer.json");
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let tokenizer: serde_json::Value =
@@ -278,5 +291,5 @@ fn describe(dir: &Path) -> Result<InstalledModel, String> {
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs());
-    Ok(InstalledModel { name: folder_name(dir), multilingual, languages, created_s })
+    Ok(InstalledModel { name: folder_name(dir), multilingual, languages, created_s, weights: summary.weights })
 }

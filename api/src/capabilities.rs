@@ -7,6 +7,7 @@ use std::sync::Arc;
 use poem::web::Data;
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
+use scribe_actors::speech_model::SpeechModels;
 use scribe_domain::capabilities::Capabilities as DomainCapabilities;
 use scribe_domain::kinds::JobType;
 use scribe_domain::languages::target_languages;
@@ -38,11 +39,46 @@ pub struct Capabilities {
     pub transcription_styles: Vec<String>,
     /// Whether the speech model is multilingual (else it recognises English only).
     pub multilingual_speech: bool,
+    /// The speech models this server runs, the default first. Direct jobs use the default
+    /// (`scribe serve --model DIR`); the OpenAI-compatible door (`/v1/audio/*`) takes any of
+    /// them by name in its `model` field.
+    pub speech_models: Vec<SpeechModelEntry>,
+    /// The precision every speech model runs at (`scribe serve --compute-type`): `float32`,
+    /// `float16` or `int8`.
+    pub compute_type: String,
 }
 
-impl From<&DomainCapabilities> for Capabilities {
-    fn from(c: &DomainCapabilities) -> Self {
+/// One speech model of this server.
+#[derive(Object, Debug, Clone, PartialEq)]
+#[oai(rename_all = "camelCase")]
+pub struct SpeechModelEntry {
+    /// Its folder's name (`whisper-base`, `whisper-tiny.en`, an operator's own model).
+    pub name: String,
+    /// Whether direct jobs use it.
+    pub default: bool,
+    /// Whether it recognises languages other than English (and translates into English).
+    pub multilingual: bool,
+    /// How its file stores the weights (`float16`, `int8`, `int8+float16`, `float32`); it runs at
+    /// `computeType` whatever they are.
+    pub weights: String,
+}
+
+impl Capabilities {
+    /// What a server with these model capabilities and these speech models can do.
+    pub fn new(c: &DomainCapabilities, models: &SpeechModels) -> Self {
+        let default = models.default_entry().name.clone();
         Capabilities {
+            speech_models: models
+                .list()
+                .into_iter()
+                .map(|m| SpeechModelEntry {
+                    default: m.name == default,
+                    name: m.name.clone(),
+                    multilingual: m.multilingual,
+                    weights: m.weights.clone(),
+                })
+                .collect(),
+            compute_type: models.compute_type().to_string(),
             asr_languages: c.asr_languages.iter().map(|l| l.code().to_owned()).collect(),
             auto_detect_languages: c
                 .auto_detect
@@ -73,6 +109,6 @@ impl CapabilitiesApi {
         _auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
     ) -> Result<Json<Capabilities>, ApiError> {
-        Ok(Json(Capabilities::from(state.settings.capabilities.as_ref())))
+        Ok(Json(Capabilities::new(state.settings.capabilities.as_ref(), &state.models)))
     }
 }

@@ -155,7 +155,7 @@ async fn load_model(config: &Config) -> anyhow::Result<(Arc<SpeechModel>, bool)>
         model_dir: config.model_dir.clone(),
         vad_path: Some(config.models_dir.join("silero_vad_16k.safetensors")),
         threads: None,
-        compute_type: scribe_whisper::ComputeType::default(),
+        compute_type: config.compute_type,
     };
     let to_load = engine_config.clone();
     let engine = tokio::task::spawn_blocking(move || Engine::load(&to_load))
@@ -163,7 +163,7 @@ async fn load_model(config: &Config) -> anyhow::Result<(Arc<SpeechModel>, bool)>
         .context("loading the speech engine panicked")?
         .with_context(|| {
             format!(
-                "cannot load the speech model from {} (install the models with `bash ops/setup.sh`, or point --model-dir/--models-dir at them)",
+                "cannot load the speech model from {} (install the models with `bash ops/setup.sh`, or point --model/--models-dir at them)",
                 config.model_dir.display()
             )
         })?;

@@ -141,6 +141,13 @@ fn a_target_without_a_model_is_refused_naming_what_the_server_can_do() {
         assert!(auto.iter().any(|l| l == code), "{code} missing from {caps}");
     }
     assert_eq!(caps["multilingualSpeech"], true);
+    // The speech models by name, the default (base) first, and the precision they run at.
+    let models = caps["speechModels"].as_array().unwrap();
+    assert_eq!(models[0]["name"], "whisper-base", "{caps}");
+    assert_eq!(models[0]["default"], true);
+    assert_eq!(models[0]["weights"], "float16");
+    assert!(models.iter().any(|m| m["name"] == "whisper-tiny.en" && m["multilingual"] == false), "{caps}");
+    assert_eq!(caps["computeType"], "int8");
     assert!(caps["asrLanguages"].as_array().unwrap().iter().any(|l| l == "fr"), "{caps}");
 
     let query = [("transcriptionType", "translatedSubtitles"), ("targetLanguage", "fr")];

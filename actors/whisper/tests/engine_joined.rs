@@ -100,6 +100,7 @@ fn two_clips_joined_with_a_short_pause_both_come_back() {
             model_dir: models.join(model),
             vad_path: Some(models.join("silero_vad_16k.safetensors")),
             threads: None,
+            compute_type: Default::default(),
         })
         .expect("the models and the VAD are installed (SCRIBE_MODELS_DIR)");
         let opts = TranscribeOptions { language: Some("en".into()), ..Default::default() };

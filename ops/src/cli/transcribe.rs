@@ -24,6 +24,9 @@ pub struct TranscribeArgs {
     /// [default: whisper-base in the models directory].
     #[arg(long, env = "SCRIBE_MODEL_DIR")]
     pub model: Option<PathBuf>,
+    /// Precision the model runs at: float32, float16 or int8 (whatever model.bin stores).
+    #[arg(long, env = "SCRIBE_COMPUTE_TYPE", default_value_t = scribe_whisper::ComputeType::default())]
+    pub compute_type: scribe_whisper::ComputeType,
     /// Spoken language: en-us, nl-be, fr, de, es, cmn, ... or `auto` to detect it, as the service
     /// does, among every language both Whisper and the API know.
     #[arg(long, default_value = "auto")]
@@ -75,7 +78,7 @@ pub fn run(args: TranscribeArgs) -> anyhow::Result<()> {
         model_dir: model_dir.clone(),
         vad_path: vad.exists().then_some(vad),
         threads: None,
-        compute_type: scribe_whisper::ComputeType::default(),
+        compute_type: args.compute_type,
     })
     .with_context(|| format!("cannot load the Whisper model in {}", model_dir.display()))?;
 

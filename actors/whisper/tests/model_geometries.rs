@@ -296,7 +296,7 @@ fn copy_of(name: &str) -> tempfile::TempDir {
 
 /// Both doors refuse the directory with an error naming `file` and saying `what`.
 fn assert_refused(dir: &Path, file: &str, what: &str) {
-    let inspected = inspect_model(dir).err().expect("inspect_model accepted a broken model");
+    let inspected = inspect_model(dir).expect_err("inspect_model accepted a broken model");
     let loaded = Engine::load(&engine_config(dir)).err().expect("Engine::load accepted a broken model");
     for e in [inspected, loaded] {
         let EngineError::Model { path, reason } = &e else { panic!("not a model error: {e}") };

@@ -20,7 +20,12 @@ fn eventually(what: &str, mut done: impl FnMut() -> bool) {
 
 #[test]
 fn the_model_is_released_when_idle_and_loaded_again_for_the_next_job() {
-    let config = EngineConfig { model_dir: models_dir().join("whisper-tiny.en"), vad_path: None, threads: None };
+    let config = EngineConfig {
+        model_dir: models_dir().join("whisper-tiny.en"),
+        vad_path: None,
+        threads: None,
+        compute_type: scribe_whisper::ComputeType::Float16,
+    };
     let model = SpeechModel::new(config, Duration::from_millis(300), None);
     assert!(!model.is_loaded(), "nothing loads before the first job");
 
@@ -56,7 +61,12 @@ fn the_installed_models_are_the_default_and_every_model_folder_beside_it() {
     // An operator's own model: any folder with the CTranslate2 files.
     std::os::unix::fs::symlink(models_dir().join("whisper-tiny.en"), dir.path().join("my-model")).unwrap();
     std::fs::create_dir(dir.path().join("translation")).unwrap();
-    let config = EngineConfig { model_dir: dir.path().join("whisper-base"), vad_path: None, threads: None };
+    let config = EngineConfig {
+        model_dir: dir.path().join("whisper-base"),
+        vad_path: None,
+        threads: None,
+        compute_type: scribe_whisper::ComputeType::Float16,
+    };
     let models = SpeechModels::discover(SpeechModel::new(config, Duration::from_secs(60), None), dir.path());
     let names: Vec<&str> = models.list().iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["whisper-base", "my-model", "whisper-tiny.en"]);

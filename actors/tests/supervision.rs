@@ -26,7 +26,12 @@ const SETTLE: Duration = Duration::from_secs(600);
 
 async fn start(data_dir: &Path) -> Services {
     let store = open_event_store(data_dir).unwrap();
-    let config = EngineConfig { model_dir: models_dir().join("whisper-tiny.en"), vad_path: None, threads: None };
+    let config = EngineConfig {
+        model_dir: models_dir().join("whisper-tiny.en"),
+        vad_path: None,
+        threads: None,
+        compute_type: scribe_whisper::ComputeType::Float16,
+    };
     let settings = RuntimeSettings {
         data_dir: data_dir.to_owned(),
         node_dir: data_dir.to_owned(),

@@ -63,7 +63,12 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
     let media = MediaStore::open(&data_dir).await.unwrap();
     // No live session runs here: the model is never loaded.
     let model = SpeechModel::new(
-        EngineConfig { model_dir: data_dir.join("no-model"), vad_path: None, threads: None },
+        EngineConfig {
+            model_dir: data_dir.join("no-model"),
+            vad_path: None,
+            threads: None,
+            compute_type: Default::default(),
+        },
         Duration::from_secs(60),
         None,
     );

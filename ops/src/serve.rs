@@ -155,6 +155,7 @@ async fn load_model(config: &Config) -> anyhow::Result<(Arc<SpeechModel>, bool)>
         model_dir: config.model_dir.clone(),
         vad_path: Some(config.models_dir.join("silero_vad_16k.safetensors")),
         threads: None,
+        compute_type: scribe_whisper::ComputeType::default(),
     };
     let to_load = engine_config.clone();
     let engine = tokio::task::spawn_blocking(move || Engine::load(&to_load))

@@ -12,6 +12,7 @@
 //! length (including a trailing NUL) followed by the bytes.
 
 use std::collections::BTreeMap;
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -62,6 +63,38 @@ pub struct Variable {
     pub shape: Vec<usize>,
     pub dtype: DType,
     bytes: Range<usize>,
+    /// The payload itself when it is small (scalars, flags), kept even by a header-only read.
+    small: Option<Vec<u8>>,
+}
+
+/// Payloads up to this size are kept in [`Variable::small`] (scalar attributes).
+const SMALL_PAYLOAD: usize = 64;
+
+impl StoredWeight {
+    /// The weights as f32, rows of `cols` (int8 rows dequantized).
+    pub fn into_f32(self, cols: usize) -> Vec<f32> {
+        match self {
+            StoredWeight::F32(w) => w,
+            StoredWeight::F16(w) => w.iter().map(|v| v.to_f32()).collect(),
+            StoredWeight::I8 { q, row_scale } => q
+                .chunks(cols.max(1))
+                .zip(&row_scale)
+                .flat_map(|(row, s)| row.iter().map(move |&x| x as f32 * s))
+                .collect(),
+        }
+    }
+}
+
+/// A weight matrix as the file stores it, `rows × cols` row-major (a convolution's
+/// `[out, in, width]` is `out × (in·width)`).
+pub enum StoredWeight {
+    F32(Vec<f32>),
+    F16(Vec<half::f16>),
+    /// CTranslate2 int8: row `r` is `q[r] · row_scale[r]` (`row_scale` = 1 / the file's scale).
+    I8 {
+        q: Vec<i8>,
+        row_scale: Vec<f32>,
+    },
 }
 
 /// A parsed `model.bin`, holding the file's bytes.
@@ -70,58 +103,172 @@ pub struct Ct2File {
     pub binary_version: u32,
     pub spec: String,
     pub revision: u32,
+    /// The whole file, or empty after [`Ct2File::open_header`].
     data: Vec<u8>,
+    /// Size of the file on disk.
+    file_bytes: u64,
+    header_only: bool,
     variables: BTreeMap<String, Variable>,
     aliases: BTreeMap<String, String>,
 }
 
-struct Reader<'a> {
-    data: &'a [u8],
+/// Reads the layout from any seekable source: the bytes in memory, or the file itself when
+/// only the header is wanted (payloads are then skipped with a seek).
+struct Reader<R: Read + Seek> {
+    src: R,
     pos: usize,
+    len: usize,
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &str) -> Result<Range<usize>, String> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.data.len()).ok_or_else(|| {
+impl<R: Read + Seek> Reader<R> {
+    /// Checks that `n` more bytes exist and returns their range, without reading them.
+    fn span(&mut self, n: usize, what: &str) -> Result<Range<usize>, String> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.len).ok_or_else(|| {
             format!(
                 "file ends early (truncated?): needed {n} bytes for {what} at offset {}, only {} left",
                 self.pos,
-                self.data.len() - self.pos
+                self.len - self.pos
             )
         })?;
         let r = self.pos..end;
         self.pos = end;
         Ok(r)
     }
+    fn bytes(&mut self, n: usize, what: &str) -> Result<Vec<u8>, String> {
+        let r = self.span(n, what)?;
+        let mut buf = vec![0u8; n];
+        self.src.read_exact(&mut buf).map_err(|e| format!("cannot read {what} at offset {}: {e}", r.start))?;
+        Ok(buf)
+    }
+    /// Passes over `n` bytes (a payload) and returns their range.
+    fn skip(&mut self, n: usize, what: &str) -> Result<Range<usize>, String> {
+        let r = self.span(n, what)?;
+        self.src.seek(SeekFrom::Start(r.end as u64)).map_err(|e| format!("cannot seek over {what}: {e}"))?;
+        Ok(r)
+    }
     fn u8(&mut self, what: &str) -> Result<u8, String> {
-        let r = self.take(1, what)?;
-        Ok(self.data[r.start])
+        Ok(self.bytes(1, what)?[0])
     }
     fn u16(&mut self, what: &str) -> Result<u16, String> {
-        let r = self.take(2, what)?;
-        Ok(u16::from_le_bytes(self.data[r].try_into().unwrap()))
+        Ok(u16::from_le_bytes(self.bytes(2, what)?.try_into().unwrap()))
     }
     fn u32(&mut self, what: &str) -> Result<u32, String> {
-        let r = self.take(4, what)?;
-        Ok(u32::from_le_bytes(self.data[r].try_into().unwrap()))
+        Ok(u32::from_le_bytes(self.bytes(4, what)?.try_into().unwrap()))
     }
     fn string(&mut self, what: &str) -> Result<String, String> {
         let n = self.u16(what)? as usize;
         if n == 0 {
             return Err(format!("invalid empty {what} at offset {}", self.pos - 2));
         }
-        let r = self.take(n, what)?;
-        let bytes = &self.data[r.clone()];
+        let start = self.pos;
+        let bytes = self.bytes(n, what)?;
         if bytes[n - 1] != 0 {
-            return Err(format!("{what} at offset {} is not NUL-terminated", r.start));
+            return Err(format!("{what} at offset {start} is not NUL-terminated"));
         }
-        String::from_utf8(bytes[..n - 1].to_vec()).map_err(|_| format!("{what} at offset {} is not UTF-8", r.start))
+        String::from_utf8(bytes[..n - 1].to_vec()).map_err(|_| format!("{what} at offset {start} is not UTF-8"))
     }
+}
+
+/// What the header describes.
+struct Layout {
+    binary_version: u32,
+    spec: String,
+    revision: u32,
+    variables: BTreeMap<String, Variable>,
+    aliases: BTreeMap<String, String>,
 }
 
 /// Upper bounds that keep a corrupt header from making us allocate absurd amounts.
 const MAX_VARIABLES: u32 = 100_000;
 const MAX_RANK: u8 = 8;
+
+/// Parses the layout of a file of `len` bytes from `src`; every byte must be accounted for.
+fn read_layout<R: Read + Seek>(path: &Path, src: R, len: usize) -> Result<Layout, Ct2Error> {
+    let err = |reason: String| Ct2Error { path: path.to_path_buf(), reason };
+    let mut r = Reader { src, pos: 0, len };
+    let version = r.u32("binary version").map_err(&err)?;
+    if !(1..=6).contains(&version) {
+        return Err(err(format!("not a CTranslate2 model (binary version {version}, expected 1 to 6)")));
+    }
+    let (spec, revision) = if version >= 2 {
+        let spec = r.string("spec name").map_err(&err)?;
+        (spec, r.u32("spec revision").map_err(&err)?)
+    } else {
+        (String::new(), 1)
+    };
+    let n_vars = r.u32("variable count").map_err(&err)?;
+    if n_vars > MAX_VARIABLES {
+        return Err(err(format!("implausible variable count {n_vars}: not a CTranslate2 model")));
+    }
+    let mut variables = BTreeMap::new();
+    for i in 0..n_vars {
+        let name = r.string(&format!("name of variable {i}")).map_err(&err)?;
+        let rank = r.u8("rank").map_err(&err)?;
+        if rank > MAX_RANK {
+            return Err(err(format!("variable {name} has implausible rank {rank}")));
+        }
+        let mut shape = Vec::with_capacity(rank as usize);
+        for _ in 0..rank {
+            shape.push(r.u32("dimension").map_err(&err)? as usize);
+        }
+        let (dtype, n_bytes) = if version >= 4 {
+            let id = r.u8("dtype").map_err(&err)?;
+            let dtype = DType::from_id(id).ok_or_else(|| err(format!("variable {name} has unknown dtype id {id}")))?;
+            (dtype, r.u32("byte count").map_err(&err)? as usize)
+        } else {
+            let item = r.u8("item size").map_err(&err)?;
+            let count = r.u32("element count").map_err(&err)? as usize;
+            let dtype = match item {
+                1 => DType::I8,
+                2 => DType::I16,
+                4 => DType::F32,
+                _ => return Err(err(format!("variable {name} has unknown item size {item}"))),
+            };
+            (dtype, count * item as usize)
+        };
+        let elements: usize = shape.iter().product();
+        if elements.checked_mul(dtype.size()) != Some(n_bytes) {
+            return Err(err(format!(
+                "variable {name}: shape {shape:?} of {dtype:?} needs {} bytes but {n_bytes} are stored",
+                elements * dtype.size()
+            )));
+        }
+        let what = format!("data of {name}");
+        let (bytes, small) = if n_bytes <= SMALL_PAYLOAD {
+            let start = r.pos;
+            let small = r.bytes(n_bytes, &what).map_err(&err)?;
+            (start..r.pos, Some(small))
+        } else {
+            (r.skip(n_bytes, &what).map_err(&err)?, None)
+        };
+        if variables.insert(name.clone(), Variable { shape, dtype, bytes, small }).is_some() {
+            return Err(err(format!("variable {name} appears twice")));
+        }
+    }
+    let mut aliases = BTreeMap::new();
+    if version >= 3 {
+        let n = r.u32("alias count").map_err(&err)?;
+        if n > MAX_VARIABLES {
+            return Err(err(format!("implausible alias count {n}")));
+        }
+        for _ in 0..n {
+            let alias = r.string("alias name").map_err(&err)?;
+            let target = r.string("alias target").map_err(&err)?;
+            if !variables.contains_key(&target) {
+                return Err(err(format!("alias {alias} points to missing variable {target}")));
+            }
+            aliases.insert(alias, target);
+        }
+    }
+    if r.pos != len {
+        return Err(err(format!(
+            "{} unexpected bytes after the last entry (offset {}): not a CTranslate2 model or corrupt",
+            len - r.pos,
+            r.pos
+        )));
+    }
+    Ok(Layout { binary_version: version, spec, revision, variables, aliases })
+}
 
 impl Ct2File {
     /// Reads and parses `path`.
@@ -139,84 +286,47 @@ impl Ct2File {
 
     /// Parses bytes that came from `path` (used only in messages). Every byte must be consumed.
     pub fn parse(path: &Path, data: Vec<u8>) -> Result<Ct2File, Ct2Error> {
-        let err = |reason: String| Ct2Error { path: path.to_path_buf(), reason };
-        let mut r = Reader { data: &data, pos: 0 };
-        let version = r.u32("binary version").map_err(&err)?;
-        if !(1..=6).contains(&version) {
-            return Err(err(format!("not a CTranslate2 model (binary version {version}, expected 1 to 6)")));
-        }
-        let (spec, revision) = if version >= 2 {
-            let spec = r.string("spec name").map_err(&err)?;
-            (spec, r.u32("spec revision").map_err(&err)?)
-        } else {
-            (String::new(), 1)
-        };
-        let n_vars = r.u32("variable count").map_err(&err)?;
-        if n_vars > MAX_VARIABLES {
-            return Err(err(format!("implausible variable count {n_vars}: not a CTranslate2 model")));
-        }
-        let mut variables = BTreeMap::new();
-        for i in 0..n_vars {
-            let name = r.string(&format!("name of variable {i}")).map_err(&err)?;
-            let rank = r.u8("rank").map_err(&err)?;
-            if rank > MAX_RANK {
-                return Err(err(format!("variable {name} has implausible rank {rank}")));
-            }
-            let mut shape = Vec::with_capacity(rank as usize);
-            for _ in 0..rank {
-                shape.push(r.u32("dimension").map_err(&err)? as usize);
-            }
-            let (dtype, n_bytes) = if version >= 4 {
-                let id = r.u8("dtype").map_err(&err)?;
-                let dtype =
-                    DType::from_id(id).ok_or_else(|| err(format!("variable {name} has unknown dtype id {id}")))?;
-                (dtype, r.u32("byte count").map_err(&err)? as usize)
+        let len = data.len();
+        let layout = read_layout(path, std::io::Cursor::new(&data[..]), len)?;
+        Ok(Ct2File::from_layout(path, layout, data, len as u64, false))
+    }
+
+    /// Reads only the header of `path` (names, types, shapes, aliases and the small scalar
+    /// attributes), seeking over the payloads: the checks of [`Ct2File::whisper_dims`] work,
+    /// the weight accessors do not.
+    pub fn open_header(path: &Path) -> Result<Ct2File, Ct2Error> {
+        let err = |e: std::io::Error| Ct2Error {
+            path: path.to_path_buf(),
+            reason: if e.kind() == std::io::ErrorKind::NotFound {
+                "not found".to_string()
             } else {
-                let item = r.u8("item size").map_err(&err)?;
-                let count = r.u32("element count").map_err(&err)? as usize;
-                let dtype = match item {
-                    1 => DType::I8,
-                    2 => DType::I16,
-                    4 => DType::F32,
-                    _ => return Err(err(format!("variable {name} has unknown item size {item}"))),
-                };
-                (dtype, count * item as usize)
-            };
-            let elements: usize = shape.iter().product();
-            if elements.checked_mul(dtype.size()) != Some(n_bytes) {
-                return Err(err(format!(
-                    "variable {name}: shape {shape:?} of {dtype:?} needs {} bytes but {n_bytes} are stored",
-                    elements * dtype.size()
-                )));
-            }
-            let bytes = r.take(n_bytes, &format!("data of {name}")).map_err(&err)?;
-            if variables.insert(name.clone(), Variable { shape, dtype, bytes }).is_some() {
-                return Err(err(format!("variable {name} appears twice")));
-            }
+                format!("cannot be read: {e}")
+            },
+        };
+        let file = std::fs::File::open(path).map_err(err)?;
+        let len = file.metadata().map_err(err)?.len();
+        let layout = read_layout(path, BufReader::new(file), len as usize)?;
+        Ok(Ct2File::from_layout(path, layout, Vec::new(), len, true))
+    }
+
+    fn from_layout(path: &Path, layout: Layout, data: Vec<u8>, file_bytes: u64, header_only: bool) -> Ct2File {
+        let Layout { binary_version, spec, revision, variables, aliases } = layout;
+        Ct2File {
+            path: path.to_path_buf(),
+            binary_version,
+            spec,
+            revision,
+            data,
+            file_bytes,
+            header_only,
+            variables,
+            aliases,
         }
-        let mut aliases = BTreeMap::new();
-        if version >= 3 {
-            let n = r.u32("alias count").map_err(&err)?;
-            if n > MAX_VARIABLES {
-                return Err(err(format!("implausible alias count {n}")));
-            }
-            for _ in 0..n {
-                let alias = r.string("alias name").map_err(&err)?;
-                let target = r.string("alias target").map_err(&err)?;
-                if !variables.contains_key(&target) {
-                    return Err(err(format!("alias {alias} points to missing variable {target}")));
-                }
-                aliases.insert(alias, target);
-            }
-        }
-        if r.pos != data.len() {
-            return Err(err(format!(
-                "{} unexpected bytes after the last entry (offset {}): not a CTranslate2 model or corrupt",
-                data.len() - r.pos,
-                r.pos
-            )));
-        }
-        Ok(Ct2File { path: path.to_path_buf(), binary_version: version, spec, revision, data, variables, aliases })
+    }
+
+    /// Size of the file on disk.
+    pub fn file_bytes(&self) -> u64 {
+        self.file_bytes
     }
 
     pub fn path(&self) -> &Path {
@@ -225,11 +335,11 @@ impl Ct2File {
 
     /// Total number of bytes in the file (all consumed by the parser).
     pub fn len(&self) -> usize {
-        self.data.len()
+        self.file_bytes as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.file_bytes == 0
     }
 
     pub fn variable_names(&self) -> impl Iterator<Item = &str> {
@@ -240,10 +350,14 @@ impl Ct2File {
         &self.aliases
     }
 
+    /// The name `name` stands for (itself unless it is an alias).
+    pub fn resolve<'a>(&'a self, name: &'a str) -> &'a str {
+        self.aliases.get(name).map(String::as_str).unwrap_or(name)
+    }
+
     /// Looks a variable up by name, following aliases.
     pub fn get(&self, name: &str) -> Option<&Variable> {
-        let name = self.aliases.get(name).map(String::as_str).unwrap_or(name);
-        self.variables.get(name)
+        self.variables.get(self.resolve(name))
     }
 
     fn error(&self, reason: String) -> Ct2Error {
@@ -254,6 +368,15 @@ impl Ct2File {
         self.get(name).ok_or_else(|| self.error(format!("variable {name} is missing")))
     }
 
+    /// A variable's bytes (payloads are not aligned, so they are decoded from bytes).
+    fn payload<'a>(&'a self, name: &str, v: &'a Variable) -> Result<&'a [u8], Ct2Error> {
+        match &v.small {
+            Some(small) => Ok(small),
+            None if self.header_only => Err(self.error(format!("variable {name}: only the header was read"))),
+            None => Ok(&self.data[v.bytes.clone()]),
+        }
+    }
+
     /// A variable's shape, or an error naming it when missing.
     pub fn shape(&self, name: &str) -> Result<&[usize], Ct2Error> {
         Ok(&self.require(name)?.shape)
@@ -262,8 +385,7 @@ impl Ct2File {
     /// A float variable converted to f32 (from f32, f16 or bf16), row-major.
     pub fn f32(&self, name: &str) -> Result<Vec<f32>, Ct2Error> {
         let v = self.require(name)?;
-        let raw = &self.data[v.bytes.clone()];
-        // Payloads are not aligned, so decode them element by element from bytes.
+        let raw = self.payload(name, v)?;
         Ok(match v.dtype {
             DType::F32 => raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect(),
             DType::F16 => {
@@ -282,8 +404,105 @@ impl Ct2File {
         if v.dtype != DType::F16 {
             return Ok(None);
         }
-        let raw = &self.data[v.bytes.clone()];
+        let raw = self.payload(name, v)?;
         Ok(Some(raw.chunks_exact(2).map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect()))
+    }
+
+    /// The name of the per-row scale of the int8 weight `name` (after aliases).
+    fn scale_name(&self, name: &str) -> String {
+        format!("{}_scale", self.resolve(name))
+    }
+
+    /// Whether weight `name` is stored in CTranslate2's int8 layout.
+    pub fn is_quantized(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|v| v.dtype == DType::I8 && v.shape.len() >= 2)
+    }
+
+    /// Checks the storage of a weight matrix: float, or int8 with one float scale per row.
+    fn check_weight(&self, name: &str) -> Result<(), Ct2Error> {
+        let v = self.require(name)?;
+        match v.dtype {
+            DType::F32 | DType::F16 | DType::BF16 => Ok(()),
+            DType::I8 => {
+                let scale = self.scale_name(name);
+                let s = self.get(&scale).ok_or_else(|| {
+                    self.error(format!("variable {name} is int8 but {scale} (its per-row scale) is missing"))
+                })?;
+                if s.shape != [v.shape[0]] || !matches!(s.dtype, DType::F32 | DType::F16 | DType::BF16) {
+                    return Err(self.error(format!(
+                        "variable {scale} is {:?} of shape {:?}, expected float [{}] (one scale per row of {name})",
+                        s.dtype, s.shape, v.shape[0]
+                    )));
+                }
+                Ok(())
+            }
+            DType::I16 => Err(self.error(format!(
+                "variable {name} is int16 (CTranslate2 `int16` quantization), which Scribe does not run; \
+                 convert the model with --quantization int8, float16 or float32"
+            ))),
+            DType::I32 => Err(self.error(format!("variable {name} is int32, expected a float or int8 weight"))),
+        }
+    }
+
+    /// A weight matrix as stored: `[rows, cols]` with `cols` the product of the other
+    /// dimensions. Int8 weights come with their per-row scales.
+    pub fn weight(&self, name: &str) -> Result<(StoredWeight, usize, usize), Ct2Error> {
+        self.check_weight(name)?;
+        let v = self.require(name)?;
+        let rows = v.shape.first().copied().unwrap_or(1);
+        let cols = v.shape.iter().skip(1).product::<usize>();
+        let w = match v.dtype {
+            DType::I8 => {
+                let q = self.payload(name, v)?.iter().map(|&b| b as i8).collect();
+                let scale = self.f32(&self.scale_name(name))?;
+                if let Some(bad) = scale.iter().position(|s| !(s.is_finite() && *s > 0.0)) {
+                    return Err(self.error(format!(
+                        "variable {} has scale {} at row {bad}: not a positive number",
+                        self.scale_name(name),
+                        scale[bad]
+                    )));
+                }
+                StoredWeight::I8 { q, row_scale: scale.iter().map(|s| 1.0 / s).collect() }
+            }
+            DType::F16 => StoredWeight::F16(self.f16(name)?.expect("checked float16")),
+            _ => StoredWeight::F32(self.f32(name)?),
+        };
+        Ok((w, rows, cols))
+    }
+
+    /// A weight as f32, int8 weights dequantized (`q / scale`, per row).
+    pub fn dequantized(&self, name: &str) -> Result<Vec<f32>, Ct2Error> {
+        let (w, _, cols) = self.weight(name)?;
+        Ok(w.into_f32(cols))
+    }
+
+    /// How the weights are stored: "float32", "float16", "bfloat16", "int8" (float32 around
+    /// it), "int8+float16" or "int8+bfloat16" (CTranslate2's `int8_float16`…).
+    pub fn weights_kind(&self) -> String {
+        let weights = |quantized: bool| {
+            self.variables.iter().filter(move |(n, v)| {
+                v.shape.len() >= 2 && n.ends_with("/weight") && (v.dtype == DType::I8) == quantized
+            })
+        };
+        let float_name = |d: DType| match d {
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
+            _ => "float32",
+        };
+        // The float type of the rest: the layer norms (never quantized).
+        let rest = self
+            .variables
+            .iter()
+            .find(|(n, _)| n.ends_with("layer_norm/gamma"))
+            .map(|(_, v)| v.dtype)
+            .unwrap_or(DType::F32);
+        if weights(true).next().is_none() {
+            return float_name(weights(false).next().map_or(rest, |(_, v)| v.dtype)).to_string();
+        }
+        match rest {
+            DType::F16 | DType::BF16 => format!("int8+{}", float_name(rest)),
+            _ => "int8".to_string(),
+        }
     }
 
     /// A scalar integer or boolean attribute.
@@ -292,7 +511,7 @@ impl Ct2File {
         if !v.shape.is_empty() && v.shape.iter().product::<usize>() != 1 {
             return Err(self.error(format!("variable {name} should be a scalar, has shape {:?}", v.shape)));
         }
-        let raw = &self.data[v.bytes.clone()];
+        let raw = self.payload(name, v)?;
         Ok(match v.dtype {
             DType::I8 => raw[0] as i8 as i64,
             DType::I16 => i16::from_le_bytes([raw[0], raw[1]]) as i64,
@@ -399,11 +618,31 @@ impl Ct2File {
             if &v.shape != shape {
                 return Err(self.error(format!("variable {name} has shape {:?}, expected {shape:?}", v.shape)));
             }
-            if !matches!(v.dtype, DType::F32 | DType::F16 | DType::BF16) {
-                return Err(self.error(format!(
-                    "variable {name} is {:?}; quantized models are not supported, use a float16 or float32 model",
-                    v.dtype
-                )));
+            if name.ends_with("/weight") {
+                self.check_weight(name)?;
+            } else if !matches!(v.dtype, DType::F32 | DType::F16 | DType::BF16) {
+                return Err(self.error(format!("variable {name} is {:?}, expected a float type", v.dtype)));
+            }
+        }
+        // Every Whisper model ties the output projection to the token embedding (CTranslate2
+        // stores it as an alias); the decoder computes the logits with the embedding.
+        if self.resolve("decoder/projection/weight") != "decoder/embeddings/weight"
+            && !self.header_only
+            && self.payload("decoder/projection/weight", self.require("decoder/projection/weight")?)?
+                != self.payload("decoder/embeddings/weight", self.require("decoder/embeddings/weight")?)?
+        {
+            return Err(self.error(
+                "decoder/projection/weight differs from decoder/embeddings/weight; Whisper ties them and \
+                 Scribe runs only tied output projections"
+                    .into(),
+            ));
+        }
+        if self.get("decoder/projection/bias").is_some() {
+            return Err(self.error("decoder/projection/bias exists; Whisper's output projection has no bias".into()));
+        }
+        for flag in ["decoder/alibi", "decoder/start_from_zero_embedding", "decoder/layernorm_embedding"] {
+            if self.get(flag).is_some() && self.scalar_int(flag)? != 0 {
+                return Err(self.error(format!("{flag} is set; Whisper does not use it")));
             }
         }
         if self.get("decoder/scale_embeddings").is_some() && self.scalar_int("decoder/scale_embeddings")? != 0 {

@@ -34,12 +34,63 @@ use crate::vad::{self, SileroVad, VadParams};
 /// Where the model lives and how to run it.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
-    /// Directory with model.bin, config.json and tokenizer.json.
+    /// A CTranslate2 Whisper directory: model.bin, config.json, tokenizer.json (or
+    /// vocabulary.json / vocabulary.txt), optional preprocessor_config.json.
     pub model_dir: PathBuf,
     /// Silero VAD weights (`silero_vad_16k.safetensors`); `None` disables voice detection.
     pub vad_path: Option<PathBuf>,
     /// Worker threads for the network (default: all cores).
     pub threads: Option<usize>,
+    /// The type the decoder's weights are held and read in, whatever the file stores.
+    pub compute_type: ComputeType,
+}
+
+/// The type the decoder's weights (its linear layers and the logits projection) are kept in,
+/// converted at load time from whatever model.bin stores, as CTranslate2's `compute_type`:
+/// a float16 or float32 file runs in int8 (quantized per row, CTranslate2's scheme), an int8
+/// file in float32 (dequantized). Activations are f32 in every type, and the encoder, a true
+/// GEMM, always runs in f32 (see [`crate::model`]).
+///
+/// The decoder is bound by reading its weights, so fewer bytes per weight is faster: int8
+/// reads half of float16's bytes and a quarter of float32's. `Default` is int8, measured the
+/// fastest at equal WER on the corpus (see the README's model section).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ComputeType {
+    Float32,
+    Float16,
+    #[default]
+    Int8,
+}
+
+impl ComputeType {
+    pub const ALL: [ComputeType; 3] = [ComputeType::Float32, ComputeType::Float16, ComputeType::Int8];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ComputeType::Float32 => "float32",
+            ComputeType::Float16 => "float16",
+            ComputeType::Int8 => "int8",
+        }
+    }
+}
+
+impl std::fmt::Display for ComputeType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A compute type name other than `float32`, `float16` and `int8`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown compute type {0:?}: expected float32, float16 or int8")]
+pub struct UnknownComputeType(pub String);
+
+impl std::str::FromStr for ComputeType {
+    type Err = UnknownComputeType;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ComputeType::ALL.into_iter().find(|c| c.as_str() == s).ok_or_else(|| UnknownComputeType(s.to_string()))
+    }
 }
 
 /// Speech to text in the spoken language, or speech to English.
@@ -198,6 +249,173 @@ pub struct ModelInfo {
     pub n_mels: usize,
     pub dims: WhisperDims,
     pub model_dir: PathBuf,
+    /// The type the decoder runs in.
+    pub compute_type: ComputeType,
+}
+
+/// What one model directory holds, from [`inspect_model`]: enough to list it and to know it
+/// will load, without reading the weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelSummary {
+    pub dims: WhisperDims,
+    /// How model.bin stores the weights: "float32", "float16", "bfloat16", "int8" or
+    /// "int8+float16" (CTranslate2's `int8_float16`).
+    pub weights: String,
+    pub n_mels: usize,
+    pub multilingual: bool,
+    /// Size of model.bin.
+    pub file_bytes: u64,
+}
+
+/// The work the loaded model does, for comparing measured times with the machine's limits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelCost {
+    /// Weight bytes one decoder step reads at the loaded compute type (int8 scales included),
+    /// the logits projection included, cross-attention keys/values excluded.
+    pub decoder_bytes_per_step: u64,
+    /// Multiply-adds × 2 of encoding one 30 s window (cross-attention keys/values included).
+    pub encoder_flops_per_window: f64,
+}
+
+/// The files of a model directory besides model.bin, read and checked.
+struct SideFiles {
+    config: ModelConfig,
+    config_path: PathBuf,
+    tokenizer: WhisperTokenizer,
+    tokenizer_path: PathBuf,
+    /// `feature_size` of preprocessor_config.json, when the file exists.
+    feature_size: Option<(usize, PathBuf)>,
+}
+
+/// The parts of preprocessor_config.json the engine checks.
+#[derive(Deserialize)]
+struct PreprocessorConfig {
+    feature_size: usize,
+    #[serde(default)]
+    sampling_rate: Option<u32>,
+}
+
+fn model_err(path: PathBuf, reason: String) -> EngineError {
+    EngineError::Model { path, reason }
+}
+
+/// Reads config.json, the vocabulary and preprocessor_config.json of `dir`.
+fn read_side_files(dir: &Path) -> Result<SideFiles, EngineError> {
+    if !dir.is_dir() {
+        return Err(model_err(
+            dir.to_path_buf(),
+            "directory not found (install the models with `bash ops/setup.sh`)".into(),
+        ));
+    }
+    let config_path = dir.join("config.json");
+    let config: ModelConfig = std::fs::read(&config_path)
+        .map_err(|e| model_err(config_path.clone(), format!("cannot be read: {e}")))
+        .and_then(|b| {
+            serde_json::from_slice(&b).map_err(|e| model_err(config_path.clone(), format!("invalid: {e}")))
+        })?;
+    let (tokenizer, tokenizer_path) =
+        WhisperTokenizer::load_dir(dir).map_err(|e| model_err(e.path.into(), e.reason))?;
+    let pre_path = dir.join("preprocessor_config.json");
+    let feature_size = if pre_path.is_file() {
+        let pre: PreprocessorConfig = std::fs::read(&pre_path)
+            .map_err(|e| model_err(pre_path.clone(), format!("cannot be read: {e}")))
+            .and_then(|b| {
+                serde_json::from_slice(&b).map_err(|e| model_err(pre_path.clone(), format!("invalid: {e}")))
+            })?;
+        if let Some(rate) = pre.sampling_rate.filter(|&r| r != SAMPLE_RATE) {
+            return Err(model_err(pre_path, format!("sampling_rate is {rate}, Whisper needs {SAMPLE_RATE}")));
+        }
+        Some((pre.feature_size, pre_path))
+    } else {
+        None
+    };
+    Ok(SideFiles { config, config_path, tokenizer, tokenizer_path, feature_size })
+}
+
+/// Checks that the side files and model.bin's dimensions belong together.
+fn check_consistency(side: &SideFiles, dims: &WhisperDims, bin_path: &Path) -> Result<(), EngineError> {
+    if !matches!(dims.n_mels, 80 | 128) {
+        return Err(model_err(
+            bin_path.to_path_buf(),
+            format!("encoder/conv1/weight reads {} mel bins; Whisper models use 80 or 128", dims.n_mels),
+        ));
+    }
+    if let Some((n, path)) = &side.feature_size
+        && *n != dims.n_mels
+    {
+        return Err(model_err(
+            path.clone(),
+            format!("feature_size is {n} but model.bin's encoder reads {} mel bins", dims.n_mels),
+        ));
+    }
+    if dims.n_audio_ctx != mel::N_FRAMES / 2 {
+        return Err(model_err(
+            bin_path.to_path_buf(),
+            format!(
+                "the encoder has {} positions; Whisper's 30 s windows need {}",
+                dims.n_audio_ctx,
+                mel::N_FRAMES / 2
+            ),
+        ));
+    }
+    // Timestamps <|0.00|> … <|30.00|> follow <|notimestamps|> and end the vocabulary.
+    let tb = side.tokenizer.specials.timestamp_begin as usize;
+    if dims.n_vocab != tb + 1501 {
+        return Err(model_err(
+            side.tokenizer_path.clone(),
+            format!(
+                "does not belong to this model: its timestamps start at id {tb}, so the model should have {} tokens, \
+                 but model.bin has {}",
+                tb + 1501,
+                dims.n_vocab
+            ),
+        ));
+    }
+    if let Some(&(l, h)) =
+        side.config.alignment_heads.iter().find(|&&(l, h)| l >= dims.n_decoder_layers || h >= dims.n_heads)
+    {
+        return Err(model_err(
+            side.config_path.clone(),
+            format!("alignment head ({l}, {h}) does not exist in this model"),
+        ));
+    }
+    let bad_id = side
+        .config
+        .suppress_ids
+        .iter()
+        .chain(&side.config.suppress_ids_begin)
+        .chain(&side.config.lang_ids)
+        .find(|&&id| id as usize >= dims.n_vocab);
+    if let Some(id) = bad_id {
+        return Err(model_err(
+            side.config_path.clone(),
+            format!("token id {id} is outside the model's {} tokens", dims.n_vocab),
+        ));
+    }
+    Ok(())
+}
+
+fn multilingual(tokenizer: &WhisperTokenizer, dims: &WhisperDims) -> bool {
+    tokenizer.token_id("<|fr|>").is_some() && dims.n_vocab >= 51865
+}
+
+/// Checks a model directory without loading its weights: config.json, the vocabulary,
+/// preprocessor_config.json and model.bin's header (names, types, shapes; the payloads are
+/// skipped), and that the engine can run what they describe. The error names the file and
+/// what is wrong.
+pub fn inspect_model(dir: &Path) -> Result<ModelSummary, EngineError> {
+    let side = read_side_files(dir)?;
+    let bin_path = dir.join("model.bin");
+    let file = Ct2File::open_header(&bin_path).map_err(|e| model_err(e.path, e.reason))?;
+    let dims = file.whisper_dims().map_err(|e| model_err(e.path, e.reason))?;
+    check_consistency(&side, &dims, &bin_path)?;
+    Ok(ModelSummary {
+        weights: file.weights_kind(),
+        n_mels: dims.n_mels,
+        multilingual: multilingual(&side.tokenizer, &dims),
+        file_bytes: file.file_bytes(),
+        dims,
+    })
 }
 
 /// The parts of config.json the decoder needs.
@@ -231,21 +449,7 @@ const FRAMES_PER_SECOND: usize = SAMPLE_RATE as usize / mel::HOP;
 impl Engine {
     pub fn load(cfg: &EngineConfig) -> Result<Engine, EngineError> {
         let dir = &cfg.model_dir;
-        let model_err = |path: PathBuf, reason: String| EngineError::Model { path, reason };
-        if !dir.is_dir() {
-            return Err(model_err(
-                dir.clone(),
-                "directory not found (install the models with `bash ops/setup.sh`)".into(),
-            ));
-        }
-        let config_path = dir.join("config.json");
-        let config: ModelConfig = std::fs::read(&config_path)
-            .map_err(|e| model_err(config_path.clone(), format!("cannot be read: {e}")))
-            .and_then(|b| {
-                serde_json::from_slice(&b).map_err(|e| model_err(config_path.clone(), format!("invalid: {e}")))
-            })?;
-        let tokenizer = WhisperTokenizer::load(&dir.join("tokenizer.json"))
-            .map_err(|e| model_err(dir.join("tokenizer.json"), e.reason))?;
+        let side = read_side_files(dir)?;
         if let Some(n) = cfg.threads {
             // burn-flex and gemm run on rayon's global pool; it can be sized only before its
             // first use, so a later engine (or an earlier user of rayon) keeps the first size.
@@ -253,17 +457,12 @@ impl Engine {
         }
         let bin_path = dir.join("model.bin");
         let file = Ct2File::open(&bin_path).map_err(|e| model_err(e.path, e.reason))?;
-        let model = Whisper::load(&file, &burn::tensor::Device::flex()).map_err(|e| model_err(e.path, e.reason))?;
+        check_consistency(&side, &file.whisper_dims().map_err(|e| model_err(e.path, e.reason))?, &bin_path)?;
+        let model = Whisper::load(&file, &burn::tensor::Device::flex(), cfg.compute_type)
+            .map_err(|e| model_err(e.path, e.reason))?;
         drop(file);
         let dims = model.dims.clone();
-        if dims.n_vocab < tokenizer.specials.timestamp_begin as usize {
-            return Err(model_err(bin_path, "vocabulary is smaller than the tokenizer's".into()));
-        }
-        if let Some(&(l, h)) =
-            config.alignment_heads.iter().find(|&&(l, h)| l >= dims.n_decoder_layers || h >= dims.n_heads)
-        {
-            return Err(model_err(config_path, format!("alignment head ({l}, {h}) does not exist in this model")));
-        }
+        let SideFiles { config, tokenizer, .. } = side;
         let vad = match &cfg.vad_path {
             Some(p) => Some(SileroVad::load(p).map_err(|e| model_err(p.clone(), e.to_string()))?),
             None => None,
@@ -274,16 +473,26 @@ impl Engine {
             .unwrap_or_else(|| "whisper".into());
         let info = ModelInfo {
             name,
-            multilingual: tokenizer.token_id("<|fr|>").is_some() && dims.n_vocab >= 51865,
+            multilingual: multilingual(&tokenizer, &dims),
             n_mels: dims.n_mels,
             dims,
             model_dir: dir.clone(),
+            compute_type: cfg.compute_type,
         };
         Ok(Engine { model, tokenizer, config, info, vad })
     }
 
     pub fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    /// The weight bytes a decoder step reads and the flops of encoding a window, at the
+    /// loaded compute type.
+    pub fn cost(&self) -> ModelCost {
+        ModelCost {
+            decoder_bytes_per_step: self.model.decoder_bytes_per_step(),
+            encoder_flops_per_window: self.model.encoder_flops_per_window(),
+        }
     }
 
     /// The voice activity model, when the engine was loaded with one. A live session runs its

@@ -33,6 +33,22 @@ pub struct Matrix {
 enum Weights {
     F16(Vec<f16>),
     F32(Vec<f32>),
+    /// Row `r` is `q[r] · row_scale[r]`.
+    I8 {
+        q: Vec<i8>,
+        row_scale: Vec<f32>,
+    },
+}
+
+/// CTranslate2's int8 quantization of one row: scale `127 / max|w|` (rows of zeros keep
+/// scale 1), values rounded half to even like numpy's `rint`. Returns the int8 row and the
+/// factor that turns it back into weights (`max|w| / 127`).
+pub fn quantize_row(w: &[f32], q: &mut Vec<i8>) -> f32 {
+    let amax = w.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let amax = if amax == 0.0 { 127.0 } else { amax.max(127.0 / f32::MAX) };
+    let scale = 127.0 / amax;
+    q.extend(w.iter().map(|v| (v * scale).round_ties_even().clamp(-127.0, 127.0) as i8));
+    1.0 / scale
 }
 
 /// Weight rows per rayon task: enough work to pay for the task, enough tasks for every thread.
@@ -53,12 +69,46 @@ impl Matrix {
         Matrix { w: Weights::F32(w), bias, out, inp }
     }
 
+    /// Int8 weights with one dequantization factor per row (row `r` is `q[r] · row_scale[r]`).
+    pub fn int8(q: Vec<i8>, row_scale: Vec<f32>, out: usize, inp: usize, bias: Option<Vec<f32>>) -> Matrix {
+        assert_eq!(q.len(), out * inp, "weight size");
+        assert_eq!(row_scale.len(), out, "one scale per row");
+        Matrix { w: Weights::I8 { q, row_scale }, bias, out, inp }
+    }
+
+    /// Quantizes f32 weights to int8 per row, as CTranslate2 does at conversion or load time.
+    pub fn quantize(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Matrix {
+        assert_eq!(w.len(), out * inp, "weight size");
+        let mut q = Vec::with_capacity(w.len());
+        let row_scale = w.chunks(inp.max(1)).map(|row| quantize_row(row, &mut q)).collect();
+        Matrix::int8(q, row_scale, out, inp, bias)
+    }
+
+    /// Bytes of weights (and int8 scales) one product reads; the bias is not counted.
+    pub fn weight_bytes(&self) -> u64 {
+        (match &self.w {
+            Weights::F16(w) => w.len() * 2,
+            Weights::F32(w) => w.len() * 4,
+            Weights::I8 { q, row_scale } => q.len() + row_scale.len() * 4,
+        }) as u64
+    }
+
+    /// The storage type's name ("float32", "float16", "int8").
+    pub fn kind(&self) -> &'static str {
+        match &self.w {
+            Weights::F16(_) => "float16",
+            Weights::F32(_) => "float32",
+            Weights::I8 { .. } => "int8",
+        }
+    }
+
     /// Row `r` of `W` as f32 (an embedding lookup when `W` is the token embedding).
     pub fn row(&self, r: usize) -> Vec<f32> {
         let range = r * self.inp..(r + 1) * self.inp;
         match &self.w {
             Weights::F16(w) => w[range].iter().map(|v| v.to_f32()).collect(),
             Weights::F32(w) => w[range].to_vec(),
+            Weights::I8 { q, row_scale } => q[range].iter().map(|&v| v as f32 * row_scale[r]).collect(),
         }
     }
 
@@ -75,13 +125,19 @@ impl Matrix {
             match &self.w {
                 Weights::F16(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, out, (m, 1)),
                 Weights::F32(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, out, (m, 1)),
+                Weights::I8 { q, .. } => dot_rows(&q[r0 * k..r1 * k], x, m, k, out, (m, 1)),
             }
         });
+        let row_scale = match &self.w {
+            Weights::I8 { row_scale, .. } => Some(row_scale),
+            _ => None,
+        };
         let mut y = vec![0.0f32; m * n];
         for (r, col) in yt.chunks_exact(m).enumerate() {
             let b = self.bias.as_ref().map_or(0.0, |b| b[r]);
+            let s = row_scale.map_or(1.0, |s| s[r]);
             for (i, v) in col.iter().enumerate() {
-                y[i * n + r] = v + b;
+                y[i * n + r] = v * s + b;
             }
         }
         y
@@ -216,6 +272,20 @@ impl Weight for f16 {
         // SAFETY: the caller promises 8 readable f16 (16 bytes, the unaligned load's width)
         // and F16C.
         unsafe { _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i)) }
+    }
+}
+
+impl Weight for i8 {
+    fn to_f32(self) -> f32 {
+        self as f32
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn load8(p: *const Self) -> std::arch::x86_64::__m256 {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller promises 8 readable i8 (8 bytes, the width `_mm_loadl_epi64`
+        // reads, unaligned) and AVX2 (sign extension to eight i32 lanes).
+        unsafe { _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(p as *const __m128i))) }
     }
 }
 
@@ -816,6 +886,50 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn int8_matrix_matches_a_plain_matmul_of_its_dequantized_weights() {
+        // Odd row counts and widths with tails past the 8-wide steps; one row of zeros.
+        for (n, k) in [(37, 68), (5, 8), (130, 333)] {
+            let mut w: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 201) as f32 / 37.0 - 2.7).collect();
+            w[k..2 * k].fill(0.0);
+            let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01 - 0.1).collect();
+            let matrix = Matrix::quantize(&w, n, k, Some(b.clone()));
+            let dequantized: Vec<f32> = (0..n).flat_map(|r| matrix.row(r)).collect();
+            // Quantization error is at most half a step (max|row| / 254) per weight.
+            for (r, (row, orig)) in dequantized.chunks(k).zip(w.chunks(k)).enumerate() {
+                let amax = orig.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+                for (d, o) in row.iter().zip(orig) {
+                    assert!((d - o).abs() <= amax / 254.0 * 1.0001 + 1e-7, "row {r}: {d} vs {o}");
+                }
+            }
+            let Weights::I8 { q, row_scale } = &matrix.w else { panic!("not int8") };
+            for m in [1, 2, 5, 6, 7, 13] {
+                let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
+                let want = reference(&dequantized, &b, &x, m, n, k);
+                let mut plain = vec![0.0; n * m];
+                dot_rows_scalar(q, &x, m, k, &mut plain, (1, n));
+                plain.iter_mut().enumerate().for_each(|(i, v)| *v = *v * row_scale[i % n] + b[i % n]);
+                for got in [matrix.forward(&x, m), plain] {
+                    for (g, e) in got.iter().zip(&want) {
+                        assert!((g - e).abs() < 1e-4 * e.abs().max(1.0), "({n},{k}) m={m}: {g} vs {e}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn quantize_row_matches_ctranslate2() {
+        // numpy: np.rint(w * (127 / max|w|)).astype(int8) with w = [0.5, -1.0, 0.25, 0.0].
+        let mut q = Vec::new();
+        let back = quantize_row(&[0.5, -1.0, 0.25, 0.0], &mut q);
+        assert_eq!(q, vec![64, -127, 32, 0]); // 63.5 rounds half to even: 64
+        assert!((back - 1.0 / 127.0).abs() < 1e-9);
+        q.clear();
+        assert_eq!(quantize_row(&[0.0; 3], &mut q), 1.0);
+        assert_eq!(q, vec![0, 0, 0]);
     }
 
     #[test]

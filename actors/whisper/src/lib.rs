@@ -25,5 +25,6 @@ pub mod vad;
 pub mod verbatim;
 
 pub use engine::{
-    Engine, EngineConfig, EngineError, ModelInfo, Progress, Segment, Task, TranscribeOptions, Transcript, Word,
+    ComputeType, Engine, EngineConfig, EngineError, ModelCost, ModelInfo, ModelSummary, Progress, Segment, Task,
+    TranscribeOptions, Transcript, Word, inspect_model,
 };

@@ -2,8 +2,11 @@
 //!
 //! Weights come from a parsed CTranslate2 file ([`crate::ct2`]); the encoder's linear layers
 //! (and the decoder's cross-attention key/value projection, applied to all 1500 frames) are
-//! widened to f32 once at load time for the `gemm` crate ([`Dense`]), the decoder's stay f16
-//! ([`Matrix`]); q/k/v stay fused so each attention block does one matmul, and the logits
+//! widened to f32 once at load time for the `gemm` crate ([`Dense`]; int8 weights are
+//! dequantized: the GEMM runs in f32 whatever the compute type, so quantizing a float file's
+//! encoder would lose accuracy and gain nothing), the decoder's and the logits projection
+//! take the [`ComputeType`] ([`Matrix`]: f32, f16, or int8 with per-row scales, converted
+//! or quantized at load time as CTranslate2 does); q/k/v stay fused so each attention block does one matmul, and the logits
 //! projection is the token embedding (tied).
 //! The decoder keeps a self-attention key/value cache per layer; cross-attention keys/values are
 //! computed once per 30 s window ([`AudioContext`]). The struct is immutable after loading, so
@@ -14,7 +17,8 @@ use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Device, Tensor, TensorData};
 use rayon::prelude::*;
 
-use crate::ct2::{Ct2Error, Ct2File, WhisperDims};
+use crate::ct2::{Ct2Error, Ct2File, StoredWeight, WhisperDims};
+use crate::engine::ComputeType;
 use crate::kernels::{self, AttentionKv, Dense, Matrix};
 use crate::profile::time;
 
@@ -174,6 +178,7 @@ fn fast_gelu<const D: usize>(t: Tensor<D>) -> Tensor<D> {
 struct Loader<'a> {
     f: &'a Ct2File,
     device: Device,
+    compute: ComputeType,
 }
 
 impl Loader<'_> {
@@ -185,7 +190,8 @@ impl Loader<'_> {
     /// A `[out, in]` linear layer for the 1500-row encoder products.
     fn dense(&self, name: &str) -> Result<Dense, Ct2Error> {
         let s = self.f.shape(&format!("{name}/weight"))?.to_vec();
-        Ok(Dense::new(self.f.f32(&format!("{name}/weight"))?, s[0], s[1], Some(self.f.f32(&format!("{name}/bias"))?)))
+        let w = self.f.dequantized(&format!("{name}/weight"))?;
+        Ok(Dense::new(w, s[0], s[1], Some(self.f.f32(&format!("{name}/bias"))?)))
     }
     fn norm(&self, name: &str) -> Result<Norm, Ct2Error> {
         Ok(Norm { g: self.vec1(&format!("{name}/gamma"))?, b: self.vec1(&format!("{name}/beta"))? })
@@ -199,19 +205,26 @@ impl Loader<'_> {
     }
     fn conv(&self, name: &str) -> Result<(Tensor<3>, Tensor<1>), Ct2Error> {
         let s = self.f.shape(&format!("{name}/weight"))?.to_vec();
-        let w = from_vec(self.f.f32(&format!("{name}/weight"))?, [s[0], s[1], s[2]], &self.device);
+        let w = from_vec(self.f.dequantized(&format!("{name}/weight"))?, [s[0], s[1], s[2]], &self.device);
         Ok((w, self.vec1(&format!("{name}/bias"))?))
     }
     fn matrix(&self, name: &str) -> Result<(Vec<f32>, usize, usize), Ct2Error> {
         let s = self.f.shape(name)?.to_vec();
         Ok((self.f.f32(name)?, s[0], s[1]))
     }
-    /// A `[out, in]` weight for the [`Matrix`] kernels, kept in f16 when stored so.
+    /// A `[out, in]` weight for the [`Matrix`] kernels in the compute type: kept as stored
+    /// when it already is, else widened, narrowed, dequantized or quantized (per row, as
+    /// CTranslate2 does) once here.
     fn kernel_matrix(&self, name: &str, bias: Option<Vec<f32>>) -> Result<Matrix, Ct2Error> {
-        let s = self.f.shape(name)?.to_vec();
-        Ok(match self.f.f16(name)? {
-            Some(w) => Matrix::f16(w, s[0], s[1], bias),
-            None => Matrix::f32(self.f.f32(name)?, s[0], s[1], bias),
+        let (w, rows, cols) = self.f.weight(name)?;
+        Ok(match (self.compute, w) {
+            (ComputeType::Int8, StoredWeight::I8 { q, row_scale }) => Matrix::int8(q, row_scale, rows, cols, bias),
+            (ComputeType::Int8, w) => Matrix::quantize(&w.into_f32(cols), rows, cols, bias),
+            (ComputeType::Float16, StoredWeight::F16(w)) => Matrix::f16(w, rows, cols, bias),
+            (ComputeType::Float16, w) => {
+                Matrix::f16(w.into_f32(cols).into_iter().map(half::f16::from_f32).collect(), rows, cols, bias)
+            }
+            (ComputeType::Float32, w) => Matrix::f32(w.into_f32(cols), rows, cols, bias),
         })
     }
     fn kernel_linear(&self, name: &str) -> Result<Matrix, Ct2Error> {
@@ -220,10 +233,11 @@ impl Loader<'_> {
 }
 
 impl Whisper {
-    /// Builds the network from a parsed, validated CTranslate2 Whisper file.
-    pub fn load(f: &Ct2File, device: &Device) -> Result<Whisper, Ct2Error> {
+    /// Builds the network from a parsed, validated CTranslate2 Whisper file, the decoder's
+    /// weights in `compute`.
+    pub fn load(f: &Ct2File, device: &Device, compute: ComputeType) -> Result<Whisper, Ct2Error> {
         let dims = f.whisper_dims()?;
-        let l = Loader { f, device: device.clone() };
+        let l = Loader { f, device: device.clone(), compute };
         let enc_layers = (0..dims.n_encoder_layers)
             .map(|i| {
                 let p = format!("encoder/layer_{i}");
@@ -273,6 +287,40 @@ impl Whisper {
         })
     }
 
+    /// Bytes of weights one decoder step reads: every decoder layer's [`Matrix`] weights and
+    /// the logits projection, in the loaded compute type (cross-attention keys and values,
+    /// computed once per window, excluded).
+    pub fn decoder_bytes_per_step(&self) -> u64 {
+        let layers: u64 = self
+            .dec_layers
+            .iter()
+            .map(|l| {
+                [&l.qkv, &l.out, &l.cross_q, &l.cross_out, &l.mlp.fc1, &l.mlp.fc2]
+                    .iter()
+                    .map(|m| m.weight_bytes())
+                    .sum::<u64>()
+            })
+            .sum();
+        layers + self.tok_emb.weight_bytes()
+    }
+
+    /// The storage type of the decoder's weights ("float32", "float16", "int8").
+    pub fn decoder_weights_kind(&self) -> &'static str {
+        self.tok_emb.kind()
+    }
+
+    /// Floating-point operations (2 × multiply-adds) of encoding one 30 s window: the two
+    /// convolutions, every layer's projections, attention products and feed-forward, and the
+    /// decoder layers' cross-attention keys and values computed with it.
+    pub fn encoder_flops_per_window(&self) -> f64 {
+        let d = &self.dims;
+        let (t, dm, f) = (d.n_audio_ctx as f64, d.d_model as f64, d.d_ffn as f64);
+        let conv = 2.0 * t * d.n_mels as f64 * dm * 3.0 + t * dm * dm * 3.0;
+        let layer = t * dm * 3.0 * dm + t * dm * dm + 2.0 * t * dm * f + 2.0 * t * t * dm;
+        let cross_kv = d.n_decoder_layers as f64 * t * dm * 2.0 * dm;
+        2.0 * (conv + d.n_encoder_layers as f64 * layer + cross_kv)
+    }
+
     fn heads(&self) -> (usize, usize) {
         (self.dims.n_heads, self.dims.d_model / self.dims.n_heads)
     }
@@ -285,6 +333,13 @@ impl Whisper {
     /// Encodes one window of log-mel features, row-major `[n_mels, 2 * n_audio_ctx]`, and
     /// precomputes every decoder layer's cross-attention keys and values.
     pub fn encode(&self, mel: &[f32]) -> AudioContext {
+        let x = self.encoder_output(mel);
+        self.cross_context(&x)
+    }
+
+    /// The encoder's output (after its final norm) for one window of log-mel features:
+    /// `[n_audio_ctx, d_model]` row-major.
+    pub fn encoder_output(&self, mel: &[f32]) -> Vec<f32> {
         let n_frames = 2 * self.dims.n_audio_ctx;
         assert_eq!(mel.len(), self.dims.n_mels * n_frames, "mel window has the wrong size");
         let x = from_vec(mel.to_vec(), [1, self.dims.n_mels, n_frames], &self.device);
@@ -305,13 +360,18 @@ impl Whisper {
             });
             x = time("enc mlp", || layer.mlp.forward(x));
         }
-        let x = self.enc_norm.forward(x);
+        to_vec(self.enc_norm.forward(x))
+    }
+
+    /// Every decoder layer's cross-attention keys and values of an encoder output.
+    fn cross_context(&self, x: &[f32]) -> AudioContext {
+        let (h, dh) = self.heads();
+        let n_ctx = self.dims.n_audio_ctx;
         let kv = time("enc cross kv", || {
-            let x = to_vec(x);
             self.dec_layers
                 .iter()
                 .map(|layer| {
-                    AttentionKv::new(&layer.cross_kv.forward(&x, n_ctx, false), 2 * self.dims.d_model, n_ctx, h, dh)
+                    AttentionKv::new(&layer.cross_kv.forward(x, n_ctx, false), 2 * self.dims.d_model, n_ctx, h, dh)
                 })
                 .collect()
         });

@@ -24,6 +24,7 @@ fn rtf() {
             model_dir: models.join(format!("whisper-{name}")),
             vad_path: Some(models.join("silero_vad_16k.safetensors")),
             threads: Some(2),
+            compute_type: scribe_whisper::ComputeType::Float16,
         })
         .unwrap();
         println!("{name}: load {:.2} s", t0.elapsed().as_secs_f64());
@@ -63,6 +64,7 @@ fn live_utterances() {
             model_dir: models.join(format!("whisper-{name}")),
             vad_path: Some(models.join("silero_vad_16k.safetensors")),
             threads: Some(2),
+            compute_type: scribe_whisper::ComputeType::Float16,
         })
         .unwrap();
         // Continuous speech: from the first speech the VAD finds.

@@ -38,6 +38,7 @@ fn engine(name: &str) -> &'static Engine {
             model_dir: models.join(format!("whisper-{name}")),
             vad_path: Some(models.join("silero_vad_16k.safetensors")),
             threads: None,
+            compute_type: scribe_whisper::ComputeType::Float16,
         })
         .unwrap_or_else(|e| panic!("loading {name}: {e}"))
     })

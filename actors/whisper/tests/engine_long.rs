@@ -82,6 +82,7 @@ fn a_long_file_gives_the_words_of_its_clips_at_their_places() {
         model_dir: models.join("whisper-tiny.en"),
         vad_path: Some(models.join("silero_vad_16k.safetensors")),
         threads: None,
+        compute_type: scribe_whisper::ComputeType::Float16,
     })
     .expect("tiny.en and the VAD are installed (SCRIBE_MODELS_DIR)");
     let opts = TranscribeOptions { language: Some("en".into()), ..Default::default() };

@@ -75,6 +75,7 @@ pub fn run(args: TranscribeArgs) -> anyhow::Result<()> {
         model_dir: model_dir.clone(),
         vad_path: vad.exists().then_some(vad),
         threads: None,
+        compute_type: scribe_whisper::ComputeType::default(),
     })
     .with_context(|| format!("cannot load the Whisper model in {}", model_dir.display()))?;
 

@@ -1,15 +1,14 @@
 //! Our engine's side of `scribe-bench asr`: one loaded engine per compute type, transcribing a
 //! file with the stage timings on, so the share of the machine's limit can be computed.
 //!
-//! Three small functions stand for what the other branches of issue 23 bring:
-//! [`engine_config`] (`EngineConfig.compute_type`), [`with_batch_size`]
-//! (`TranscribeOptions.batch_size`) and [`model_cost`] (`Engine::cost()`).
+//! [`with_batch_size`] stands for `TranscribeOptions.batch_size`, which the batch branch of
+//! issue 23 brings.
 
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
-use scribe_whisper::engine::{Engine, EngineConfig, EngineError, TranscribeOptions};
+use scribe_whisper::engine::{ComputeType, Engine, EngineConfig, EngineError, TranscribeOptions};
 use scribe_whisper::profile::{self, StageTime};
 
 use super::share::Cost;
@@ -91,23 +90,17 @@ impl Ours {
 }
 
 /// The engine's configuration at `compute_type` (float32, float16, int8).
-///
-/// Needs `EngineConfig.compute_type` (branch i23-ct2). Until it is merged, only the model's own
-/// weights' type can be run and any other compute type is refused.
 fn engine_config(
     model_dir: &Path,
     vad: Option<&Path>,
     threads: usize,
     compute_type: &str,
 ) -> anyhow::Result<EngineConfig> {
-    anyhow::ensure!(
-        compute_type == "float16",
-        "compute type {compute_type} needs EngineConfig.compute_type (issue 23, ct2 branch)"
-    );
     Ok(EngineConfig {
         model_dir: model_dir.to_path_buf(),
         vad_path: vad.map(Path::to_path_buf),
         threads: Some(threads),
+        compute_type: compute_type.parse::<ComputeType>()?,
     })
 }
 
@@ -121,9 +114,10 @@ fn with_batch_size(opts: TranscribeOptions, n: usize) -> TranscribeOptions {
 }
 
 /// The weight bytes a decoder step reads and the flops of one encoder window.
-///
-/// Needs `Engine::cost()` (branch i23-ct2); `None` until it is merged.
 fn model_cost(engine: &Engine) -> Option<Cost> {
-    let _ = engine;
-    None
+    let cost = engine.cost();
+    Some(Cost {
+        decoder_bytes_per_step: cost.decoder_bytes_per_step,
+        encoder_flops_per_window: cost.encoder_flops_per_window,
+    })
 }

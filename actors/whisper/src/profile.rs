@@ -7,7 +7,8 @@
 //! and encoder's work by their time. Off by default; when off, `time` costs two relaxed loads.
 //!
 //! Stages in use: "scan (decode+vad)", "mel level pass", "mel", "encode" (one call per
-//! encoder call), "decode window", "decoder step" (one call per decoder forward pass: one read
+//! encoder call, of one window or a batch of them), "encoder windows" (a count: the windows
+//! encoded), "decode window", "decoder step" (one call per decoder forward pass: one read
 //! of the decoder's weights, whatever the number of beams), "beam rules+topk", "kv select",
 //! "word timestamps", and the model's inner stages ("enc …", "dec …", "logits").
 
@@ -74,14 +75,29 @@ pub fn time<T>(stage: &'static str, f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// Counts `n` items of `stage` (no time), when profiling is on: "encoder windows" counts the
+/// 30 s windows encoded, which the batched path encodes several to an "encode" call.
+pub fn count(stage: &'static str, n: u64) {
+    if IN_PROCESS.load(Ordering::Relaxed) {
+        add_n(&TAKEN, stage, Duration::ZERO, n);
+    }
+    if env_enabled() {
+        add_n(&REPORTED, stage, Duration::ZERO, n);
+    }
+}
+
 fn add(totals: &'static Mutex<Vec<StageTime>>, stage: &'static str, d: Duration) {
+    add_n(totals, stage, d, 1);
+}
+
+fn add_n(totals: &'static Mutex<Vec<StageTime>>, stage: &'static str, d: Duration, n: u64) {
     let mut totals = lock(totals);
     match totals.iter_mut().find(|t| t.stage == stage) {
         Some(t) => {
             t.total += d;
-            t.calls += 1;
+            t.calls += n;
         }
-        None => totals.push(StageTime { stage, total: d, calls: 1 }),
+        None => totals.push(StageTime { stage, total: d, calls: n }),
     }
 }
 

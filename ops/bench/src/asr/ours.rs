@@ -1,8 +1,5 @@
 //! Our engine's side of `scribe-bench asr`: one loaded engine per compute type, transcribing a
 //! file with the stage timings on, so the share of the machine's limit can be computed.
-//!
-//! [`with_batch_size`] stands for `TranscribeOptions.batch_size`, which the batch branch of
-//! issue 23 brings.
 
 use std::path::Path;
 use std::time::Instant;
@@ -68,7 +65,7 @@ impl Ours {
             ..TranscribeOptions::default()
         };
         if let Some(n) = setup.batch_size {
-            opts = with_batch_size(opts, n);
+            opts.batch_size = n;
         }
         drop(profile::take());
         let start = Instant::now();
@@ -102,15 +99,6 @@ fn engine_config(
         threads: Some(threads),
         compute_type: compute_type.parse::<ComputeType>()?,
     })
-}
-
-/// `opts` with `batch_size: n` (0 = the engine chooses, 1 = sequential).
-///
-/// Needs `TranscribeOptions.batch_size` (branch i23-batch); until it is merged, every run is the
-/// engine's one (sequential) path.
-fn with_batch_size(opts: TranscribeOptions, n: usize) -> TranscribeOptions {
-    let _ = n;
-    opts
 }
 
 /// The weight bytes a decoder step reads and the flops of one encoder window.

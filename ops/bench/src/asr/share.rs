@@ -41,8 +41,10 @@ impl Limits {
 
 /// The stage whose calls are decoder steps (one read of the decoder's weights each).
 pub const DECODER_STEP: &str = "decoder step";
-/// The stage whose calls are encoder calls.
+/// The stage whose time is the encoder's.
 pub const ENCODE: &str = "encode";
+/// The count of windows encoded (the batched path encodes several per "encode" call).
+pub const ENCODER_WINDOWS: &str = "encoder windows";
 
 /// The shares (0..1) a run reached: decoder, encoder; `None` when unknown.
 #[derive(Clone, Copy, Debug, Default)]
@@ -59,7 +61,8 @@ impl Share {
     pub fn of(cost: Option<Cost>, stages: &[StageTime], limits: &Limits) -> Share {
         let stage = |name: &str| stages.iter().find(|s| s.stage == name);
         let (decoder_steps, decoder_s) = stage(DECODER_STEP).map_or((0, 0.0), |s| (s.calls, s.total.as_secs_f64()));
-        let (windows, encoder_s) = stage(ENCODE).map_or((0, 0.0), |s| (s.calls, s.total.as_secs_f64()));
+        let (encode_calls, encoder_s) = stage(ENCODE).map_or((0, 0.0), |s| (s.calls, s.total.as_secs_f64()));
+        let windows = stage(ENCODER_WINDOWS).map_or(encode_calls, |s| s.calls);
         let ratio = |work: f64, secs: f64, limit: f64| (secs > 0.0 && work > 0.0).then(|| work / secs / limit);
         Share {
             decoder: cost.and_then(|c| {

@@ -264,7 +264,7 @@ fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchA
             .map(|s| format!("{} {:.1} s/{}", s.stage, s.total.as_secs_f64(), s.calls))
             .collect();
         println!(
-            "  {:<32} {} decoder steps in {:.1} s, {} encoder calls in {:.1} s; {}",
+            "  {:<32} {} decoder steps in {:.1} s, {} encoder windows in {:.1} s; {}",
             r.label,
             share.decoder_steps,
             share.decoder_s,

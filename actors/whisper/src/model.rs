@@ -601,7 +601,7 @@ mod tests {
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"));
         let file =
             Ct2File::open(&dir.join("whisper-tiny.en/model.bin")).expect("tiny.en installed (SCRIBE_MODELS_DIR)");
-        Whisper::load(&file, &Device::flex()).unwrap()
+        Whisper::load(&file, &Device::flex(), ComputeType::default()).unwrap()
     }
 
     /// Log-mel-like features in Whisper's range (−1..1.5), different per `seed`.

@@ -126,16 +126,155 @@ struct Finished {
     score: f32,
 }
 
+/// Where the generated text starts in a prompt: what is fed before the search, the search's
+/// first input, and whether timestamps are on.
+struct PromptParts<'p> {
+    prefix: &'p [u32],
+    start: u32,
+    sot_index: usize,
+    with_timestamps: bool,
+    max_len: usize,
+}
+
+impl<'p> PromptParts<'p> {
+    fn new(prompt: &'p [u32], s: &Specials, n_ctx: usize) -> PromptParts<'p> {
+        let sot_index = prompt.iter().position(|&t| t == s.sot).expect("prompt contains <|startoftranscript|>");
+        let mut prompt_len = sot_index;
+        while prompt_len < prompt.len() && prompt[prompt_len] >= s.sot && prompt[prompt_len] <= s.no_timestamps {
+            prompt_len += 1;
+        }
+        let prefix = &prompt[..prompt_len - 1];
+        let start = prompt[prompt_len - 1];
+        PromptParts {
+            prefix,
+            start,
+            sot_index,
+            with_timestamps: start != s.no_timestamps,
+            max_len: (n_ctx / 2).min(n_ctx - prefix.len()),
+        }
+    }
+
+    /// The row of the prefix whose logits give the no-speech probability, if it is there.
+    fn sot_rows(&self) -> Vec<usize> {
+        if self.sot_index < self.prefix.len() { vec![self.sot_index] } else { Vec::new() }
+    }
+
+    fn rules<'a>(&self, specials: &'a Specials, opts: &'a DecodeOptions) -> Rules<'a> {
+        Rules {
+            specials,
+            with_timestamps: self.with_timestamps,
+            max_initial: specials.timestamp_begin + (opts.max_initial_timestamp / TIME_PRECISION).round() as u32,
+            opts,
+        }
+    }
+}
+
+/// The beam search of one window, advanced one step at a time, so that several windows can
+/// share each decoder step ([`decode_batch`]).
+struct Beam {
+    alive: Vec<Hyp>,
+    finished: Vec<Finished>,
+    no_speech: Option<f32>,
+}
+
+impl Beam {
+    fn new() -> Beam {
+        Beam { alive: vec![Hyp { tokens: Vec::new(), score: 0.0 }], finished: Vec::new(), no_speech: None }
+    }
+
+    /// The last token of every live hypothesis: the next step's input rows.
+    fn inputs(&self) -> impl Iterator<Item = u32> + '_ {
+        self.alive.iter().map(|h| *h.tokens.last().expect("non-empty"))
+    }
+
+    /// One step on the logits of the live hypotheses (`alive.len()` rows). Returns, for each
+    /// hypothesis of the next step, the row it continues (to reorder the cache), or `None`
+    /// when the search is over.
+    fn step(
+        &mut self,
+        step: usize,
+        logits: &mut [f32],
+        rules: &Rules,
+        opts: &DecodeOptions,
+        max_len: usize,
+    ) -> Option<Vec<usize>> {
+        let beam = opts.beam_size.max(1);
+        let n_cand = 2 * beam;
+        let max_finished = ((beam as f32) * opts.patience).round().max(1.0) as usize;
+        let eot = rules.specials.eot;
+        let vocab = logits.len() / self.alive.len();
+        if step == 0 {
+            self.no_speech = Some(softmax_at(&logits[..vocab], rules.specials.no_speech as usize));
+        }
+        // Per-row log-probabilities plus the beam's score, then the best candidates overall.
+        // Rows are independent: one rayon task each (a few passes over 51865 logits).
+        let alive = &self.alive;
+        let mut cands: Vec<(f32, usize, u32)> = crate::profile::time("beam rules+topk", || {
+            logits
+                .par_chunks_mut(vocab)
+                .zip(alive)
+                .enumerate()
+                .flat_map_iter(|(row, (lp, hyp))| {
+                    let lse = rules.apply(step, &hyp.tokens, lp);
+                    log_softmax(lp, lse);
+                    top_k(lp, n_cand).into_iter().map(move |(tok, score)| (score + hyp.score, row, tok))
+                })
+                .collect()
+        });
+        cands.sort_by(|a, b| b.0.total_cmp(&a.0));
+        cands.truncate(n_cand);
+        let last_step = step + 1 == max_len;
+        let mut next: Vec<Hyp> = Vec::with_capacity(beam);
+        let mut origins = Vec::with_capacity(beam);
+        let mut secondary = beam;
+        for k in 0..beam.min(cands.len()) {
+            let (score, row, tok) = cands[k];
+            let mut chosen = k;
+            if tok == eot || last_step {
+                let mut tokens = self.alive[row].tokens.clone();
+                if tok != eot {
+                    tokens.push(tok);
+                }
+                self.finished.push(Finished { tokens, score });
+                if let Some(j) = (secondary..cands.len()).find(|&j| cands[j].2 != eot) {
+                    chosen = j;
+                    secondary = j + 1;
+                }
+            }
+            let (score, row, tok) = if chosen == k { (score, row, tok) } else { cands[chosen] };
+            let mut tokens = self.alive[row].tokens.clone();
+            tokens.push(tok);
+            next.push(Hyp { tokens, score });
+            origins.push(row);
+        }
+        if last_step || self.finished.len() >= max_finished {
+            return None;
+        }
+        self.alive = next;
+        Some(origins)
+    }
+}
+
 impl Decoder<'_> {
     /// Decodes with temperature fallback, as faster-whisper's `generate_with_fallback`.
     pub fn decode_with_fallback(&self, prompt: &[u32], rng: &mut impl Rng) -> WindowResult {
+        self.fallback_from(prompt, None, rng)
+    }
+
+    /// [`Decoder::decode_with_fallback`], the first temperature's result given when it is
+    /// already known (decoded with other windows by [`decode_batch`]).
+    fn fallback_from(&self, prompt: &[u32], first: Option<WindowResult>, rng: &mut impl Rng) -> WindowResult {
         let o = self.opts;
+        let mut first = first;
         let mut all: Vec<WindowResult> = Vec::new();
         let mut below_cr: Vec<usize> = Vec::new();
         let mut last_t = 0.0;
         for &t in &o.temperatures {
             last_t = t;
-            let r = self.generate(prompt, t, rng);
+            let r = match first.take() {
+                Some(r) => r,
+                None => self.generate(prompt, t, rng),
+            };
             let too_repetitive = r.compression_ratio > o.compression_ratio_threshold;
             if !too_repetitive {
                 below_cr.push(all.len());
@@ -163,56 +302,23 @@ impl Decoder<'_> {
     /// One decoding at one temperature: beam search at 0, sampling `best_of` candidates above.
     pub fn generate(&self, prompt: &[u32], temperature: f32, rng: &mut impl Rng) -> WindowResult {
         let s = self.specials;
-        let sot_index = prompt.iter().position(|&t| t == s.sot).expect("prompt contains <|startoftranscript|>");
-        let mut prompt_len = sot_index;
-        while prompt_len < prompt.len() && prompt[prompt_len] >= s.sot && prompt[prompt_len] <= s.no_timestamps {
-            prompt_len += 1;
-        }
-        let prefix = &prompt[..prompt_len - 1];
-        let start = prompt[prompt_len - 1];
-        let with_timestamps = start != s.no_timestamps;
-        let n_ctx = self.model.dims.n_text_ctx;
-        let max_len = (n_ctx / 2).min(n_ctx - prefix.len());
-
+        let parts = PromptParts::new(prompt, s, self.model.dims.n_text_ctx);
         let mut cache = self.model.new_cache(1);
         let mut no_speech_prob = None;
-        if !prefix.is_empty() {
-            let rows: Vec<usize> = if sot_index < prefix.len() { vec![sot_index] } else { Vec::new() };
-            let logits = self.model.decode(self.audio, &mut cache, prefix, &rows);
-            if sot_index < prefix.len() {
+        if !parts.prefix.is_empty() {
+            let rows = parts.sot_rows();
+            let logits = self.model.decode(self.audio, &mut cache, parts.prefix, &rows);
+            if !rows.is_empty() {
                 no_speech_prob = Some(softmax_at(&logits, s.no_speech as usize));
             }
         }
-        let rules = Rules {
-            specials: s,
-            with_timestamps,
-            max_initial: s.timestamp_begin + (self.opts.max_initial_timestamp / TIME_PRECISION).round() as u32,
-            opts: self.opts,
-        };
+        let rules = parts.rules(s, self.opts);
         let (finished, nsp) = if temperature == 0.0 {
-            self.beam_search(&mut cache, start, max_len, &rules)
+            self.beam_search(&mut cache, parts.start, parts.max_len, &rules)
         } else {
-            self.sample(&mut cache, start, max_len, &rules, temperature, rng)
+            self.sample(&mut cache, parts.start, parts.max_len, &rules, temperature, rng)
         };
-        let no_speech_prob = no_speech_prob.or(nsp).unwrap_or(0.0);
-        let lp = self.opts.length_penalty;
-        let best = finished
-            .into_iter()
-            .max_by(|a, b| {
-                let norm = |f: &Finished| f.score / (f.tokens.len().max(1) as f32).powf(lp);
-                norm(a).total_cmp(&norm(b))
-            })
-            .expect("search always finishes at least one hypothesis");
-        let avg_logprob = best.score / (best.tokens.len() + 1) as f32;
-        let text = (self.detokenize)(&best.tokens);
-        WindowResult {
-            compression_ratio: compression_ratio(text.trim()),
-            tokens: best.tokens,
-            avg_logprob,
-            no_speech_prob,
-            temperature,
-            last_temperature: temperature,
-        }
+        finish(finished, no_speech_prob.or(nsp).unwrap_or(0.0), temperature, self.opts, self.detokenize)
     }
 
     fn beam_search(
@@ -222,69 +328,18 @@ impl Decoder<'_> {
         max_len: usize,
         rules: &Rules,
     ) -> (Vec<Finished>, Option<f32>) {
-        let beam = self.opts.beam_size.max(1);
-        let n_cand = 2 * beam;
-        let max_finished = ((beam as f32) * self.opts.patience).round().max(1.0) as usize;
-        let eot = self.specials.eot;
-        let mut alive = vec![Hyp { tokens: Vec::new(), score: 0.0 }];
+        let mut beam = Beam::new();
         let mut inputs = vec![start];
-        let mut finished = Vec::new();
-        let mut no_speech = None;
         for step in 0..max_len {
             let mut logits =
                 crate::profile::time("decoder step", || self.model.decode(self.audio, cache, &inputs, &[0]));
-            let vocab = logits.len() / alive.len();
-            if step == 0 {
-                no_speech = Some(softmax_at(&logits[..vocab], self.specials.no_speech as usize));
-            }
-            // Per-row log-probabilities plus the beam's score, then the best candidates overall.
-            // Rows are independent: one rayon task each (a few passes over 51865 logits).
-            let mut cands: Vec<(f32, usize, u32)> = crate::profile::time("beam rules+topk", || {
-                logits
-                    .par_chunks_mut(vocab)
-                    .zip(&alive)
-                    .enumerate()
-                    .flat_map_iter(|(row, (lp, hyp))| {
-                        let lse = rules.apply(step, &hyp.tokens, lp);
-                        log_softmax(lp, lse);
-                        top_k(lp, n_cand).into_iter().map(move |(tok, score)| (score + hyp.score, row, tok))
-                    })
-                    .collect()
-            });
-            cands.sort_by(|a, b| b.0.total_cmp(&a.0));
-            cands.truncate(n_cand);
-            let last_step = step + 1 == max_len;
-            let mut next: Vec<Hyp> = Vec::with_capacity(beam);
-            let mut origins = Vec::with_capacity(beam);
-            let mut secondary = beam;
-            for k in 0..beam.min(cands.len()) {
-                let (score, row, tok) = cands[k];
-                let mut chosen = k;
-                if tok == eot || last_step {
-                    let mut tokens = alive[row].tokens.clone();
-                    if tok != eot {
-                        tokens.push(tok);
-                    }
-                    finished.push(Finished { tokens, score });
-                    if let Some(j) = (secondary..cands.len()).find(|&j| cands[j].2 != eot) {
-                        chosen = j;
-                        secondary = j + 1;
-                    }
-                }
-                let (score, row, tok) = if chosen == k { (score, row, tok) } else { cands[chosen] };
-                let mut tokens = alive[row].tokens.clone();
-                tokens.push(tok);
-                next.push(Hyp { tokens, score });
-                origins.push(row);
-            }
-            if last_step || finished.len() >= max_finished {
+            let Some(origins) = beam.step(step, &mut logits, rules, self.opts, max_len) else {
                 break;
-            }
-            inputs = next.iter().map(|h| *h.tokens.last().expect("non-empty")).collect();
+            };
+            inputs = beam.inputs().collect();
             crate::profile::time("kv select", || cache.select(&origins));
-            alive = next;
         }
-        (finished, no_speech)
+        (beam.finished, beam.no_speech)
     }
 
     fn sample(
@@ -340,6 +395,139 @@ impl Decoder<'_> {
         }
         (finished, no_speech)
     }
+}
+
+/// The best finished hypothesis (by length-normalised score) as a window's result.
+fn finish(
+    finished: Vec<Finished>,
+    no_speech_prob: f32,
+    temperature: f32,
+    opts: &DecodeOptions,
+    detokenize: &(dyn Fn(&[u32]) -> String + Sync),
+) -> WindowResult {
+    let lp = opts.length_penalty;
+    let best = finished
+        .into_iter()
+        .max_by(|a, b| {
+            let norm = |f: &Finished| f.score / (f.tokens.len().max(1) as f32).powf(lp);
+            norm(a).total_cmp(&norm(b))
+        })
+        .expect("search always finishes at least one hypothesis");
+    let avg_logprob = best.score / (best.tokens.len() + 1) as f32;
+    let text = detokenize(&best.tokens);
+    WindowResult {
+        compression_ratio: compression_ratio(text.trim()),
+        tokens: best.tokens,
+        avg_logprob,
+        no_speech_prob,
+        temperature,
+        last_temperature: temperature,
+    }
+}
+
+/// Decodes several windows with the same prompt, as [`Decoder::decode_with_fallback`] decodes
+/// each: the first temperature's beam searches run side by side, every decoder step taking the
+/// live hypotheses of all windows as one batch (one read of the weights per step, each row
+/// attending to its own window); a window that needs a higher temperature is then retried
+/// on its own. Results are in the order of `audios`.
+pub fn decode_batch(
+    model: &Whisper,
+    audios: &[&AudioContext],
+    specials: &Specials,
+    opts: &DecodeOptions,
+    detokenize: &(dyn Fn(&[u32]) -> String + Sync),
+    prompt: &[u32],
+    rng: &mut impl Rng,
+) -> Vec<WindowResult> {
+    let first: Vec<Option<WindowResult>> = if opts.temperatures.first() == Some(&0.0) && audios.len() > 1 {
+        beam_search_batch(model, audios, specials, opts, detokenize, prompt).into_iter().map(Some).collect()
+    } else {
+        vec![None; audios.len()]
+    };
+    audios
+        .iter()
+        .copied()
+        .zip(first)
+        .map(|(audio, first)| {
+            let decoder = Decoder { model, audio, specials, opts, detokenize };
+            decoder.fallback_from(prompt, first, rng)
+        })
+        .collect()
+}
+
+/// Beam search at temperature 0 of several windows in lockstep (see [`decode_batch`]).
+fn beam_search_batch(
+    model: &Whisper,
+    audios: &[&AudioContext],
+    specials: &Specials,
+    opts: &DecodeOptions,
+    detokenize: &(dyn Fn(&[u32]) -> String + Sync),
+    prompt: &[u32],
+) -> Vec<WindowResult> {
+    let n = audios.len();
+    let parts = PromptParts::new(prompt, specials, model.dims.n_text_ctx);
+    let rules = parts.rules(specials, opts);
+    let mut cache = model.new_cache(n);
+    let mut row_audio: Vec<usize> = (0..n).collect();
+    let mut prefix_no_speech = vec![None; n];
+    if !parts.prefix.is_empty() {
+        let rows = parts.sot_rows();
+        let tokens: Vec<u32> = (0..n).flat_map(|_| parts.prefix.iter().copied()).collect();
+        let logits = model.decode_multi(audios, &row_audio, &mut cache, &tokens, &rows);
+        if !rows.is_empty() {
+            let vocab = logits.len() / n;
+            for (w, l) in logits.chunks_exact(vocab).enumerate() {
+                prefix_no_speech[w] = Some(softmax_at(l, specials.no_speech as usize));
+            }
+        }
+    }
+    let mut beams: Vec<Beam> = (0..n).map(|_| Beam::new()).collect();
+    let mut live: Vec<usize> = (0..n).collect(); // windows still searching, in row order
+    let mut inputs = vec![parts.start; n];
+    for step in 0..parts.max_len {
+        let mut logits =
+            crate::profile::time("decoder step", || model.decode_multi(audios, &row_audio, &mut cache, &inputs, &[0]));
+        let vocab = logits.len() / row_audio.len();
+        // Each live window's rows, side by side: one slice each, stepped in parallel.
+        let mut slices: Vec<(usize, &mut Beam, &mut [f32])> = Vec::with_capacity(live.len());
+        let mut rest: &mut [f32] = &mut logits;
+        let mut beam_refs: Vec<Option<&mut Beam>> = beams.iter_mut().map(Some).collect();
+        let mut first_row = 0;
+        for &w in &live {
+            let beam = beam_refs[w].take().expect("each window once");
+            let (mine, tail) = std::mem::take(&mut rest).split_at_mut(beam.alive.len() * vocab);
+            rest = tail;
+            let rows = mine.len() / vocab;
+            slices.push((first_row, beam, mine));
+            first_row += rows;
+        }
+        let steps: Vec<Option<Vec<usize>>> = slices
+            .into_par_iter()
+            .map(|(first_row, beam, lg)| {
+                beam.step(step, lg, &rules, opts, parts.max_len).map(|o| o.into_iter().map(|r| r + first_row).collect())
+            })
+            .collect();
+        let mut origins = Vec::new();
+        let (mut next_live, mut next_rows, mut next_inputs) = (Vec::new(), Vec::new(), Vec::new());
+        for (&w, o) in live.iter().zip(steps) {
+            if let Some(o) = o {
+                next_rows.extend(std::iter::repeat_n(w, o.len()));
+                next_inputs.extend(beams[w].inputs());
+                origins.extend(o);
+                next_live.push(w);
+            }
+        }
+        if next_live.is_empty() {
+            break;
+        }
+        crate::profile::time("kv select", || cache.select(&origins));
+        (live, row_audio, inputs) = (next_live, next_rows, next_inputs);
+    }
+    beams
+        .into_iter()
+        .zip(prefix_no_speech)
+        .map(|(beam, nsp)| finish(beam.finished, nsp.or(beam.no_speech).unwrap_or(0.0), 0.0, opts, detokenize))
+        .collect()
 }
 
 /// Logit filters applied before every step: suppression lists and Whisper's timestamp rules.

@@ -31,6 +31,8 @@ use crate::speech::{self, Media, Windows};
 use crate::tokenizer::WhisperTokenizer;
 use crate::vad::{self, SileroVad, VadParams};
 
+mod batched;
+
 /// Where the model lives and how to run it.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
@@ -144,6 +146,16 @@ pub struct TranscribeOptions {
     /// Set from outside (e.g. when the job is deleted) to stop the work: the engine looks at it
     /// before each 30 s window and answers [`EngineError::Cancelled`].
     pub cancel: Option<Arc<AtomicBool>>,
+    /// How long recordings are decoded. `1`: sequentially, 30 s windows one after the other,
+    /// each prompted with the text before it (openai-whisper's long-form decoding). `n > 1`:
+    /// the speech is cut at the VAD's pauses into chunks of up to 30 s, each decoded on its
+    /// own (no previous text; the initial prompt and glossary, if any, prompt every chunk),
+    /// `n` at a time (faster-whisper's `BatchedInferencePipeline`, with the rest of a chunk
+    /// decoded again when its decoding ends early). `0` (default): the engine chooses:
+    /// batches of [`DEFAULT_BATCH_SIZE`] when the voice detection is on and finds more than
+    /// 30 s of speech, and neither `initial_prompt` nor `verbatim` asks for the text to be
+    /// conditioned on what came before; sequential otherwise.
+    pub batch_size: usize,
 }
 
 impl Default for TranscribeOptions {
@@ -162,6 +174,7 @@ impl Default for TranscribeOptions {
             temperature: 0.0,
             temperature_fallback: true,
             cancel: None,
+            batch_size: 0,
         }
     }
 }
@@ -447,6 +460,9 @@ fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     rayon::scope(|_| f())
 }
 
+/// The batch size the engine picks for long recordings (see [`TranscribeOptions::batch_size`]).
+pub const DEFAULT_BATCH_SIZE: usize = 8;
+
 /// Mel frames per second.
 const FRAMES_PER_SECOND: usize = SAMPLE_RATE as usize / mel::HOP;
 
@@ -532,20 +548,33 @@ impl Engine {
         on_progress: &mut dyn FnMut(Progress),
     ) -> Result<Transcript, EngineError> {
         let plan = self.plan_languages(opts)?;
-        let (spans, n_samples, probabilities) = self.find_speech(media, opts.use_vad, &opts.vad)?;
+        let scan = self.scan(media, opts.use_vad)?;
+        let spans = self.spans_of(&scan, opts.use_vad, &opts.vad);
         check_cancelled(opts)?;
-        let duration_s = n_samples as f64 / SAMPLE_RATE as f64;
+        let duration_s = scan.n_samples as f64 / SAMPLE_RATE as f64;
         // Voice activity: keep only speech, remembering where each piece came from.
         if spans.is_empty() {
             return Err(EngineError::NoSpeech);
         }
+        let batch = self.uses_batches(opts, &spans);
+        // The batched path cuts the speech at shorter pauses, into pieces of at most 30 s.
+        let spans = match batch {
+            Some(_) => self.spans_of(&scan, opts.use_vad, &batched::vad_params(&opts.vad)),
+            None => spans,
+        };
         let map = if self.vad.is_some() && opts.use_vad { TimeMap::new(&spans) } else { TimeMap::identity() };
-        let found = SpeechFound { probabilities, threshold: opts.vad.threshold };
+        let found = SpeechFound { probabilities: scan.probabilities, threshold: opts.vad.threshold };
         let speech_samples = spans.iter().map(|s| s.len()).sum();
         // Passes 2 and 3 stream the speech again (see `speech`): the features' level, then windows.
         let mut windows =
             profile::time("mel level pass", || Windows::open(media, &spans, speech_samples, self.info.n_mels))?;
-        let result = self.transcribe_windows(&mut windows, duration_s, &map, &found, opts, plan, on_progress);
+        let result = match batch {
+            Some(n) => {
+                let chunks = batched::chunks(&spans, windows.content_frames());
+                self.transcribe_batched(&mut windows, chunks, n, duration_s, &map, opts, plan, on_progress)
+            }
+            None => self.transcribe_windows(&mut windows, duration_s, &map, &found, opts, plan, on_progress),
+        };
         profile::report(&format!("{media} ({duration_s:.1} s)"));
         result
     }
@@ -554,28 +583,43 @@ impl Engine {
     /// with voice detection set to `params`: the whole media when the engine has no VAD model,
     /// none when nothing was said.
     pub fn speech_spans(&self, media: &Path, params: &VadParams) -> Result<Vec<std::ops::Range<f64>>, EngineError> {
-        let (spans, _, _) = self.find_speech(Media::File(media), true, params)?;
+        let scan = self.scan(Media::File(media), true)?;
+        let spans = self.spans_of(&scan, true, params);
         let sr = SAMPLE_RATE as f64;
         Ok(spans.into_iter().map(|s| s.start as f64 / sr..s.end as f64 / sr).collect())
     }
 
+    /// How the speech `spans` (samples, found with `opts.vad`) are decoded: `Some(n)` in
+    /// batches of `n` chunks, `None` sequentially (see [`TranscribeOptions::batch_size`]).
+    fn uses_batches(&self, opts: &TranscribeOptions, spans: &[std::ops::Range<usize>]) -> Option<usize> {
+        match opts.batch_size {
+            1 => None,
+            0 => {
+                let vad = self.vad.is_some() && opts.use_vad;
+                let speech: usize = spans.iter().map(|s| s.len()).sum();
+                let long = speech > mel::N_FRAMES * mel::HOP;
+                let conditioned = opts.initial_prompt.as_deref().is_some_and(|p| !p.trim().is_empty()) || opts.verbatim;
+                (vad && long && !conditioned).then_some(DEFAULT_BATCH_SIZE)
+            }
+            n => Some(n),
+        }
+    }
+
     /// Pass 1 over the media: decodes it once for its length (in samples) and, with voice
-    /// detection, the VAD's probabilities (a few KB), turned into speech spans in samples.
-    /// The probabilities are returned too (empty without voice detection).
-    fn find_speech(
-        &self,
-        media: Media<'_>,
-        use_vad: bool,
-        params: &VadParams,
-    ) -> Result<(Vec<std::ops::Range<usize>>, usize, Vec<f32>), EngineError> {
+    /// detection, the VAD's probabilities (a few KB).
+    fn scan(&self, media: Media<'_>, use_vad: bool) -> Result<speech::Scan, EngineError> {
         let vad = self.vad.as_ref().filter(|_| use_vad);
-        let scan = profile::time("scan (decode+vad)", || speech::scan(media, vad))?;
-        let spans = match vad {
+        Ok(profile::time("scan (decode+vad)", || speech::scan(media, vad))?)
+    }
+
+    /// The speech spans (in samples) of a scanned media for voice detection set to `params`:
+    /// the whole media without voice detection.
+    fn spans_of(&self, scan: &speech::Scan, use_vad: bool, params: &VadParams) -> Vec<std::ops::Range<usize>> {
+        match self.vad.as_ref().filter(|_| use_vad) {
             Some(_) => vad::speech_spans(&scan.probabilities, scan.n_samples, params),
             #[allow(clippy::single_range_in_vec_init)] // one span: the whole recording
             None => vec![0..scan.n_samples],
-        };
-        Ok((spans, scan.n_samples, scan.probabilities))
+        }
     }
 
     /// Validates the requested language(s) against the model.
@@ -640,52 +684,13 @@ impl Engine {
         };
 
         let s = &self.tokenizer.specials;
-        let mut sot_sequence = vec![s.sot];
-        if self.info.multilingual {
-            sot_sequence.push(self.tokenizer.token_id(&format!("<|{language}|>")).expect("checked language token"));
-            let task = match opts.task {
-                Task::Transcribe => s.transcribe,
-                Task::Translate => s.translate,
-            };
-            sot_sequence.extend(task);
-        }
-        let mut suppress = self.config.suppress_ids.clone();
-        suppress.extend(
-            [s.sot, s.sot_prev, s.no_speech].into_iter().chain(s.transcribe).chain(s.translate).chain(s.sot_lm),
-        );
-        suppress.sort_unstable();
-        suppress.dedup();
-        let defaults = DecodeOptions::default();
-        let dopts = DecodeOptions {
-            beam_size: opts.beam_size.max(1),
-            temperatures: decode::temperature_schedule(opts.temperature, opts.temperature_fallback),
-            suppress,
-            suppress_begin: self.config.suppress_ids_begin.clone(),
-            ..defaults
-        };
-        let hotwords: Vec<u32> = {
-            let terms: Vec<&str> = opts.hotwords.iter().map(|h| h.trim()).filter(|h| !h.is_empty()).collect();
-            if terms.is_empty() {
-                Vec::new()
-            } else {
-                let mut t = self.tokenizer.encode(&format!(" {}", terms.join(", ")));
-                t.truncate(self.model.dims.n_text_ctx / 2 - 1);
-                t
-            }
-        };
+        let DecodeSetup { sot_sequence, dopts, hotwords } = self.decode_setup(language, opts);
         let detok = |t: &[u32]| self.tokenizer.decode(t);
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
         let max_prompt = self.model.dims.n_text_ctx / 2 - 1;
 
         let mut seek = 0usize;
-        let initial_prompt = opts
-            .initial_prompt
-            .as_deref()
-            .or_else(|| if opts.verbatim { crate::verbatim::prompt(language) } else { None });
-        let mut all_tokens: Vec<u32> = match initial_prompt.map(str::trim).filter(|p| !p.is_empty()) {
-            Some(text) => self.tokenizer.encode(&format!(" {text}")),
-            None => Vec::new(),
-        };
+        let mut all_tokens: Vec<u32> = self.initial_prompt_tokens(language, opts);
         let mut prompt_reset_since = 0usize;
         let mut last_speech_timestamp = 0.0f64;
         let mut segments: Vec<Segment> = Vec::new();
@@ -849,6 +854,58 @@ impl Engine {
             return Err(EngineError::NoSpeech);
         }
         Ok(Transcript { language: language.to_string(), language_probability, duration_s, segments })
+    }
+
+    /// What the decoding of every window of one transcription shares.
+    fn decode_setup(&self, language: &str, opts: &TranscribeOptions) -> DecodeSetup {
+        let s = &self.tokenizer.specials;
+        let mut sot_sequence = vec![s.sot];
+        if self.info.multilingual {
+            sot_sequence.push(self.tokenizer.token_id(&format!("<|{language}|>")).expect("checked language token"));
+            let task = match opts.task {
+                Task::Transcribe => s.transcribe,
+                Task::Translate => s.translate,
+            };
+            sot_sequence.extend(task);
+        }
+        let mut suppress = self.config.suppress_ids.clone();
+        suppress.extend(
+            [s.sot, s.sot_prev, s.no_speech].into_iter().chain(s.transcribe).chain(s.translate).chain(s.sot_lm),
+        );
+        suppress.sort_unstable();
+        suppress.dedup();
+        let defaults = DecodeOptions::default();
+        let dopts = DecodeOptions {
+            beam_size: opts.beam_size.max(1),
+            temperatures: decode::temperature_schedule(opts.temperature, opts.temperature_fallback),
+            suppress,
+            suppress_begin: self.config.suppress_ids_begin.clone(),
+            ..defaults
+        };
+        let hotwords: Vec<u32> = {
+            let terms: Vec<&str> = opts.hotwords.iter().map(|h| h.trim()).filter(|h| !h.is_empty()).collect();
+            if terms.is_empty() {
+                Vec::new()
+            } else {
+                let mut t = self.tokenizer.encode(&format!(" {}", terms.join(", ")));
+                t.truncate(self.model.dims.n_text_ctx / 2 - 1);
+                t
+            }
+        };
+        DecodeSetup { sot_sequence, dopts, hotwords }
+    }
+
+    /// The text the first window is prompted with: `initial_prompt`, or with `verbatim` a
+    /// disfluent text in `language`; as tokens.
+    fn initial_prompt_tokens(&self, language: &str, opts: &TranscribeOptions) -> Vec<u32> {
+        let initial_prompt = opts
+            .initial_prompt
+            .as_deref()
+            .or_else(|| if opts.verbatim { crate::verbatim::prompt(language) } else { None });
+        match initial_prompt.map(str::trim).filter(|p| !p.is_empty()) {
+            Some(text) => self.tokenizer.encode(&format!(" {text}")),
+            None => Vec::new(),
+        }
     }
 
     /// Picks the most likely language token after `<|startoftranscript|>`, among `among`
@@ -1032,6 +1089,14 @@ impl Engine {
         }
         last_speech_timestamp
     }
+}
+
+/// What the decoding of every window of one transcription shares: the start-of-transcript
+/// sequence (language, task), the decoding options, the glossary terms' tokens.
+struct DecodeSetup {
+    sot_sequence: Vec<u32>,
+    dopts: DecodeOptions,
+    hotwords: Vec<u32>,
 }
 
 enum LanguagePlan {

@@ -333,16 +333,52 @@ impl Whisper {
     /// Encodes one window of log-mel features, row-major `[n_mels, 2 * n_audio_ctx]`, and
     /// precomputes every decoder layer's cross-attention keys and values.
     pub fn encode(&self, mel: &[f32]) -> AudioContext {
-        let x = self.encoder_output(mel);
-        self.cross_context(&x)
+        self.encode_batch(&[mel]).pop().expect("one window in, one out")
     }
 
     /// The encoder's output (after its final norm) for one window of log-mel features:
     /// `[n_audio_ctx, d_model]` row-major.
     pub fn encoder_output(&self, mel: &[f32]) -> Vec<f32> {
+        self.encoder_outputs(&[mel])
+    }
+
+    /// Encodes several windows in one pass: their 1500-row products are stacked into one
+    /// `(windows · 1500)`-row product per layer (one read of each weight), attention stays
+    /// within each window. Returns one [`AudioContext`] per window, in order.
+    pub fn encode_batch(&self, mels: &[&[f32]]) -> Vec<AudioContext> {
+        let b = mels.len();
+        if b == 0 {
+            return Vec::new();
+        }
+        crate::profile::count("encoder windows", b as u64);
+        let x = self.encoder_outputs(mels);
+        let (h, dh) = self.heads();
+        let (n_ctx, d) = (self.dims.n_audio_ctx, self.dims.d_model);
+        time("enc cross kv", || {
+            let mut contexts: Vec<AudioContext> = (0..b).map(|_| AudioContext { kv: Vec::new() }).collect();
+            // One layer's projection at a time, so only one layer's rows are held twice.
+            for layer in &self.dec_layers {
+                let rows = layer.cross_kv.forward(&x, b * n_ctx, false);
+                for (w, ctx) in contexts.iter_mut().enumerate() {
+                    let window = &rows[w * n_ctx * 2 * d..(w + 1) * n_ctx * 2 * d];
+                    ctx.kv.push(AttentionKv::new(window, 2 * d, n_ctx, h, dh));
+                }
+            }
+            contexts
+        })
+    }
+
+    /// The encoder's outputs (after its final norm) for several windows, stacked:
+    /// `[windows · n_audio_ctx, d_model]` row-major.
+    fn encoder_outputs(&self, mels: &[&[f32]]) -> Vec<f32> {
+        let b = mels.len();
         let n_frames = 2 * self.dims.n_audio_ctx;
-        assert_eq!(mel.len(), self.dims.n_mels * n_frames, "mel window has the wrong size");
-        let x = from_vec(mel.to_vec(), [1, self.dims.n_mels, n_frames], &self.device);
+        let mut stacked = Vec::with_capacity(b * self.dims.n_mels * n_frames);
+        for mel in mels {
+            assert_eq!(mel.len(), self.dims.n_mels * n_frames, "mel window has the wrong size");
+            stacked.extend_from_slice(mel);
+        }
+        let x = from_vec(stacked, [b, self.dims.n_mels, n_frames], &self.device);
         let x = time("enc conv", || {
             let x = conv1d(x, self.conv1.0.clone(), Some(self.conv1.1.clone()), ConvOptions::new([1], [1], [1], 1));
             let x = fast_gelu(x);
@@ -351,31 +387,18 @@ impl Whisper {
         });
         let mut x = x.swap_dims(1, 2) + self.enc_pos.clone();
         let (h, dh) = self.heads();
-        let n_ctx = self.dims.n_audio_ctx;
+        let (n_ctx, d) = (self.dims.n_audio_ctx, self.dims.d_model);
         for layer in &self.enc_layers {
-            let qkv = time("enc qkv", || layer.qkv.forward(&to_vec(layer.norm.forward(x.clone())), n_ctx, false));
-            let a = time("enc attention", || kernels::window_attention(&qkv, n_ctx, h, dh));
-            x = x + time("enc out", || {
-                from_vec(layer.out.forward(&a, n_ctx, false), [1, n_ctx, self.dims.d_model], &self.device)
+            let qkv = time("enc qkv", || layer.qkv.forward(&to_vec(layer.norm.forward(x.clone())), b * n_ctx, false));
+            let a = time("enc attention", || {
+                qkv.chunks_exact(n_ctx * 3 * d)
+                    .flat_map(|w| kernels::window_attention(w, n_ctx, h, dh))
+                    .collect::<Vec<_>>()
             });
+            x = x + time("enc out", || from_vec(layer.out.forward(&a, b * n_ctx, false), [b, n_ctx, d], &self.device));
             x = time("enc mlp", || layer.mlp.forward(x));
         }
         to_vec(self.enc_norm.forward(x))
-    }
-
-    /// Every decoder layer's cross-attention keys and values of an encoder output.
-    fn cross_context(&self, x: &[f32]) -> AudioContext {
-        let (h, dh) = self.heads();
-        let n_ctx = self.dims.n_audio_ctx;
-        let kv = time("enc cross kv", || {
-            self.dec_layers
-                .iter()
-                .map(|layer| {
-                    AttentionKv::new(&layer.cross_kv.forward(x, n_ctx, false), 2 * self.dims.d_model, n_ctx, h, dh)
-                })
-                .collect()
-        });
-        AudioContext { kv }
     }
 
     /// An empty cache for `batch` parallel sequences.
@@ -460,7 +483,22 @@ impl Whisper {
     /// rows of equal length. Returns logits `[batch, rows.len(), vocab]` (row-major) for the
     /// positions `rows` within the new tokens.
     pub fn decode(&self, audio: &AudioContext, cache: &mut KvCache, tokens: &[u32], rows: &[usize]) -> Vec<f32> {
+        self.decode_multi(&[audio], &vec![0; cache.batch], cache, tokens, rows)
+    }
+
+    /// [`Whisper::decode`] for batch rows that belong to different windows: row `i` attends
+    /// to `audios[row_audio[i]]` (rows of one window side by side), everything else is shared,
+    /// so each step reads every weight once for all the windows' hypotheses.
+    pub fn decode_multi(
+        &self,
+        audios: &[&AudioContext],
+        row_audio: &[usize],
+        cache: &mut KvCache,
+        tokens: &[u32],
+        rows: &[usize],
+    ) -> Vec<f32> {
         let batch = cache.batch;
+        assert_eq!(row_audio.len(), batch, "one window per batch row");
         let t = tokens.len() / batch;
         assert!(t * batch == tokens.len() && t > 0, "token rows must have equal, non-zero length");
         assert!(cache.len + t <= self.dims.n_text_ctx, "decoder context exceeded");
@@ -473,7 +511,8 @@ impl Whisper {
                 cache.layers.push(LayerKv::default());
             }
             let y = time("dec self attn", || self.self_attention(layer, x, &mut cache.layers[i], fresh && t > 1));
-            x = time("dec cross attn", || self.cross_attention(layer, &audio.kv[i], y));
+            let kvs: Vec<&AttentionKv> = audios.iter().map(|a| &a.kv[i]).collect();
+            x = time("dec cross attn", || self.cross_attention(layer, &kvs, row_audio, y));
             x = time("dec mlp", || self.mlp(layer, x));
         }
         cache.len += t;
@@ -489,10 +528,34 @@ impl Whisper {
         self.logits(self.dec_norm.forward(x))
     }
 
-    /// Cross-attention block: `x` plus attention of its `[B, T, d]` queries over the window.
-    fn cross_attention(&self, layer: &DecoderLayer, kv: &AttentionKv, x: Tensor<3>) -> Tensor<3> {
+    /// Cross-attention block: `x` plus attention of its `[B, T, d]` queries, batch row `i` over
+    /// the window `kvs[row_audio[i]]`.
+    fn cross_attention(
+        &self,
+        layer: &DecoderLayer,
+        kvs: &[&AttentionKv],
+        row_audio: &[usize],
+        x: Tensor<3>,
+    ) -> Tensor<3> {
         let [b, t, d] = x.dims();
-        let attended = kv.attend(&self.cross_queries(layer, x.clone()), d, b * t);
+        let q = self.cross_queries(layer, x.clone());
+        let attended = if kvs.len() == 1 {
+            kvs[0].attend(&q, d, b * t)
+        } else {
+            // Runs of batch rows on the same window: one attention call each.
+            let mut runs: Vec<(usize, usize)> = Vec::new(); // (window, first row)
+            for (row, &w) in row_audio.iter().enumerate() {
+                if runs.last().is_none_or(|&(last, _)| last != w) {
+                    runs.push((w, row));
+                }
+            }
+            let ends: Vec<usize> = runs.iter().skip(1).map(|r| r.1).chain([b]).collect();
+            runs.par_iter()
+                .zip(ends)
+                .map(|(&(w, r0), r1)| kvs[w].attend(&q[r0 * t * d..r1 * t * d], d, (r1 - r0) * t))
+                .collect::<Vec<_>>()
+                .concat()
+        };
         x + from_vec(layer.cross_out.forward(&attended, b * t), [b, t, d], &self.device)
     }
 
@@ -517,10 +580,83 @@ impl Whisper {
                     qk.extend(audio.kv[i].scores(&q, t, hd));
                 }
             }
-            x = self.cross_attention(layer, &audio.kv[i], x);
+            x = self.cross_attention(layer, &[&audio.kv[i]], &[0], x);
             x = self.mlp(layer, x);
         }
         let logits = self.logits(self.dec_norm.forward(x));
         AlignmentScores { qk, n_heads: heads.len(), logits }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    /// tiny.en, from `SCRIBE_MODELS_DIR` (or the repository's `models/`).
+    fn tiny_en() -> Whisper {
+        let dir = std::env::var_os("SCRIBE_MODELS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../models"));
+        let file =
+            Ct2File::open(&dir.join("whisper-tiny.en/model.bin")).expect("tiny.en installed (SCRIBE_MODELS_DIR)");
+        Whisper::load(&file, &Device::flex(), ComputeType::default()).unwrap()
+    }
+
+    /// Log-mel-like features in Whisper's range (−1..1.5), different per `seed`.
+    fn features(model: &Whisper, seed: u32) -> Vec<f32> {
+        let n = model.dims.n_mels * 2 * model.dims.n_audio_ctx;
+        (0..n as u32)
+            .map(|i| ((i.wrapping_mul(2654435761).wrapping_add(seed * 97)) % 1000) as f32 / 400.0 - 1.0)
+            .collect()
+    }
+
+    fn assert_close(a: &[f32], b: &[f32], what: &str) {
+        assert_eq!(a.len(), b.len(), "{what}: sizes");
+        let worst = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+        assert!(worst < 1e-3, "{what}: differs by {worst}");
+    }
+
+    fn argmax(x: &[f32]) -> usize {
+        x.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().0
+    }
+
+    #[test]
+    fn batched_decoder_gives_each_window_the_single_window_logits() {
+        let model = tiny_en();
+        let vocab = model.dims.n_vocab;
+        let mels = [features(&model, 1), features(&model, 2)];
+        let single: Vec<AudioContext> = mels.iter().map(|m| model.encode(m)).collect();
+        let batch = model.encode_batch(&[&mels[0], &mels[1]]);
+        let prompt = [50257u32, 50363, 843, 523]; // <|startoftranscript|> <|0.00|> " And" " so"
+
+        // One window at a time: the prompt, then a step with two hypotheses for window 0
+        // and one for window 1.
+        let mut expected_prompt = Vec::new();
+        let mut expected_step = Vec::new();
+        for (w, audio) in single.iter().enumerate() {
+            let mut cache = model.new_cache(1);
+            expected_prompt.extend(model.decode(audio, &mut cache, &prompt, &[3]));
+            let next: &[u32] = if w == 0 { &[616, 7982] } else { &[3148] };
+            cache.select(&vec![0; next.len()]);
+            expected_step.extend(model.decode(audio, &mut cache, next, &[0]));
+        }
+
+        // Both windows in one batch.
+        let audios = [&batch[0], &batch[1]];
+        let mut cache = model.new_cache(2);
+        let tokens: Vec<u32> = prompt.iter().chain(&prompt).copied().collect();
+        let got_prompt = model.decode_multi(&audios, &[0, 1], &mut cache, &tokens, &[3]);
+        cache.select(&[0, 0, 1]);
+        let got_step = model.decode_multi(&audios, &[0, 0, 1], &mut cache, &[616, 7982, 3148], &[0]);
+
+        assert_close(&got_prompt, &expected_prompt, "prompt logits");
+        assert_close(&got_step, &expected_step, "step logits");
+        for (g, e) in got_step.chunks(vocab).zip(expected_step.chunks(vocab)) {
+            assert_eq!(argmax(g), argmax(e));
+        }
+        // The two windows really differ (each row saw its own audio).
+        assert!(got_prompt[..vocab].iter().zip(&got_prompt[vocab..]).any(|(a, b)| (a - b).abs() > 1e-2));
     }
 }

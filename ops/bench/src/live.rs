@@ -159,10 +159,7 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         partial_latencies.extend(p);
         live_hyps.push((c.clip.file.clone(), log.final_text()));
     }
-    let plain: Vec<Clip> = clips
-        .iter()
-        .map(|c| Clip { file: c.clip.file.clone(), duration_s: c.clip.duration_s, line: c.clip.line.clone() })
-        .collect();
+    let plain: Vec<Clip> = clips.iter().map(|c| c.clip.clone()).collect();
     let direct_wer = score(&python, &corpus, &header, &plain, &direct_hyps)?;
     let live_wer = score(&python, &corpus, &header, &plain, &live_hyps)?;
 

@@ -1,0 +1,295 @@
+//! Long recordings decoded in batches, as faster-whisper's `BatchedInferencePipeline` does.
+//!
+//! The voice detection cuts the speech into spans of at most 30 s (at a pause);
+//! consecutive spans are merged into chunks of up to 30 s ([`chunks`]), and each chunk is a
+//! window of its own, decoded without the previous text as prompt. `batch_size` chunks are
+//! encoded in one encoder call and beam-searched side by side ([`decode::decode_batch`]: one
+//! read of the decoder's weights per step for every chunk's hypotheses), which is what makes
+//! this path faster than the sequential one on a decoder bound by memory bandwidth.
+//!
+//! Unlike faster-whisper, no speech is left behind: when a chunk's decoding ends (its last
+//! word) a second or more before the chunk does, the rest of the chunk is decoded again as a
+//! window of its own in the next batch, as the sequential path seeks to the last timestamp.
+//! Segments are handed to the progress callback in media order: a chunk's are held back until
+//! the speech before it is decoded.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use rand::SeedableRng;
+
+use super::{
+    DecodeSetup, Engine, EngineError, FRAMES_PER_SECOND, LanguagePlan, Progress, Segment, TimeMap, TranscribeOptions,
+    Transcript, Word, check_cancelled, on_pool,
+};
+use crate::decode;
+use crate::mel;
+use crate::model::AudioContext;
+use crate::profile;
+use crate::speech::Windows;
+use crate::vad::VadParams;
+
+/// Frames of a chunk at most (30 s, one window).
+const MAX_CHUNK_FRAMES: usize = mel::N_FRAMES;
+
+/// Speech left in a chunk after its decoding ended, from which it is decoded again (frames).
+const REMAINDER_MIN_FRAMES: usize = FRAMES_PER_SECOND;
+
+/// The voice detection settings of the batched path: the caller's, with spans of at most
+/// 30 s (split at their last pause before 30 s). faster-whisper's batched pipeline also ends
+/// a span at 160 ms of silence; here the pauses the sequential path keeps stay in the audio,
+/// so a recording of one window decodes to the same text on both paths.
+pub(super) fn vad_params(params: &VadParams) -> VadParams {
+    let mut p = params.clone();
+    p.max_speech_s = p.max_speech_s.min(MAX_CHUNK_FRAMES as f32 / FRAMES_PER_SECOND as f32);
+    p
+}
+
+/// Merges speech spans (samples on the media, in order) into chunks of at most 30 s on the
+/// speech timeline (mel frames), as faster-whisper's `collect_chunks`: a span joins the
+/// current chunk unless that would make it longer than 30 s. A span longer than 30 s (no
+/// voice detection) is cut into 30 s pieces first. The chunks cover `0..content_frames`.
+pub(super) fn chunks(spans: &[Range<usize>], content_frames: usize) -> Vec<Range<usize>> {
+    let max = MAX_CHUNK_FRAMES * mel::HOP;
+    let mut pieces = Vec::new(); // lengths, in samples, of pieces of at most 30 s
+    for span in spans {
+        let mut left = span.len();
+        while left > 0 {
+            pieces.push(left.min(max));
+            left -= left.min(max);
+        }
+    }
+    let mut bounds = vec![0usize]; // chunk starts on the speech timeline, in samples
+    let (mut start, mut current) = (0usize, 0usize);
+    for len in pieces {
+        if current > 0 && current + len > max {
+            start += current;
+            bounds.push(start);
+            current = 0;
+        }
+        current += len;
+    }
+    let mut frames: Vec<usize> = bounds.iter().map(|&b| (b / mel::HOP).min(content_frames)).collect();
+    frames.dedup();
+    frames.push(content_frames);
+    frames.windows(2).filter(|w| w[1] > w[0]).map(|w| w[0]..w[1].min(w[0] + MAX_CHUNK_FRAMES)).collect()
+}
+
+/// A stretch of the speech timeline decoded as one window: frames `start..end`, and the
+/// features of the 30 s from `start` (zero from `end` on).
+struct Job {
+    start: usize,
+    end: usize,
+    mel: Vec<f32>,
+}
+
+impl Job {
+    /// The job for the frames of `self` from `start` on: its features, shifted.
+    fn rest(&self, start: usize, n_mels: usize) -> Job {
+        let shift = start - self.start;
+        let n = mel::N_FRAMES;
+        let mut out = vec![0.0f32; self.mel.len()];
+        for m in 0..n_mels {
+            out[m * n..m * n + n - shift].copy_from_slice(&self.mel[m * n + shift..(m + 1) * n]);
+        }
+        Job { start, end: self.end, mel: out }
+    }
+}
+
+impl Engine {
+    /// Decodes the chunks of the speech `batch_size` at a time (see the module's comment).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn transcribe_batched(
+        &self,
+        windows: &mut Windows<'_>,
+        chunks: Vec<Range<usize>>,
+        batch_size: usize,
+        duration_s: f64,
+        map: &TimeMap,
+        opts: &TranscribeOptions,
+        plan: LanguagePlan,
+        on_progress: &mut dyn FnMut(Progress),
+    ) -> Result<Transcript, EngineError> {
+        let content_frames = windows.content_frames();
+        if content_frames == 0 || chunks.is_empty() {
+            return Err(EngineError::NoSpeech);
+        }
+        let n_mels = self.info.n_mels;
+        let fps = FRAMES_PER_SECOND as f64;
+        let s = &self.tokenizer.specials;
+        let detok = |t: &[u32]| self.tokenizer.decode(t);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
+        let max_prompt = self.model.dims.n_text_ctx / 2 - 1;
+
+        let mut fresh = chunks.into_iter().peekable();
+        let mut remainders: Vec<Job> = Vec::new(); // sorted by start
+        // Decoded jobs' segments by start frame, until everything before them is decoded.
+        let mut ready: BTreeMap<usize, Vec<Segment>> = BTreeMap::new();
+        let mut segments: Vec<Segment> = Vec::new();
+        let mut language: Option<(&'static str, f32)> = None;
+        let mut setup: Option<(DecodeSetup, Vec<u32>)> = None; // and the prompt
+        let mut last_speech_timestamp = 0.0f64;
+        let mut done_s = 0.0f64;
+        loop {
+            check_cancelled(opts)?;
+            let mut jobs: Vec<Job> = remainders.drain(..remainders.len().min(batch_size)).collect();
+            while jobs.len() < batch_size
+                && let Some(chunk) = fresh.next()
+            {
+                let (mut features, _) = profile::time("mel", || windows.window(chunk.start))?;
+                let len = chunk.len();
+                for row in features.chunks_exact_mut(mel::N_FRAMES) {
+                    row[len..].fill(0.0);
+                }
+                jobs.push(Job { start: chunk.start, end: chunk.end, mel: features });
+            }
+            if jobs.is_empty() {
+                break;
+            }
+            let mels: Vec<&[f32]> = jobs.iter().map(|j| j.mel.as_slice()).collect();
+            let audios: Vec<AudioContext> = profile::time("encode", || on_pool(|| self.model.encode_batch(&mels)));
+            let (language, _) = *language.get_or_insert_with(|| match &plan {
+                LanguagePlan::Fixed(l) => (*l, 1.0),
+                LanguagePlan::Detect(among) => self.detect_language(&audios[0], among),
+            });
+            let (setup, prompt) = setup.get_or_insert_with(|| {
+                let setup = self.decode_setup(language, opts);
+                // Every chunk gets the same prompt: the glossary and the initial prompt, if any.
+                let initial = self.initial_prompt_tokens(language, opts);
+                let mut prompt = Vec::new();
+                if !initial.is_empty() || !setup.hotwords.is_empty() {
+                    prompt.push(s.sot_prev);
+                    prompt.extend_from_slice(&setup.hotwords);
+                    prompt.extend_from_slice(&initial[initial.len().saturating_sub(max_prompt)..]);
+                }
+                prompt.extend_from_slice(&setup.sot_sequence);
+                (setup, prompt)
+            });
+            let dopts = &setup.dopts;
+            let results = profile::time("decode window", || {
+                let audios: Vec<&AudioContext> = audios.iter().collect();
+                on_pool(|| decode::decode_batch(&self.model, &audios, s, dopts, &detok, prompt, &mut rng))
+            });
+            for ((job, audio), result) in jobs.iter().zip(&audios).zip(results) {
+                let size = job.end - job.start;
+                let time_offset = job.start as f64 / fps;
+                if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
+                    ready.insert(job.start, Vec::new());
+                    continue;
+                }
+                let window_seek = (map.to_original(time_offset, false) * fps).round() as usize;
+                let (mut pieces, _, _) = self.split_by_timestamps(&result.tokens, time_offset, job.start, size);
+                if opts.word_timestamps {
+                    last_speech_timestamp = profile::time("word timestamps", || {
+                        on_pool(|| {
+                            self.add_word_timestamps(
+                                &mut pieces,
+                                audio,
+                                &setup.sot_sequence,
+                                size,
+                                time_offset,
+                                language,
+                                last_speech_timestamp,
+                            )
+                        })
+                    });
+                }
+                let mut finished = Vec::new();
+                let mut decoded_end = None;
+                for p in pieces {
+                    let text = self.tokenizer.decode(&p.tokens);
+                    if p.start == p.end || text.trim().is_empty() {
+                        continue;
+                    }
+                    decoded_end = Some(p.words.last().map_or(p.end, |w| w.end));
+                    let mut segment = Segment {
+                        start: p.start,
+                        end: p.end,
+                        text,
+                        words: p
+                            .words
+                            .into_iter()
+                            .map(|w| Word { start: w.start, end: w.end, text: w.word, probability: w.probability })
+                            .collect(),
+                        avg_logprob: result.avg_logprob,
+                        no_speech_prob: result.no_speech_prob,
+                        seek: window_seek,
+                        tokens: p.tokens,
+                        temperature: result.temperature,
+                        compression_ratio: result.compression_ratio,
+                    };
+                    map.restore(&mut segment);
+                    finished.push(segment);
+                }
+                // The decoding ended before the chunk's speech did: decode the rest.
+                if let Some(end) = decoded_end {
+                    let next = (end * fps).round() as usize;
+                    if next > job.start && next + REMAINDER_MIN_FRAMES <= job.end {
+                        remainders.push(job.rest(next, n_mels));
+                    }
+                }
+                ready.insert(job.start, finished);
+            }
+            drop(audios);
+            remainders.sort_by_key(|j| j.start);
+            // Everything before the first speech still to decode is final.
+            let frontier =
+                remainders.first().map(|j| j.start).or_else(|| fresh.peek().map(|c| c.start)).unwrap_or(content_frames);
+            let mut out = Vec::new();
+            while let Some(entry) = ready.first_entry()
+                && *entry.key() < frontier
+            {
+                out.extend(entry.remove());
+            }
+            segments.extend_from_slice(&out);
+            done_s = done_s.max(map.to_original(frontier as f64 / fps, true).min(duration_s));
+            on_progress(Progress { done_s, total_s: duration_s, segments: out });
+        }
+        on_progress(Progress { done_s: duration_s, total_s: duration_s, segments: Vec::new() });
+        let Some((language, language_probability)) = language else {
+            return Err(EngineError::NoSpeech);
+        };
+        if segments.is_empty() {
+            return Err(EngineError::NoSpeech);
+        }
+        Ok(Transcript { language: language.to_string(), language_probability, duration_s, segments })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEC: usize = 16_000;
+
+    #[test]
+    fn spans_merge_into_chunks_of_at_most_30_s_covering_the_speech() {
+        // 10 s + 12 s fit together; 9 s more would pass 30 s; a 70 s span is cut in three.
+        let spans = [0..10 * SEC, 20 * SEC..32 * SEC, 40 * SEC..49 * SEC, 60 * SEC..130 * SEC];
+        let total: usize = spans.iter().map(|s| s.len()).sum();
+        let frames = total / mel::HOP;
+        let c = chunks(&spans, frames);
+        assert_eq!(c, vec![0..2200, 2200..3100, 3100..6100, 6100..9100, 9100..frames]);
+        assert!(c.iter().all(|r| r.len() <= MAX_CHUNK_FRAMES));
+    }
+
+    #[test]
+    fn the_rest_of_a_job_is_its_features_shifted() {
+        let n_mels = 2;
+        let mel: Vec<f32> = (0..n_mels * mel::N_FRAMES).map(|i| i as f32).collect();
+        let job = Job { start: 100, end: 2000, mel };
+        let rest = job.rest(400, n_mels);
+        assert_eq!((rest.start, rest.end), (400, 2000));
+        assert_eq!(rest.mel[0], 300.0);
+        assert_eq!(rest.mel[mel::N_FRAMES], (mel::N_FRAMES + 300) as f32);
+        assert_eq!(rest.mel[mel::N_FRAMES - 300], 0.0);
+    }
+
+    #[test]
+    fn batched_voice_detection_caps_spans_at_30_s() {
+        let p = vad_params(&VadParams::default());
+        assert_eq!(p, VadParams { max_speech_s: 30.0, ..VadParams::default() });
+        let own = VadParams { min_silence_ms: 500, max_speech_s: 12.0, ..VadParams::default() };
+        assert_eq!(vad_params(&own), own);
+    }
+}

@@ -1,0 +1,284 @@
+//! Long-recording mode of `scribe-bench asr --long`: one recording of `--long-minutes` built
+//! from the corpus's real English clips joined by 0.7 s pauses ([`scribe_bench::long_recording`]),
+//! transcribed by our engine (sequential `batch_size: 1` and the engine's choice `batch_size: 0`,
+//! at each compute type) and by faster-whisper (sequential at its compute types, and
+//! `BatchedInferencePipeline` int8 as the third anchor). For each run: wall time, real-time
+//! factor, speed ratio against each anchor, the WER of the recording against its joined reference
+//! beside the WER of the same clips decoded one by one (the clips' texts joined in the
+//! recording's order, against the same reference), and the speech the run left without words:
+//! VAD speech regions and clips with no word inside them. Then the goals next to what
+//! was reached.
+//!
+//! The VAD regions are our engine's `speech_spans` with the chunking of faster-whisper's batched
+//! pipeline (160 ms of silence ends a region, at most 30 s), the same regions for every run:
+//! the default chunking (2 s of silence) would merge the whole recording into a few regions.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::PathBuf;
+
+use scribe_bench::corpus::{manifest_row, real_english_clips};
+use scribe_bench::long_recording::{self, GAP_S, LongRecording};
+use scribe_whisper::audio::SAMPLE_RATE;
+use scribe_whisper::profile::StageTime;
+use scribe_whisper::vad::VadParams;
+
+use super::faster_whisper::{FwRun, FwSetup};
+use super::ours::{OurSetup, Ours};
+use super::share::{Limits, Share, percent};
+use super::short::{SPEED_GOAL, WER_MARGIN, goal};
+use super::{BenchAsrArgs, Setup, ratio, score_rows, shortest};
+
+/// How far the recording's WER may be above the clips' decoded one by one, in points.
+pub const JOINED_MARGIN: f64 = 1.0;
+
+/// One run over the recording and over its clips one by one.
+struct Row {
+    label: String,
+    wall_s: f64,
+    wer_long: f64,
+    wer_clips: f64,
+    empty_regions: usize,
+    empty_clips: usize,
+    /// Ours only: the share of the limits, and the stage timings of the long run.
+    ours: Option<(Share, Vec<StageTime>)>,
+}
+
+pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
+    let (header, clips) = real_english_clips(&setup.corpus)?;
+    let warmup = shortest(&clips)?.clone();
+    let limits = Limits::measure(args.threads);
+    println!("{}", limits.describe(args.threads));
+    crate::env::in_scratch_dir(args.scratch_dir.clone(), "asr-long", |dir| {
+        let name = format!("long_{}min.wav", args.long_minutes);
+        let rec = long_recording::build(&setup.corpus, &clips, args.long_minutes * 60.0, GAP_S, &dir.join(&name))?;
+        println!(
+            "long recording: {:.1} s, {} clips ({} distinct, real English) joined by {GAP_S} s pauses, {} reference words; beam {}, {} threads",
+            rec.duration_s(),
+            rec.clips.len(),
+            clips.len(),
+            rec.reference.split_whitespace().count(),
+            args.beam,
+            args.threads,
+        );
+        let scoring = Scoring { setup, header: &header, name: &name, rec: &rec };
+        let clip_files: Vec<PathBuf> = clips.iter().map(|c| setup.corpus.join(&c.file)).collect();
+        for model in &args.models {
+            let model_dir = setup.models_dir.join(model);
+            let mut rows = Vec::new();
+            let mut regions: Option<Vec<Range<f64>>> = None;
+            for ct in &args.our_compute_types {
+                let ours = match Ours::load(&model_dir, ct, args.threads) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        println!("{model}: scribe {ct} skipped: {e:#}");
+                        continue;
+                    }
+                };
+                if regions.is_none() {
+                    regions = Some(ours.engine.speech_spans(&rec.path, &region_params())?);
+                }
+                for batch_size in [1, 0] {
+                    let our = OurSetup { compute_type: ct.clone(), batch_size: Some(batch_size) };
+                    ours.transcribe(&setup.corpus.join(&warmup.file), &our, args.beam, !args.no_vad)?;
+                    let long = ours.transcribe(&rec.path, &our, args.beam, !args.no_vad)?;
+                    eprintln!("  {} {:.2} s: {}", our.label(), long.wall_s, long.text);
+                    let mut by_clip = HashMap::new();
+                    for (clip, file) in clips.iter().zip(&clip_files) {
+                        by_clip.insert(clip.file.clone(), ours.transcribe(file, &our, args.beam, !args.no_vad)?.text);
+                    }
+                    let share = Share::of(ours.cost, &long.stages, &limits);
+                    let regions = regions.as_deref().unwrap_or_default();
+                    rows.push(Row {
+                        label: our.label(),
+                        wall_s: long.wall_s,
+                        wer_long: scoring.long(&long.text)?,
+                        wer_clips: scoring.clips(&by_clip)?,
+                        empty_regions: empty(regions, &long.words),
+                        empty_clips: empty(&rec.clip_spans(), &long.words),
+                        ours: Some((share, long.stages)),
+                    });
+                }
+            }
+            let fw = FwRun {
+                python: &setup.python,
+                model_dir: &model_dir,
+                beam: args.beam,
+                threads: args.threads,
+                vad: !args.no_vad,
+            };
+            let fw_setups = args
+                .compute_types
+                .iter()
+                .map(|ct| FwSetup { compute_type: ct.clone(), batch_size: 0 })
+                .chain([FwSetup { compute_type: "int8".into(), batch_size: args.fw_batch }]);
+            let files: Vec<PathBuf> = std::iter::once(rec.path.clone()).chain(clip_files.iter().cloned()).collect();
+            for fw_setup in fw_setups {
+                let decoded = fw.run(&fw_setup, &setup.corpus.join(&warmup.file), &files)?;
+                let (long, per_clip) = decoded.split_first().expect("one result per file");
+                eprintln!("  {} {:.2} s: {}", fw_setup.label(), long.wall_s, long.text);
+                let by_clip =
+                    clips.iter().map(|c| c.file.clone()).zip(per_clip.iter().map(|d| d.text.clone())).collect();
+                rows.push(Row {
+                    label: fw_setup.label(),
+                    wall_s: long.wall_s,
+                    wer_long: scoring.long(&long.text)?,
+                    wer_clips: scoring.clips(&by_clip)?,
+                    empty_regions: empty(regions.as_deref().unwrap_or_default(), &long.words),
+                    empty_clips: empty(&rec.clip_spans(), &long.words),
+                    ours: None,
+                });
+            }
+            let n_regions = regions.as_ref().map_or(0, Vec::len);
+            print_table(model, &rec, n_regions, args, &rows);
+        }
+        Ok(())
+    })
+}
+
+/// faster-whisper's batched pipeline's chunking: 160 ms of silence ends a region, at most 30 s.
+fn region_params() -> VadParams {
+    VadParams { min_silence_ms: 160, max_speech_s: 30.0, ..VadParams::default() }
+}
+
+/// How many of `spans` (seconds) hold no word of `words` (a word counts where it overlaps).
+fn empty(spans: &[Range<f64>], words: &[(f64, f64)]) -> usize {
+    spans.iter().filter(|r| !words.iter().any(|&(s, e)| e > r.start && s < r.end)).count()
+}
+
+trait ClipSpans {
+    fn clip_spans(&self) -> Vec<Range<f64>>;
+}
+
+impl ClipSpans for LongRecording {
+    /// Where each clip sits, in seconds.
+    fn clip_spans(&self) -> Vec<Range<f64>> {
+        let sr = SAMPLE_RATE as f64;
+        self.clips.iter().map(|c| c.start as f64 / sr..c.end() as f64 / sr).collect()
+    }
+}
+
+/// WER against the recording's joined reference, for the recording's text and for the clips'.
+struct Scoring<'a> {
+    setup: &'a Setup,
+    header: &'a str,
+    name: &'a str,
+    rec: &'a LongRecording,
+}
+
+impl Scoring<'_> {
+    fn long(&self, text: &str) -> anyhow::Result<f64> {
+        let row = manifest_row(self.header, self.name, self.rec.duration_s(), &self.rec.reference);
+        score_rows(
+            &self.setup.python,
+            &self.setup.corpus,
+            self.header,
+            &[&row],
+            &[(self.name.to_string(), text.into())],
+        )
+    }
+
+    /// The clips decoded one by one (`by_clip`: manifest path → text), joined in the recording's order.
+    fn clips(&self, by_clip: &HashMap<String, String>) -> anyhow::Result<f64> {
+        let joined: Vec<&str> =
+            self.rec.clips.iter().map(|p| by_clip.get(&p.file).map_or("", |t| t.as_str())).collect();
+        self.long(&joined.join(" "))
+    }
+}
+
+fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchAsrArgs, rows: &[Row]) {
+    let audio_s = rec.duration_s();
+    let anchor = |label: &str| rows.iter().find(|r| r.label == label);
+    let fw_labels: Vec<String> = args
+        .compute_types
+        .iter()
+        .map(|ct| FwSetup { compute_type: ct.clone(), batch_size: 0 }.label())
+        .chain([FwSetup { compute_type: "int8".into(), batch_size: args.fw_batch }.label()])
+        .collect();
+    let batched = fw_labels.last().and_then(|l| anchor(l));
+    let fw_f32 = anchor("faster-whisper float32");
+    println!();
+    println!("{model}: long recording of {audio_s:.1} s, {n_regions} VAD speech regions, {} clips", rec.clips.len());
+    let mut head = format!("{:<32}{:>8}{:>7}", "engine", "wall s", "RTF");
+    for l in &fw_labels {
+        head += &format!("{:>10}", format!("×{}", short_label(l)));
+    }
+    head += &format!(
+        "{:>9}{:>10}{:>7}{:>10}{:>11}{:>9}{:>9}",
+        "WER long", "WER clips", "Δ", "empty VAD", "empty clip", "dec lim", "enc lim"
+    );
+    println!("{head}");
+    for r in rows {
+        let mut line = format!("{:<32}{:>8.2}{:>7.3}", r.label, r.wall_s, r.wall_s / audio_s);
+        for l in &fw_labels {
+            let cell = if r.ours.is_some() { ratio(anchor(l).map(|a| a.wall_s), r.wall_s) } else { "-".into() };
+            line += &format!("{cell:>10}");
+        }
+        let (dec, enc) =
+            r.ours.as_ref().map_or(("-".into(), "-".into()), |(s, _)| (percent(s.decoder), percent(s.encoder)));
+        line += &format!(
+            "{:>9.2}{:>10.2}{:>+7.2}{:>10}{:>11}{dec:>9}{enc:>9}",
+            r.wer_long,
+            r.wer_clips,
+            r.wer_long - r.wer_clips,
+            r.empty_regions,
+            r.empty_clips
+        );
+        println!("{line}");
+    }
+    println!(
+        "(×anchor: its wall time ÷ ours; Δ: WER long − WER clips in points; dec/enc lim: share of the measured memory bandwidth / peak flops)"
+    );
+    println!("goals (long recording):");
+    for r in rows.iter().filter(|r| r.ours.is_some()) {
+        let speed = batched.map_or("-".to_string(), |b| {
+            format!(
+                "{:.2}× batched pipeline (goal ≥ {SPEED_GOAL:.1}×: {})",
+                b.wall_s / r.wall_s,
+                goal(b.wall_s / r.wall_s >= SPEED_GOAL)
+            )
+        });
+        let bound = fw_f32.map_or("-".to_string(), |f| {
+            format!(
+                "WER {:.2} vs fw float32 {:.2} (goal ≤ +{WER_MARGIN}: {})",
+                r.wer_long,
+                f.wer_long,
+                goal(r.wer_long <= f.wer_long + WER_MARGIN)
+            )
+        });
+        let delta = r.wer_long - r.wer_clips;
+        println!(
+            "  {:<32} {speed}; {bound}; {delta:+.2} points against the clips one by one (goal ≤ {JOINED_MARGIN}: {}); {} VAD regions without words (goal 0: {})",
+            r.label,
+            goal(delta <= JOINED_MARGIN),
+            r.empty_regions,
+            goal(r.empty_regions == 0)
+        );
+    }
+    println!("where our time goes (long recording):");
+    for r in rows {
+        let Some((share, stages)) = &r.ours else { continue };
+        let top: Vec<String> = stages
+            .iter()
+            .filter(|s| !s.stage.starts_with("enc ") && !s.stage.starts_with("dec "))
+            .map(|s| format!("{} {:.1} s/{}", s.stage, s.total.as_secs_f64(), s.calls))
+            .collect();
+        println!(
+            "  {:<32} {} decoder steps in {:.1} s, {} encoder windows in {:.1} s; {}",
+            r.label,
+            share.decoder_steps,
+            share.decoder_s,
+            share.windows,
+            share.encoder_s,
+            top.join(", ")
+        );
+    }
+}
+
+/// "faster-whisper float32" → "fw f32", "fw batched int8 b8" → "batched".
+fn short_label(label: &str) -> String {
+    if label.starts_with("fw batched") {
+        return "batched".into();
+    }
+    label.replace("faster-whisper ", "fw ").replace("float32", "f32").replace("float16", "f16")
+}

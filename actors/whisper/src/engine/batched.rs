@@ -3,7 +3,7 @@
 //! The voice detection cuts the speech into spans of at most 30 s (at a pause);
 //! consecutive spans are merged into chunks of up to 30 s ([`chunks`]), and each chunk is a
 //! window of its own, decoded without the previous text as prompt. `batch_size` chunks are
-//! encoded in one encoder call and beam-searched side by side ([`decode::decode_batch`]: one
+//! encoded (a few windows per encoder call, [`ENCODER_GROUP`]) and beam-searched side by side ([`decode::decode_batch`]: one
 //! read of the decoder's weights per step for every chunk's hypotheses), which is what makes
 //! this path faster than the sequential one on a decoder bound by memory bandwidth.
 //!
@@ -31,6 +31,11 @@ use crate::vad::VadParams;
 
 /// Frames of a chunk at most (30 s, one window).
 const MAX_CHUNK_FRAMES: usize = mel::N_FRAMES;
+
+/// Windows per encoder call. The encoder's products are already 1500 rows a window (bound by
+/// arithmetic, not by reading weights), so stacking more gains little, while each window
+/// stacked adds about its cross-attention keys and values in working memory.
+const ENCODER_GROUP: usize = 2;
 
 /// Speech left in a chunk after its decoding ended, from which it is decoded again (frames).
 const REMAINDER_MIN_FRAMES: usize = FRAMES_PER_SECOND;
@@ -147,7 +152,10 @@ impl Engine {
                 break;
             }
             let mels: Vec<&[f32]> = jobs.iter().map(|j| j.mel.as_slice()).collect();
-            let audios: Vec<AudioContext> = profile::time("encode", || on_pool(|| self.model.encode_batch(&mels)));
+            let audios: Vec<AudioContext> = mels
+                .chunks(ENCODER_GROUP)
+                .flat_map(|group| profile::time("encode", || on_pool(|| self.model.encode_batch(group))))
+                .collect();
             let (language, _) = *language.get_or_insert_with(|| match &plan {
                 LanguagePlan::Fixed(l) => (*l, 1.0),
                 LanguagePlan::Detect(among) => self.detect_language(&audios[0], among),

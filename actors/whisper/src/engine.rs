@@ -788,8 +788,10 @@ impl Engine {
                 {
                     continue;
                 }
-                let first = (from * FRAMES_PER_SECOND as f64).floor() as usize;
-                let frames = ((to - from) * FRAMES_PER_SECOND as f64).ceil() as usize;
+                // Never before the window's start: the features behind it are already forgotten
+                // (and `from` may sit a rounding error below it).
+                let first = ((from * FRAMES_PER_SECOND as f64).round() as usize).max(previous_seek);
+                let frames = ((to * FRAMES_PER_SECOND as f64).round() as usize).saturating_sub(first);
                 let (mut mel, size) = window(first)?;
                 let frames = frames.min(size);
                 for row in mel.chunks_mut(mel::N_FRAMES) {

@@ -75,7 +75,7 @@ impl std::fmt::Display for FmaKind {
 const ACCUMULATORS: usize = 12;
 
 /// Single-precision flops per second (a multiply-add counts 2) of `threads` threads each
-/// running `iterations` rounds of [`ACCUMULATORS`] independent multiply-adds in registers; the
+/// running `iterations` rounds of twelve independent multiply-adds in registers; the
 /// best of three timed runs after one untimed.
 pub fn peak_flops(threads: usize, iterations: u64) -> (f64, FmaKind) {
     let threads = threads.max(1);

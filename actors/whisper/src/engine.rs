@@ -53,13 +53,11 @@ pub struct EngineConfig {
 /// file in float32 (dequantized). Activations are f32 in every type, and the encoder, a true
 /// GEMM, always runs in f32 (see [`crate::model`]).
 ///
-/// On a quiet machine the decoder is bound by reading its weights, so int8 (half of
-/// float16's bytes, a quarter of float32's) should step fastest; on a loaded one it is bound
-/// by arithmetic, where int8's widening costs one instruction more per 8 weights than
-/// float16's. `Default` is float16: on the corpus (whisper-base, beam 5, the 2-core machine
-/// shared with builds) it ran 66 s against int8's 81 s, WER 21.7 % against 16.6 % (int8
-/// within the 0.3-point bound: it was lower), and it keeps the transcripts of the installed
-/// float16 models unchanged. Re-measure on a quiet machine before making int8 the default.
+/// int8 reads half of float16's bytes per step, but widening it costs one instruction more per
+/// 8 weights than float16's. `Default` is float16, the fastest at equal WER: on a quiet run of
+/// `scribe-bench asr --models whisper-base` (18 clips, 141 s, beam 5) float16 took 26.8 s,
+/// int8 28.6 s and float32 32.4 s, at WER 21.74 %, 22.83 % and 21.74 %; it also keeps the
+/// installed float16 models' transcripts unchanged. int8 is for memory, not speed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ComputeType {

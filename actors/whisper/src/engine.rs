@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::align::{self, WordTiming};
 use crate::audio::{AudioError, SAMPLE_RATE};
 use crate::ct2::{Ct2File, WhisperDims};
-use crate::decode::{self, DecodeOptions, Decoder, TIME_PRECISION};
+use crate::decode::{self, DecodeOptions, Decoder, TIME_PRECISION, WindowResult};
 use crate::languages;
 use crate::mel;
 use crate::model::{AudioContext, Whisper};
@@ -826,30 +826,11 @@ impl Engine {
             decoded.sort_by(|a, b| a.0.start.total_cmp(&b.0.start));
             let mut finished = Vec::new();
             for (p, r) in decoded {
-                let r = &results[r];
-                let text = self.tokenizer.decode(&p.tokens);
-                if p.start == p.end || text.trim().is_empty() {
-                    continue;
+                if let Some(mut segment) = self.segment(p, &results[r], window_seek) {
+                    all_tokens.extend_from_slice(&segment.tokens);
+                    map.restore(&mut segment);
+                    finished.push(segment);
                 }
-                all_tokens.extend_from_slice(&p.tokens);
-                let mut segment = Segment {
-                    start: p.start,
-                    end: p.end,
-                    text,
-                    words: p
-                        .words
-                        .into_iter()
-                        .map(|w| Word { start: w.start, end: w.end, text: w.word, probability: w.probability })
-                        .collect(),
-                    avg_logprob: r.avg_logprob,
-                    no_speech_prob: r.no_speech_prob,
-                    seek: window_seek,
-                    tokens: p.tokens,
-                    temperature: r.temperature,
-                    compression_ratio: r.compression_ratio,
-                };
-                map.restore(&mut segment);
-                finished.push(segment);
             }
             let result = &results[0];
             segments.extend_from_slice(&finished);
@@ -919,6 +900,31 @@ impl Engine {
             Some(text) => self.tokenizer.encode(&format!(" {text}")),
             None => Vec::new(),
         }
+    }
+
+    /// A decoded piece as a transcript segment, still on the speech's timeline, with its
+    /// decoding's statistics; `None` when it holds no text.
+    fn segment(&self, p: Piece, r: &WindowResult, window_seek: usize) -> Option<Segment> {
+        let text = self.tokenizer.decode(&p.tokens);
+        if p.start == p.end || text.trim().is_empty() {
+            return None;
+        }
+        Some(Segment {
+            start: p.start,
+            end: p.end,
+            text,
+            words: p
+                .words
+                .into_iter()
+                .map(|w| Word { start: w.start, end: w.end, text: w.word, probability: w.probability })
+                .collect(),
+            avg_logprob: r.avg_logprob,
+            no_speech_prob: r.no_speech_prob,
+            seek: window_seek,
+            tokens: p.tokens,
+            temperature: r.temperature,
+            compression_ratio: r.compression_ratio,
+        })
     }
 
     /// Picks the most likely language token after `<|startoftranscript|>`, among `among`

@@ -5,7 +5,6 @@
 //! recording (WER and wall time) is an ignored test that prints its numbers:
 //! `cargo test --release --workspace --test engine_batched -- --ignored --nocapture`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,17 +13,8 @@ use std::time::Instant;
 use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::{Engine, EngineConfig, EngineError, Progress, TranscribeOptions, Transcript};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn models_dir() -> PathBuf {
-    std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("models"))
-}
-
-fn corpus() -> PathBuf {
-    std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"))
-}
+mod common;
+use common::{corpus, models_dir, write_wav};
 
 /// The corpus's real English speech (no synthetic voices, no format variants).
 const CLIPS: [&str; 5] = [
@@ -48,27 +38,6 @@ fn engine(model: &str) -> Engine {
 
 fn english(batch_size: usize) -> TranscribeOptions {
     TranscribeOptions { language: Some("en".into()), batch_size, ..Default::default() }
-}
-
-/// 16-bit mono 16 kHz WAV.
-fn write_wav(path: &Path, samples: &[f32]) {
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let data_len = (samples.len() * 2) as u32;
-    f.write_all(b"RIFF").unwrap();
-    f.write_all(&(36 + data_len).to_le_bytes()).unwrap();
-    f.write_all(b"WAVEfmt ").unwrap();
-    f.write_all(&16u32.to_le_bytes()).unwrap();
-    f.write_all(&1u16.to_le_bytes()).unwrap(); // PCM
-    f.write_all(&1u16.to_le_bytes()).unwrap(); // mono
-    f.write_all(&SAMPLE_RATE.to_le_bytes()).unwrap();
-    f.write_all(&(SAMPLE_RATE * 2).to_le_bytes()).unwrap();
-    f.write_all(&2u16.to_le_bytes()).unwrap();
-    f.write_all(&16u16.to_le_bytes()).unwrap();
-    f.write_all(b"data").unwrap();
-    f.write_all(&data_len.to_le_bytes()).unwrap();
-    for &x in samples {
-        f.write_all(&((x * 32768.0).round().clamp(-32768.0, 32767.0) as i16).to_le_bytes()).unwrap();
-    }
 }
 
 /// The manifest's reference transcript of a clip.

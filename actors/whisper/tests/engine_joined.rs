@@ -7,52 +7,12 @@
 //! openai-whisper then lose the second clip whole. Each pair below lost one clip that way
 //! before the engine looked at the VAD's verdict on the rest of the window.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-
 use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::vad::VadParams;
 use scribe_whisper::{Engine, EngineConfig, TranscribeOptions, Transcript};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn models_dir() -> PathBuf {
-    std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("models"))
-}
-
-fn corpus() -> PathBuf {
-    std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"))
-}
-
-/// 16-bit mono 16 kHz WAV.
-fn write_wav(path: &Path, samples: &[f32]) {
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let data_len = (samples.len() * 2) as u32;
-    f.write_all(b"RIFF").unwrap();
-    f.write_all(&(36 + data_len).to_le_bytes()).unwrap();
-    f.write_all(b"WAVEfmt ").unwrap();
-    f.write_all(&16u32.to_le_bytes()).unwrap();
-    f.write_all(&1u16.to_le_bytes()).unwrap(); // PCM
-    f.write_all(&1u16.to_le_bytes()).unwrap(); // mono
-    f.write_all(&SAMPLE_RATE.to_le_bytes()).unwrap();
-    f.write_all(&(SAMPLE_RATE * 2).to_le_bytes()).unwrap();
-    f.write_all(&2u16.to_le_bytes()).unwrap();
-    f.write_all(&16u16.to_le_bytes()).unwrap();
-    f.write_all(b"data").unwrap();
-    f.write_all(&data_len.to_le_bytes()).unwrap();
-    for &x in samples {
-        f.write_all(&((x * 32768.0).round().clamp(-32768.0, 32767.0) as i16).to_le_bytes()).unwrap();
-    }
-}
-
-fn words(text: &str) -> Vec<String> {
-    text.split_whitespace()
-        .map(|w| w.to_lowercase().chars().filter(|c| c.is_alphanumeric()).collect::<String>())
-        .filter(|w| !w.is_empty())
-        .collect()
-}
+mod common;
+use common::{corpus, models_dir, words, write_wav};
 
 /// The words said between `from` and `to` seconds (by their timings).
 fn words_between(t: &Transcript, from: f64, to: f64) -> Vec<String> {

@@ -20,7 +20,7 @@ use rand::SeedableRng;
 
 use super::{
     DecodeSetup, Engine, EngineError, FRAMES_PER_SECOND, LanguagePlan, Progress, Segment, TimeMap, TranscribeOptions,
-    Transcript, Word, check_cancelled, on_pool,
+    Transcript, check_cancelled, on_pool,
 };
 use crate::decode;
 use crate::mel;
@@ -205,27 +205,8 @@ impl Engine {
                 let mut finished = Vec::new();
                 let mut decoded_end = None;
                 for p in pieces {
-                    let text = self.tokenizer.decode(&p.tokens);
-                    if p.start == p.end || text.trim().is_empty() {
-                        continue;
-                    }
-                    decoded_end = Some(p.words.last().map_or(p.end, |w| w.end));
-                    let mut segment = Segment {
-                        start: p.start,
-                        end: p.end,
-                        text,
-                        words: p
-                            .words
-                            .into_iter()
-                            .map(|w| Word { start: w.start, end: w.end, text: w.word, probability: w.probability })
-                            .collect(),
-                        avg_logprob: result.avg_logprob,
-                        no_speech_prob: result.no_speech_prob,
-                        seek: window_seek,
-                        tokens: p.tokens,
-                        temperature: result.temperature,
-                        compression_ratio: result.compression_ratio,
-                    };
+                    let Some(mut segment) = self.segment(p, &result, window_seek) else { continue };
+                    decoded_end = Some(segment.words.last().map_or(segment.end, |w| w.end));
                     map.restore(&mut segment);
                     finished.push(segment);
                 }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use poem::http::StatusCode;
 use poem::web::Data;
-use poem_openapi::OpenApi;
 use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
+use poem_openapi::{ApiResponse, OpenApi};
 use scribe_actors::billing::{NewJob, SubmitError};
 use scribe_actors::clock::now_ms;
 use scribe_domain::ids::JobId;
@@ -25,6 +25,19 @@ use crate::strict_json::StrictJson;
 use crate::submit;
 
 pub struct JobsApi;
+
+/// The answer of `GET /jobs`: one page, and the total over all pages in a header.
+#[derive(ApiResponse)]
+pub enum JobListResponse {
+    /// The page's jobs.
+    #[oai(status = 200)]
+    Ok(
+        Json<Vec<Job>>,
+        /// How many jobs pass the filters, all pages together (beyond the spec).
+        #[oai(header = "X-Total-Count")]
+        u64,
+    ),
+}
 
 #[OpenApi(tag = "ApiTags::Jobs")]
 impl JobsApi {
@@ -62,7 +75,11 @@ impl JobsApi {
         }
     }
 
-    /// Lists your jobs, newest first (a bare array of Job objects).
+    /// Lists your jobs, newest first unless `sortBy`/`sortDirection` say otherwise (a bare
+    /// array of Job objects, as the spec has it). Beyond the spec: the `X-Total-Count` header
+    /// tells how many jobs pass the filters on all pages together, so a client knows the last
+    /// page without asking for an empty one; `sortBy` and `sortDirection` work as on
+    /// `GET /glossary`.
     #[allow(clippy::too_many_arguments)]
     #[oai(path = "/jobs", method = "get", operation_id = "listJobs")]
     async fn list(
@@ -85,7 +102,14 @@ impl JobsApi {
         /// Jobs per page, 1 to 100 (default 20).
         #[oai(name = "pageSize")]
         page_size: Query<Option<i64>>,
-    ) -> Result<Json<Vec<Job>>, ApiError> {
+        /// Beyond the spec: the Job field to sort by, `created` (default), `filename` or
+        /// `nrAudioSeconds`.
+        #[oai(name = "sortBy")]
+        sort_by: Query<Option<String>>,
+        /// Beyond the spec: `DESC` (default) or `ASC`.
+        #[oai(name = "sortDirection")]
+        sort_direction: Query<Option<String>>,
+    ) -> Result<JobListResponse, ApiError> {
         let filter = ListJobsParams {
             job_id: job_id.0,
             job_type: job_type.0,
@@ -93,16 +117,18 @@ impl JobsApi {
             transcription_type: transcription_type.0,
             page: page.0,
             page_size: page_size.0,
+            sort_by: sort_by.0,
+            sort_direction: sort_direction.0,
         }
         .validate()?;
         let owner = auth.0.user;
-        let jobs = state
+        let (jobs, total) = state
             .read
-            .run(move |read| read.list_jobs(&owner, &filter))
+            .run(move |read| Ok((read.list_jobs(&owner, &filter)?, read.count_jobs(&owner, &filter)?)))
             .await
             .map_err(|e| ApiError::internal("Listing jobs", &e))?;
         let retention_s = state.settings.retention_s();
-        Ok(Json(jobs.into_iter().map(|job| Job::shown(job, retention_s)).collect()))
+        Ok(JobListResponse::Ok(Json(jobs.into_iter().map(|job| Job::shown(job, retention_s)).collect()), total))
     }
 
     /// Deletes a job: its media and transcript files are removed; its history keeps a

@@ -201,7 +201,17 @@ api_enum!(
 );
 
 api_enum!(
-    /// `sortDirection` of `GET /glossary`.
+    /// The Job fields `GET /jobs` can sort by (`sortBy`, beyond the spec, named as the Job
+    /// object names them, like `GET /glossary`'s): the date, the file name, the length.
+    JobSortField, field = "sortBy" {
+        Created = "created",
+        Filename = "filename",
+        NrAudioSeconds = "nrAudioSeconds",
+    }
+);
+
+api_enum!(
+    /// `sortDirection` of `GET /glossary` and `GET /jobs`.
     SortDirection, field = "sortDirection" {
         Desc = "DESC",
         Asc = "ASC",

@@ -19,7 +19,8 @@ use crate::error::ValidationError;
 use crate::http_url::HttpUrl;
 use crate::ids::{GlossaryId, JobId};
 use crate::kinds::{
-    GlossarySortField, JobStatus, JobType, SortDirection, TranscriptionStyle, TranscriptionType, TurnaroundTime,
+    GlossarySortField, JobSortField, JobStatus, JobType, SortDirection, TranscriptionStyle, TranscriptionType,
+    TurnaroundTime,
 };
 use crate::languages::{Language, TargetLanguage};
 pub use crate::options::JobOptions;
@@ -310,9 +311,11 @@ pub struct ListJobsParams {
     pub transcription_type: Option<String>,
     pub page: Option<i64>,
     pub page_size: Option<i64>,
+    pub sort_by: Option<String>,
+    pub sort_direction: Option<String>,
 }
 
-/// Valid filters and paging of `GET /jobs`.
+/// Valid filters, order and paging of `GET /jobs`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobFilter {
     pub job_id: Option<JobId>,
@@ -324,6 +327,10 @@ pub struct JobFilter {
     pub page: u64,
     /// 1 to 100, default 20.
     pub page_size: u32,
+    /// The order: default `created`, `DESC` (newest first); ties broken by `jobId` in the same
+    /// direction, so pages never overlap.
+    pub sort_by: JobSortField,
+    pub sort_direction: SortDirection,
 }
 
 impl ListJobsParams {
@@ -355,7 +362,11 @@ impl ListJobsParams {
             }
             None => DEFAULT_PAGE_SIZE,
         };
-        Ok(JobFilter { job_id, job_type, status, transcription_type, page, page_size })
+        let sort_by =
+            given(self.sort_by).map(|v| JobSortField::parse(&v)).transpose()?.unwrap_or(JobSortField::Created);
+        let sort_direction =
+            given(self.sort_direction).map(|v| SortDirection::parse(&v)).transpose()?.unwrap_or(SortDirection::Desc);
+        Ok(JobFilter { job_id, job_type, status, transcription_type, page, page_size, sort_by, sort_direction })
     }
 }
 

@@ -19,7 +19,7 @@ use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use scribe_domain::glossary::Glossary;
 use scribe_domain::ids::{GlossaryId, JobId, UserName};
 use scribe_domain::job::{Job, TaskView};
-use scribe_domain::kinds::{JobStatus, Role, TaskKind};
+use scribe_domain::kinds::{JobSortField, JobStatus, Role, SortDirection, TaskKind};
 use scribe_domain::requests::{GlossarySort, JobFilter};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
@@ -229,22 +229,24 @@ impl ReadModels {
         })
     }
 
-    /// One page of `owner`'s jobs that pass `filter`, newest first (`created` descending, then
-    /// `jobId` descending). Deleted jobs are left out.
+    /// One page of `owner`'s jobs that pass `filter`, in its order (by default newest first:
+    /// `created` descending, then `jobId` descending; ties are always broken by `jobId` in the
+    /// sort's direction, so pages never overlap). Deleted jobs are left out.
     pub fn list_jobs(&self, owner: &UserName, filter: &JobFilter) -> Result<Vec<Job>, ProjectionError> {
-        let mut sql = String::from("SELECT job_id, job FROM jobs WHERE owner = ? AND deleted = 0");
-        let mut args: Vec<rusqlite::types::Value> = vec![owner.as_str().to_owned().into()];
-        let mut filter_on = |column: &str, value: Option<&str>| {
-            if let Some(value) = value {
-                sql.push_str(&format!(" AND {column} = ?"));
-                args.push(value.to_owned().into());
-            }
+        let (conditions, mut args) = job_conditions(owner, filter);
+        let direction = match filter.sort_direction {
+            SortDirection::Asc => "ASC",
+            SortDirection::Desc => "DESC",
         };
-        filter_on("job_id", filter.job_id.as_ref().map(JobId::as_str));
-        filter_on("status", filter.status.map(JobStatus::as_str));
-        filter_on("job_type", filter.job_type.map(|t| t.as_str()));
-        filter_on("transcription_type", filter.transcription_type.map(|t| t.as_str()));
-        sql.push_str(" ORDER BY created DESC, job_id DESC LIMIT ? OFFSET ?");
+        // Name and length live in the job's JSON (no column of their own): a scan of the owner's jobs.
+        let by = match filter.sort_by {
+            JobSortField::Created => "created",
+            JobSortField::Filename => "json_extract(job, '$.filename') COLLATE NOCASE",
+            JobSortField::NrAudioSeconds => "json_extract(job, '$.nrAudioSeconds')",
+        };
+        let sql = format!(
+            "SELECT job_id, job FROM jobs WHERE {conditions} ORDER BY {by} {direction}, job_id {direction} LIMIT ? OFFSET ?"
+        );
         args.push(i64::from(filter.page_size).into());
         args.push(to_sql_int(filter.offset()).into());
 
@@ -259,6 +261,18 @@ impl ReadModels {
                 jobs.push(parse_json(&job, || format!("jobs/{job_id}"))?);
             }
             Ok(jobs)
+        })
+    }
+
+    /// How many of `owner`'s jobs pass `filter`, all pages together (deleted jobs left out).
+    pub fn count_jobs(&self, owner: &UserName, filter: &JobFilter) -> Result<u64, ProjectionError> {
+        let (conditions, args) = job_conditions(owner, filter);
+        let sql = format!("SELECT COUNT(*) FROM jobs WHERE {conditions}");
+        self.with_reader(|conn| {
+            let mut stmt = conn.prepare_cached(&sql).map_err(db("counting listed jobs"))?;
+            let count =
+                stmt.query_row(params_from_iter(args), |r| r.get::<_, i64>(0)).map_err(db("counting listed jobs"))?;
+            Ok(from_sql_int(count))
         })
     }
 
@@ -482,6 +496,24 @@ impl ReadModels {
         }
         result
     }
+}
+
+/// The WHERE clause of `GET /jobs` (the owner's jobs, not deleted, passing the filters) and its
+/// arguments.
+fn job_conditions(owner: &UserName, filter: &JobFilter) -> (String, Vec<rusqlite::types::Value>) {
+    let mut sql = String::from("owner = ? AND deleted = 0");
+    let mut args: Vec<rusqlite::types::Value> = vec![owner.as_str().to_owned().into()];
+    let mut filter_on = |column: &str, value: Option<&str>| {
+        if let Some(value) = value {
+            sql.push_str(&format!(" AND {column} = ?"));
+            args.push(value.to_owned().into());
+        }
+    };
+    filter_on("job_id", filter.job_id.as_ref().map(JobId::as_str));
+    filter_on("status", filter.status.map(JobStatus::as_str));
+    filter_on("job_type", filter.job_type.map(|t| t.as_str()));
+    filter_on("transcription_type", filter.transcription_type.map(|t| t.as_str()));
+    (sql, args)
 }
 
 fn dump_query(conn: &Connection, sql: &str, out: &mut String) -> Result<(), ProjectionError> {

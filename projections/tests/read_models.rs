@@ -170,6 +170,8 @@ fn filter(pairs: &[(&str, &str)]) -> scribe_domain::requests::JobFilter {
             "transcriptionType" => p.transcription_type = text,
             "page" => p.page = Some(value.parse().unwrap()),
             "pageSize" => p.page_size = Some(value.parse().unwrap()),
+            "sortBy" => p.sort_by = text,
+            "sortDirection" => p.sort_direction = text,
             other => panic!("unknown filter {other}"),
         }
     }
@@ -416,6 +418,18 @@ async fn list_filters_pages_and_orders_newest_first() {
     expected.insert(0, "ann-tie-b".into());
     assert_eq!(ids(&all), expected, "newest first, deleted and other owners' jobs absent");
     assert!(all.windows(2).all(|w| w[0].created >= w[1].created));
+    assert_eq!(read_models.count_jobs(&ann, &filter(&[("pageSize", "3")])).unwrap(), all.len() as u64, "all pages");
+
+    // Sorted by name and by length, both ways; ties by jobId in the same direction.
+    let by_name = read_models
+        .list_jobs(&ann, &filter(&[("pageSize", "100"), ("sortBy", "filename"), ("sortDirection", "ASC")]))
+        .unwrap();
+    let key = |j: &Job| (j.filename.to_lowercase(), j.job_id.to_string());
+    assert!(by_name.windows(2).all(|w| key(&w[0]) <= key(&w[1])), "{:?}", ids(&by_name));
+    assert_eq!(by_name.len(), all.len());
+    let longest = read_models.list_jobs(&ann, &filter(&[("pageSize", "100"), ("sortBy", "nrAudioSeconds")])).unwrap();
+    let key = |j: &Job| (j.nr_audio_seconds, j.job_id.to_string());
+    assert!(longest.windows(2).all(|w| key(&w[0]) >= key(&w[1])), "{:?}", ids(&longest));
 
     let default_page = read_models.list_jobs(&ann, &filter(&[])).unwrap();
     assert_eq!(default_page.len(), expected.len().min(20));
@@ -438,6 +452,7 @@ async fn list_filters_pages_and_orders_newest_first() {
         let expected: Vec<String> = all.iter().filter(|j| j.status == wanted).map(|j| j.job_id.to_string()).collect();
         assert!(!expected.is_empty(), "the scenario has {status} jobs");
         assert_eq!(ids(&listed), expected, "status={status}");
+        assert_eq!(read_models.count_jobs(&ann, &filter(&[("status", status)])).unwrap(), expected.len() as u64);
     }
     let perfect = read_models.list_jobs(&ann, &filter(&[("jobType", "perfect"), ("pageSize", "100")])).unwrap();
     assert!(!perfect.is_empty() && perfect.iter().all(|j| j.job_type.as_str() == "perfect"));

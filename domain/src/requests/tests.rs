@@ -286,6 +286,21 @@ fn listing_defaults_to_the_first_page_of_20() {
 }
 
 #[test]
+fn listing_sorts_newest_first_unless_asked_by_name_or_length() {
+    let f = list(|_| {}).unwrap();
+    assert_eq!((f.sort_by, f.sort_direction), (JobSortField::Created, SortDirection::Desc));
+    let f = list(|p| {
+        p.sort_by = s("filename");
+        p.sort_direction = s("ASC");
+    })
+    .unwrap();
+    assert_eq!((f.sort_by, f.sort_direction), (JobSortField::Filename, SortDirection::Asc));
+    assert_eq!(list(|p| p.sort_by = s("nrAudioSeconds")).unwrap().sort_by, JobSortField::NrAudioSeconds);
+    rejects(list(|p| p.sort_by = s("name")), "sortBy", "sortBy must be one of: created, filename, nrAudioSeconds");
+    rejects(list(|p| p.sort_direction = s("up")), "sortDirection", "sortDirection must be one of: DESC, ASC");
+}
+
+#[test]
 fn page_size_is_accepted_from_1_to_100() {
     assert_eq!(list(|p| p.page_size = Some(1)).unwrap().page_size, 1);
     assert_eq!(list(|p| p.page_size = Some(100)).unwrap().page_size, 100);

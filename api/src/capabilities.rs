@@ -46,6 +46,32 @@ pub struct Capabilities {
     /// The precision every speech model runs at (`scribe serve --compute-type`): `float32`,
     /// `float16` or `int8`.
     pub compute_type: String,
+    /// Every `language` code of the spec with its English name, in the spec's order (`auto`
+    /// first): the codes a `perfect` job may be submitted with. Then the translation targets that
+    /// are no `language` code (`zh`, `ga`), so every code of these lists has a name to show.
+    pub languages: Vec<LanguageEntry>,
+}
+
+/// A language code and its English name.
+#[derive(Object, Debug, Clone, PartialEq)]
+#[oai(rename_all = "camelCase")]
+pub struct LanguageEntry {
+    /// The code, as the API spells it (`en-us`).
+    pub code: String,
+    /// Its English name (`English, United States`).
+    pub name: String,
+}
+
+/// The names of translation targets that are not `language` codes of the spec.
+const TARGET_ONLY_NAMES: &[(&str, &str)] = &[("zh", "Chinese"), ("ga", "Irish")];
+
+/// The spec's languages with their names, then the target-only codes.
+fn language_entries() -> Vec<LanguageEntry> {
+    let entry = |code: &str, name: &str| LanguageEntry { code: code.to_owned(), name: name.to_owned() };
+    scribe_domain::languages::Language::all()
+        .map(|l| entry(l.code(), l.name()))
+        .chain(TARGET_ONLY_NAMES.iter().map(|(code, name)| entry(code, name)))
+        .collect()
 }
 
 /// One speech model of this server.
@@ -90,6 +116,7 @@ impl Capabilities {
             perfect_translation_targets: target_languages(JobType::Perfect).iter().map(|s| (*s).to_owned()).collect(),
             transcription_styles: vec!["cleanread".into(), "verbatim".into()],
             multilingual_speech: c.multilingual_speech,
+            languages: language_entries(),
         }
     }
 }
@@ -110,5 +137,21 @@ impl CapabilitiesApi {
         state: Data<&Arc<ApiState>>,
     ) -> Result<Json<Capabilities>, ApiError> {
         Ok(Json(Capabilities::new(state.settings.capabilities.as_ref(), &state.models)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_target_language_has_a_name() {
+        let names = language_entries();
+        for job_type in [JobType::Direct, JobType::Perfect] {
+            for code in target_languages(job_type) {
+                assert!(names.iter().any(|l| l.code == *code && !l.name.is_empty()), "{code} has no name");
+            }
+        }
+        assert_eq!(names[0].code, "auto", "the spec's order, auto first");
     }
 }

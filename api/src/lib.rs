@@ -182,6 +182,7 @@ pub fn app(state: ApiState) -> impl Endpoint {
         .at("/metrics", get(metrics::metrics))
         .at("/health", get(health))
         .at("/", webapp::index())
+        .at("/favicon.ico", webapp::favicon())
         .nest("/app", webapp::assets())
         .data(state)
         .data(limits)

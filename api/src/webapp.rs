@@ -3,6 +3,7 @@
 //! in the file names, taken from the npm registry). Every file of `api/web/` is embedded at
 //! compile time (`rust-embed`, served by poem's embedded-files endpoints), so the app needs no
 //! CDN, no node build and no network at run time. The app talks only to the API under `/api`.
+//! `/favicon.ico` is its icon (`web/favicon.ico`, 32 × 32).
 
 use poem::endpoint::{EmbeddedFileEndpoint, EmbeddedFilesEndpoint};
 use poem::http::{StatusCode, header};
@@ -45,6 +46,13 @@ pub fn index() -> impl Endpoint {
 /// name); 404 otherwise.
 pub fn assets() -> impl Endpoint {
     not_modified_is_an_answer(EmbeddedFilesEndpoint::<Assets>::new()).with(app_headers())
+}
+
+/// `GET /favicon.ico`: the app's icon (browsers ask for it at this address on every site).
+pub fn favicon() -> impl Endpoint {
+    not_modified_is_an_answer(EmbeddedFileEndpoint::<Assets>::new("favicon.ico"))
+        .with(app_headers())
+        .with(SetHeader::new().overriding(header::CONTENT_TYPE, "image/x-icon"))
 }
 
 /// poem's embedded endpoints answer a matching `If-None-Match` with an error carrying 304; the

@@ -47,9 +47,11 @@ pub struct Capabilities {
     /// `float16` or `int8`.
     pub compute_type: String,
     /// Every `language` code of the spec with its English name, in the spec's order (`auto`
-    /// first): the codes a `perfect` job may be submitted with. Then the translation targets that
-    /// are no `language` code (`zh`, `ga`), so every code of these lists has a name to show.
+    /// first): the codes a `perfect` job may be submitted with.
     pub languages: Vec<LanguageEntry>,
+    /// The translation targets that are no `language` code (`zh`, `ga`), with their names: with
+    /// `languages`, every code of these lists has a name to show.
+    pub target_only_languages: Vec<LanguageEntry>,
 }
 
 /// A language code and its English name.
@@ -65,13 +67,18 @@ pub struct LanguageEntry {
 /// The names of translation targets that are not `language` codes of the spec.
 const TARGET_ONLY_NAMES: &[(&str, &str)] = &[("zh", "Chinese"), ("ga", "Irish")];
 
-/// The spec's languages with their names, then the target-only codes.
+fn entry(code: &str, name: &str) -> LanguageEntry {
+    LanguageEntry { code: code.to_owned(), name: name.to_owned() }
+}
+
+/// The spec's languages with their names.
 fn language_entries() -> Vec<LanguageEntry> {
-    let entry = |code: &str, name: &str| LanguageEntry { code: code.to_owned(), name: name.to_owned() };
-    scribe_domain::languages::Language::all()
-        .map(|l| entry(l.code(), l.name()))
-        .chain(TARGET_ONLY_NAMES.iter().map(|(code, name)| entry(code, name)))
-        .collect()
+    scribe_domain::languages::Language::all().map(|l| entry(l.code(), l.name())).collect()
+}
+
+/// The target-only codes with their names.
+fn target_only_entries() -> Vec<LanguageEntry> {
+    TARGET_ONLY_NAMES.iter().map(|(code, name)| entry(code, name)).collect()
 }
 
 /// One speech model of this server.
@@ -117,6 +124,7 @@ impl Capabilities {
             transcription_styles: vec!["cleanread".into(), "verbatim".into()],
             multilingual_speech: c.multilingual_speech,
             languages: language_entries(),
+            target_only_languages: target_only_entries(),
         }
     }
 }
@@ -146,12 +154,13 @@ mod tests {
 
     #[test]
     fn every_target_language_has_a_name() {
-        let names = language_entries();
+        let names: Vec<LanguageEntry> = language_entries().into_iter().chain(target_only_entries()).collect();
         for job_type in [JobType::Direct, JobType::Perfect] {
             for code in target_languages(job_type) {
                 assert!(names.iter().any(|l| l.code == *code && !l.name.is_empty()), "{code} has no name");
             }
         }
         assert_eq!(names[0].code, "auto", "the spec's order, auto first");
+        assert!(target_only_entries().iter().all(|t| language_entries().iter().all(|l| l.code != t.code)));
     }
 }

@@ -60,12 +60,52 @@
     return type.includes("json") ? response.json() : response.text();
   }
 
-  const errorBox = (id) => el("div", { class: "error", role: "alert", id });
-  // Shows an error in place; the API's message, and the field it names if the message does not.
-  const show = (box, e) => {
-    const message = e ? e.message || String(e) : "";
-    box.textContent = e && e.field && !message.includes(e.field) ? `${message} (${e.field})` : message;
+  // An error box can take the focus (tabindex -1), so a person who pressed a button hears and
+  // sees what went wrong where it went wrong.
+  const errorBox = (id) => el("div", { class: "error", role: "alert", id, tabindex: "-1" });
+  // The label a person sees for an input: its <label>'s own text (without the hint), else its
+  // aria-label.
+  function labelOf(input) {
+    const label = input && input.id ? document.querySelector(`label[for="${CSS.escape(input.id)}"]`) : null;
+    if (label) {
+      const own = [...label.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join("").trim();
+      return own || label.textContent.trim();
+    }
+    return input ? input.getAttribute("aria-label") : null;
+  }
+  // Names of fields that have no input of their own on the page.
+  const FIELD_NAMES = { apiKey: "API key", Authorization: "API key", file: "Media file", jobId: "Job" };
+  // Shows an error in place. With `fields` (an API field path such as `maxCharsPerRow` or
+  // `items[0].name` -> the input it belongs to, or [input, label]), the message names the
+  // field by its label, the field is marked (aria-invalid, aria-describedby the box); with
+  // `focus`, the box takes the focus. `show(box, null)` clears the box and the marks.
+  const show = (box, e, { fields, focus } = {}) => {
+    for (const marked of document.querySelectorAll(`[data-error-of="${box.id}"]`)) {
+      marked.removeAttribute("aria-invalid");
+      marked.removeAttribute("aria-describedby");
+      delete marked.dataset.errorOf;
+    }
+    let message = e ? e.message || String(e) : "";
+    if (e && e.field) {
+      const found = fields ? fields(e.field) : null;
+      const [input, given] = Array.isArray(found) ? found : [found, null];
+      const label = given || labelOf(input);
+      // The path as a whole word (`name`, not the "name" in "filename").
+      const path = new RegExp(`(^|[^\\w.\\[\\]])${e.field.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w\\[.])`, "g");
+      const named = label && message.toLowerCase().includes(label.toLowerCase());
+      if (!named && path.test(message)) message = message.replace(path, (_, before) => before + (label || FIELD_NAMES[e.field] || e.field));
+      else if (label && !named) message = `${message} (${label})`;
+      if (input && box.id) {
+        input.setAttribute("aria-invalid", "true");
+        input.setAttribute("aria-describedby", box.id);
+        input.dataset.errorOf = box.id;
+      }
+    }
+    box.textContent = message;
+    if (e && focus) box.focus();
   };
+  // The fields of a form by API name: `name` -> the element `#<prefix><ids[name] or name>`.
+  const byId = (prefix, ids = {}) => (name) => document.getElementById(prefix + (ids[name] || name));
   const when = (ms) => new Date(ms).toLocaleString();
   const duration = (s) => (s >= 3600 ? `${Math.floor(s / 3600)} h ` : "") + `${Math.floor((s % 3600) / 60)} min ${s % 60} s`;
 
@@ -80,7 +120,7 @@
 
   function page(title, ...children) {
     document.title = `${title} · Scribe`;
-    main.replaceChildren(el("h1", {}, title), ...children);
+    main.replaceChildren(el("h1", {}, title), ...children.filter((c) => c));
     main.focus({ preventScroll: true });
   }
 
@@ -103,7 +143,9 @@
 
   async function route() {
     leave();
-    const hash = location.hash.replace(/^#\/?/, "");
+    // `#/<screen>/<id>?<state>`: a screen's state (the job list's filters, order and page)
+    // lives in the address, so the back button and bookmarks return to it.
+    const [hash, search] = location.hash.replace(/^#\/?/, "").split("?");
     const [name, id] = hash.split("/").map(decodeURIComponent);
     if (!sessionStorage.getItem(KEY)) return signIn();
     if (!me) {
@@ -119,11 +161,23 @@
     const views = staff ? { tasks: tasksView, task: taskView } : { jobs: jobsView, upload: uploadView, job: jobView, edit: editView, glossaries: glossariesView, live: liveView };
     const view = views[name] || (staff ? tasksView : jobsView);
     try {
-      await view(id);
+      await view(id, new URLSearchParams(search || ""));
     } catch (e) {
       page("Something went wrong", el("div", { class: "error", role: "alert" }, e.message));
     }
   }
+
+  // The header's balance after something that charges or refunds (an upload, an order, a delete).
+  async function refreshBalance() {
+    try {
+      me = await api("GET", "/me");
+      const who = document.getElementById("who-name");
+      if (who) who.textContent = whoText();
+    } catch (_) {
+      // the next screen asks again
+    }
+  }
+  const whoText = () => `${me.userName} · ${me.role}` + (me.role === "customer" ? ` · balance ${(me.balance / 100).toFixed(2)}` : "");
 
   function renderNav(current) {
     const nav = document.getElementById("nav");
@@ -133,7 +187,7 @@
     nav.replaceChildren(...links.map(([h, t]) => el("a", { href: `#/${h}`, "aria-current": section === h ? "page" : null }, t)));
     const who = document.getElementById("who");
     who.replaceChildren(
-      el("span", { id: "who-name" }, `${me.userName} · ${me.role}` + (me.role === "customer" ? ` · balance ${(me.balance / 100).toFixed(2)}` : "")),
+      el("span", { id: "who-name" }, whoText()),
       el("button", { id: "sign-out", onclick: () => {
         sessionStorage.removeItem(KEY);
         me = null;
@@ -158,7 +212,8 @@
         route();
       } catch (x) {
         sessionStorage.removeItem(KEY);
-        show(err, x);
+        const refused = x.status === 401 ? new ApiError(401, { message: "This API key is not valid (unknown or revoked). Check it and sign in again.", field: "apiKey" }) : x;
+        show(err, refused, { fields: () => key });
         key.focus();
       }
     } },
@@ -170,67 +225,119 @@
 
   // ---- customers: jobs ---------------------------------------------------------------------
 
-  async function jobsView() {
-    const state = { page: 0, pageSize: 20, status: "", jobType: "", transcriptionType: "" };
+  // The job list's order choices: `sortBy` and `sortDirection` of GET /jobs.
+  const SORTS = [
+    ["created.DESC", "Newest first"], ["created.ASC", "Oldest first"],
+    ["filename.ASC", "Name, A to Z"], ["filename.DESC", "Name, Z to A"],
+    ["nrAudioSeconds.DESC", "Longest first"], ["nrAudioSeconds.ASC", "Shortest first"],
+  ];
+  const PAGE_SIZES = ["5", "10", "20", "50", "100"];
+  // After paging, the focus goes to the list's heading (set by the pager, used once by the view).
+  let focusListHeading = false;
+
+  // The job list: filters, order, page size and page live in the address (#/jobs?status=DONE&page=1).
+  async function jobsView(_id, params) {
+    const pick = (name, allowed, fallback) => (allowed.includes(params.get(name)) ? params.get(name) : fallback);
+    const state = {
+      status: pick("status", ["OPEN", "DONE", "ERROR"], ""),
+      jobType: pick("jobType", ["direct", "perfect"], ""),
+      transcriptionType: pick("transcriptionType", ["transcription", "captions", "translatedSubtitles"], ""),
+      pageSize: pick("pageSize", PAGE_SIZES, "20"),
+      sort: pick("sort", SORTS.map(([v]) => v), "created.DESC"),
+      page: Math.max(0, Math.floor(Number(params.get("page")) || 0)),
+    };
+    // Goes to the list with `changes`; the address changes, so the back button returns here.
+    const go = (changes) => {
+      const next = { ...state, ...changes };
+      const q = query({
+        status: next.status, jobType: next.jobType, transcriptionType: next.transcriptionType,
+        pageSize: next.pageSize === "20" ? "" : next.pageSize, sort: next.sort === "created.DESC" ? "" : next.sort,
+        page: next.page || "",
+      }).toString();
+      const hash = q ? `#/jobs?${q}` : "#/jobs";
+      focusListHeading = true;
+      if (location.hash === hash) route();
+      else location.hash = hash;
+    };
     const err = errorBox("jobs-error");
+    const heading = el("h2", { id: "jobs-h", tabindex: "-1" }, "Jobs");
     const body = el("div", { id: "jobs" });
-    const pager = el("div", { class: "row" });
-    const filters = el("form", { class: "panel form-grid", "aria-label": "Filters", onsubmit: (e) => {
+    const pager = el("nav", { class: "row pager", "aria-label": "Pages" });
+    const filters = el("form", { class: "panel form-grid", "aria-label": "Filters and order", onsubmit: (e) => {
       e.preventDefault();
-      state.page = 0;
-      load();
+      const v = (id) => filters.querySelector(id).value;
+      go({ status: v("#f-status"), jobType: v("#f-jobtype"), transcriptionType: v("#f-ttype"), pageSize: v("#f-size"), sort: v("#f-sort"), page: 0 });
     } },
-    field("f-status", "Status", select([["", "any"], ["OPEN", "OPEN"], ["DONE", "DONE"], ["ERROR", "ERROR"]], ""), null),
-    field("f-jobtype", "Job type", select([["", "any"], ["direct", "direct"], ["perfect", "perfect"]], ""), null),
-    field("f-ttype", "Transcription type", select([["", "any"], ["transcription", "transcription"], ["captions", "captions"], ["translatedSubtitles", "translatedSubtitles"]], ""), null),
-    field("f-size", "Per page", select([["10", "10"], ["20", "20"], ["50", "50"], ["100", "100"]], "20"), null),
-    el("div", {}, el("label", { class: "sr-only", for: "f-apply" }, "Apply"), el("button", { type: "submit", id: "f-apply", class: "primary" }, "Apply filters")));
-    async function load() {
-      state.status = filters.querySelector("#f-status").value;
-      state.jobType = filters.querySelector("#f-jobtype").value;
-      state.transcriptionType = filters.querySelector("#f-ttype").value;
-      state.pageSize = Number(filters.querySelector("#f-size").value);
-      show(err, null);
-      try {
-        const jobs = await api("GET", "/jobs", { params: state });
-        body.replaceChildren(jobs.length ? el("div", { class: "table-wrap" }, el("table", {},
-          el("thead", {}, el("tr", {}, ["File", "Status", "Created", "Type", "Length", "Language"].map((h) => el("th", { scope: "col" }, h)))),
-          el("tbody", {}, jobs.map((j) => el("tr", {},
-            el("td", { class: "name" }, el("a", { href: `#/job/${j.jobId}` }, j.filename || j.jobId)),
-            el("td", {}, el("span", { class: `badge ${j.status}` }, j.status)),
-            el("td", {}, when(j.created)),
-            el("td", {}, `${j.jobType} ${j.transcriptionType}`),
-            el("td", {}, duration(j.nrAudioSeconds)),
-            el("td", {}, j.language + (j.targetLanguage ? ` → ${j.targetLanguage}` : ""))))))) : el("p", {}, "No jobs match. ", el("a", { href: "#/upload" }, "Upload a file.")));
-        pager.replaceChildren(
-          el("button", { disabled: state.page === 0, onclick: () => { state.page--; load(); } }, "Previous page"),
-          el("span", {}, `Page ${state.page + 1}`),
-          el("button", { disabled: jobs.length < state.pageSize, onclick: () => { state.page++; load(); } }, "Next page"));
-      } catch (e) {
-        show(err, e);
-      }
+    field("f-status", "Status", select([["", "any"], ["OPEN", "OPEN"], ["DONE", "DONE"], ["ERROR", "ERROR"]], state.status), null),
+    field("f-jobtype", "Job type", select([["", "any"], ["direct", "direct"], ["perfect", "perfect"]], state.jobType), null),
+    field("f-ttype", "Transcription type", select([["", "any"], ["transcription", "transcription"], ["captions", "captions"], ["translatedSubtitles", "translatedSubtitles"]], state.transcriptionType), null),
+    field("f-sort", "Order", select(SORTS, state.sort), null),
+    field("f-size", "Per page", select(PAGE_SIZES.map((n) => [n, n]), state.pageSize), null),
+    el("div", { class: "apply" }, el("button", { type: "submit", id: "f-apply", class: "primary" }, "Apply")));
+    page("Your jobs", filters, err, heading, body, pager);
+    const [sortBy, sortDirection] = state.sort.split(".");
+    const size = Number(state.pageSize);
+    let jobs;
+    let total;
+    try {
+      const response = await api("GET", "/jobs", { raw: true, params: {
+        status: state.status, jobType: state.jobType, transcriptionType: state.transcriptionType,
+        page: state.page, pageSize: size, sortBy, sortDirection,
+      } });
+      jobs = await response.json();
+      // The API counts all pages in X-Total-Count, so "Next" never leads to an empty page.
+      total = Number(response.headers.get("X-Total-Count"));
+    } catch (e) {
+      const inputs = { status: "f-status", jobType: "f-jobtype", transcriptionType: "f-ttype", pageSize: "f-size", sortBy: "f-sort", sortDirection: "f-sort" };
+      show(err, e, { fields: (f) => document.getElementById(inputs[f]) });
+      return;
     }
-    page("Your jobs", filters, err, body, pager);
-    await load();
+    const pages = Math.max(1, Math.ceil(total / size));
+    const first = state.page * size + 1;
+    heading.textContent = total === 0 ? "No jobs" : jobs.length ? `Jobs ${first} to ${first + jobs.length - 1} of ${total}` : `Jobs: ${total}`;
+    const sortedBy = { created: "Created", filename: "File", nrAudioSeconds: "Length" }[sortBy];
+    const headers = ["File", "Status", "Created", "Type", "Length", "Language"];
+    body.replaceChildren(jobs.length ? el("div", { class: "table-wrap" }, el("table", { class: "cards" },
+      el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", "aria-sort": h === sortedBy ? (sortDirection === "ASC" ? "ascending" : "descending") : null }, h)))),
+      el("tbody", {}, jobs.map((j) => el("tr", {},
+        el("td", { class: "name", "data-label": "File" }, el("a", { href: `#/job/${j.jobId}` }, j.filename || j.jobId)),
+        el("td", { "data-label": "Status" }, el("span", { class: `badge ${j.status}` }, j.status)),
+        el("td", { "data-label": "Created" }, when(j.created)),
+        el("td", { "data-label": "Type" }, `${j.jobType} ${j.transcriptionType}`),
+        el("td", { "data-label": "Length" }, duration(j.nrAudioSeconds)),
+        el("td", { "data-label": "Language" }, j.language + (j.targetLanguage ? ` → ${j.targetLanguage}` : ""))))))) :
+      total > 0
+        ? el("p", {}, `Page ${state.page + 1} is past the end: the list has ${pages} ${pages === 1 ? "page" : "pages"}. `, el("a", { href: "#/jobs", id: "first-page", onclick: (e) => {
+          e.preventDefault();
+          go({ page: 0 });
+        } }, "Go to the first page."))
+        : el("p", {}, "No jobs match. ", el("a", { href: "#/upload" }, "Upload a file.")));
+    pager.replaceChildren(
+      el("button", { id: "prev-page", disabled: state.page === 0, onclick: () => go({ page: Math.min(state.page, pages) - 1 }) }, "Previous page"),
+      el("span", { id: "page-of" }, `Page ${state.page + 1} of ${pages}`),
+      el("button", { id: "next-page", disabled: state.page + 1 >= pages, onclick: () => go({ page: state.page + 1 }) }, "Next page"));
+    if (focusListHeading) heading.focus();
+    focusListHeading = false;
   }
 
-  // The spec's language codes and names (code=name, "|"-separated).
-  const LANGUAGES = "auto=automatic detection|af-za=Afrikaans|sq-al=Albanian|am-et=Amharic|ar=Arabic|hy-am=Armenian|az-az=Azerbaijani|id-id=Bahasa Indonesia|ba=Bashkir|eu-es=Basque|bn-bd=Bengali, Bangladesh|bn-in=Bengali, India|bs-ba=Bosnian|bg=Bulgarian|my-mm=Burmese|yue=Cantonese|ca=Catalan|cmn=Chinese, Mandarin|hr=Croatian|cs=Czech|da=Danish|nl=Dutch|en-au=English, Australia|en-uk=English, United Kingdom|en-us=English, United States|en=English, all accents|eo=Esperanto|et-ee=Estonian|fa-ir=Farsi, Iran|fil-ph=Filipino|fi=Finnish|nl-be=Flemish|fr-ca=French, Canada|fr=French|gl-es=Galician|ka-ge=Georgian|de-at=German, Austria|de-ot=German, Germany|de-ch=German, Switzerland|de-gsw=German, Swiss Mundart|de=German, all accents|el=Greek|gu-in=Gujarati|iw-il=Hebrew|hi=Hindi|hu=Hungarian|is-is=Icelandic|it=Italian|ja=Japanese|jv-id=Javanese|kn-in=Kannada|km-kh=Khmer|ko=Korean|lo-la=Lao|lv=Latvian|lt=Lithuanian|mk-mk=Macedonian|ms=Malay|ml-in=Malayalam|mt=Maltese|mr-in=Marathi|mn-mn=Mongolian|ne-np=Nepali|no=Norwegian|pl=Polish|pt-br=Portuguese, Brazil|pt=Portuguese|pa-guru-in=Punjabi|ro=Romanian|ru=Russian|sr-rs=Serbian|si-lk=Sinhala|sk=Slovakian|sl=Slovenian|es=Spanish|es-la=Spanish, Latin America|su-id=Sundanese|sw-ke=Swahili, Kenya|sw-tz=Swahili, Tanzania|sv=Swedish|ta-in=Tamil, India|ta-my=Tamil, Malaysia|ta-sg=Tamil, Singapore|ta-lk=Tamil, Sri Lanka|te-in=Telugu|th-th=Thai|tr=Turkish|uk=Ukrainian|uk-ua=Ukrainian (uk-ua)|ur-in=Urdu, India|ur-pk=Urdu, Pakistan|ug=Uyghur|uz-uz=Uzbek|vi-vn=Vietnamese|cy=Welsh|zu-za=Zulu"
-    .split("|").map((pair) => pair.split("="));
-  const LANGUAGE_NAMES = new Map(LANGUAGES.concat([["zh", "Chinese"], ["ga", "Irish"]]));
-  const languageLabel = (code) => (LANGUAGE_NAMES.has(code) ? `${LANGUAGE_NAMES.get(code)} (${code})` : code);
-  const TURNAROUNDS = ["ONE_DAY", "TWO_DAYS", "THREE_DAYS", "FOUR_DAYS", "FIVE_DAYS", "SEVEN_DAYS", "TEN_DAYS", "FOURTEEN_DAYS"];
-  const turnaroundLabel = (t) => `${t.replace("_", " ").toLowerCase()}`;
-  // The server's capabilities (GET /capabilities): which target languages it can translate to.
+  // The server's capabilities (GET /capabilities): the languages with their names, the ones
+  // direct jobs recognise, the translation targets. Loaded once.
   let capabilities = null;
   const loadCapabilities = () => (capabilities ? Promise.resolve(capabilities) : api("GET", "/capabilities").then((c) => (capabilities = c)));
+  const languageName = (code) => (capabilities ? (capabilities.languages.concat(capabilities.targetOnlyLanguages).find((l) => l.code === code) || {}).name : null);
+  const languageLabel = (code) => (languageName(code) ? `${languageName(code)} (${code})` : code);
+  // Codes in the order of their names, as people look for them.
+  const byName = (codes) => codes.slice().sort((a, b) => languageLabel(a).localeCompare(languageLabel(b)));
+  const TURNAROUNDS = ["ONE_DAY", "TWO_DAYS", "THREE_DAYS", "FOUR_DAYS", "FIVE_DAYS", "SEVEN_DAYS", "TEN_DAYS", "FOURTEEN_DAYS"];
+  const turnaroundLabel = (t) => `${t.replace("_", " ").toLowerCase()}`;
 
   // Every upload option of the spec (shared by the file and the URL upload). Options that do not
   // apply to the chosen job type or transcription type are disabled and not sent.
   function uploadOptions() {
     const target = select([["", "choose…"]], "");
+    const languages = capabilities ? capabilities.languages.map((l) => [l.code, `${l.name} (${l.code})`]) : [["en", "en"]];
     const form = el("div", { class: "form-grid" },
-      field("o-language", "Language", select(LANGUAGES.map(([c, n]) => [c, c === "auto" ? "auto (detect: en, nl, de, fr, it)" : `${n} (${c})`]), "en")),
+      field("o-language", "Language", select(languages, "en")),
       field("o-jobType", "Job type", select([["direct", "direct (automatic)"], ["perfect", "perfect (by people)"]], "direct")),
       field("o-transcriptionType", "Transcription type", select([["transcription", "transcription"], ["captions", "captions"], ["translatedSubtitles", "translated subtitles"]], "transcription")),
       field("o-transcriptionStyle", "Style", select([["cleanread", "clean read"], ["verbatim", "verbatim"]], "cleanread"), "transcription only"),
@@ -251,7 +358,7 @@
       q("transcriptionStyle").disabled = type !== "transcription";
       q("turnaroundTime").disabled = !perfect;
       target.disabled = type !== "translatedSubtitles";
-      const codes = capabilities ? (perfect ? capabilities.perfectTranslationTargets : capabilities.directTranslationTargets) : [];
+      const codes = byName(capabilities ? (perfect ? capabilities.perfectTranslationTargets : capabilities.directTranslationTargets) : []);
       const keep = target.value;
       target.replaceChildren(el("option", { value: "" }, codes.length ? "choose…" : "(none available)"),
         ...codes.map((c) => el("option", { value: c, selected: c === keep }, languageLabel(c))));
@@ -259,7 +366,6 @@
     form.addEventListener("change", (e) => {
       if (e.target.id === "o-jobType" || e.target.id === "o-transcriptionType") refresh();
     });
-    loadCapabilities().then(refresh).catch(() => refresh());
     refresh();
     const read = () => {
       const p = {};
@@ -273,8 +379,10 @@
   }
 
   async function uploadView() {
-    const opts = uploadOptions();
     const err = errorBox("upload-error");
+    // The language list comes from the server; without it the form offers English only.
+    const unknownLanguages = await loadCapabilities().then(() => null, (e) => e);
+    const opts = uploadOptions();
     const progress = el("progress", { id: "upload-progress", max: 100, value: 0, hidden: true, "aria-label": "Upload progress" });
     const progressText = el("p", { class: "hint", role: "status", id: "upload-progress-text" });
     const file = el("input", { type: "file", accept: "audio/*,video/*" });
@@ -305,9 +413,11 @@
         choose(e.dataTransfer.files[0]);
       }
     });
+    // The API's field paths -> the form's inputs (the options, the file).
+    const fields = (f) => (f === "file" ? file : document.getElementById(`o-${f}`));
     const send = el("button", { class: "primary", id: "upload-btn", onclick: () => {
       show(err, null);
-      if (!chosen) return show(err, new Error("Choose a file first."));
+      if (!chosen) return show(err, new ApiError(400, { message: "Choose a media file first.", field: "file" }), { fields, focus: true });
       const q = query(opts.read());
       const data = new FormData();
       data.append("file", chosen, chosen.name);
@@ -332,16 +442,19 @@
         }
         if (xhr.status === 200 && body) {
           progressText.textContent = "Uploaded.";
+          refreshBalance();
           location.hash = `#/job/${body.jobStatus.jobId}`;
         } else {
           progress.hidden = true;
           progressText.textContent = "";
-          show(err, new ApiError(xhr.status, body));
+          show(err, new ApiError(xhr.status, body), { fields, focus: true });
         }
       };
       xhr.onerror = () => {
         send.disabled = false;
-        show(err, new Error("The upload was interrupted (network error)."));
+        progress.hidden = true;
+        progressText.textContent = "";
+        show(err, new Error("The upload was interrupted (network error). Check the connection and upload again."), { focus: true });
       };
       xhr.send(data);
     } }, "Upload");
@@ -355,12 +468,14 @@
       if (bodyJson.numberOfSpeakers !== undefined) bodyJson.numberOfSpeakers = Number(bodyJson.numberOfSpeakers);
       try {
         const r = await api("POST", "/jobs/upload-media-from-url", { json: bodyJson });
+        refreshBalance();
         location.hash = `#/job/${r.jobStatus.jobId}`;
       } catch (x) {
-        show(urlErr, x);
+        show(urlErr, x, { fields: (f) => (f === "sourceUrl" ? url : document.getElementById(`o-${f}`)), focus: true });
       }
     } }, field("source-url", "Media URL", url), el("div", { class: "row" }, el("button", { type: "submit", id: "url-btn" }, "Submit URL")), urlErr);
-    page("Upload", el("h2", {}, "Options"), el("div", { class: "panel" }, opts.form),
+    page("Upload", unknownLanguages ? el("div", { class: "error", role: "alert" }, `The list of languages could not be loaded (${unknownLanguages.message}); reload the page to choose another language than English.`) : null,
+      el("h2", {}, "Options"), el("div", { class: "panel" }, opts.form),
       el("h2", {}, "A file"), drop, el("div", { class: "row" }, send), progress, progressText, err,
       el("h2", {}, "Or a URL"), urlForm);
   }
@@ -391,8 +506,18 @@
         }
         if (j.status === "OPEN" || j.status === "BUSY") poller = setTimeout(poll, 1500);
       } catch (e) {
+        if (e.status === 410 || e.status === 404) return gone(e);
         show(err, e);
+        // A passing failure (the server restarting): keep following the job.
+        if (e.status === 0 || e.status >= 500) poller = setTimeout(poll, 5000);
       }
+    }
+    // A deleted (410) or unknown (404) job: say so, instead of "Loading…".
+    function gone(e) {
+      document.title = "Job not found · Scribe";
+      main.querySelector("h1").textContent = e.status === 410 ? "This job was deleted" : "No such job";
+      info.replaceChildren(el("p", { id: "job-gone" }, e.message), el("p", {}, el("a", { href: "#/jobs" }, "Go to your jobs")));
+      actions.replaceChildren();
     }
     async function renderActions(j) {
       const parts = [];
@@ -411,9 +536,10 @@
         if (!confirm("Delete this job, its media and transcript?")) return;
         try {
           await api("DELETE", "/jobs", { params: { jobId } });
+          refreshBalance();
           location.hash = "#/jobs";
         } catch (e) {
-          show(delErr, e);
+          show(delErr, e, { focus: true });
         }
       } }, "Delete job")), delErr);
       actions.replaceChildren(...parts);
@@ -425,7 +551,7 @@
   function translationPanel(j) {
     const err = errorBox("translate-error");
     const target = select([["", "choose…"]], "");
-    loadCapabilities().then((c) => target.append(...c.perfectTranslationTargets.map((code) => el("option", { value: code }, languageLabel(code))))).catch((e) => show(err, e));
+    loadCapabilities().then((c) => target.append(...byName(c.perfectTranslationTargets).map((code) => el("option", { value: code }, languageLabel(code))))).catch((e) => show(err, e));
     const form = el("form", { class: "panel", id: "translate-form", onsubmit: async (e) => {
       e.preventDefault();
       show(err, null);
@@ -434,9 +560,10 @@
         const r = await api("POST", "/jobs/translatedSubtitles", { params: {
           sourceJobId: j.jobId, targetLanguage: v("#t-target"), turnaroundTime: v("#t-turnaround"), callbackUrl: v("#t-callback"), notes: v("#t-notes"),
         } });
+        refreshBalance();
         location.hash = `#/job/${r.jobStatus.jobId}`;
       } catch (x) {
-        show(err, x);
+        show(err, x, { fields: byId("t-", { targetLanguage: "target", turnaroundTime: "turnaround", callbackUrl: "callback", notes: "notes" }), focus: true });
       }
     } },
     el("p", {}, "A translator writes subtitles in another language on these captions' timings."),
@@ -499,7 +626,9 @@
         const href = URL.createObjectURL(new Blob([text], { type }));
         link.append(el("a", { href, id: "download-link", download: `${jobId}.${format}` }, `Download ${format.toUpperCase()}`));
       } catch (e) {
-        show(err, e);
+        const txt = format === "txt";
+        const ids = { maxCharsPerRow: txt ? "txt-chars" : "chars", maxNumberOfRows: "rows", maxScreenTimePerRowSeconds: "screen", includeTimestamps: "timestamps", includeSpeakers: "speakers", highlightsOnly: "highlights" };
+        show(err, e, { fields: byId("x-", ids), focus: true });
       }
     }
     return el("section", { "aria-labelledby": "exports-h" }, el("h2", { id: "exports-h" }, "Exports"),
@@ -568,13 +697,20 @@
     const itemRows = el("div", { id: "g-items" });
     const heading = el("h2", { id: "g-form-h" }, "New glossary");
     const submit = el("button", { class: "primary", type: "submit", id: "g-save" }, "Create glossary");
-    const cancel = el("button", { type: "button", id: "g-cancel", hidden: true, onclick: () => edit(null) }, "Cancel editing");
+    const cancel = el("button", { type: "button", id: "g-cancel", hidden: true, onclick: () => {
+      edit(null);
+      name.focus();
+    } }, "Cancel editing");
     let rowCount = 0;
+    // Each term and description has its own label: shown above the boxes on phones, where the
+    // column headings are hidden; read by screen readers everywhere.
     function addItem(item, focus) {
       const n = ++rowCount;
-      const term = el("input", { maxlength: 60, class: "g-term", value: item ? item.name : "", "aria-label": `Term ${n}` });
-      const desc = el("input", { maxlength: 200, class: "g-desc", value: item && item.description ? item.description : "", "aria-label": `Description of term ${n}` });
-      const row = el("div", { class: "item-row" }, term, desc,
+      const term = el("input", { maxlength: 60, class: "g-term", id: `g-term-${n}`, value: item ? item.name : "" });
+      const desc = el("input", { maxlength: 200, class: "g-desc", id: `g-desc-${n}`, value: item && item.description ? item.description : "" });
+      const row = el("div", { class: "item-row" },
+        el("div", { class: "item-field" }, el("label", { class: "item-label", for: term.id }, `Term ${n}`), term),
+        el("div", { class: "item-field g-desc-field" }, el("label", { class: "item-label", for: desc.id }, `Description of term ${n}`), desc),
         el("button", { type: "button", class: "danger", "aria-label": `Remove term ${n}`, onclick: () => {
           row.remove();
           (itemRows.querySelector(".g-term") || addButton).focus();
@@ -599,13 +735,13 @@
     async function load() {
       try {
         const gs = await api("GET", "/glossary");
-        list.replaceChildren(gs.length ? el("div", { class: "table-wrap" }, el("table", {},
+        list.replaceChildren(gs.length ? el("div", { class: "table-wrap" }, el("table", { class: "cards" },
           el("thead", {}, el("tr", {}, ["Name", "Names", "Terms", "Actions"].map((h) => el("th", { scope: "col" }, h)))),
           el("tbody", {}, gs.map((g) => el("tr", { "data-glossary": g.id },
-            el("td", { class: "name" }, g.name),
-            el("td", { class: "name" }, g.names.join(", ")),
-            el("td", { class: "name" }, g.items.length ? el("dl", { class: "terms" }, g.items.map((i) => [el("dt", {}, i.name), el("dd", {}, i.description || "—")])) : ""),
-            el("td", {}, el("div", { class: "row" },
+            el("td", { class: "name", "data-label": "Name" }, g.name),
+            el("td", { class: "name", "data-label": "Names" }, g.names.join(", ")),
+            el("td", { class: "name", "data-label": "Terms" }, g.items.length ? el("dl", { class: "terms" }, g.items.map((i) => [el("dt", {}, i.name), el("dd", {}, i.description || "—")])) : ""),
+            el("td", { class: "action" }, el("div", { class: "row" },
               el("button", { class: "g-edit", "aria-label": `Edit ${g.name}`, onclick: () => edit(g) }, "Edit"),
               el("button", { class: "danger g-delete", "aria-label": `Delete ${g.name}`, onclick: async () => {
                 if (!confirm(`Delete the glossary ${g.name}?`)) return;
@@ -615,7 +751,7 @@
                   notice.textContent = `Glossary ${g.name} deleted.`;
                   load();
                 } catch (e) {
-                  show(err, e);
+                  show(err, e, { focus: true });
                 }
               } }, "Delete")))))))) : el("p", {}, "No glossaries yet."));
       } catch (e) {
@@ -626,10 +762,19 @@
       e.preventDefault();
       show(err, null);
       notice.textContent = "";
-      const items = [...itemRows.querySelectorAll(".item-row")].map((row) => ({
+      const rows = [...itemRows.querySelectorAll(".item-row")].filter((row) => row.querySelector(".g-term").value.trim() || row.querySelector(".g-desc").value.trim());
+      const items = rows.map((row) => ({
         name: row.querySelector(".g-term").value.trim(),
         description: row.querySelector(".g-desc").value.trim() || null,
-      })).filter((i) => i.name || i.description);
+      }));
+      // `items[2].name` is the third row sent; `names[1]` the second of the names.
+      const fields = (f) => {
+        const item = /^items\[(\d+)\]\.(name|description)$/.exec(f);
+        if (item && rows[item[1]]) return rows[item[1]].querySelector(item[2] === "name" ? ".g-term" : ".g-desc");
+        const oneName = /^names\[(\d+)\]$/.exec(f);
+        if (oneName) return [names, `Name ${Number(oneName[1]) + 1} of “Names”`];
+        return { name, names, items: addButton }[f] || null;
+      };
       const body = { name: name.value.trim(), names: names.value.split(",").map((x) => x.trim()).filter(Boolean), items };
       try {
         const g = editing
@@ -639,7 +784,7 @@
         edit(null);
         load();
       } catch (x) {
-        show(err, x);
+        show(err, x, { fields, focus: true });
       }
     } }, heading,
     el("div", { class: "form-grid" }, field("g-name", "Name", name, "at most 60 characters"), field("g-names", "Names", names, "comma-separated, each at most 20 characters")),
@@ -661,22 +806,22 @@
     page(me.role === "translator" ? "Translation tasks" : "Transcription tasks", el("p", {}, "Open tasks and the ones you hold, soonest deadline first."), notice, err, list);
     try {
       const tasks = await api("GET", "/work/tasks");
-      list.replaceChildren(tasks.length ? el("div", { class: "table-wrap" }, el("table", {},
-        el("thead", {}, el("tr", {}, ["Deadline", "Task", "Length", "Notes", ""].map((h) => el("th", { scope: "col" }, h)))),
+      list.replaceChildren(tasks.length ? el("div", { class: "table-wrap" }, el("table", { class: "cards" },
+        el("thead", {}, el("tr", {}, ["Deadline", "Task", "Length", "Notes", "Action"].map((h) => el("th", { scope: "col" }, h)))),
         el("tbody", {}, tasks.map((t) => el("tr", { "data-task": t.taskId },
-          el("td", {}, when(t.deadline), t.overdue ? [" ", el("span", { class: "badge overdue" }, "overdue")] : null),
-          el("td", { class: "name" }, `${t.kind} ${t.language}` + (t.targetLanguage ? ` → ${t.targetLanguage}` : ""), el("br"),
+          el("td", { "data-label": "Deadline" }, when(t.deadline), t.overdue ? [" ", el("span", { class: "badge overdue" }, "overdue")] : null),
+          el("td", { class: "name", "data-label": "Task" }, `${t.kind} ${t.language}` + (t.targetLanguage ? ` → ${t.targetLanguage}` : ""), el("br"),
             el("span", { class: "hint" }, `${t.transcriptionType}, ${t.transcriptionStyle}` + (t.glossaryName ? `, glossary ${t.glossaryName}` : "") + (t.revision ? `, revision ${t.revision}` : ""))),
-          el("td", {}, duration(t.nrAudioSeconds)),
-          el("td", { class: "name" }, t.notes || ""),
-          el("td", {}, t.claimedByYou
+          el("td", { "data-label": "Length" }, duration(t.nrAudioSeconds)),
+          el("td", { class: "name", "data-label": "Notes" }, t.notes || "none"),
+          el("td", { class: "action" }, t.claimedByYou
             ? el("a", { class: "button primary", href: `#/task/${encodeURIComponent(t.taskId)}` }, "Open")
             : el("button", { class: "primary claim", "aria-label": `Claim: ${t.kind} ${t.language}${t.targetLanguage ? ` to ${t.targetLanguage}` : ""}, due ${when(t.deadline)}`, onclick: async () => {
               try {
                 await api("POST", `/work/tasks/${encodeURIComponent(t.taskId)}/claim`);
                 location.hash = `#/task/${encodeURIComponent(t.taskId)}`;
               } catch (e) {
-                show(err, e);
+                show(err, e, { focus: true });
               }
             } }, "Claim"))))))) : el("p", {}, "No tasks for you right now."));
     } catch (e) {

@@ -240,7 +240,7 @@
       this.error = el("div", { class: "error", role: "alert", id: "editor-error" });
       this.notice = el("div", { class: "notice", role: "status", id: "editor-notice" });
       this.waveBox = el("div", { id: "waveform", role: "img", "aria-label": "Waveform of the media; highlights are shaded" });
-      this.caption = el("div", { class: "caption", id: "caption-preview", "aria-live": "off", "aria-label": "Subtitle preview" });
+      this.caption = el("div", { class: "caption", id: "caption-preview", role: "group", "aria-live": "off", "aria-label": "Subtitle preview" });
       this.top = el("div", { class: "editor-top" }, el("div", { class: "toolbar", role: "toolbar", "aria-label": "Editor" }, tools), this.waveBox, this.caption, this.status, this.error, this.notice);
       this.main = el("div", { class: "transcript", id: "transcript" });
       this.side = el("aside", { class: "side", "aria-label": "Speakers, instructions and settings" });

@@ -98,6 +98,8 @@ impl Browser {
                 },
             }),
         );
+        // The page's console, for Browser::console_log.
+        caps.insert("goog:loggingPrefs".into(), json!({"browser": "ALL"}));
         let url = format!("http://127.0.0.1:{port}");
         let deadline = Instant::now() + Duration::from_secs(30);
         let client = loop {
@@ -202,6 +204,49 @@ impl Browser {
             )
         };
         result.unwrap_or_else(|e| panic!("zooming to {percent} %: {e}"));
+    }
+
+    /// Shows the page as a phone of `width` x `height` CSS pixels would (a mobile viewport at
+    /// scale 1, so screenshots have the phone's size); [`Browser::zoom`] with `100` restores the
+    /// window's own view.
+    pub fn phone(&self, width: u32, height: u32) {
+        self.cdp(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": true}),
+        )
+        .unwrap_or_else(|e| panic!("emulating a {width} x {height} phone: {e}"));
+    }
+
+    /// Runs axe-core (vendored in `tests/vendor/`, test-only) on the current page and returns
+    /// its violations: `{id, impact, help, nodes: [{target, html, failureSummary}]}` each.
+    pub fn axe(&self) -> Vec<Value> {
+        let source = std::fs::read_to_string(paths::repo().join("tests/vendor").join(AXE_FILE))
+            .unwrap_or_else(|e| panic!("reading tests/vendor/{AXE_FILE}: {e}"));
+        let loaded = self.script(&format!("{source}\n;return typeof window.axe;"), vec![]);
+        assert_eq!(loaded, json!("object"), "axe-core did not load into the page");
+        let client = self.client().clone();
+        let run = "const done = arguments[arguments.length - 1];
+            axe.run(document, { resultTypes: ['violations'] }).then(
+              (r) => done(r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+                nodes: v.nodes.map((n) => ({ target: n.target, html: n.html.slice(0, 300), failureSummary: n.failureSummary })) }))),
+              (e) => done({ error: String(e) }));";
+        let found =
+            self.runtime.block_on(async move { client.execute_async(run, vec![]).await }).expect("running axe-core");
+        match found {
+            Value::Array(violations) => violations,
+            other => panic!("axe-core failed: {other}"),
+        }
+    }
+
+    /// The page's console messages since the last call (`{level, message}` each, as chromedriver
+    /// logs them: `console.*` calls and the browser's own errors such as failed requests).
+    pub fn console_log(&self) -> Vec<Value> {
+        let client = self.client().clone();
+        let log = self
+            .runtime
+            .block_on(async move { client.issue_cmd(BrowserLog).await })
+            .expect("reading the browser's console log");
+        log.as_array().cloned().unwrap_or_default()
     }
 
     /// Limits the browser's upload speed (bytes per second), so a test can watch a progress
@@ -419,6 +464,23 @@ impl Drop for Browser {
         }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+    }
+}
+
+/// The vendored axe-core (npm `axe-core`, MPL-2.0), in `tests/vendor/`.
+const AXE_FILE: &str = "axe-4.14.1.min.js";
+
+/// `POST /session/{id}/se/log` with type `browser`: chromedriver's console log.
+#[derive(Debug)]
+struct BrowserLog;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(&self, base_url: &url::Url, session_id: Option<&str>) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!("session/{}/se/log", session_id.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _request_url: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(json!({"type": "browser"}).to_string()))
     }
 }
 

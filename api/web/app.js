@@ -90,9 +90,11 @@
       const found = fields ? fields(e.field) : null;
       const [input, given] = Array.isArray(found) ? found : [found, null];
       const label = given || labelOf(input);
+      const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
       // The path as a whole word (`name`, not the "name" in "filename").
-      const path = new RegExp(`(^|[^\\w.\\[\\]])${e.field.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?![\\w\\[.])`, "g");
-      const named = label && message.toLowerCase().includes(label.toLowerCase());
+      const path = new RegExp(`(^|[^\\w.\\[\\]])${escape(e.field)}(?![\\w\\[.])`, "g");
+      // A message that already says the label in words ("Choose a media file first").
+      const named = label && new RegExp(`\\b${escape(label)}\\b`, "i").test(message);
       if (!named && path.test(message)) message = message.replace(path, (_, before) => before + (label || FIELD_NAMES[e.field] || e.field));
       else if (label && !named) message = `${message} (${label})`;
       if (input && box.id) {

@@ -245,7 +245,7 @@ fn a_transcriber_claims_edits_and_submits_and_the_customer_export_shows_it() {
     browser.find("#translate-form");
     wait_for_option(&browser, "#t-target", "nl");
     browser.click("#order-translation");
-    browser.wait_for_text("#translate-error", "targetLanguage", Duration::from_secs(10));
+    browser.wait_for_text("#translate-error", "Target language", Duration::from_secs(10)); // not `targetLanguage`
     browser.select("#t-target", "nl");
     browser.select("#t-turnaround", "TEN_DAYS");
     browser.type_into("#t-notes", "Keep the rhetoric");
@@ -476,7 +476,7 @@ fn a_customer_manages_glossaries_and_uploads_by_drag_and_drop_and_by_url() {
     browser.script("document.querySelector('#source-url').type = 'text'", vec![]);
     browser.type_into("#source-url", "ftp://example.com/talk.mp3");
     browser.click("#url-btn");
-    browser.wait_for_text("#url-error", "sourceUrl", Duration::from_secs(10));
+    browser.wait_for_text("#url-error", "Media URL", Duration::from_secs(10)); // the form's label, not `sourceUrl`
     browser.screenshot("url-error");
     // A URL that answers 404: the job page follows it to ERROR and says why.
     let url = browser.find("#source-url");

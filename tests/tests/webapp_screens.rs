@@ -180,6 +180,12 @@ fn the_job_list_knows_its_total_sorts_and_keeps_its_state_in_the_address() {
     };
     let lengths: Vec<u64> = longest.iter().map(|j| j["nrAudioSeconds"].as_u64().unwrap()).collect();
     assert!(lengths.windows(2).all(|w| w[0] >= w[1]), "longest first: {lengths:?}");
+    let doc = server.http().get(server.url("/api/openapi.json")).send().unwrap().json::<Value>().unwrap();
+    let list = &doc["paths"]["/jobs"]["get"];
+    let params: Vec<&str> = list["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert!(params.contains(&"sortBy") && params.contains(&"sortDirection"), "{params:?}");
+    let headers = list["responses"]["200"]["headers"].as_object().expect("the 200 answer's headers");
+    assert!(headers.keys().any(|h| h.eq_ignore_ascii_case("x-total-count")), "{headers:?}");
     server.get("/jobs", &ann, &[("sortBy", "name")]).error(400, Some("sortBy"));
     server.get("/jobs", &ann, &[("sortDirection", "up")]).error(400, Some("sortDirection"));
 
@@ -417,6 +423,13 @@ fn the_smaller_defects_cancel_balance_targets_languages_deleted_job_favicon_and_
     browser.find("#job-gone");
     assert!(!browser.page_text().contains("Loading"), "{}", browser.page_text());
     browser.screenshot("deleted-job");
+
+    // The key travels as a Bearer token, a scheme the OpenAPI document declares beside the
+    // apiKey query parameter (which API clients keep using).
+    let doc = server.http().get(server.url("/api/openapi.json")).send().unwrap().json::<Value>().unwrap();
+    assert_eq!(doc["components"]["securitySchemes"]["BearerAuth"]["scheme"], "bearer", "{}", doc["components"]);
+    assert_eq!(doc["components"]["securitySchemes"]["ApiKeyAuth"]["in"], "query");
+    assert_eq!(server.get("/me", &ann, &[]).ok()["userName"], "ann", "the query parameter still works");
 
     // /favicon.ico is an icon.
     let icon = server.http().get(server.url("/favicon.ico")).send().unwrap();

@@ -182,7 +182,8 @@ fn the_job_list_knows_its_total_sorts_and_keeps_its_state_in_the_address() {
     assert!(lengths.windows(2).all(|w| w[0] >= w[1]), "longest first: {lengths:?}");
     let doc = server.http().get(server.url("/api/openapi.json")).send().unwrap().json::<Value>().unwrap();
     let list = &doc["paths"]["/jobs"]["get"];
-    let params: Vec<&str> = list["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let params: Vec<&str> =
+        list["parameters"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert!(params.contains(&"sortBy") && params.contains(&"sortDirection"), "{params:?}");
     let headers = list["responses"]["200"]["headers"].as_object().expect("the 200 answer's headers");
     assert!(headers.keys().any(|h| h.eq_ignore_ascii_case("x-total-count")), "{headers:?}");

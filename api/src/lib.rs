@@ -142,7 +142,18 @@ with a Scribe key; its errors are in OpenAI's shape `{\"error\": {\"message\", \
 /// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
 pub fn api_service() -> OpenApiService<Apis, ()> {
     OpenApiService::new(
-        (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi, OpenAiApi, PeaksApi, SubtitlePreviewApi),
+        (
+            JobsApi,
+            UploadApi,
+            GlossaryApi,
+            ExportsApi,
+            WorkApi,
+            CapabilitiesApi,
+            EditorApi,
+            OpenAiApi,
+            PeaksApi,
+            SubtitlePreviewApi,
+        ),
         "Scribe",
         env!("CARGO_PKG_VERSION"),
     )

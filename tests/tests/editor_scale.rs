@@ -76,9 +76,40 @@ fn sixty_minute_media(dir: &Path) -> PathBuf {
 /// sentences of 6 to 14 words, every 17th word of low confidence.
 fn long_document() -> Value {
     const VOCABULARY: &[&str] = &[
-        "the", "council", "agreed", "that", "our", "budget", "for", "next", "year", "should", "cover", "schools",
-        "roads", "and", "libraries", "we", "will", "meet", "again", "in", "spring", "to", "review", "what",
-        "residents", "told", "us", "about", "parking", "near", "station", "market", "every", "Thursday",
+        "the",
+        "council",
+        "agreed",
+        "that",
+        "our",
+        "budget",
+        "for",
+        "next",
+        "year",
+        "should",
+        "cover",
+        "schools",
+        "roads",
+        "and",
+        "libraries",
+        "we",
+        "will",
+        "meet",
+        "again",
+        "in",
+        "spring",
+        "to",
+        "review",
+        "what",
+        "residents",
+        "told",
+        "us",
+        "about",
+        "parking",
+        "near",
+        "station",
+        "market",
+        "every",
+        "Thursday",
     ];
     let mut segments = Vec::new();
     let mut words = Vec::new();
@@ -299,7 +330,8 @@ fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
         "performance.getEntriesByType('resource').filter(e => e.name.includes('/api/work/media/peaks')).length",
     );
     assert_eq!(peaks_fetched, json!(1), "the editor fetched the peaks once");
-    let media_url = server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["mediaUrl"].as_str().unwrap().to_owned();
+    let media_url =
+        server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["mediaUrl"].as_str().unwrap().to_owned();
     let peaks_url = media_url.replacen("/api/work/media?", "/api/work/media/peaks?", 1);
     let peaks: Value = server.http().get(&peaks_url).send().unwrap().json().unwrap();
     let duration = peaks["duration"].as_f64().unwrap();
@@ -403,16 +435,17 @@ fn the_subtitle_preview_shows_the_cues_the_srt_export_lays_out() {
     // Saved, the SRT export with the same knobs has exactly those cues.
     browser.press(&format!("{CTRL}s"));
     browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));
-    let reply = server.get(
-        "/jobs/export-srt",
-        &ann,
-        &[("jobId", &job_id), ("maxCharsPerRow", "30"), ("maxNumberOfRows", "1")],
-    );
+    let reply =
+        server.get("/jobs/export-srt", &ann, &[("jobId", &job_id), ("maxCharsPerRow", "30"), ("maxNumberOfRows", "1")]);
     assert_eq!(reply.status, 200, "{}", reply.text);
     let exported = srt_cues(&reply.text);
     println!("preview cues: {shown:#?}\nexported: {exported:#?}");
     for cue in &shown {
-        assert!(exported.contains(cue), "the preview showed {cue:?}, which the SRT export does not have:\n{}", reply.text);
+        assert!(
+            exported.contains(cue),
+            "the preview showed {cue:?}, which the SRT export does not have:\n{}",
+            reply.text
+        );
     }
     assert_eq!(shown.len(), exported.len(), "every cue of the export was shown by the preview:\n{}", reply.text);
     let all: String = shown.iter().map(|c| c.2.as_str()).collect::<Vec<_>>().join(" ");
@@ -489,7 +522,11 @@ fn the_word_area_is_one_tab_stop_with_arrow_keys_and_an_edited_word_is_named_by_
     while js(&browser, "document.activeElement.id") != json!("speaker-0") {
         browser.press(TAB);
         tabs += 1;
-        assert!(tabs <= 40, "40 presses of Tab did not reach the first speaker name; focus is on {:?}", active(&browser));
+        assert!(
+            tabs <= 40,
+            "40 presses of Tab did not reach the first speaker name; focus is on {:?}",
+            active(&browser)
+        );
     }
     println!("Tab presses from the first word to the first speaker name: {tabs}");
     assert!(tabs <= 3, "{tabs} presses of Tab from the first word to the first speaker name");
@@ -556,10 +593,7 @@ fn the_word_area_is_one_tab_stop_with_arrow_keys_and_an_edited_word_is_named_by_
     browser.screenshot("edited-and-split");
     browser.press(&format!("{CTRL}s"));
     browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));
-    let json: Value = serde_json::from_str(
-        &server.get("/jobs/export-json", &ann, &[("jobId", &job_id)]).text,
-    )
-    .unwrap();
+    let json: Value = serde_json::from_str(&server.get("/jobs/export-json", &ann, &[("jobId", &job_id)]).text).unwrap();
     assert_eq!(json["segments"][0]["words"][1]["text"], "nation", "{json}");
     assert_eq!(json["segments"][1]["words"][0]["text"], third, "{json}");
 }

@@ -96,12 +96,7 @@ impl PeakFolder {
         if self.in_slice > 0 {
             self.close_slice();
         }
-        Peaks {
-            peaks_per_second,
-            duration: self.samples as f64 / f64::from(sample_rate),
-            min: self.min,
-            max: self.max,
-        }
+        Peaks { peaks_per_second, duration: self.samples as f64 / f64::from(sample_rate), min: self.min, max: self.max }
     }
 }
 
@@ -133,7 +128,9 @@ impl MediaStore {
         match tokio::fs::read(&cache).await {
             Ok(bytes) => match serde_json::from_slice(&bytes) {
                 Ok(peaks) => return Ok(peaks),
-                Err(e) => tracing::warn!(path = %cache.display(), error = %e, "an unreadable waveform cache; computing it again"),
+                Err(e) => {
+                    tracing::warn!(path = %cache.display(), error = %e, "an unreadable waveform cache; computing it again")
+                }
             },
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => return Err(PeaksError::Cache { path: cache, source }),

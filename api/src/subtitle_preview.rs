@@ -21,6 +21,9 @@ use crate::work::WorkDocument;
 /// Path template of the preview (its body cap is the documents' cap).
 pub const PREVIEW_ROUTE: &str = "/api/subtitles/preview";
 
+/// Latest time a preview lays out (about 115 days).
+const MAX_SECONDS: f64 = 1e7;
+
 /// One subtitle of the preview.
 #[derive(Object, Debug, Clone, PartialEq)]
 pub struct PreviewCue {
@@ -65,7 +68,14 @@ impl SubtitlePreviewApi {
         body: StrictJson<WorkDocument>,
     ) -> Result<Json<SubtitlePreview>, ApiError> {
         let params = SubtitleParams::new(max_chars_per_row.0, max_number_of_rows.0, max_screen_time_per_row_seconds.0)?;
-        let doc = editing::prepare_saved(body.0.into_transcript("preview", "preview"), None);
+        let mut doc = body.0.into_transcript("preview", "preview");
+        // A saved document's times lie inside its media; a preview takes any document, so absurd
+        // times are held to a bound no media reaches (the layout of real documents is unchanged).
+        for word in doc.segments.iter_mut().flat_map(|s| &mut s.words) {
+            word.start = word.start.clamp(0.0, MAX_SECONDS);
+            word.end = word.end.clamp(0.0, MAX_SECONDS);
+        }
+        let doc = editing::prepare_saved(doc, None);
         // Segmentation is CPU work: off the async threads, as the exports render.
         let cues = tokio::task::spawn_blocking(move || segment(&doc.timed_words(), &params))
             .await

@@ -596,4 +596,11 @@ fn the_word_area_is_one_tab_stop_with_arrow_keys_and_an_edited_word_is_named_by_
     let json: Value = serde_json::from_str(&server.get("/jobs/export-json", &ann, &[("jobId", &job_id)]).text).unwrap();
     assert_eq!(json["segments"][0]["words"][1]["text"], "nation", "{json}");
     assert_eq!(json["segments"][1]["words"][0]["text"], third, "{json}");
+
+    // On a phone: the word area and the preview knobs.
+    browser.set_window_size(390, 844);
+    browser.click(&word(0, 0));
+    browser.screenshot("phone-words");
+    browser.script("document.querySelector('#preview-knobs').scrollIntoView()", vec![]);
+    browser.screenshot("phone-preview-knobs");
 }

@@ -654,6 +654,7 @@
       mode: "transcript",
       document: data.document,
       mediaUrl: sameOrigin(data.mediaUrl),
+      api,
       draftKey: `job.${jobId}`,
       revision,
       save: async (doc) => {
@@ -854,6 +855,7 @@
       sourceLanguage: t.language,
       targetLanguage: t.targetLanguage,
       mediaUrl: sameOrigin(detail.mediaUrl),
+      api,
       glossary: detail.glossary,
       instructions: detail.instructions,
       draftKey: `task.${taskId}`,

@@ -46,6 +46,43 @@ pub struct Capabilities {
     /// The precision every speech model runs at (`scribe serve --compute-type`): `float32`,
     /// `float16` or `int8`.
     pub compute_type: String,
+    /// The rules SRT and VTT exports lay cues out by, so an editor can mark a cue that breaks
+    /// them.
+    pub subtitle_rules: SubtitleRules,
+}
+
+/// The numbers the subtitle exports work with (`scribe_domain::subtitles`): the quality rules
+/// they meet where timing allows, and the defaults of their knobs.
+#[derive(Object, Debug, Clone, PartialEq)]
+#[oai(rename_all = "camelCase")]
+pub struct SubtitleRules {
+    /// Fastest comfortable reading speed, characters per second (a space between rows counts).
+    pub max_chars_per_second: f64,
+    /// Shortest comfortable time on screen, seconds.
+    pub min_duration_seconds: f64,
+    /// Smallest gap between two cues, seconds (two frames at 24 fps).
+    pub min_gap_seconds: f64,
+    /// `maxCharsPerRow`'s default.
+    pub max_chars_per_row: u32,
+    /// `maxNumberOfRows`' default.
+    pub max_number_of_rows: u32,
+    /// `maxScreenTimePerRowSeconds`' default: a cue stays at most rows × this on screen.
+    pub max_screen_time_per_row_seconds: f64,
+}
+
+impl SubtitleRules {
+    fn of_the_exports() -> Self {
+        use scribe_domain::export::params::{DEFAULT_CHARS_PER_ROW, DEFAULT_ROWS, DEFAULT_SCREEN_TIME_PER_ROW};
+        use scribe_domain::subtitles::{MAX_CPS, MIN_DURATION, MIN_GAP};
+        SubtitleRules {
+            max_chars_per_second: MAX_CPS,
+            min_duration_seconds: MIN_DURATION,
+            min_gap_seconds: MIN_GAP,
+            max_chars_per_row: DEFAULT_CHARS_PER_ROW as u32,
+            max_number_of_rows: DEFAULT_ROWS as u32,
+            max_screen_time_per_row_seconds: DEFAULT_SCREEN_TIME_PER_ROW,
+        }
+    }
 }
 
 /// One speech model of this server.
@@ -90,6 +127,7 @@ impl Capabilities {
             perfect_translation_targets: target_languages(JobType::Perfect).iter().map(|s| (*s).to_owned()).collect(),
             transcription_styles: vec!["cleanread".into(), "verbatim".into()],
             multilingual_speech: c.multilingual_speech,
+            subtitle_rules: SubtitleRules::of_the_exports(),
         }
     }
 }

@@ -523,6 +523,8 @@
       mode: "transcript",
       document: data.document,
       mediaUrl: sameOrigin(data.mediaUrl),
+      glossary: data.glossary,
+      rules: loadCapabilities().then((c) => c.subtitleRules),
       draftKey: `job.${jobId}`,
       revision,
       save: async (doc) => {
@@ -709,6 +711,7 @@
       mediaUrl: sameOrigin(detail.mediaUrl),
       glossary: detail.glossary,
       instructions: detail.instructions,
+      rules: loadCapabilities().then((c) => c.subtitleRules),
       draftKey: `task.${taskId}`,
       revision: t.revision,
       save: async (doc) => {

@@ -13,7 +13,7 @@ use scribe_domain::kinds::JobType;
 use scribe_domain::languages::target_languages;
 
 use crate::ApiTags;
-use crate::auth::ApiKeyAuth;
+use crate::auth::AnyKeyAuth;
 use crate::error::ApiError;
 use crate::state::ApiState;
 
@@ -140,11 +140,13 @@ impl CapabilitiesApi {
     ///
     /// The languages direct jobs may use, the set `auto` detects among, and the translation
     /// targets: a direct translatedSubtitles job asking for a target not listed here is refused
-    /// with 400 (field `targetLanguage`) at submission, before anything is charged.
+    /// with 400 (field `targetLanguage`) at submission, before anything is charged. Any key,
+    /// customer or staff, may ask (transcribers' and translators' editors use the subtitle
+    /// rules).
     #[oai(path = "/capabilities", method = "get", operation_id = "getCapabilities")]
     async fn capabilities(
         &self,
-        _auth: ApiKeyAuth,
+        _auth: AnyKeyAuth,
         state: Data<&Arc<ApiState>>,
     ) -> Result<Json<Capabilities>, ApiError> {
         Ok(Json(Capabilities::new(state.settings.capabilities.as_ref(), &state.models)))

@@ -19,11 +19,11 @@
       this.replace = el("input", { id: "replace-text", type: "text", autocomplete: "off", list: terms.length ? "glossary-terms" : null, onkeydown: (e) => this.keys(e) });
       this.matchCase = el("input", { id: "find-case", type: "checkbox", onchange: () => this.refresh() });
       this.status = el("p", { class: "hint", role: "status", id: "find-status" });
-      const field = (id, label, input, hint) => el("div", {}, el("label", { for: id }, label), input, hint ? el("span", { class: "hint" }, hint) : null);
+      const field = (id, label, input, hint) => el("div", {}, el("label", { for: id }, label, hint ? el("span", { class: "hint" }, ` (${hint})`) : null), input);
       this.panel = el("div", { class: "panel find", id: "find-panel", role: "search", "aria-label": "Find and replace", hidden: true },
         el("div", { class: "find-fields" },
           field("find-text", "Find", this.find),
-          field("replace-text", "Replace with", this.replace, terms.length ? "glossary terms are suggested" : null),
+          field("replace-text", "Replace with", this.replace, terms.length ? "glossary terms suggested" : null),
           terms.length ? el("datalist", { id: "glossary-terms" }, terms.map((t) => el("option", { value: t }))) : null),
         el("div", { class: "row" },
           el("label", { class: "check" }, this.matchCase, " Match case"),

@@ -152,10 +152,10 @@
       const kind = this.editor.mode === "translate" ? "cue" : "segment";
       const broken = units.filter((u) => u.broken && u.broken.length);
       const rules = this.editor.rules;
-      let text = `${units.length} ${kind}s on the timeline (drag an edge to fix the timing).`;
+      let text = `${units.length} ${kind}${units.length === 1 ? "" : "s"} on the timeline (drag an edge to fix the timing).`;
       if (rules) {
         text += broken.length
-          ? ` ${broken.length} break the subtitle rules: ${broken.slice(0, 5).map((u) => `${u.label} ${u.broken[0]}`).join("; ")}${broken.length > 5 ? "; …" : ""}.`
+          ? ` ${broken.length} ${broken.length === 1 ? "breaks" : "break"} the subtitle rules: ${broken.slice(0, 5).map((u) => `${u.label} ${u.broken[0]}`).join("; ")}${broken.length > 5 ? "; …" : ""}.`
           : ` All within the subtitle rules (at most ${rules.maxCharsPerSecond} characters per second).`;
       }
       this.summary.textContent = text;

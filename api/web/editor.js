@@ -286,7 +286,10 @@
     zoom(factor) {
       if (!this.wave || this.waveBox.dataset.ready !== "true") return this.setStatus("The waveform is still loading.");
       const duration = this.wave.getDuration();
-      const fit = duration > 0 ? this.waveBox.clientWidth / duration : 1;
+      // Pixels per second as drawn now (the whole media fits the box when not zoomed).
+      const drawn = duration > 0 ? this.wave.getWrapper().clientWidth / duration : 1;
+      if (!this.zoomLevel) this.fitZoom = drawn;
+      const fit = this.fitZoom || drawn;
       const now = this.zoomLevel || fit;
       const next = Math.min(2000, now * factor);
       this.zoomLevel = next <= fit * 1.01 ? 0 : next;

@@ -288,6 +288,8 @@ fn dragging_a_segment_edge_retimes_its_words_marks_reading_speed_and_reaches_srt
     let old_end = seg0.iter().map(|w| w["end"].as_f64().unwrap()).fold(0.0, f64::max);
     let next_start = before["segments"][1]["words"][0]["start"].as_f64();
     let srt_before = first_cue_start(&export(&server, &ann, "srt", &job_id));
+    let rules = server.get("/capabilities", &ann, &[]).ok()["subtitleRules"].clone();
+    assert_eq!(rules["maxCharsPerSecond"], 20.0, "the exports' reading speed: {rules}");
     browser.wait_for_text("#timeline-summary", "within the subtitle rules", SHORT_WAIT);
     let (label, _) = unit_label(&browser, "unit-0");
     assert!(label.ends_with("cps") && !label.contains('⚠'), "segment 1 reads comfortably: {label}");
@@ -307,7 +309,7 @@ fn dragging_a_segment_edge_retimes_its_words_marks_reading_speed_and_reaches_srt
     let (x, y, _) = edge(&browser, "unit-0", "right");
     let squeeze = (old_end - new_start) * 0.75;
     browser.drag((x, y), (x - squeeze * px_per_s, y));
-    browser.wait_for_text("#timeline-summary", "break the subtitle rules", SHORT_WAIT);
+    browser.wait_for_text("#timeline-summary", "breaks the subtitle rules", SHORT_WAIT);
     let (label, title) = unit_label(&browser, "unit-0");
     assert!(label.starts_with('⚠'), "the squeezed segment is marked: {label}");
     assert!(title.contains("characters per second (at most 20)"), "the rule is the exports' 20 cps: {title}");
@@ -319,7 +321,7 @@ fn dragging_a_segment_edge_retimes_its_words_marks_reading_speed_and_reaches_srt
     browser.wait_for_text("#timeline-summary", "within the subtitle rules", SHORT_WAIT);
     browser.press(&format!("{CTRL}{SHIFT}z"));
     browser.wait_for_text("#editor-status", "Redone: Segment 1 now", SHORT_WAIT);
-    browser.wait_for_text("#timeline-summary", "break the subtitle rules", SHORT_WAIT);
+    browser.wait_for_text("#timeline-summary", "breaks the subtitle rules", SHORT_WAIT);
     browser.click("#undo");
     browser.wait_for_text("#timeline-summary", "within the subtitle rules", SHORT_WAIT);
     assert_eq!(word_starts(&browser, 0)[0], new_start);
@@ -600,6 +602,12 @@ fn a_translator_drags_a_cue_edge_and_the_customers_srt_has_the_new_time() {
     browser.drag((x, y), (x + 0.5 * px_per_s, y));
     browser.wait_for_text("#editor-status", "Cue 1 now", SHORT_WAIT);
     browser.screenshot("cue-dragged");
+    // A translator's timeline knows the exports' rules too, and marks what breaks them.
+    browser.wait_for_text("#timeline-summary", "subtitle rules", SHORT_WAIT);
+    let (label, title) = unit_label(&browser, "unit-0");
+    println!("cue 1 after the drag: {label} ({title})");
+    let cps: f64 = label.trim_start_matches("⚠ ").trim_end_matches(" cps").parse().unwrap();
+    assert_eq!(label.starts_with('⚠'), cps > 20.0 || title.contains("on screen"), "{label}: {title}");
     let shown = browser.text(&browser.find("tr[data-cue=\"0\"] .cue-time"));
     browser.click("#save");
     browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));

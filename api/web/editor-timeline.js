@@ -161,6 +161,21 @@
       this.summary.textContent = text;
     }
 
+    /// Keyboard timing: moves the `side` ("start" or "end") of unit `i` by `delta` seconds.
+    nudge(i, side, delta) {
+      const e = this.editor;
+      if (e.mode === "translate") {
+        const c = e.doc.cues[i];
+        if (!c) return;
+        this.dropped({ id: `unit-${i}`, start: c.start + (side === "start" ? delta : 0), end: c.end + (side === "end" ? delta : 0) });
+      } else {
+        const seg = e.doc.segments[i];
+        if (!seg || !seg.words.length) return;
+        const [s0, e0] = span(seg);
+        this.dropped({ id: `unit-${i}`, start: s0 + (side === "start" ? delta : 0), end: e0 + (side === "end" ? delta : 0) });
+      }
+    }
+
     /// An edge was dropped: retime the unit, then redraw.
     dropped(region) {
       const m = /^unit-(\d+)$/.exec(region.id || "");

@@ -504,7 +504,7 @@
         knob("knob-screen", "Max seconds per row", "screen", 0.5, 10, 0.5)));
       parts.push(el("h2", {}, "Keyboard"), el("dl", { class: "keys panel", id: "shortcuts" },
         [["Esc", "play / pause"], ["Ctrl+B / Ctrl+F", "back / forward 5 seconds"], ["Ctrl+, / Ctrl+.", "slower / faster (0.5× to 2×)"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"],
-          ["Ctrl+Z", "undo"], ["Ctrl+Shift+Z / Ctrl+Y", "redo"], ["Ctrl+H", "find and replace"], ["Alt+= / Alt+-", "zoom the waveform in / out"], ["Ctrl+S", "save"]]
+          ["Ctrl+Z", "undo"], ["Ctrl+Shift+Z / Ctrl+Y", "redo"], ["Ctrl+H", "find and replace"], ["Alt+= / Alt+-", "zoom the waveform in / out"], ["Alt+[ / Alt+]", "segment or cue starts 0.1 s earlier / later"], ["Alt+Shift+[ / ]", "it ends 0.1 s earlier / later"], ["Ctrl+S", "save"]]
           .concat(this.mode === "transcript" ? [["Ctrl+Enter", "split at the word"], ["Ctrl+Shift+→ / ←", "choose words (or Shift+click)"], ["Ctrl+M", "highlight the chosen words, else the sentence; again to remove"], ["Tab", "next word"]] : [["Tab", "next cue"]])
           .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)])));
       if (this.mode === "transcript") {
@@ -928,6 +928,7 @@
       else if (ctrl && !e.shiftKey && (e.key === "z" || e.key === "Z")) this.undo();
       else if (ctrl && ((e.shiftKey && (e.key === "z" || e.key === "Z")) || e.key === "y" || e.key === "Y")) this.redo();
       else if (ctrl && (e.key === "h" || e.key === "H")) this.finder.open();
+      else if (e.altKey && !ctrl && (e.code === "BracketLeft" || e.code === "BracketRight") && this.focus) this.timeline.nudge(this.focus.s, e.shiftKey ? "end" : "start", e.code === "BracketLeft" ? -0.1 : 0.1);
       else if (e.altKey && !ctrl && (e.code === "Equal" || e.code === "NumpadAdd")) this.zoom(2);
       else if (e.altKey && !ctrl && (e.code === "Minus" || e.code === "NumpadSubtract")) this.zoom(0.5);
       else if (ctrl && e.shiftKey && e.key === "ArrowRight" && this.mode === "transcript") this.chooseStep(1);

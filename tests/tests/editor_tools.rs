@@ -145,6 +145,19 @@ fn width(browser: &Browser) -> f64 {
         .unwrap()
 }
 
+/// Waits until the first word of segment 1 starts at `expected` seconds.
+fn wait_for_start(browser: &Browser, expected: f64) {
+    let deadline = std::time::Instant::now() + SHORT_WAIT;
+    while (word_starts(browser, 0)[0] - expected).abs() > 0.002 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "segment 1 starts at {}, not {expected}",
+            word_starts(browser, 0)[0]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 fn the_clock_rounds_once_to_tenths_and_shows_hours_for_long_media() {
     let server = TestServer::start();
@@ -325,6 +338,14 @@ fn dragging_a_segment_edge_retimes_its_words_marks_reading_speed_and_reaches_srt
     browser.click("#undo");
     browser.wait_for_text("#timeline-summary", "within the subtitle rules", SHORT_WAIT);
     assert_eq!(word_starts(&browser, 0)[0], new_start);
+
+    // From the keyboard: Alt+] starts the segment of the cursor 0.1 s later, Alt+[ earlier.
+    browser.click(".w[data-s=\"0\"][data-w=\"0\"]");
+    browser.press(&format!("{ALT}]"));
+    wait_for_start(&browser, new_start + 0.1);
+    browser.click(".w[data-s=\"0\"][data-w=\"0\"]");
+    browser.press(&format!("{ALT}["));
+    wait_for_start(&browser, new_start);
 
     // Save; the document and both subtitle exports have the new times.
     browser.click(".w[data-s=\"0\"][data-w=\"0\"]");

@@ -285,7 +285,9 @@
     /// Waveform zoom in pixels per second of media; 0 fits the whole media in the box.
     zoom(factor) {
       if (!this.wave || this.waveBox.dataset.ready !== "true") return this.setStatus("The waveform is still loading.");
-      const duration = this.wave.getDuration();
+      // The waveform is drawn over the decoded audio, which may be shorter than a video.
+      const decoded = this.wave.getDecodedData();
+      const duration = decoded ? decoded.duration : this.wave.getDuration();
       // Pixels per second as drawn now (the whole media fits the box when not zoomed).
       const drawn = duration > 0 ? this.wave.getWrapper().clientWidth / duration : 1;
       if (!this.zoomLevel) this.fitZoom = drawn;

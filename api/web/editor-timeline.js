@@ -95,6 +95,8 @@
       this.editor = editor;
       this.summary = summary;
       this.units = [];
+      /// Whether an edge is being dragged: a redraw then waits for the drop.
+      this.dragging = false;
     }
 
     /// The segments or cues as {start, end, chars, label}.
@@ -113,7 +115,7 @@
     /// Redraws every region: highlights (shaded, not interactive) and the segments or cues.
     draw() {
       const e = this.editor;
-      if (!e.regions || e.waveBox.dataset.ready !== "true") return;
+      if (!e.regions || e.waveBox.dataset.ready !== "true" || this.dragging) return;
       e.regions.clearRegions();
       for (const h of e.doc.highlights) {
         const r = e.regions.addRegion({ start: h.start, end: Math.max(h.end, h.start + 0.05), color: "rgba(255, 214, 0, 0.35)", drag: false, resize: false });
@@ -178,6 +180,7 @@
 
     /// An edge was dropped: retime the unit, then redraw.
     dropped(region) {
+      this.dragging = false;
       const m = /^unit-(\d+)$/.exec(region.id || "");
       if (!m) return;
       const i = Number(m[1]);

@@ -458,6 +458,7 @@
         this.waveBox.dataset.ready = "true";
         this.renderRegions();
       });
+      this.regions.on("region-update", () => (this.timeline.dragging = true));
       this.regions.on("region-updated", (region) => this.timeline.dropped(region));
       this.wave.on("error", (e) => {
         this.waveBox.dataset.ready = "error";

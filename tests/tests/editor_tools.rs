@@ -624,6 +624,12 @@ fn a_translator_drags_a_cue_edge_and_the_customers_srt_has_the_new_time() {
         browser.send_keys(&t, "Hoe is het weer in New York?");
     }
     browser.wait_for_text("#timeline-summary", "on the timeline", SHORT_WAIT);
+    // The cue's reading speed follows the typed translation.
+    let deadline = std::time::Instant::now() + SHORT_WAIT;
+    while unit_label(&browser, "unit-0").0 == "0.0 cps" {
+        assert!(std::time::Instant::now() < deadline, "the reading speed does not follow the typing");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let (label, _) = unit_label(&browser, "unit-0");
     assert!(label.ends_with("cps"), "{label}");
 

@@ -262,6 +262,7 @@ fn a_video_job_shows_its_picture_plays_from_half_to_double_speed_jumps_forward_a
     browser.wait_for_text("#play", "Pause", SHORT_WAIT);
     std::thread::sleep(Duration::from_millis(1500));
     browser.click("#play");
+    assert_eq!(rate(), 0.5, "playing keeps the speed");
     println!("after 1.5 s of playing at 0.5×, the clock says {} s", time(&browser));
     browser.screenshot("half-speed");
 

@@ -95,6 +95,7 @@
       this.editor = editor;
       this.summary = summary;
       this.units = [];
+      this.drawn = []; // the unit regions drawn, parallel to units
       /// Whether an edge is being dragged: a redraw then waits for the drop.
       this.dragging = false;
     }
@@ -112,37 +113,64 @@
       });
     }
 
-    /// Redraws every region: highlights (shaded, not interactive) and the segments or cues.
+    /// Draws every region: highlights (shaded, not interactive) and the segments or cues. When
+    /// only texts changed (typing), the labels are updated in place instead.
     draw() {
       const e = this.editor;
       if (!e.regions || e.waveBox.dataset.ready !== "true" || this.dragging) return;
-      e.regions.clearRegions();
-      for (const h of e.doc.highlights) {
-        const r = e.regions.addRegion({ start: h.start, end: Math.max(h.end, h.start + 0.05), color: "rgba(255, 214, 0, 0.35)", drag: false, resize: false });
-        if (r.element) r.element.style.pointerEvents = "none";
+      const units = this.measure();
+      const shape = JSON.stringify([e.doc.highlights.map((h) => [h.start, h.end]), units.map((u) => u && [u.start, u.end])]);
+      const relabel = shape === this.shape && this.drawn && this.drawn.length === units.length;
+      if (!relabel) {
+        e.regions.clearRegions();
+        this.drawn = [];
+        for (const h of e.doc.highlights) {
+          const r = e.regions.addRegion({ start: h.start, end: Math.max(h.end, h.start + 0.05), color: "rgba(255, 214, 0, 0.35)", drag: false, resize: false });
+          if (r.element) r.element.style.pointerEvents = "none";
+        }
       }
-      this.units = this.measure();
+      this.shape = shape;
+      this.units = units;
       let previousEnd = null;
-      this.units.forEach((u, i) => {
-        if (!u) return;
+      units.forEach((u, i) => {
+        if (!u) {
+          if (!relabel) this.drawn.push(null);
+          return;
+        }
         const broken = breaches(u, previousEnd, e.rules, e.knobs, e.mode === "translate");
         previousEnd = u.end;
         u.broken = broken;
         const cps = u.end > u.start ? u.chars / (u.end - u.start) : 0;
+        const text = (broken.length ? "⚠ " : "") + `${cps.toFixed(1)} cps`;
+        const title = `${u.label}: ${cps.toFixed(1)} characters per second` + (broken.length ? `; ${broken.join("; ")}` : "");
+        const color = broken.length ? "rgba(164, 22, 26, 0.16)" : i % 2 ? "rgba(11, 92, 173, 0.08)" : "rgba(11, 92, 173, 0.15)";
         const content = document.createElement("span");
-        content.textContent = (broken.length ? "⚠ " : "") + `${cps.toFixed(1)} cps`;
-        content.title = `${u.label}: ${cps.toFixed(1)} characters per second` + (broken.length ? `; ${broken.join("; ")}` : "");
+        content.textContent = text;
+        content.title = title;
         content.setAttribute("style", `font: 600 11px system-ui, sans-serif; padding: 1px 3px; border-radius: 3px; background: ${broken.length ? "#a4161a" : "rgba(255,255,255,.85)"}; color: ${broken.length ? "#fff" : "#1b1f24"};`);
-        e.regions.addRegion({
+        if (relabel) {
+          const r = this.drawn[i];
+          if (r && (r.labelText !== text || r.labelTitle !== title)) {
+            r.setContent(content);
+            r.setOptions({ color });
+            r.labelText = text;
+            r.labelTitle = title;
+          }
+          return;
+        }
+        const r = e.regions.addRegion({
           id: `unit-${i}`,
           start: u.start,
           end: Math.max(u.end, u.start + 0.01),
-          color: broken.length ? "rgba(164, 22, 26, 0.16)" : i % 2 ? "rgba(11, 92, 173, 0.08)" : "rgba(11, 92, 173, 0.15)",
+          color,
           drag: false,
           resize: true,
           minLength: 0.01,
           content,
         });
+        r.labelText = text;
+        r.labelTitle = title;
+        this.drawn.push(r);
       });
       this.summarize();
     }
@@ -181,6 +209,7 @@
     /// An edge was dropped: retime the unit, then redraw.
     dropped(region) {
       this.dragging = false;
+      this.shape = null; // the dragged region is drawn anew where the times say
       const m = /^unit-(\d+)$/.exec(region.id || "");
       if (!m) return;
       const i = Number(m[1]);

@@ -13,7 +13,7 @@ use scribe_domain::kinds::JobType;
 use scribe_domain::languages::target_languages;
 
 use crate::ApiTags;
-use crate::auth::ApiKeyAuth;
+use crate::auth::AnyKeyAuth;
 use crate::error::ApiError;
 use crate::state::ApiState;
 
@@ -52,6 +52,9 @@ pub struct Capabilities {
     /// The translation targets that are no `language` code (`zh`, `ga`), with their names: with
     /// `languages`, every code of these lists has a name to show.
     pub target_only_languages: Vec<LanguageEntry>,
+    /// The rules SRT and VTT exports lay cues out by, so an editor can mark a cue that breaks
+    /// them.
+    pub subtitle_rules: SubtitleRules,
 }
 
 /// A language code and its English name.
@@ -79,6 +82,40 @@ fn language_entries() -> Vec<LanguageEntry> {
 /// The target-only codes with their names.
 fn target_only_entries() -> Vec<LanguageEntry> {
     TARGET_ONLY_NAMES.iter().map(|(code, name)| entry(code, name)).collect()
+}
+
+/// The numbers the subtitle exports work with (`scribe_domain::subtitles`): the quality rules
+/// they meet where timing allows, and the defaults of their knobs.
+#[derive(Object, Debug, Clone, PartialEq)]
+#[oai(rename_all = "camelCase")]
+pub struct SubtitleRules {
+    /// Fastest comfortable reading speed, characters per second (a space between rows counts).
+    pub max_chars_per_second: f64,
+    /// Shortest comfortable time on screen, seconds.
+    pub min_duration_seconds: f64,
+    /// Smallest gap between two cues, seconds (two frames at 24 fps).
+    pub min_gap_seconds: f64,
+    /// `maxCharsPerRow`'s default.
+    pub max_chars_per_row: u32,
+    /// `maxNumberOfRows`' default.
+    pub max_number_of_rows: u32,
+    /// `maxScreenTimePerRowSeconds`' default: a cue stays at most rows × this on screen.
+    pub max_screen_time_per_row_seconds: f64,
+}
+
+impl SubtitleRules {
+    fn of_the_exports() -> Self {
+        use scribe_domain::export::params::{DEFAULT_CHARS_PER_ROW, DEFAULT_ROWS, DEFAULT_SCREEN_TIME_PER_ROW};
+        use scribe_domain::subtitles::{MAX_CPS, MIN_DURATION, MIN_GAP};
+        SubtitleRules {
+            max_chars_per_second: MAX_CPS,
+            min_duration_seconds: MIN_DURATION,
+            min_gap_seconds: MIN_GAP,
+            max_chars_per_row: DEFAULT_CHARS_PER_ROW as u32,
+            max_number_of_rows: DEFAULT_ROWS as u32,
+            max_screen_time_per_row_seconds: DEFAULT_SCREEN_TIME_PER_ROW,
+        }
+    }
 }
 
 /// One speech model of this server.
@@ -125,6 +162,7 @@ impl Capabilities {
             multilingual_speech: c.multilingual_speech,
             languages: language_entries(),
             target_only_languages: target_only_entries(),
+            subtitle_rules: SubtitleRules::of_the_exports(),
         }
     }
 }
@@ -137,11 +175,13 @@ impl CapabilitiesApi {
     ///
     /// The languages direct jobs may use, the set `auto` detects among, and the translation
     /// targets: a direct translatedSubtitles job asking for a target not listed here is refused
-    /// with 400 (field `targetLanguage`) at submission, before anything is charged.
+    /// with 400 (field `targetLanguage`) at submission, before anything is charged. Any key,
+    /// customer or staff, may ask (transcribers' and translators' editors use the subtitle
+    /// rules).
     #[oai(path = "/capabilities", method = "get", operation_id = "getCapabilities")]
     async fn capabilities(
         &self,
-        _auth: ApiKeyAuth,
+        _auth: AnyKeyAuth,
         state: Data<&Arc<ApiState>>,
     ) -> Result<Json<Capabilities>, ApiError> {
         Ok(Json(Capabilities::new(state.settings.capabilities.as_ref(), &state.models)))

@@ -26,6 +26,7 @@ use crate::ApiTags;
 use crate::auth::{AnyKeyAuth, ApiKeyAuth, Caller};
 use crate::error::{ApiError, job_error};
 use crate::exports::Exports;
+use crate::model::Glossary;
 use crate::signed_links::SignedLinks;
 use crate::state::ApiState;
 use crate::strict_json::StrictJson;
@@ -57,6 +58,10 @@ pub struct JobDocument {
     pub document: WorkDocument,
     /// A signed URL of the job's media (answers HTTP Range requests, for an audio player).
     pub media_url: String,
+    /// The job's glossary, if it was submitted with one that still exists: names and terms to
+    /// spell as given (the editor offers them when replacing words).
+    #[oai(skip_serializing_if_is_none)]
+    pub glossary: Option<Glossary>,
 }
 
 /// The answer to a correction.
@@ -99,11 +104,20 @@ impl EditorApi {
         let job = editable_job(&state, &auth.0, &job_id).await?;
         let document = delivered_document(&state, &job).await?;
         let media_url = links.media_url(job_id.as_str(), state.settings.media_link_ttl).await?;
+        let glossary = match job.submission.as_ref().and_then(|s| s.glossary_id.as_ref()) {
+            None => None,
+            Some(id) => state
+                .read
+                .glossary(id)
+                .map_err(|e| ApiError::internal("Reading the glossary", &e))?
+                .map(|r| r.glossary.into()),
+        };
         Ok(Json(JobDocument {
             job_id: job_id.to_string(),
             revision: job.document_edits,
             document: document.into(),
             media_url,
+            glossary,
         }))
     }
 

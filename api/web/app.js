@@ -655,6 +655,8 @@
       document: data.document,
       mediaUrl: sameOrigin(data.mediaUrl),
       api,
+      glossary: data.glossary,
+      rules: loadCapabilities().then((c) => c.subtitleRules),
       draftKey: `job.${jobId}`,
       revision,
       save: async (doc) => {
@@ -858,6 +860,7 @@
       api,
       glossary: detail.glossary,
       instructions: detail.instructions,
+      rules: loadCapabilities().then((c) => c.subtitleRules),
       draftKey: `task.${taskId}`,
       revision: t.revision,
       save: async (doc) => {

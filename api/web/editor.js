@@ -4,7 +4,9 @@
 // playback, edits words in place, splits and joins segments, changes and renames speakers,
 // marks highlights (the sentence at the cursor, or any run of words chosen with Shift+click or
 // Ctrl+Shift+arrows), previews subtitles with the caption knobs, keeps unsaved changes as a
-// local draft, and in translate mode shows the source cues beside the target text.
+// local draft, and in translate mode shows the source cues beside the target text. Undo/redo
+// (editor-history.js), the timeline of segments or cues on the waveform (editor-timeline.js) and
+// find and replace (editor-find.js) live in their own files.
 //
 // Long media: the waveform is drawn from the server's peaks (GET /api/work/media/peaks), the
 // subtitle preview is the server's export layout of the unsaved document (POST
@@ -33,11 +35,19 @@
     return node;
   }
 
-  function clock(seconds) {
-    if (!Number.isFinite(seconds)) seconds = 0;
-    const m = Math.floor(seconds / 60);
-    const s = seconds - m * 60;
-    return `${String(m).padStart(2, "0")}:${s.toFixed(1).padStart(4, "0")}`;
+  /// Whether the open media lasts an hour or more: every clock then shows hours.
+  let longMedia = false;
+  const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2];
+
+  /// `mm:ss.s`, or `h:mm:ss.s` for media of an hour or more (or a time past an hour). Rounds
+  /// once, to tenths, before splitting into units, so 59.96 s is `01:00.0`, never `00:60.0`.
+  function clock(seconds, hours = longMedia) {
+    if (!Number.isFinite(seconds) || seconds < 0) seconds = 0;
+    const tenths = Math.round(seconds * 10);
+    const h = Math.floor(tenths / 36000);
+    const m = Math.floor(tenths / 600) % 60;
+    const s = `${String(Math.floor(tenths / 10) % 60).padStart(2, "0")}.${tenths % 10}`;
+    return hours || h > 0 ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${String(m).padStart(2, "0")}:${s}`;
   }
 
   /// The index of the last of `items` (in time order) starting at or before `t`, or -1.
@@ -58,7 +68,8 @@
   class Editor {
     // opts: { mode: "transcript" | "translate", document, mediaUrl, sourceCues, glossary,
     //         instructions, draftKey, revision, save(doc) -> Promise<message>, actions: [{id,label,run,danger}],
-    //         api(method, path, {params, json}) -> Promise (the app's API call: the subtitle preview) }
+    //         api(method, path, {params, json}) -> Promise (the app's API call: the subtitle preview),
+    //         rules: Promise of the exports' subtitleRules (GET /capabilities) for the timeline }
     constructor(root, opts) {
       this.root = root;
       this.opts = opts;
@@ -71,6 +82,14 @@
       this.views = []; // what is on screen of each segment, parallel to doc.segments (renderChanged)
       this.doc = this.mode === "translate" ? this.translationModel(opts.document, opts.sourceCues || []) : structuredClone(opts.document);
       this.doc.highlights = this.doc.highlights || [];
+      const words = this.mode === "translate" ? this.doc.cues : this.doc.segments.flatMap((seg) => seg.words);
+      longMedia = words.some((w) => w.end >= 3600);
+      this.history = new ScribeHistory.EditorHistory(JSON.stringify(this.doc));
+      this.rules = null;
+      Promise.resolve(opts.rules).then((rules) => {
+        this.rules = rules || null;
+        this.renderRegions();
+      }).catch(() => {});
       this.onKey = (e) => this.shortcut(e);
       this.onUnload = (e) => {
         if (this.dirty) {
@@ -97,12 +116,17 @@
 
     translationModel(document, cues) {
       const words = document ? document.segments.flatMap((s) => s.words) : [];
+      // Each saved word belongs to the cue it overlaps most (the nearest if none): a cue whose
+      // edges were dragged keeps its saved times.
+      const overlap = (w, c) => Math.min(w.end, c.end) - Math.max(w.start, c.start);
+      const owner = words.map((w) => cues.reduce((best, c, i) => (best < 0 || overlap(w, c) > overlap(w, cues[best]) ? i : best), -1));
       return {
         speakers: document ? document.speakers : [],
-        cues: cues.map((c) => ({
-          ...c,
-          target: words.filter((w) => w.start >= c.start - 0.001 && w.start < c.end - 0.001).map((w) => w.text).join(" "),
-        })),
+        cues: cues.map((c, i) => {
+          const mine = words.filter((_, k) => owner[k] === i);
+          if (!mine.length) return { ...c, target: "" };
+          return { ...c, start: mine[0].start, end: Math.max(...mine.map((w) => w.end)), target: mine.map((w) => w.text).join(" ") };
+        }),
         highlights: document ? document.highlights || [] : [],
       };
     }
@@ -128,13 +152,153 @@
       return { speakers: this.doc.speakers, segments, highlights };
     }
 
-    changed() {
+    /// After every edit: `label` names a step of its own for undo; without one, the edit is
+    /// typing, and keystrokes in the same field make one step.
+    changed(label) {
+      const active = document.activeElement;
+      let key = null;
+      if (!label && active && active.classList.contains("w")) {
+        key = `word ${active.dataset.s} ${active.dataset.w}`;
+        label = `typing “${active.textContent.trim()}”`;
+      } else if (!label && active && active.id) {
+        key = `field ${active.id}`;
+        const name = active.getAttribute("aria-label") || (active.labels && active.labels[0] ? active.labels[0].textContent : active.id);
+        label = `editing “${name}”`;
+      }
+      this.history.record(JSON.stringify(this.doc), label || "an edit", key);
+      this.updateUndo();
+      this.touched();
+    }
+
+    /// The document changed (an edit, an undo or a redo): keep a draft, refresh the preview.
+    touched() {
       this.dirty = true;
       this.setStatus("Unsaved changes (kept as a local draft)");
       clearTimeout(this.draftTimer);
       this.draftTimer = setTimeout(() => this.storeDraft(), 400);
       this.schedulePreview();
+      clearTimeout(this.timelineTimer);
+      this.timelineTimer = setTimeout(() => this.renderRegions(), 500);
     }
+
+    // ---- undo, timing, find and replace ------------------------------------------------
+
+    /// Everything drawn from the document, drawn again (after an undo, a redo, a replacement).
+    rerender() {
+      if (this.mode === "transcript") this.renderSpeakers();
+      this.renderBody();
+      this.renderRegions();
+    }
+
+    undo() {
+      this.restore(this.history.undo(), "Undone");
+    }
+
+    redo() {
+      this.restore(this.history.redo(), "Redone");
+    }
+
+    restore(step, verb) {
+      if (!step) return this.setStatus(verb === "Undone" ? "Nothing to undo." : "Nothing to redo.");
+      const focus = this.focus;
+      this.doc = JSON.parse(step.snapshot);
+      this.range = null;
+      this.rerender();
+      this.updateUndo();
+      this.touched();
+      this.setStatus(`${verb}: ${step.label.replace(/[.]$/, "")}.`);
+      if (focus && this.mode === "transcript") this.focusWord(focus.s, focus.w);
+    }
+
+    updateUndo() {
+      if (!this.undoBtn) return;
+      this.undoBtn.disabled = !this.history.canUndo();
+      this.redoBtn.disabled = !this.history.canRedo();
+    }
+
+    /// A timeline edge was dragged (editor-timeline.js changed the times).
+    timingChanged(label) {
+      if (this.mode === "translate") this.renderCues();
+      else this.renderChanged();
+      this.changed(label);
+      this.renderRegions();
+      this.setStatus(`${label}.`);
+    }
+
+    /// The texts find and replace searches: every word, or every cue's translation.
+    fields() {
+      if (this.mode === "translate") {
+        return this.doc.cues.map((c, i) => ({ get: () => c.target, set: (t) => (c.target = t), node: () => this.main.querySelector(`#target-${i}`), start: c.start }));
+      }
+      return this.doc.segments.flatMap((seg, s) => seg.words.map((w, i) => ({
+        get: () => w.text,
+        set: (t) => {
+          w.text = t;
+          w.pristine = false;
+        },
+        node: () => this.main.querySelector(`.w[data-s="${s}"][data-w="${i}"]`),
+        start: w.start,
+      })));
+    }
+
+    replaced(label) {
+      if (this.mode === "translate") this.renderCues();
+      else this.renderChanged();
+      this.changed(label);
+    }
+
+    setSpeed(rate) {
+      const v = SPEEDS.includes(rate) ? rate : 1;
+      this.audio.playbackRate = v;
+      this.speed.value = String(v);
+      this.setStatus(`Playback speed ${v}×.`);
+    }
+
+    stepSpeed(step) {
+      const i = SPEEDS.indexOf(this.audio.playbackRate);
+      this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, (i < 0 ? SPEEDS.indexOf(1) : i) + step))]);
+    }
+
+    /// Waveform zoom in pixels per second of media; 0 fits the whole media in the box.
+    zoom(factor) {
+      if (!this.wave || this.waveBox.dataset.ready !== "true") return this.setStatus("The waveform is still loading.");
+      // The waveform is drawn over the decoded audio, which may be shorter than a video.
+      const decoded = this.wave.getDecodedData();
+      const duration = decoded ? decoded.duration : this.wave.getDuration();
+      // Pixels per second as drawn now (the whole media fits the box when not zoomed).
+      const drawn = duration > 0 ? this.wave.getWrapper().clientWidth / duration : 1;
+      if (!this.zoomLevel) this.fitZoom = drawn;
+      const fit = this.fitZoom || drawn;
+      const now = this.zoomLevel || fit;
+      const next = Math.min(2000, now * factor);
+      this.zoomLevel = next <= fit * 1.01 ? 0 : next;
+      this.wave.zoom(this.zoomLevel);
+      this.waveBox.dataset.zoom = String(Math.round(this.zoomLevel || fit));
+      this.zoomOutBtn.disabled = !this.zoomLevel;
+      this.setStatus(this.zoomLevel ? `Waveform zoom: ${Math.round(this.zoomLevel)} pixels per second.` : "Waveform zoom: the whole media.");
+    }
+
+    /// Words stay plain text: pasted or dropped HTML arrives as its text, and formatting
+    /// commands (Ctrl+B/I/U, the context menu) do nothing.
+    keepPlain() {
+      const insertPlain = (e, data) => {
+        if (!e.target.closest || !e.target.closest(".w")) return;
+        e.preventDefault();
+        const text = (data ? data.getData("text/plain") : "").replace(/\s+/g, " ");
+        if (text) document.execCommand("insertText", false, text);
+      };
+      this.main.addEventListener("paste", (e) => insertPlain(e, e.clipboardData));
+      this.main.addEventListener("drop", (e) => insertPlain(e, e.dataTransfer));
+      this.main.addEventListener("beforeinput", (e) => {
+        if (e.inputType.startsWith("format")) e.preventDefault();
+        else if (e.inputType === "historyUndo" || e.inputType === "historyRedo") {
+          e.preventDefault();
+          if (e.inputType === "historyUndo") this.undo();
+          else this.redo();
+        }
+      });
+    }
+
 
     // ---- drafts ------------------------------------------------------------------------
 
@@ -172,9 +336,9 @@
             this.doc = draft.doc;
             this.dirty = true;
             box.remove();
-            if (this.mode === "transcript") this.renderSpeakers();
-            this.renderBody();
-            this.renderRegions();
+            this.rerender();
+            this.history.record(JSON.stringify(this.doc), "restoring the draft", null);
+            this.updateUndo();
             this.setStatus("Draft restored: not saved yet");
           } }, "Restore draft"),
           el("button", { id: "discard-draft", onclick: () => {
@@ -190,14 +354,25 @@
     build() {
       const o = this.opts;
       this.root.replaceChildren();
-      this.audio = new Audio();
-      this.audio.preload = "auto";
+      // A <video> plays audio too: it shows the picture of video jobs, and hides for audio.
+      this.audio = el("video", { id: "media-video", preload: "auto", playsinline: true, hidden: true, "aria-label": "The job's video" });
       this.audio.src = o.mediaUrl;
+      this.audio.addEventListener("loadedmetadata", () => {
+        this.audio.hidden = !this.audio.videoWidth;
+        if (this.audio.duration >= 3600 && !longMedia) {
+          longMedia = true;
+          this.renderBody();
+        }
+      });
       this.timeLabel = el("span", { class: "time", "aria-live": "off", id: "time" }, "00:00.0");
       this.playBtn = el("button", { id: "play", onclick: () => this.playPause(), "aria-keyshortcuts": "Escape" }, "Play");
       const tools = [
         this.playBtn,
         el("button", { id: "back5", onclick: () => this.seek(this.audio.currentTime - 5), "aria-keyshortcuts": "Control+B" }, "Back 5 s"),
+        el("button", { id: "fwd5", onclick: () => this.seek(this.audio.currentTime + 5), "aria-keyshortcuts": "Control+F" }, "Forward 5 s"),
+        el("label", { class: "inline", for: "speed" }, "Speed",
+          (this.speed = el("select", { id: "speed", "aria-keyshortcuts": "Control+, Control+.", onchange: (e) => this.setSpeed(Number(e.target.value)) },
+            SPEEDS.map((v) => el("option", { value: String(v), selected: v === 1 }, `${v}×`))))),
         el("button", { id: "prev-seg", onclick: () => this.gotoSegment(-1), "aria-keyshortcuts": "Control+ArrowUp" }, "Previous segment"),
         el("button", { id: "next-seg", onclick: () => this.gotoSegment(1), "aria-keyshortcuts": "Control+ArrowDown" }, "Next segment"),
       ];
@@ -207,6 +382,12 @@
           el("button", { id: "highlight", onclick: () => this.toggleHighlight(), "aria-keyshortcuts": "Control+M", title: "The chosen words (Shift+click, Ctrl+Shift+→/←), else the sentence at the cursor" }, "Highlight"),
         );
       }
+      this.undoBtn = el("button", { id: "undo", disabled: true, onclick: () => this.undo(), "aria-keyshortcuts": "Control+Z" }, "Undo");
+      this.redoBtn = el("button", { id: "redo", disabled: true, onclick: () => this.redo(), "aria-keyshortcuts": "Control+Shift+Z Control+Y" }, "Redo");
+      this.findButton = el("button", { id: "find-replace", "aria-expanded": "false", "aria-controls": "find-panel", onclick: () => this.finder.toggle(), "aria-keyshortcuts": "Control+H" }, "Find and replace");
+      this.zoomOutBtn = el("button", { id: "zoom-out", disabled: true, onclick: () => this.zoom(0.5), "aria-keyshortcuts": "Alt+-" }, "Zoom out");
+      tools.push(this.undoBtn, this.redoBtn, this.findButton,
+        el("button", { id: "zoom-in", onclick: () => this.zoom(2), "aria-keyshortcuts": "Alt+=" }, "Zoom in"), this.zoomOutBtn);
       tools.push(el("button", { id: "save", class: "primary", onclick: () => this.save(), "aria-keyshortcuts": "Control+S" }, "Save"));
       for (const a of o.actions || []) {
         tools.push(el("button", { id: a.id, class: a.danger ? "danger" : "", onclick: () => this.runAction(a) }, a.label));
@@ -217,12 +398,16 @@
       this.notice = el("div", { class: "notice", role: "status", id: "editor-notice" });
       this.waveBox = el("div", { id: "waveform", role: "img", "aria-label": "Waveform of the media; highlights are shaded" });
       this.caption = el("div", { class: "caption", id: "caption-preview", role: "group", "aria-live": "off", "aria-label": "Subtitle preview" });
-      this.top = el("div", { class: "editor-top" }, el("div", { class: "toolbar", role: "toolbar", "aria-label": "Editor" }, tools), this.waveBox, this.caption, this.status, this.error, this.notice);
+      this.finder = new ScribeFind.FindReplace(this);
+      this.timelineSummary = el("p", { class: "hint timeline-summary", id: "timeline-summary" });
+      this.timeline = new ScribeTimeline.Timeline(this, this.timelineSummary);
+      this.top = el("div", { class: "editor-top" }, el("div", { class: "toolbar", role: "toolbar", "aria-label": "Editor" }, tools), this.finder.panel, this.audio, this.waveBox, this.timelineSummary, this.caption, this.status, this.error, this.notice);
       this.main = el("div", { class: "transcript", id: "transcript" });
       this.side = el("aside", { class: "side", "aria-label": "Speakers, instructions and settings" });
       this.root.append(this.top, el("div", { class: "editor-body" }, this.main, this.side));
       this.renderSide();
       this.renderBody();
+      this.keepPlain();
       this.startWave();
       this.audio.addEventListener("timeupdate", () => this.follow());
       this.audio.addEventListener("play", () => (this.playBtn.textContent = "Pause"));
@@ -269,6 +454,8 @@
         this.waveBox.dataset.ready = "true";
         this.renderRegions();
       });
+      this.regions.on("region-update", () => (this.timeline.dragging = true));
+      this.regions.on("region-updated", (region) => this.timeline.dropped(region));
       this.wave.on("error", (e) => {
         this.waveBox.dataset.ready = "error";
         this.setStatus(`Waveform unavailable (${e && e.message ? e.message : e}); playback still works.`);
@@ -276,11 +463,8 @@
     }
 
     renderRegions() {
-      if (!this.regions || this.waveBox.dataset.ready !== "true") return;
-      this.regions.clearRegions();
-      for (const h of this.doc.highlights) {
-        this.regions.addRegion({ start: h.start, end: Math.max(h.end, h.start + 0.05), color: "rgba(255, 214, 0, 0.35)", drag: false, resize: false });
-      }
+      clearTimeout(this.timelineTimer);
+      if (this.timeline) this.timeline.draw();
     }
 
     renderSide() {
@@ -324,7 +508,8 @@
         knob("knob-screen", "Max seconds per row", "screen", 1, 10, 0.5),
         this.previewError));
       parts.push(el("h2", {}, "Keyboard"), el("dl", { class: "keys panel", id: "shortcuts" },
-        [["Esc", "play / pause"], ["Ctrl+B", "back 5 seconds"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"], ["Ctrl+S", "save"]]
+        [["Esc", "play / pause"], ["Ctrl+B / Ctrl+F", "back / forward 5 seconds"], ["Ctrl+, / Ctrl+.", "slower / faster (0.5× to 2×)"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"],
+          ["Ctrl+Z", "undo"], ["Ctrl+Shift+Z / Ctrl+Y", "redo"], ["Ctrl+H", "find and replace"], ["Alt+= / Alt+-", "zoom the waveform in / out"], ["Alt+[ / Alt+]", "segment or cue starts 0.1 s earlier / later"], ["Alt+Shift+[ / ]", "it ends 0.1 s earlier / later"], ["Ctrl+S", "save"]]
           .concat(this.mode === "transcript" ? [["← / →", "previous / next word (at the word's edge)"], ["↑ / ↓", "previous / next segment"], ["Home / End", "first / last word of the segment"], ["Shift+Tab", "the segment's speaker and join"], ["Tab", "leave the transcript"], ["Ctrl+Enter", "split at the word"], ["Ctrl+Shift+→ / ←", "choose words (or Shift+click)"], ["Ctrl+M", "highlight the chosen words, else the sentence; again to remove"]] : [["Tab", "next cue"]])
           .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)])));
       if (this.mode === "transcript") {
@@ -349,7 +534,7 @@
           this.doc.speakers.push({ spkid: `spk${n}`, name: `Speaker ${this.doc.speakers.length + 1}` });
           this.renderSpeakers();
           this.renderChanged();
-          this.changed();
+          this.changed("adding a speaker");
         } }, "Add a speaker"));
     }
 
@@ -854,7 +1039,7 @@
       this.range = null;
       this.doc.segments.splice(s + 1, 0, { speaker: seg.speaker, words: seg.words.splice(w) });
       this.renderChanged();
-      this.changed();
+      this.changed(`splitting segment ${s + 1}`);
       this.focus = { s: s + 1, w: 0 };
       this.focusWord(s + 1, 0);
       this.setStatus(`Segment ${s + 1} split: segment ${s + 2} starts at “${this.doc.segments[s + 1].words[0].text}”.`);
@@ -867,7 +1052,7 @@
       const at = prev.words.length;
       prev.words.push(...seg.words);
       this.renderChanged();
-      this.changed();
+      this.changed(`joining segment ${s + 1} to segment ${s}`);
       this.focus = { s: s - 1, w: at };
       this.focusWord(s - 1, at);
       this.setStatus(`Segment ${s + 1} joined to segment ${s}.`);
@@ -1012,7 +1197,7 @@
       const focus = this.focus;
       this.renderChanged();
       this.renderRegions();
-      this.changed();
+      this.changed(message.replace(/[.]$/, ""));
       this.setStatus(message);
       if (focus) {
         this.focusWord(focus.s, focus.w);
@@ -1062,10 +1247,21 @@
     shortcut(e) {
       if (!this.root.isConnected) return;
       const ctrl = e.ctrlKey || e.metaKey;
+      // The find box keeps its own undo and Escape.
+      if (e.target.closest && e.target.closest("#find-panel") && (e.key === "Escape" || (ctrl && /^[zyZY]$/.test(e.key)))) return;
       let handled = true;
       if (e.key === "Escape") this.playPause();
       else if (ctrl && (e.key === "s" || e.key === "S")) this.save();
       else if (ctrl && (e.key === "b" || e.key === "B")) this.seek(this.audio.currentTime - 5);
+      else if (ctrl && (e.key === "f" || e.key === "F")) this.seek(this.audio.currentTime + 5);
+      else if (ctrl && e.code === "Comma") this.stepSpeed(-1);
+      else if (ctrl && e.code === "Period") this.stepSpeed(1);
+      else if (ctrl && !e.shiftKey && (e.key === "z" || e.key === "Z")) this.undo();
+      else if (ctrl && ((e.shiftKey && (e.key === "z" || e.key === "Z")) || e.key === "y" || e.key === "Y")) this.redo();
+      else if (ctrl && (e.key === "h" || e.key === "H")) this.finder.open();
+      else if (e.altKey && !ctrl && (e.code === "BracketLeft" || e.code === "BracketRight") && this.focus) this.timeline.nudge(this.focus.s, e.shiftKey ? "end" : "start", e.code === "BracketLeft" ? -0.1 : 0.1);
+      else if (e.altKey && !ctrl && (e.code === "Equal" || e.code === "NumpadAdd")) this.zoom(2);
+      else if (e.altKey && !ctrl && (e.code === "Minus" || e.code === "NumpadSubtract")) this.zoom(0.5);
       else if (ctrl && e.shiftKey && e.key === "ArrowRight" && this.mode === "transcript") this.chooseStep(1);
       else if (ctrl && e.shiftKey && e.key === "ArrowLeft" && this.mode === "transcript") this.chooseStep(-1);
       else if (ctrl && e.key === "ArrowDown") this.gotoSegment(1);

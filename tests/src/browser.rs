@@ -320,6 +320,32 @@ impl Browser {
             .unwrap_or_else(|e| panic!("shift-clicking {css}: {e}"));
     }
 
+    /// Drags with the mouse from one point of the viewport (CSS pixels) to another: press,
+    /// move there in a few steps, release, as a person dragging an edge.
+    pub fn drag(&self, from: (f64, f64), to: (f64, f64)) {
+        let client = self.client().clone();
+        let step = Duration::from_millis(50);
+        let mut mouse = MouseActions::new("mouse".to_owned())
+            .then(PointerAction::MoveTo { duration: None, x: from.0.round(), y: from.1.round() })
+            .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT });
+        for k in 1..=5 {
+            let f = f64::from(k) / 5.0;
+            let (x, y) = (from.0 + (to.0 - from.0) * f, from.1 + (to.1 - from.1) * f);
+            mouse = mouse.then(PointerAction::MoveTo { duration: Some(step), x: x.round(), y: y.round() });
+        }
+        let mouse = mouse.then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+        self.runtime
+            .block_on(async move { client.perform_actions(mouse).await })
+            .unwrap_or_else(|e| panic!("dragging from {from:?} to {to:?}: {e}"));
+    }
+
+    /// Lets the page read and write the clipboard (as a person allowing it), so a test can put
+    /// HTML there and paste it with Ctrl+V.
+    pub fn allow_clipboard(&self) {
+        self.cdp("Browser.grantPermissions", json!({"permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]}))
+            .expect("granting the clipboard");
+    }
+
     /// Empties an input.
     pub fn clear(&self, e: &Element) {
         self.runtime.block_on(e.clear()).expect("clearing");

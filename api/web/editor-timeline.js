@@ -1,0 +1,232 @@
+// The editor's timeline on the waveform: every segment (transcripts) or cue (translations) is a
+// wavesurfer region whose edges can be dragged to fix its timing, labelled with its reading
+// speed (characters per second) and marked when it breaks the rules the subtitle exports apply
+// (the numbers come from the server: `subtitleRules` of GET /api/capabilities). Dragging an
+// edge moves and scales the words inside with it, in order, never past a neighbour.
+"use strict";
+
+(function () {
+  const ms = (t) => Math.round(t * 1000) / 1000;
+  const clamp = (t, lo, hi) => Math.max(lo, Math.min(hi, t));
+  /// Shortest span a dragged segment keeps per word, and a dragged cue keeps, in seconds.
+  const MIN_WORD_SPAN = 0.02;
+
+  /// Characters a viewer reads (one space between words), as the exports count them.
+  function readChars(text) {
+    return [...text.trim().replace(/\s+/g, " ")].length;
+  }
+
+  /// The segment's words' time span: [first start, last end].
+  function span(seg) {
+    const ws = seg.words;
+    return [ws[0].start, Math.max(...ws.map((w) => w.end))];
+  }
+
+  /// Moves the edges of segment `i` of `doc` to [start, end], clamped between its neighbours
+  /// (never worse than before) and the media's `duration`: every word of the segment, and every
+  /// highlight inside it, moves and scales with the edges. Returns the new [start, end].
+  function retimeSegment(doc, i, start, end, duration) {
+    const seg = doc.segments[i];
+    const [s0, e0] = span(seg);
+    const prev = doc.segments[i - 1];
+    const next = doc.segments[i + 1];
+    const lo = prev && prev.words.length ? Math.min(span(prev)[1], s0) : 0;
+    const hi = next && next.words.length ? Math.max(next.words[0].start, e0) : Number.isFinite(duration) && duration > 0 ? Math.max(duration, e0) : Infinity;
+    start = clamp(start, lo, hi);
+    end = clamp(end, lo, hi);
+    const least = Math.max(MIN_WORD_SPAN * seg.words.length, e0 > s0 ? 0 : MIN_WORD_SPAN);
+    if (end - start < least) {
+      if (start !== s0) start = Math.max(lo, end - least);
+      else end = Math.min(hi, start + least);
+    }
+    const scale = e0 > s0 ? (end - start) / (e0 - s0) : 0;
+    const map = (t) => ms(start + (t - s0) * scale);
+    for (const h of doc.highlights || []) {
+      if (h.start >= s0 - 1e-6 && h.end <= e0 + 1e-6) {
+        h.start = map(h.start);
+        h.end = map(h.end);
+      }
+    }
+    for (const w of seg.words) {
+      w.start = map(w.start);
+      w.end = Math.max(w.start, map(w.end));
+    }
+    return span(seg);
+  }
+
+  /// Moves cue `i` of a translation to [start, end], between its neighbours and within the media.
+  function retimeCue(cues, i, start, end, duration) {
+    const lo = i > 0 ? cues[i - 1].end : 0;
+    const hi = i + 1 < cues.length ? cues[i + 1].start : Number.isFinite(duration) && duration > 0 ? duration : Infinity;
+    const c = cues[i];
+    start = clamp(start, Math.min(lo, c.start), Math.max(hi, c.end));
+    end = clamp(end, Math.min(lo, c.start), Math.max(hi, c.end));
+    if (end - start < MIN_WORD_SPAN) {
+      if (start !== c.start) start = end - MIN_WORD_SPAN;
+      else end = start + MIN_WORD_SPAN;
+    }
+    c.start = ms(start);
+    c.end = ms(end);
+    return [c.start, c.end];
+  }
+
+  /// What a unit (segment or cue) breaks of the exports' rules. `cue`: whether it is shown as
+  /// one subtitle (translations), so duration and gap rules apply; a transcript's segment is cut
+  /// into several cues by the exports, so only its reading speed is measured.
+  function breaches(unit, previousEnd, rules, knobs, cue) {
+    const out = [];
+    if (!rules) return out;
+    const d = unit.end - unit.start;
+    const cps = d > 0 ? unit.chars / d : Infinity;
+    if (unit.chars && cps > rules.maxCharsPerSecond + 1e-3) out.push(`reads at ${cps.toFixed(1)} characters per second (at most ${rules.maxCharsPerSecond})`);
+    if (cue) {
+      if (d < rules.minDurationSeconds - 1e-3) out.push(`on screen ${d.toFixed(2)} s (at least ${rules.minDurationSeconds.toFixed(2)} s)`);
+      const longest = knobs.rows * knobs.screen;
+      if (d > longest + 1e-3) out.push(`on screen ${d.toFixed(2)} s (at most ${longest} s for ${knobs.rows} rows)`);
+      if (previousEnd !== null && unit.start - previousEnd < rules.minGapSeconds - 2e-3) out.push(`starts ${Math.max(0, unit.start - previousEnd).toFixed(3)} s after the cue before (at least ${rules.minGapSeconds} s)`);
+    }
+    return out;
+  }
+
+  /// The timeline of one editor: draws its regions, and hands edge drags back to it.
+  class Timeline {
+    /// editor: the Editor (its doc, mode, knobs, rules, regions plugin and media).
+    constructor(editor, summary) {
+      this.editor = editor;
+      this.summary = summary;
+      this.units = [];
+      this.drawn = []; // the unit regions drawn, parallel to units
+      /// Whether an edge is being dragged: a redraw then waits for the drop.
+      this.dragging = false;
+    }
+
+    /// The segments or cues as {start, end, chars, label}.
+    measure() {
+      const e = this.editor;
+      if (e.mode === "translate") {
+        return e.doc.cues.map((c, i) => ({ start: c.start, end: c.end, chars: readChars(c.target || ""), label: `Cue ${i + 1}` }));
+      }
+      return e.doc.segments.map((seg, i) => {
+        if (!seg.words.length) return null;
+        const [start, end] = span(seg);
+        return { start, end, chars: readChars(seg.words.map((w) => w.text).join(" ")), label: `Segment ${i + 1}` };
+      });
+    }
+
+    /// Draws every region: highlights (shaded, not interactive) and the segments or cues. When
+    /// only texts changed (typing), the labels are updated in place instead.
+    draw() {
+      const e = this.editor;
+      if (!e.regions || e.waveBox.dataset.ready !== "true" || this.dragging) return;
+      const units = this.measure();
+      const shape = JSON.stringify([e.doc.highlights.map((h) => [h.start, h.end]), units.map((u) => u && [u.start, u.end])]);
+      const relabel = shape === this.shape && this.drawn && this.drawn.length === units.length;
+      if (!relabel) {
+        e.regions.clearRegions();
+        this.drawn = [];
+        for (const h of e.doc.highlights) {
+          const r = e.regions.addRegion({ start: h.start, end: Math.max(h.end, h.start + 0.05), color: "rgba(255, 214, 0, 0.35)", drag: false, resize: false });
+          if (r.element) r.element.style.pointerEvents = "none";
+        }
+      }
+      this.shape = shape;
+      this.units = units;
+      let previousEnd = null;
+      units.forEach((u, i) => {
+        if (!u) {
+          if (!relabel) this.drawn.push(null);
+          return;
+        }
+        const broken = breaches(u, previousEnd, e.rules, e.knobs, e.mode === "translate");
+        previousEnd = u.end;
+        u.broken = broken;
+        const cps = u.end > u.start ? u.chars / (u.end - u.start) : 0;
+        const text = (broken.length ? "⚠ " : "") + `${cps.toFixed(1)} cps`;
+        const title = `${u.label}: ${cps.toFixed(1)} characters per second` + (broken.length ? `; ${broken.join("; ")}` : "");
+        const color = broken.length ? "rgba(164, 22, 26, 0.16)" : i % 2 ? "rgba(11, 92, 173, 0.08)" : "rgba(11, 92, 173, 0.15)";
+        const content = document.createElement("span");
+        content.textContent = text;
+        content.title = title;
+        content.setAttribute("style", `font: 600 11px system-ui, sans-serif; padding: 1px 3px; border-radius: 3px; background: ${broken.length ? "#a4161a" : "rgba(255,255,255,.85)"}; color: ${broken.length ? "#fff" : "#1b1f24"};`);
+        if (relabel) {
+          const r = this.drawn[i];
+          if (r && (r.labelText !== text || r.labelTitle !== title)) {
+            r.setContent(content);
+            r.setOptions({ color });
+            r.labelText = text;
+            r.labelTitle = title;
+          }
+          return;
+        }
+        const r = e.regions.addRegion({
+          id: `unit-${i}`,
+          start: u.start,
+          end: Math.max(u.end, u.start + 0.01),
+          color,
+          drag: false,
+          resize: true,
+          minLength: 0.01,
+          content,
+        });
+        r.labelText = text;
+        r.labelTitle = title;
+        this.drawn.push(r);
+      });
+      this.summarize();
+    }
+
+    /// A sentence for everyone (the regions are drawn on a canvas-like surface).
+    summarize() {
+      if (!this.summary) return;
+      const units = this.units.filter(Boolean);
+      const kind = this.editor.mode === "translate" ? "cue" : "segment";
+      const broken = units.filter((u) => u.broken && u.broken.length);
+      const rules = this.editor.rules;
+      let text = `${units.length} ${kind}${units.length === 1 ? "" : "s"} on the timeline (drag an edge to fix the timing).`;
+      if (rules) {
+        text += broken.length
+          ? ` ${broken.length} ${broken.length === 1 ? "breaks" : "break"} the subtitle rules: ${broken.slice(0, 5).map((u) => `${u.label} ${u.broken[0]}`).join("; ")}${broken.length > 5 ? "; …" : ""}.`
+          : ` All within the subtitle rules (at most ${rules.maxCharsPerSecond} characters per second).`;
+      }
+      this.summary.textContent = text;
+    }
+
+    /// Keyboard timing: moves the `side` ("start" or "end") of unit `i` by `delta` seconds.
+    nudge(i, side, delta) {
+      const e = this.editor;
+      if (e.mode === "translate") {
+        const c = e.doc.cues[i];
+        if (!c) return;
+        this.dropped({ id: `unit-${i}`, start: c.start + (side === "start" ? delta : 0), end: c.end + (side === "end" ? delta : 0) });
+      } else {
+        const seg = e.doc.segments[i];
+        if (!seg || !seg.words.length) return;
+        const [s0, e0] = span(seg);
+        this.dropped({ id: `unit-${i}`, start: s0 + (side === "start" ? delta : 0), end: e0 + (side === "end" ? delta : 0) });
+      }
+    }
+
+    /// An edge was dropped: retime the unit, then redraw.
+    dropped(region) {
+      this.dragging = false;
+      this.shape = null; // the dragged region is drawn anew where the times say
+      const m = /^unit-(\d+)$/.exec(region.id || "");
+      if (!m) return;
+      const i = Number(m[1]);
+      const e = this.editor;
+      const duration = e.audio ? e.audio.duration : NaN;
+      let label;
+      if (e.mode === "translate") {
+        const [s, t] = retimeCue(e.doc.cues, i, region.start, region.end, duration);
+        label = `Cue ${i + 1} now ${ScribeEditor.clock(s)}–${ScribeEditor.clock(t)}`;
+      } else {
+        const [s, t] = retimeSegment(e.doc, i, region.start, region.end, duration);
+        label = `Segment ${i + 1} now ${ScribeEditor.clock(s)}–${ScribeEditor.clock(t)}`;
+      }
+      // After the plugin has finished with the drag: the redraw replaces its regions.
+      setTimeout(() => e.timingChanged(label), 0);
+    }
+  }
+
+  window.ScribeTimeline = { Timeline, retimeSegment, retimeCue, readChars, breaches };
+})();

@@ -8,9 +8,8 @@
 //! every segment's speaker is declared once, and highlights lie inside the media.
 
 use crate::error::ValidationError;
-use crate::export::params::SubtitleParams;
-use crate::subtitles::{self, Cue};
 use crate::transcript::{Transcript, Word};
+use crate::translation::{self, Sentence};
 
 /// How far past the probed end of the media a time may lie (probes round, engines pad).
 pub const END_TOLERANCE_S: f64 = 0.5;
@@ -123,10 +122,12 @@ pub fn word_count(doc: &Transcript) -> u64 {
     doc.segments.iter().map(|s| s.words.len() as u64).sum()
 }
 
-/// The cues a translator translates: the source document laid out as captions with the
-/// default limits.
-pub fn source_cues(source: &Transcript) -> Vec<Cue> {
-    subtitles::segment(&source.timed_words(), &SubtitleParams::default())
+/// The cues a translator translates: the source document's sentences (cut as machine
+/// translation cuts them: at sentence ends, speaker changes and long pauses), so a cue never
+/// stops in the middle of a sentence the way a two-row caption does. The export lays the
+/// translation out as subtitles afterwards.
+pub fn source_cues(source: &Transcript) -> Vec<Sentence> {
+    translation::sentences(source)
 }
 
 fn same_word(a: &Word, b: &Word) -> bool {
@@ -247,7 +248,22 @@ mod tests {
     fn source_cues_follow_the_source_words() {
         let cues = source_cues(&doc(vec![word(0.5, 1.0, "What"), word(1.0, 1.5, "time?")]));
         assert_eq!(cues.len(), 1);
-        assert_eq!(cues[0].text(), "What time?");
+        assert_eq!(cues[0].text, "What time?");
         assert_eq!(cues[0].start, 0.5);
+    }
+
+    #[test]
+    fn source_cues_end_at_sentence_ends_not_at_caption_rows() {
+        let words = "The weather in New York is sunny today, with a light breeze from the west and clear skies. Is it cold?"
+            .split(' ')
+            .enumerate()
+            .map(|(i, t)| word(i as f64 * 0.3, i as f64 * 0.3 + 0.25, t))
+            .collect();
+        let cues = source_cues(&doc(words));
+        let texts: Vec<&str> = cues.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["The weather in New York is sunny today, with a light breeze from the west and clear skies.", "Is it cold?"]
+        );
     }
 }

@@ -194,6 +194,9 @@ fn release_with_unsaved_edits_asks_to_save_discard_or_cancel_and_says_what_happe
         assert!(labels.contains(label), "{labels}");
     }
     browser.screenshot("release-dialog");
+    browser.set_window_size(390, 844);
+    browser.screenshot("release-dialog-phone");
+    browser.set_window_size(1280, 1000);
     browser.press(ESCAPE);
     wait_until(&browser, "the dialog closed", "!document.querySelector('dialog[open]')");
     browser.wait_for_text("#editor-status", "Not released", Duration::from_secs(5));
@@ -249,6 +252,9 @@ fn a_lease_that_runs_out_shows_at_once_and_is_claimed_again_keeping_the_edits() 
     assert_eq!(browser.attr(&browser.find("#lease-state"), "role").as_deref(), Some("alert"));
     assert!(browser.text(&browser.find("#lease-state")).contains("Nobody else holds it"));
     browser.screenshot("lease-ran-out");
+    browser.set_window_size(390, 844);
+    browser.screenshot("lease-ran-out-phone");
+    browser.set_window_size(1280, 1000);
     browser.click("#reclaim");
     browser.wait_for_text("#lease-state", "You hold this task again", Duration::from_secs(10));
     assert_eq!(browser.text(&browser.find(&word_selector(&browser, "nation"))), "nation", "the edit is kept");
@@ -324,6 +330,11 @@ fn the_draft_is_auto_saved_and_comes_back_in_a_fresh_browser() {
     }
 }
 
+/// A translation of source cue `i` as long as a real one (words spread over the sentence).
+fn translation(i: usize) -> String {
+    format!("Zin {}: en dus, mijn mede-Amerikanen, vraag niet wat uw land voor u kan doen, vraag wat u voor uw land kunt doen.", i + 1)
+}
+
 #[test]
 fn translators_see_sentences_with_speaker_names_the_glossary_and_a_warning_for_empty_cues() {
     let server = TestServer::start();
@@ -385,7 +396,7 @@ fn translators_see_sentences_with_speaker_names_the_glossary_and_a_warning_for_e
     let targets = browser.find_all("textarea.target");
     let filled = if targets.len() > 1 { 1 } else { 0 };
     for (i, t) in targets.iter().enumerate().take(filled) {
-        browser.send_keys(t, &format!("Zin {}.", i + 1));
+        browser.send_keys(t, &translation(i));
     }
     browser.click("#submit-task");
     assert_eq!(open_dialog(&browser), json!("empty-cues"));
@@ -402,12 +413,12 @@ fn translators_see_sentences_with_speaker_names_the_glossary_and_a_warning_for_e
     wait_until(&browser, "the empty cue has the focus", &format!("document.activeElement.id === 'target-{filled}'"));
     assert_eq!(task(&server, &tom, &translate)["task"]["claimedByYou"], true, "nothing was submitted");
     for (i, t) in targets.iter().enumerate().skip(filled) {
-        browser.send_keys(t, &format!("Zin {}.", i + 1));
+        browser.send_keys(t, &translation(i));
     }
     browser.click("#submit-task");
     browser.accept_dialog();
     browser.wait_for_text("#tasks", "No tasks", Duration::from_secs(15));
     server.wait_for_status(&customer, &job_id, &["DONE"], Duration::from_secs(30));
     let srt = server.get("/jobs/export-srt", &customer, &[("jobId", &job_id)]).text;
-    assert!(srt.contains("Zin 1."), "{srt}");
+    assert!(srt.contains("mede-Amerikanen"), "{srt}");
 }

@@ -151,7 +151,7 @@
           this.showLease();
         }
         this.showBanner("warn", other
-          ? `Someone else holds this task now (${e.message}). Your edits are kept in this browser as a local draft; they cannot be saved to this task.`
+          ? "Someone else holds this task now: they claimed it after your hold ran out. Your edits are kept in this browser as a local draft; they cannot be saved to this task."
           : `The task could not be claimed again: ${e.message}`,
         other ? null : this.reclaimButton("Try again"));
         this.banner.focus();

@@ -254,16 +254,20 @@ mod tests {
 
     #[test]
     fn source_cues_end_at_sentence_ends_not_at_caption_rows() {
-        let words = "The weather in New York is sunny today, with a light breeze from the west and clear skies. Is it cold?"
-            .split(' ')
-            .enumerate()
-            .map(|(i, t)| word(i as f64 * 0.3, i as f64 * 0.3 + 0.25, t))
-            .collect();
+        let words =
+            "The weather in New York is sunny today, with a light breeze from the west and clear skies. Is it cold?"
+                .split(' ')
+                .enumerate()
+                .map(|(i, t)| word(i as f64 * 0.3, i as f64 * 0.3 + 0.25, t))
+                .collect();
         let cues = source_cues(&doc(words));
         let texts: Vec<&str> = cues.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["The weather in New York is sunny today, with a light breeze from the west and clear skies.", "Is it cold?"]
+            [
+                "The weather in New York is sunny today, with a light breeze from the west and clear skies.",
+                "Is it cold?"
+            ]
         );
     }
 }

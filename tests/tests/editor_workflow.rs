@@ -45,7 +45,11 @@ fn edit_word(browser: &Browser, word: &str, text: &str) {
     let css = word_selector(browser, word);
     retype_word(browser, &css, text);
     browser.wait_for_text("#editor-status", "Unsaved", Duration::from_secs(5));
-    wait_until(browser, "the local draft is stored", "Object.keys(localStorage).some(k => k.startsWith('scribe.draft.'))");
+    wait_until(
+        browser,
+        "the local draft is stored",
+        "Object.keys(localStorage).some(k => k.startsWith('scribe.draft.'))",
+    );
 }
 
 fn wait_for_task(server: &TestServer, key: &str, job_id: &str) -> Value {
@@ -123,7 +127,11 @@ fn drafts_belong_to_their_account_and_revision_and_sign_out_leaves_no_transcript
     browser.find(".w");
     edit_word(&browser, "country", "nation");
     let keys = browser.script("return Object.keys(localStorage).filter(k => k.startsWith('scribe.draft.'));", vec![]);
-    assert_eq!(keys, json!([format!("scribe.draft.tina.task.{task_id}.r0")]), "the draft names its account, task and revision");
+    assert_eq!(
+        keys,
+        json!([format!("scribe.draft.tina.task.{task_id}.r0")]),
+        "the draft names its account, task and revision"
+    );
 
     // Tina leaves the editor (the edit stays a local draft) and saves revision 1 on another
     // device: back in the editor, the draft of revision 0 is offered saying so.
@@ -147,7 +155,10 @@ fn drafts_belong_to_their_account_and_revision_and_sign_out_leaves_no_transcript
     browser.click("#unsaved-save");
     browser.find("#key");
     let stored = local_storage(&browser);
-    assert!(!stored.contains("scribe.draft") && !stored.contains("nation") && !stored.contains("Americans"), "{stored}");
+    assert!(
+        !stored.contains("scribe.draft") && !stored.contains("nation") && !stored.contains("Americans"),
+        "{stored}"
+    );
     let saved = task(&server, &tina, &task_id);
     assert_eq!(saved["task"]["revision"], 2);
     assert!(document_text(&saved).contains("nation"), "the edits were saved at sign-out");
@@ -206,10 +217,17 @@ fn release_with_unsaved_edits_asks_to_save_discard_or_cancel_and_says_what_happe
     // Discard and release: back in the queue, nothing saved.
     browser.click("#release-task");
     browser.click("#unsaved-discard");
-    browser.wait_for_text("#tasks-notice", "Your unsaved edits were discarded and the task released", Duration::from_secs(15));
+    browser.wait_for_text(
+        "#tasks-notice",
+        "Your unsaved edits were discarded and the task released",
+        Duration::from_secs(15),
+    );
     browser.screenshot("released-discarded");
     let released = task(&server, &tina, &task_id);
-    assert_eq!((released["task"]["claimedByYou"].clone(), released["task"]["revision"].clone()), (json!(false), json!(0)));
+    assert_eq!(
+        (released["task"]["claimedByYou"].clone(), released["task"]["revision"].clone()),
+        (json!(false), json!(0))
+    );
     assert!(!document_text(&released).contains("nation"));
 
     // Save and release: the edit is revision 1.
@@ -220,7 +238,10 @@ fn release_with_unsaved_edits_asks_to_save_discard_or_cancel_and_says_what_happe
     browser.click("#unsaved-save");
     browser.wait_for_text("#tasks-notice", "saved as revision 1 and the task released", Duration::from_secs(15));
     let released = task(&server, &tina, &task_id);
-    assert_eq!((released["task"]["claimedByYou"].clone(), released["task"]["revision"].clone()), (json!(false), json!(1)));
+    assert_eq!(
+        (released["task"]["claimedByYou"].clone(), released["task"]["revision"].clone()),
+        (json!(false), json!(1))
+    );
     assert!(document_text(&released).contains("nation"));
 
     // Nothing unsaved: Release does not ask.
@@ -234,7 +255,8 @@ fn release_with_unsaved_edits_asks_to_save_discard_or_cancel_and_says_what_happe
 #[test]
 fn a_lease_that_runs_out_shows_at_once_and_is_claimed_again_keeping_the_edits() {
     const LEASE: &str = "12s";
-    let server = TestServer::start_with(Options { extra_args: vec!["--task-lease".into(), LEASE.into()], ..Options::default() });
+    let server =
+        TestServer::start_with(Options { extra_args: vec!["--task-lease".into(), LEASE.into()], ..Options::default() });
     let tina = server.create_staff_key("tina", "transcriber", &["en"]);
     let tess = server.create_staff_key("tess", "transcriber", &["en"]);
     let task_id = jfk_task(&server, &tina);
@@ -332,7 +354,10 @@ fn the_draft_is_auto_saved_and_comes_back_in_a_fresh_browser() {
 
 /// A translation of source cue `i` as long as a real one (words spread over the sentence).
 fn translation(i: usize) -> String {
-    format!("Zin {}: en dus, mijn mede-Amerikanen, vraag niet wat uw land voor u kan doen, vraag wat u voor uw land kunt doen.", i + 1)
+    format!(
+        "Zin {}: en dus, mijn mede-Amerikanen, vraag niet wat uw land voor u kan doen, vraag wat u voor uw land kunt doen.",
+        i + 1
+    )
 }
 
 #[test]

@@ -84,17 +84,6 @@
     for (const k of Object.keys(localStorage)) if (k.startsWith(DRAFT_PREFIX)) localStorage.removeItem(k);
   }
 
-  /// When the translation of a source cue (a whole sentence) ends. The server spreads its words
-  /// over that time; a translation much shorter than its sentence (under 8 characters a second)
-  /// would leave its words scattered one per subtitle, so it is timed at a comfortable reading
-  /// speed (15 characters a second, at least 1 s) from the sentence's start instead.
-  function translationEnd(cue) {
-    const chars = cue.target.trim().length;
-    const span = cue.end - cue.start;
-    if (span <= 0 || chars / span >= 8) return cue.end;
-    return Math.min(cue.end, Math.round((cue.start + Math.max(1, chars / 15)) * 1000) / 1000);
-  }
-
   class Editor {
     // opts: { mode: "transcript" | "translate", document, mediaUrl, sourceCues, glossary,
     //         instructions, account, draftKey, revision, save(doc) -> Promise<message>,
@@ -155,7 +144,7 @@
           speakers: ids.map((id, i) => ({ spkid: id, name: known.get(id) || sourceNames.get(id) || `Speaker ${i + 1}` })),
           segments: this.doc.cues
             .filter((c) => c.target.trim())
-            .map((c) => ({ speaker: c.speaker, words: [{ start: c.start, end: translationEnd(c), text: c.target.trim(), conf: 1, pristine: false }] })),
+            .map((c) => ({ speaker: c.speaker, words: [{ start: c.start, end: c.end, text: c.target.trim(), conf: 1, pristine: false }] })),
           highlights: this.doc.highlights,
         };
       }

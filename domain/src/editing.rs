@@ -134,7 +134,15 @@ fn same_word(a: &Word, b: &Word) -> bool {
     a.text == b.text && (a.start - b.start).abs() < SAME_TIME_S && (a.end - b.end).abs() < SAME_TIME_S
 }
 
-/// "two words" over 0–1 s → "two" 0–0.5 s, "words" 0.5–1 s (split by characters).
+/// Below this many characters a second (spaces not counted) a text is too sparse to spread over
+/// its span: a translator's short translation of a long sentence would end up one word per
+/// subtitle.
+const SPARSE_CPS: f64 = 6.0;
+/// The reading speed such a text is timed at instead, from the start of its span (at least 1 s).
+const READING_CPS: f64 = 15.0;
+
+/// "two words" over 0–1 s → "two" 0–0.5 s, "words" 0.5–1 s (split by characters). A text much
+/// shorter than its span (under [`SPARSE_CPS`]) takes only the first [`READING_CPS`] share.
 fn split_word(word: Word) -> Vec<Word> {
     let parts: Vec<&str> = word.text.split_whitespace().collect();
     if parts.len() <= 1 {
@@ -142,7 +150,10 @@ fn split_word(word: Word) -> Vec<Word> {
         return vec![Word { text, ..word }];
     }
     let total: usize = parts.iter().map(|p| p.chars().count()).sum();
-    let span = word.end - word.start;
+    let whole = word.end - word.start;
+    let sparse = whole > 0.0 && (total as f64) < SPARSE_CPS * whole;
+    let span = if sparse { (total as f64 / READING_CPS).max(1.0).min(whole) } else { whole };
+    let last_end = word.start + span;
     let mut at = word.start;
     let mut done = 0usize;
     parts
@@ -150,7 +161,7 @@ fn split_word(word: Word) -> Vec<Word> {
         .enumerate()
         .map(|(i, part)| {
             done += part.chars().count();
-            let end = if i + 1 == parts.len() { word.end } else { word.start + span * done as f64 / total as f64 };
+            let end = if i + 1 == parts.len() { last_end } else { word.start + span * done as f64 / total as f64 };
             let w = Word { start: at, end, text: (*part).to_owned(), conf: word.conf, pristine: word.pristine };
             at = end;
             w
@@ -242,6 +253,17 @@ mod tests {
         assert!((words[0].end - (1.0 + 3.0 / 8.0)).abs() < 1e-9);
         assert_eq!((words[1].text.as_str(), words[1].end), ("horas", 2.0));
         assert_eq!(word_count(&prepared), 2);
+    }
+
+    #[test]
+    fn a_short_translation_of_a_long_sentence_is_timed_at_reading_speed_from_its_start() {
+        let words = split_word(word(2.0, 12.0, "Frase traduzida número 0"));
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(texts, ["Frase", "traduzida", "número", "0"]);
+        assert_eq!(words[0].start, 2.0);
+        assert!((words[3].end - (2.0 + 21.0 / READING_CPS)).abs() < 1e-9, "{words:?}");
+        let full = split_word(word(0.0, 4.0, "a sentence as long as its speech"));
+        assert_eq!(full.last().unwrap().end, 4.0);
     }
 
     #[test]

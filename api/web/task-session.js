@@ -151,7 +151,8 @@
           this.showLease();
         }
         this.showBanner("warn", other
-          ? "Someone else holds this task now: they claimed it after your hold ran out. Your edits are kept in this browser as a local draft; they cannot be saved to this task."
+          ? "Someone else holds this task now: they claimed it after your hold ran out. " +
+            (this.editor && this.editor.dirty ? "Your unsaved edits are kept in this browser as a local draft; they cannot be saved to this task." : "Your last save is on the server.")
           : `The task could not be claimed again: ${e.message}`,
         other ? null : this.reclaimButton("Try again"));
         this.banner.focus();

@@ -203,7 +203,9 @@ impl Edge {
                 None,
             ));
         }
-        if route.template == crate::work::DOCUMENT_ROUTE || route.template == crate::editor::DOCUMENT_ROUTE {
+        if [crate::work::DOCUMENT_ROUTE, crate::editor::DOCUMENT_ROUTE, crate::subtitle_preview::PREVIEW_ROUTE]
+            .contains(&route.template.as_str())
+        {
             self.cap_body(req, crate::work::MAX_DOCUMENT_BYTES).await?;
         } else if !receives_media(&route.template) {
             self.cap_body(req, self.max_body_bytes).await?;

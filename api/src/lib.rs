@@ -15,6 +15,8 @@
 //! | [`exports`] | `GET /jobs/export-srt`, `-vtt`, `-txt`, `-json`, `-stl`; `GET /downloads/stl` (signed, no apiKey) |
 //! | [`work`] | `GET /work/tasks`, `GET /work/tasks/{taskId}`, `POST .../claim`, `PUT .../document`, `POST .../submit`, `POST .../release`; `GET /work/media` (signed) |
 //! | [`editor`] | `GET /me`, `GET`/`PUT /jobs/document` (the web app's editor; beyond the spec) |
+//! | [`peaks`] | `GET /work/media/peaks` (signed, no apiKey: the editor's waveform) |
+//! | [`subtitle_preview`] | `POST /subtitles/preview` (the editor's subtitle preview, the export's layout) |
 //! | [`openai`] | `POST /v1/audio/transcriptions`, `POST /v1/audio/translations`, `GET /v1/models[/{model}]` (also at `/v1`) |
 //!
 //! The web app (`/`, `/app/...`) is served by [`webapp`] from files embedded in the binary.
@@ -47,6 +49,7 @@ pub mod metrics;
 pub mod model;
 pub mod negotiate;
 pub mod openai;
+pub mod peaks;
 pub mod refusals;
 pub mod routes;
 pub mod signed_links;
@@ -54,6 +57,7 @@ pub mod state;
 pub mod strict_json;
 pub mod strict_query;
 pub mod submit;
+pub mod subtitle_preview;
 pub mod upload;
 pub mod webapp;
 pub mod work;
@@ -78,8 +82,10 @@ use crate::glossaries::GlossaryApi;
 use crate::jobs::JobsApi;
 use crate::metrics::Metrics;
 use crate::openai::OpenAiApi;
+use crate::peaks::PeaksApi;
 use crate::routes::RouteTable;
 use crate::signed_links::SignedLinks;
+use crate::subtitle_preview::SubtitlePreviewApi;
 use crate::upload::UploadApi;
 use crate::work::WorkApi;
 
@@ -102,7 +108,18 @@ pub enum ApiTags {
     OpenAi,
 }
 
-type Apis = (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi, OpenAiApi);
+type Apis = (
+    JobsApi,
+    UploadApi,
+    GlossaryApi,
+    ExportsApi,
+    WorkApi,
+    CapabilitiesApi,
+    EditorApi,
+    OpenAiApi,
+    PeaksApi,
+    SubtitlePreviewApi,
+);
 
 const DESCRIPTION: &str = "Transcription and subtitling. Every endpoint takes the API key in the `apiKey` query \
 parameter or as a Bearer token (`Authorization: Bearer <key>`); both at once must be the same key (else 400). \
@@ -125,7 +142,18 @@ with a Scribe key; its errors are in OpenAI's shape `{\"error\": {\"message\", \
 /// The OpenAPI service of every endpoint, served under [`API_PREFIX`].
 pub fn api_service() -> OpenApiService<Apis, ()> {
     OpenApiService::new(
-        (JobsApi, UploadApi, GlossaryApi, ExportsApi, WorkApi, CapabilitiesApi, EditorApi, OpenAiApi),
+        (
+            JobsApi,
+            UploadApi,
+            GlossaryApi,
+            ExportsApi,
+            WorkApi,
+            CapabilitiesApi,
+            EditorApi,
+            OpenAiApi,
+            PeaksApi,
+            SubtitlePreviewApi,
+        ),
         "Scribe",
         env!("CARGO_PKG_VERSION"),
     )

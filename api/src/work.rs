@@ -420,8 +420,20 @@ async fn media_file(req: &Request, state: &ApiState, links: &SignedLinks) -> Res
     let expires: u64 =
         get("expires")?.parse().map_err(|_| ApiError::invalid("expires", "expires must be Unix seconds"))?;
     let sig = get("sig")?;
-    links.key().await?.verify_media(&job_id, expires, &sig, now_ms() / 1000)?;
-    let job_id = JobId::parse(&job_id)?;
+    signed_media_file(state, links, &job_id, expires, &sig).await
+}
+
+/// The media file a signed media link opens (the audio player's, and its waveform's peaks):
+/// 403 for a bad signature, 410 once expired or deleted, 404 for a job without media.
+pub(crate) async fn signed_media_file(
+    state: &ApiState,
+    links: &SignedLinks,
+    job_id: &str,
+    expires: u64,
+    sig: &str,
+) -> Result<PathBuf, ApiError> {
+    links.key().await?.verify_media(job_id, expires, sig, now_ms() / 1000)?;
+    let job_id = JobId::parse(job_id)?;
     let (job, _) = state.jobs.state(&job_id).await.map_err(job_error)?;
     if job.deleted {
         return Err(ApiError::new(StatusCode::GONE, format!("Job {job_id} was deleted"), Some("jobId".into())));

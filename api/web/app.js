@@ -529,6 +529,7 @@
       document: data.document,
       mediaUrl: sameOrigin(data.mediaUrl),
       account: me.userName,
+      api,
       draftKey: `job.${jobId}`,
       revision,
       save: async (doc) => {
@@ -716,6 +717,7 @@
       sourceLanguage: t.language,
       targetLanguage: t.targetLanguage,
       mediaUrl: sameOrigin(detail.mediaUrl),
+      api,
       glossary: detail.glossary,
       instructions: detail.instructions,
       account: me.userName,

@@ -5,6 +5,12 @@
 // marks highlights (the sentence at the cursor, or any run of words chosen with Shift+click or
 // Ctrl+Shift+arrows), previews subtitles with the caption knobs, keeps unsaved changes as a
 // local draft, and in translate mode shows the source cues beside the target text.
+//
+// Long media: the waveform is drawn from the server's peaks (GET /api/work/media/peaks), the
+// subtitle preview is the server's export layout of the unsaved document (POST
+// /api/subtitles/preview), an edit re-renders only what it changed (renderChanged), and playback
+// moves the "current" mark between two words found by binary search. The word area is one tab
+// stop: arrow keys move between words inside it (roving tabindex).
 "use strict";
 
 (function () {
@@ -34,46 +40,19 @@
     return `${String(m).padStart(2, "0")}:${s.toFixed(1).padStart(4, "0")}`;
   }
 
-  // Lays timed words out as captions: a new caption at a change of speaker, a pause, or when
-  // the rows are full or the caption would stay on screen too long.
-  function captions(words, knobs) {
-    const cues = [];
-    let cue = null;
-    let row = "";
-    const flush = () => {
-      if (cue) {
-        cue.rows.push(row);
-        cues.push(cue);
-      }
-      cue = null;
-      row = "";
-    };
-    for (const w of words) {
-      const text = w.text.trim();
-      if (!text) continue;
-      const tooLong = cue && w.end - cue.start > knobs.rows * knobs.screen;
-      if (!cue || cue.speaker !== w.speaker || w.start - cue.end > 1.5 || tooLong) {
-        flush();
-        cue = { start: w.start, end: w.end, speaker: w.speaker, rows: [] };
-        row = text;
-        continue;
-      }
-      if ((row + " " + text).length > knobs.chars) {
-        if (cue.rows.length + 1 >= knobs.rows) {
-          flush();
-          cue = { start: w.start, end: w.end, speaker: w.speaker, rows: [] };
-          row = text;
-          continue;
-        }
-        cue.rows.push(row);
-        row = text;
-      } else {
-        row += " " + text;
-      }
-      cue.end = w.end;
+  /// The index of the last of `items` (in time order) starting at or before `t`, or -1.
+  function lastStartingBy(items, t) {
+    let lo = 0;
+    let hi = items.length - 1;
+    let at = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (items[mid].start <= t) {
+        at = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
     }
-    flush();
-    return cues;
+    return at;
   }
 
   const DRAFT_PREFIX = "scribe.draft.";
@@ -87,7 +66,8 @@
   class Editor {
     // opts: { mode: "transcript" | "translate", document, mediaUrl, sourceCues, glossary,
     //         instructions, account, draftKey, revision, save(doc) -> Promise<message>,
-    //         onChange(), actions: [{id,label,run,danger}] }
+    //         onChange(), onDestroy(), actions: [{id,label,run,danger}],
+    //         api(method, path, {params, json}) -> Promise (the app's API call: the subtitle preview) }
     constructor(root, opts) {
       this.root = root;
       this.opts = opts;
@@ -95,7 +75,9 @@
       this.dirty = false;
       this.focus = null; // {s, w}
       this.range = null; // words chosen for a highlight: {anchor: flat index, end: flat index}
-      this.knobs = { chars: 42, rows: 2, screen: 2 };
+      this.knobs = { chars: 42, rows: 2, screen: 2 }; // the SRT export's defaults
+      this.cues = []; // the server's layout of the document (POST /subtitles/preview)
+      this.views = []; // what is on screen of each segment, parallel to doc.segments (renderChanged)
       this.doc = this.mode === "translate" ? this.translationModel(opts.document, opts.sourceCues || []) : structuredClone(opts.document);
       this.doc.highlights = this.doc.highlights || [];
       this.onKey = (e) => this.shortcut(e);
@@ -114,6 +96,8 @@
     destroy() {
       if (this.opts.onDestroy) this.opts.onDestroy();
       clearTimeout(this.draftTimer);
+      this.destroyed = true;
+      clearTimeout(this.previewTimer);
       document.removeEventListener("keydown", this.onKey);
       window.removeEventListener("beforeunload", this.onUnload);
       if (this.wave) this.wave.destroy();
@@ -156,21 +140,13 @@
       return { speakers: this.doc.speakers, segments, highlights };
     }
 
-    flatWords() {
-      if (this.mode === "translate") {
-        return this.doc.cues.filter((c) => c.target.trim()).map((c) => ({ start: c.start, end: c.end, text: c.target, speaker: c.speaker }));
-      }
-      return this.doc.segments.flatMap((seg) => seg.words.map((w) => ({ ...w, speaker: seg.speaker })));
-    }
-
     changed() {
       this.dirty = true;
       this.edits = (this.edits || 0) + 1;
       this.setStatus("Unsaved changes (kept as a local draft)");
       clearTimeout(this.draftTimer);
       this.draftTimer = setTimeout(() => this.storeDraft(), 400);
-      this.cues = null;
-      this.renderCaption();
+      this.schedulePreview();
       if (this.opts.onChange) this.opts.onChange();
     }
 
@@ -304,6 +280,23 @@
         return;
       }
       this.regions = WaveSurfer.Regions.create();
+      // The server's peaks draw the waveform at once; without them wavesurfer.js downloads and
+      // decodes the whole file (tens of seconds for an hour).
+      this.loadPeaks().then((peaks) => this.createWave(peaks), () => this.createWave(null));
+    }
+
+    /// The media's waveform peaks from the server, beside the signed media link.
+    async loadPeaks() {
+      const url = new URL(this.opts.mediaUrl, location.href);
+      url.pathname += "/peaks";
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`peaks: HTTP ${response.status}`);
+      return response.json();
+    }
+
+    createWave(peaks) {
+      if (this.destroyed) return;
+      this.waveBox.dataset.source = peaks ? "peaks" : "media";
       this.wave = WaveSurfer.create({
         container: this.waveBox,
         media: this.audio,
@@ -314,6 +307,7 @@
         cursorWidth: 2,
         normalize: true,
         plugins: [this.regions],
+        ...(peaks ? { peaks: [peaks.max, peaks.min], duration: peaks.duration } : {}),
       });
       this.wave.on("ready", () => {
         this.waveBox.dataset.ready = "true";
@@ -354,22 +348,28 @@
         parts.push(el("h2", {}, "Speakers"), this.speakerBox);
         this.renderSpeakers();
       }
+      // The SRT export's parameters and bounds: the preview is the export's layout.
+      this.previewError = el("p", { class: "error", role: "alert", id: "preview-error" });
       const knob = (id, label, key, min, max, step) =>
-        el("div", {}, el("label", { for: id }, label), el("input", { id, type: "number", min, max, step, value: this.knobs[key], oninput: (e) => {
+        el("div", {}, el("label", { for: id }, label, el("span", { class: "hint" }, ` (${min} to ${max})`)), el("input", { id, type: "number", min, max, step, value: this.knobs[key], oninput: (e) => {
           const v = Number(e.target.value);
-          if (Number.isFinite(v) && v >= min && v <= max) {
-            this.knobs[key] = v;
-            this.cues = null;
-            this.renderCaption();
+          const ok = e.target.value !== "" && Number.isFinite(v) && v >= min && v <= max && (step !== 1 || Number.isInteger(v));
+          e.target.setAttribute("aria-invalid", ok ? "false" : "true");
+          if (!ok) {
+            this.previewError.textContent = `${label}: enter a number from ${min} to ${max}.`;
+            return;
           }
+          this.knobs[key] = v;
+          this.schedulePreview();
         } }));
-      parts.push(el("h2", {}, "Subtitle preview"), el("div", { class: "panel" },
-        knob("knob-chars", "Max characters per row", "chars", 10, 80, 1),
-        knob("knob-rows", "Max rows per caption", "rows", 1, 4, 1),
-        knob("knob-screen", "Max seconds per row", "screen", 0.5, 10, 0.5)));
+      parts.push(el("h2", {}, "Subtitle preview"), el("div", { class: "panel", id: "preview-knobs" },
+        knob("knob-chars", "Max characters per row", "chars", 30, 45, 1),
+        knob("knob-rows", "Max rows per caption", "rows", 1, 2, 1),
+        knob("knob-screen", "Max seconds per row", "screen", 1, 10, 0.5),
+        this.previewError));
       parts.push(el("h2", {}, "Keyboard"), el("dl", { class: "keys panel", id: "shortcuts" },
         [["Esc", "play / pause"], ["Ctrl+B", "back 5 seconds"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"], ["Ctrl+S", "save"]]
-          .concat(this.mode === "transcript" ? [["Ctrl+Enter", "split at the word"], ["Ctrl+Shift+→ / ←", "choose words (or Shift+click)"], ["Ctrl+M", "highlight the chosen words, else the sentence; again to remove"], ["Tab", "next word"]] : [["Tab", "next cue"]])
+          .concat(this.mode === "transcript" ? [["← / →", "previous / next word (at the word's edge)"], ["↑ / ↓", "previous / next segment"], ["Home / End", "first / last word of the segment"], ["Shift+Tab", "the segment's speaker and join"], ["Tab", "leave the transcript"], ["Ctrl+Enter", "split at the word"], ["Ctrl+Shift+→ / ←", "choose words (or Shift+click)"], ["Ctrl+M", "highlight the chosen words, else the sentence; again to remove"]] : [["Tab", "next cue"]])
           .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)])));
       if (this.mode === "transcript") {
         parts.push(el("p", { class: "legend hint" }, el("span", { class: "w low" }, "low confidence"), el("span", { class: "w hl" }, "highlight"), el("span", { class: "w sel" }, "chosen"), el("span", { class: "w cur" }, "playing")));
@@ -384,10 +384,7 @@
           el("label", { for: `speaker-${i}` }, `Name of speaker ${i + 1}`, el("span", { class: "hint" }, ` (${sp.spkid})`)),
           el("input", { id: `speaker-${i}`, "data-spkid": sp.spkid, value: sp.name, oninput: (e) => {
             sp.name = e.target.value;
-            for (const sel of this.main.querySelectorAll("select.speaker")) {
-              const opt = [...sel.options].find((o) => o.value === sp.spkid);
-              if (opt) opt.textContent = sp.name || sp.spkid;
-            }
+            this.renderChanged();
             this.changed();
           } }))),
         el("button", { id: "add-speaker", onclick: () => {
@@ -395,82 +392,368 @@
           while (this.doc.speakers.some((s) => s.spkid === `spk${n}`)) n++;
           this.doc.speakers.push({ spkid: `spk${n}`, name: `Speaker ${this.doc.speakers.length + 1}` });
           this.renderSpeakers();
-          this.renderBody();
+          this.renderChanged();
           this.changed();
         } }, "Add a speaker"));
     }
 
     renderBody() {
-      this.cues = null;
+      this.timeIndex = null;
       if (this.mode === "translate") this.renderCues();
       else this.renderSegments();
+      this.schedulePreview(0);
       this.renderCaption();
     }
 
+    /// The whole transcript anew (a new document, or a restored draft).
     renderSegments() {
-      const frag = document.createDocumentFragment();
-      frag.append(el("h2", { class: "sr-only" }, "Transcript"));
-      let flatIndex = 0;
+      this.views = [];
+      this.activeSpan = null;
+      this.activeView = null;
+      this.curSpan = null;
+      this.curSection = null;
+      this.heading = el("h2", { class: "sr-only" }, "Transcript");
+      this.main.replaceChildren(this.heading);
+      if (!this.wordEvents) this.listenToWords();
+      this.renderChanged();
+    }
+
+    /// Brings the transcript on screen up to date with `this.doc`, touching only what changed:
+    /// a segment whose words were added or removed gets or loses those words' elements, a word
+    /// whose text, times or marks (highlight, chosen, edited) changed is updated in place, and
+    /// segments that moved get their new numbers. Every change to the document outside typing
+    /// (split, join, highlights, speakers, deletions, undo, timing) ends with this one call;
+    /// typing updates its own word as it goes.
+    renderChanged() {
+      if (this.mode !== "transcript") return;
+      const focused = this.main.contains(document.activeElement) ? document.activeElement : null;
+      const old = new Map(this.views.map((v) => [v.seg, v]));
+      const speakersKey = this.doc.speakers.map((sp) => `${sp.spkid}\u0001${sp.name}`).join("\u0002");
+      const highlighted = this.highlightTest();
       const [ra, rb] = this.rangeBounds() || [-1, -2];
+      const views = [];
+      let prev = this.heading;
+      let flat = 0;
       this.doc.segments.forEach((seg, s) => {
-        const first = seg.words[0];
-        const select = el("select", { class: "speaker", id: `seg-speaker-${s}`, "aria-label": `Speaker of segment ${s + 1}`, onchange: (e) => {
-          seg.speaker = e.target.value;
-          this.changed();
-        } }, this.doc.speakers.map((sp) => el("option", { value: sp.spkid, selected: sp.spkid === seg.speaker }, sp.name || sp.spkid)));
-        const head = el("div", { class: "seg-head" },
-          el("span", { class: "hint" }, `Segment ${s + 1} · ${clock(first ? first.start : 0)}`), select,
-          s > 0 ? el("button", { class: "join", "data-seg": s, onclick: () => this.join(s) }, "Join with previous") : null);
-        const words = el("div", { class: "words", "data-seg": s });
-        seg.words.forEach((w, i) => {
-          const hl = this.inHighlight(w);
-          const chosen = ra <= flatIndex && flatIndex <= rb;
-          flatIndex++;
-          const span = el("span", {
-            class: "w" + (w.conf < LOW_CONFIDENCE ? " low" : "") + (hl ? " hl" : "") + (chosen ? " sel" : "") + (w.pristine === false ? " edited" : ""),
-            contenteditable: "true", spellcheck: "true", "data-s": s, "data-w": i, "data-start": w.start,
-            title: `${clock(w.start)}–${clock(w.end)} · confidence ${Math.round((w.conf ?? 1) * 100)} %`,
-            "aria-label": `${w.text}${w.conf < LOW_CONFIDENCE ? ", low confidence" : ""}${hl ? ", highlighted" : ""}`,
-          }, w.text);
-          span.addEventListener("mousedown", (e) => {
-            if (e.shiftKey && this.focus) {
-              e.preventDefault();
-              this.chooseTo(s, i);
-            } else {
-              if (this.range) this.clearRange();
-              this.seek(w.start);
-            }
-          });
-          span.addEventListener("focus", () => {
-            this.focus = { s, w: i };
-          });
-          span.addEventListener("input", () => {
-            w.text = span.textContent;
-            w.pristine = false;
-            span.classList.add("edited");
-            this.changed();
-          });
-          span.addEventListener("keydown", (e) => {
-            if (e.key === "Enter" && !e.ctrlKey) e.preventDefault();
-          });
-          span.addEventListener("blur", () => {
-            if (!w.text.trim()) {
-              this.range = null;
-              seg.words.splice(seg.words.indexOf(w), 1);
-              if (!seg.words.length) this.doc.segments.splice(this.doc.segments.indexOf(seg), 1);
-              this.renderSegments();
-              this.renderCaption();
-            }
-          });
-          words.append(span, " ");
+        let view = old.get(seg);
+        if (view) old.delete(seg);
+        else view = this.segmentView(seg);
+        if (prev.nextSibling !== view.section) prev.after(view.section);
+        prev = view.section;
+        if (view.index !== s) this.numberSegment(view, s);
+        if (view.speakersKey !== speakersKey) this.speakerOptions(view, speakersKey);
+        if (view.select.value !== seg.speaker) view.select.value = seg.speaker;
+        this.patchWords(view, (w) => {
+          const marks = { hl: highlighted(w), sel: ra <= flat && flat <= rb };
+          flat++;
+          return marks;
         });
-        frag.append(el("section", { class: "segment", "data-seg": s, "aria-label": `Segment ${s + 1}` }, head, words));
+        const head = `Segment ${s + 1} · ${clock(seg.words[0] ? seg.words[0].start : 0)}`;
+        if (view.headText !== head) view.label.textContent = view.headText = head;
+        views.push(view);
       });
-      this.main.replaceChildren(frag);
+      for (const gone of old.values()) gone.section.remove();
+      this.views = views;
+      this.timeIndex = null;
+      // The one tab stop of the word area: the word with the cursor, else the first word.
+      if (!this.activeSpan || !this.activeSpan.isConnected) {
+        const view = this.focus ? this.views[Number(this.focus.s)] : null;
+        const at = view ? view.spans[Math.min(Number(this.focus.w), view.spans.length - 1)] : null;
+        this.setActive(at || (this.views[0] && this.views[0].spans[0]) || null);
+      }
+      if (focused && !focused.isConnected && this.activeSpan) this.activeSpan.focus();
+    }
+
+    /// A function telling whether a word lies in a highlight (its middle inside one), in
+    /// O(log highlights) per word.
+    highlightTest() {
+      const spans = this.doc.highlights.map((h) => [h.start, h.end]).sort((a, b) => a[0] - b[0]);
+      const reach = [];
+      let far = -Infinity;
+      for (const [, end] of spans) reach.push((far = Math.max(far, end)));
+      return (w) => {
+        const mid = (w.start + w.end) / 2;
+        let lo = 0;
+        let hi = spans.length - 1;
+        let at = -1;
+        while (lo <= hi) {
+          const m = (lo + hi) >> 1;
+          if (spans[m][0] <= mid) {
+            at = m;
+            lo = m + 1;
+          } else hi = m - 1;
+        }
+        return at >= 0 && reach[at] >= mid;
+      };
+    }
+
+    /// The elements of a new segment (its words are added by patchWords).
+    segmentView(seg) {
+      const view = { seg, index: -1, words: [], spans: [], shown: [], speakersKey: null, headText: "" };
+      view.label = el("span", { class: "hint" });
+      view.select = el("select", { class: "speaker", tabindex: "-1", onchange: (e) => {
+        view.seg.speaker = e.target.value;
+        this.changed();
+      } });
+      view.join = el("button", { class: "join", tabindex: "-1", onclick: () => this.join(view.index) }, "Join with previous");
+      view.box = el("div", { class: "words" });
+      view.section = el("section", { class: "segment" }, el("div", { class: "seg-head" }, view.label, view.select, view.join), view.box);
+      return view;
+    }
+
+    /// Gives a segment's elements its number `s` (0-based).
+    numberSegment(view, s) {
+      view.index = s;
+      view.section.dataset.seg = s;
+      view.section.setAttribute("aria-label", `Segment ${s + 1}`);
+      view.select.id = `seg-speaker-${s}`;
+      view.select.setAttribute("aria-label", `Speaker of segment ${s + 1}`);
+      view.join.dataset.seg = s;
+      view.join.hidden = s === 0;
+      view.box.dataset.seg = s;
+      for (const span of view.spans) span.dataset.s = s;
+    }
+
+    speakerOptions(view, key) {
+      view.speakersKey = key;
+      view.select.replaceChildren(...this.doc.speakers.map((sp) => el("option", { value: sp.spkid }, sp.name || sp.spkid)));
+      view.select.value = view.seg.speaker;
+    }
+
+    /// Brings a segment's word elements up to date with its words: removed words lose their
+    /// element, new ones get one, kept ones stay (with the caret) and change only what differs.
+    patchWords(view, marksOf) {
+      const seg = view.seg;
+      if (view.words.length === seg.words.length && seg.words.every((w, i) => w === view.words[i])) {
+        seg.words.forEach((w, i) => this.showWord(view.spans[i], w, view.shown[i], marksOf(w)));
+        return;
+      }
+      const byWord = new Map(view.words.map((w, i) => [w, i]));
+      const keep = new Set(seg.words);
+      view.words.forEach((w, i) => {
+        if (!keep.has(w)) {
+          const span = view.spans[i];
+          if (span.nextSibling && span.nextSibling.nodeType === Node.TEXT_NODE) span.nextSibling.remove();
+          span.remove();
+        }
+      });
+      const spans = [];
+      const shown = [];
+      let cursor = view.box.firstChild;
+      seg.words.forEach((w, i) => {
+        const was = byWord.get(w);
+        let span;
+        let state;
+        if (was !== undefined) {
+          span = view.spans[was];
+          state = view.shown[was];
+        } else {
+          span = el("span", { class: "w", contenteditable: "true", spellcheck: "true", role: "textbox", tabindex: "-1" });
+          state = {};
+        }
+        if (cursor === span) {
+          cursor = span.nextSibling;
+          if (cursor && cursor.nodeType === Node.TEXT_NODE) cursor = cursor.nextSibling;
+          else span.after(" ");
+        } else {
+          view.box.insertBefore(span, cursor);
+          view.box.insertBefore(document.createTextNode(" "), cursor);
+        }
+        if (span.dataset.w !== String(i)) span.dataset.w = i;
+        if (span.dataset.s !== String(view.index)) span.dataset.s = view.index;
+        this.showWord(span, w, state, marksOf(w));
+        spans.push(span);
+        shown.push(state);
+      });
+      while (cursor) {
+        const next = cursor.nextSibling;
+        cursor.remove();
+        cursor = next;
+      }
+      view.words = seg.words.slice();
+      view.spans = spans;
+      view.shown = shown;
+    }
+
+    /// Updates one word's element where it differs from what `state` says is shown.
+    showWord(span, w, state, marks) {
+      const low = w.conf < LOW_CONFIDENCE;
+      const edited = w.pristine === false;
+      if (state.text !== w.text) {
+        if (span.textContent !== w.text) span.textContent = w.text;
+        state.text = w.text;
+        state.label = null;
+      }
+      if (state.start !== w.start || state.end !== w.end || state.conf !== w.conf) {
+        span.dataset.start = w.start;
+        span.title = `${clock(w.start)}–${clock(w.end)} · confidence ${Math.round((w.conf ?? 1) * 100)} %`;
+        Object.assign(state, { start: w.start, end: w.end, conf: w.conf });
+      }
+      const mark = (name, on) => {
+        if (state[name] === on) return false;
+        span.classList.toggle(name, on);
+        state[name] = on;
+        return true;
+      };
+      if (mark("low", low) | mark("hl", marks.hl)) state.label = null;
+      mark("sel", marks.sel);
+      mark("edited", edited);
+      if (state.label === null || state.label === undefined) this.labelWord(span, w.text, state);
+    }
+
+    /// A word's accessible name: its text as it is now, and its marks.
+    labelWord(span, text, state) {
+      state.label = `${text}${state.low ? ", low confidence" : ""}${state.hl ? ", highlighted" : ""}`;
+      span.setAttribute("aria-label", state.label);
+    }
+
+    /// The word element that is the word area's one tab stop; its segment's speaker and join
+    /// controls are in the tab order with it (Shift+Tab), the other segments' are not.
+    setActive(span) {
+      if (this.activeSpan === span) return;
+      if (this.activeSpan) this.activeSpan.tabIndex = -1;
+      this.activeSpan = span;
+      if (span) span.tabIndex = 0;
+      const view = span ? this.views[Number(span.dataset.s)] : null;
+      if (this.activeView !== view) {
+        for (const v of [this.activeView, view]) {
+          if (!v || !v.section.isConnected) continue;
+          const tab = v === view ? 0 : -1;
+          v.select.tabIndex = tab;
+          v.join.tabIndex = tab;
+        }
+        this.activeView = view;
+      }
+    }
+
+    /// The word of an element of the transcript, or null.
+    wordOf(span) {
+      const view = this.views[Number(span.dataset.s)];
+      return view ? view.seg.words[Number(span.dataset.w)] : null;
+    }
+
+    /// One set of listeners on the transcript serves every word.
+    listenToWords() {
+      this.wordEvents = true;
+      const wordAt = (e) => (e.target instanceof Element && e.target.classList.contains("w") && this.main.contains(e.target) ? e.target : null);
+      this.main.addEventListener("mousedown", (e) => {
+        const span = wordAt(e);
+        if (!span) return;
+        const w = this.wordOf(span);
+        if (!w) return;
+        // A click places the caret where it lands (focusin must not choose the whole word).
+        this.pointerFocus = true;
+        setTimeout(() => (this.pointerFocus = false), 0);
+        if (e.shiftKey && this.focus) {
+          e.preventDefault();
+          this.chooseTo(Number(span.dataset.s), Number(span.dataset.w));
+        } else {
+          if (this.range) this.clearRange();
+          this.seek(w.start);
+        }
+      });
+      this.main.addEventListener("focusin", (e) => {
+        const span = wordAt(e);
+        if (!span) return;
+        this.focus = { s: Number(span.dataset.s), w: Number(span.dataset.w) };
+        this.setActive(span);
+        // Reached by keyboard: the whole word is chosen, so typing replaces it and arrows move on.
+        if (!this.pointerFocus) this.selectWord(span);
+        this.pointerFocus = false;
+      });
+      this.main.addEventListener("input", (e) => {
+        const span = wordAt(e);
+        const w = span && this.wordOf(span);
+        if (!w) return;
+        const view = this.views[Number(span.dataset.s)];
+        const state = view.shown[Number(span.dataset.w)];
+        w.text = span.textContent;
+        w.pristine = false;
+        state.text = w.text;
+        state.edited = true;
+        span.classList.add("edited");
+        this.labelWord(span, w.text, state);
+        this.changed();
+      });
+      this.main.addEventListener("keydown", (e) => {
+        const span = wordAt(e);
+        if (!span) return;
+        if (e.key === "Enter" && !e.ctrlKey) e.preventDefault();
+        else this.arrowKey(e, span);
+      });
+      this.main.addEventListener("focusout", (e) => {
+        const span = wordAt(e);
+        const w = span && this.wordOf(span);
+        if (!w || w.text.trim()) return;
+        // An emptied word is removed when the cursor leaves it.
+        const seg = this.views[Number(span.dataset.s)].seg;
+        this.range = null;
+        seg.words.splice(seg.words.indexOf(w), 1);
+        if (!seg.words.length) this.doc.segments.splice(this.doc.segments.indexOf(seg), 1);
+        this.renderChanged();
+        this.schedulePreview();
+      });
+    }
+
+    /// Chooses all of a word's text (typing replaces it).
+    selectWord(span) {
+      const range = document.createRange();
+      range.selectNodeContents(span);
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+    }
+
+    /// Where the caret is in a word: "all" (its whole text chosen), "start", "end", "both"
+    /// (an empty word) or "inside".
+    caretIn(span) {
+      const sel = window.getSelection();
+      if (!sel.rangeCount) return "all";
+      const r = sel.getRangeAt(0);
+      const text = span.textContent;
+      const before = document.createRange();
+      before.selectNodeContents(span);
+      before.setEnd(r.startContainer, r.startOffset);
+      const from = before.toString().length;
+      if (!r.collapsed) return from === 0 && r.toString() === text ? "all" : "inside";
+      if (!text.length) return "both";
+      return from === 0 ? "start" : from === text.length ? "end" : "inside";
+    }
+
+    /// Arrow keys in the word area: ←/→ move to the previous/next word once the caret is at the
+    /// word's edge (or the whole word is chosen), ↑/↓ to the previous/next segment, Home/End
+    /// to the first/last word of the segment, Ctrl+Home/End of the transcript.
+    arrowKey(e, span) {
+      if (e.altKey || e.metaKey || e.shiftKey) return;
+      const s = Number(span.dataset.s);
+      const w = Number(span.dataset.w);
+      const at = e.ctrlKey ? null : this.caretIn(span);
+      const edge = (side) => at === "all" || at === "both" || at === side;
+      let to = null;
+      if (e.ctrlKey) {
+        if (e.key === "Home") to = [0, 0];
+        else if (e.key === "End") {
+          const last = this.doc.segments.length - 1;
+          to = [last, this.doc.segments[last].words.length - 1];
+        } else return;
+      } else if (e.key === "ArrowLeft" && edge("start")) {
+        to = w > 0 ? [s, w - 1] : s > 0 ? [s - 1, this.doc.segments[s - 1].words.length - 1] : [s, w];
+      } else if (e.key === "ArrowRight" && edge("end")) {
+        to = w < this.doc.segments[s].words.length - 1 ? [s, w + 1] : s < this.doc.segments.length - 1 ? [s + 1, 0] : [s, w];
+      } else if (e.key === "ArrowUp") to = [Math.max(0, s - 1), 0];
+      else if (e.key === "ArrowDown") to = [Math.min(this.doc.segments.length - 1, s + 1), 0];
+      else if (e.key === "Home" && edge("start")) to = [s, 0];
+      else if (e.key === "End" && edge("end")) to = [s, this.doc.segments[s].words.length - 1];
+      else return;
+      e.preventDefault();
+      const target = this.views[to[0]] && this.views[to[0]].spans[to[1]];
+      if (!target) return;
+      if (target === span) this.selectWord(span);
+      else target.focus();
     }
 
     renderCues() {
-      const rows = this.doc.cues.map((c, i) => el("tr", { "data-cue": i },
+      const rows = this.cueRows = this.doc.cues.map((c, i) => el("tr", { "data-cue": i },
         el("td", { class: "cue-time" }, el("span", { class: "cue-number" }, `${i + 1}`), el("br"), `${clock(c.start)}`, el("br"), `${clock(c.end)}`),
         el("td", { class: "source", lang: this.opts.sourceLanguage || "" }, el("span", { class: "cue-speaker" }, `${c.speakerName || c.speaker}: `), c.text),
         el("td", {}, el("label", { class: "sr-only", for: `target-${i}` }, `Translation of cue ${i + 1}`),
@@ -521,40 +804,84 @@
       this.follow();
     }
 
+    /// Moves the "current" marks to what plays at the media's position: only the previous and
+    /// the new word (and segment, or cue) are touched, found by binary search.
     follow() {
       const t = this.audio.currentTime;
       this.timeLabel.textContent = clock(t);
       if (this.mode === "translate") {
-        this.doc.cues.forEach((c, i) => {
-          const row = this.main.querySelector(`tr[data-cue="${i}"]`);
-          if (row) row.classList.toggle("current", c.start <= t && t < c.end);
-        });
+        const i = lastStartingBy(this.doc.cues, t);
+        const row = i >= 0 && t < this.doc.cues[i].end ? this.cueRows[i] : null;
+        if (row !== this.curRow) {
+          if (this.curRow) this.curRow.classList.remove("current");
+          if (row) row.classList.add("current");
+          this.curRow = row;
+        }
       } else {
-        const prev = this.main.querySelector(".w.cur");
-        let found = null;
-        for (const span of this.main.querySelectorAll(".w")) {
-          const w = this.doc.segments[span.dataset.s]?.words[span.dataset.w];
-          if (w && w.start <= t && t < w.end) {
-            found = span;
-            break;
-          }
+        if (!this.timeIndex) this.timeIndex = this.views.flatMap((v) => v.seg.words.map((w, i) => ({ start: w.start, end: w.end, span: v.spans[i], section: v.section })));
+        const i = lastStartingBy(this.timeIndex, t);
+        const found = i >= 0 && t < this.timeIndex[i].end ? this.timeIndex[i] : null;
+        const span = found ? found.span : null;
+        if (span !== this.curSpan) {
+          if (this.curSpan) this.curSpan.classList.remove("cur");
+          if (span) span.classList.add("cur");
+          this.curSpan = span;
         }
-        if (prev !== found) {
-          if (prev) prev.classList.remove("cur");
-          if (found) found.classList.add("cur");
+        const section = found ? found.section : null;
+        if (section !== this.curSection) {
+          if (this.curSection) this.curSection.classList.remove("current");
+          if (section) section.classList.add("current");
+          this.curSection = section;
         }
-        const segNow = found ? found.dataset.s : null;
-        for (const sec of this.main.querySelectorAll("section.segment")) sec.classList.toggle("current", sec.dataset.seg === segNow);
       }
       this.renderCaption();
     }
 
+    /// Shows the preview's cue at the media's position (the server's layout, see refreshPreview).
     renderCaption() {
-      if (!this.cues) this.cues = captions(this.flatWords(), this.knobs);
       const t = this.audio ? this.audio.currentTime : 0;
-      const cue = this.cues.find((c) => c.start <= t && t < c.end + 0.05);
-      const text = cue ? cue.rows.join("\n") : "";
+      const i = lastStartingBy(this.cues, t);
+      const cue = i >= 0 && t < this.cues[i].end ? this.cues[i] : null;
+      const text = cue ? cue.lines.join("\n") : "";
       if (this.caption.textContent !== text) this.caption.textContent = text;
+      if (cue) {
+        this.caption.dataset.start = cue.start;
+        this.caption.dataset.end = cue.end;
+      } else {
+        delete this.caption.dataset.start;
+        delete this.caption.dataset.end;
+      }
+    }
+
+    /// Asks for the preview again `delay` ms after the last change (typing waits for a pause).
+    schedulePreview(delay = 400) {
+      clearTimeout(this.previewTimer);
+      this.caption.dataset.preview = "pending";
+      this.previewTimer = setTimeout(() => this.refreshPreview(), delay);
+    }
+
+    /// The subtitle cues of the unsaved document as the SRT export lays them out, from the
+    /// server (POST /api/subtitles/preview with the knobs); an older answer never replaces a newer.
+    async refreshPreview() {
+      if (this.destroyed) return;
+      if (!this.opts.api) {
+        this.caption.dataset.preview = "off";
+        return;
+      }
+      const asked = (this.previewAsked = (this.previewAsked || 0) + 1);
+      const params = { maxCharsPerRow: this.knobs.chars, maxNumberOfRows: this.knobs.rows, maxScreenTimePerRowSeconds: this.knobs.screen };
+      try {
+        const answer = await this.opts.api("POST", "/subtitles/preview", { params, json: this.toDocument() });
+        if (asked !== this.previewAsked || this.destroyed) return;
+        this.cues = answer.cues;
+        this.previewError.textContent = "";
+        this.caption.dataset.preview = "ready";
+        this.renderCaption();
+      } catch (e) {
+        if (asked !== this.previewAsked || this.destroyed) return;
+        this.caption.dataset.preview = "error";
+        this.previewError.textContent = `The subtitle preview is not up to date: ${e.message}`;
+      }
     }
 
     gotoSegment(step) {
@@ -562,15 +889,18 @@
       const current = this.focus ? this.focus.s : starts.findLastIndex((s) => s <= this.audio.currentTime + 0.01);
       const target = Math.max(0, Math.min(starts.length - 1, (current < 0 ? -1 : current) + step));
       this.seek(starts[target]);
-      const node = this.mode === "translate" ? this.main.querySelector(`#target-${target}`) : this.main.querySelector(`.w[data-s="${target}"][data-w="0"]`);
-      if (node) node.focus();
+      if (this.mode === "translate") {
+        const node = this.main.querySelector(`#target-${target}`);
+        if (node) node.focus();
+      } else this.focusWord(target, 0);
       this.focus = { s: target, w: 0 };
     }
 
     // ---- structure ---------------------------------------------------------------------
 
     focusWord(s, w) {
-      const node = this.main.querySelector(`.w[data-s="${s}"][data-w="${w}"]`);
+      const view = this.views[Number(s)];
+      const node = view && view.spans[Number(w)];
       if (node) node.focus();
     }
 
@@ -581,7 +911,7 @@
       if (!seg || w === 0) return this.setStatus("That word already starts a segment.");
       this.range = null;
       this.doc.segments.splice(s + 1, 0, { speaker: seg.speaker, words: seg.words.splice(w) });
-      this.renderSegments();
+      this.renderChanged();
       this.changed();
       this.focus = { s: s + 1, w: 0 };
       this.focusWord(s + 1, 0);
@@ -594,7 +924,7 @@
       const prev = this.doc.segments[s - 1];
       const at = prev.words.length;
       prev.words.push(...seg.words);
-      this.renderSegments();
+      this.renderChanged();
       this.changed();
       this.focus = { s: s - 1, w: at };
       this.focusWord(s - 1, at);
@@ -659,16 +989,12 @@
 
     clearRange() {
       this.range = null;
-      for (const span of this.main.querySelectorAll(".w.sel")) span.classList.remove("sel");
+      this.renderChanged();
     }
 
     showRange() {
       const [a, b] = this.rangeBounds();
-      let i = 0;
-      for (const span of this.main.querySelectorAll(".w")) {
-        span.classList.toggle("sel", a <= i && i <= b);
-        i++;
-      }
+      this.renderChanged();
       const flat = this.doc.segments.flatMap((seg) => seg.words);
       const text = flat.slice(a, b + 1).map((w) => w.text.trim()).join(" ");
       this.setStatus(`Chosen: “${text}” (${b - a + 1} word${b > a ? "s" : ""}). Ctrl+M highlights it.`);
@@ -742,7 +1068,7 @@
     highlightsChanged(message) {
       this.doc.highlights.sort((x, y) => x.start - y.start);
       const focus = this.focus;
-      this.renderSegments();
+      this.renderChanged();
       this.renderRegions();
       this.changed();
       this.setStatus(message);
@@ -840,5 +1166,5 @@
     }
   }
 
-  window.ScribeEditor = { Editor, captions, clock, el, dropAllDrafts };
+  window.ScribeEditor = { Editor, clock, el, dropAllDrafts };
 })();

@@ -30,6 +30,9 @@ fn the_openapi_document_lists_every_endpoint_in_scope() {
         ("/work/tasks/{taskId}/release", "post"),
         // Beyond the spec: what this server's models can do.
         ("/capabilities", "get"),
+        // Beyond the spec: the editor's subtitle preview (its waveform peaks, like the media, are
+        // a signed link without a key).
+        ("/subtitles/preview", "post"),
     ];
     for (path, method) in expected {
         let op = &paths.get(path).unwrap_or_else(|| panic!("{path} missing from {:?}", paths.keys()))[method];

@@ -574,7 +574,7 @@ impl Engine {
         let result = match batch {
             Some(n) => {
                 let chunks = batched::chunks(&spans, windows.content_frames());
-                self.transcribe_batched(&mut windows, chunks, n, duration_s, &map, opts, plan, on_progress)
+                self.transcribe_batched(&mut windows, chunks, n, duration_s, &map, &found, opts, plan, on_progress)
             }
             None => self.transcribe_windows(&mut windows, duration_s, &map, &found, opts, plan, on_progress),
         };
@@ -768,7 +768,7 @@ impl Engine {
             // skipped: the next window starts where the decoded speech ends (its last word, or
             // its last timestamp without word timings) instead.
             if seek == previous_seek + segment_size
-                && let Some(decoded_until) = covered(&pieces).last().map(|c| c.1)
+                && let Some(decoded_until) = covered(&pieces).iter().map(|c| c.1).max_by(f64::total_cmp)
                 && window_end - decoded_until >= UNDECODED_MIN_S
                 && found.speech_s(&map.original_ranges(decoded_until, window_end)) > 0.0
             {

@@ -7,11 +7,12 @@
 //! read of the decoder's weights per step for every chunk's hypotheses), which is what makes
 //! this path faster than the sequential one on a decoder bound by memory bandwidth.
 //!
-//! Unlike faster-whisper, no speech is left behind: when a chunk's decoding ends (its last
-//! word) a second or more before the chunk does, the rest of the chunk is decoded again as a
-//! window of its own in the next batch, as the sequential path seeks to the last timestamp.
-//! Segments are handed to the progress callback in media order: a chunk's are held back until
-//! the speech before it is decoded.
+//! Unlike faster-whisper, no speech is left behind, as on the sequential path: when a chunk's
+//! decoding ends (its last word) a second or more before the chunk does, the rest of the chunk
+//! is decoded again as a window of its own in the next batch; and a stretch of a second or more
+//! inside the decoded part with no word but with speech the VAD heard (the decoder jumped over
+//! a sentence) is decoded again on its own. Segments are handed to the progress callback in
+//! media order: each is held back until the speech before it is decoded.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -19,8 +20,8 @@ use std::ops::Range;
 use rand::SeedableRng;
 
 use super::{
-    DecodeSetup, Engine, EngineError, FRAMES_PER_SECOND, LanguagePlan, Progress, Segment, TimeMap, TranscribeOptions,
-    Transcript, check_cancelled, on_pool,
+    DecodeSetup, Engine, EngineError, FRAMES_PER_SECOND, LanguagePlan, Progress, SKIPPED_SPEECH_MIN_S, Segment,
+    SpeechFound, TimeMap, TranscribeOptions, Transcript, UNDECODED_MIN_S, check_cancelled, covered, on_pool, uncovered,
 };
 use crate::decode;
 use crate::mel;
@@ -86,18 +87,21 @@ struct Job {
     start: usize,
     end: usize,
     mel: Vec<f32>,
+    /// A wordless stretch decoded again on its own: what it gives is taken as it is.
+    again: bool,
 }
 
 impl Job {
-    /// The job for the frames of `self` from `start` on: its features, shifted.
-    fn rest(&self, start: usize, n_mels: usize) -> Job {
+    /// The job for frames `start..end` of `self`: its features, shifted, zero from `end` on.
+    fn part(&self, start: usize, end: usize, n_mels: usize, again: bool) -> Job {
         let shift = start - self.start;
+        let keep = end.min(self.end) - start;
         let n = mel::N_FRAMES;
         let mut out = vec![0.0f32; self.mel.len()];
         for m in 0..n_mels {
-            out[m * n..m * n + n - shift].copy_from_slice(&self.mel[m * n + shift..(m + 1) * n]);
+            out[m * n..m * n + keep].copy_from_slice(&self.mel[m * n + shift..m * n + shift + keep]);
         }
-        Job { start, end: self.end, mel: out }
+        Job { start, end: end.min(self.end), mel: out, again }
     }
 }
 
@@ -111,6 +115,7 @@ impl Engine {
         batch_size: usize,
         duration_s: f64,
         map: &TimeMap,
+        found: &SpeechFound,
         opts: &TranscribeOptions,
         plan: LanguagePlan,
         on_progress: &mut dyn FnMut(Progress),
@@ -146,7 +151,7 @@ impl Engine {
                 for row in features.chunks_exact_mut(mel::N_FRAMES) {
                     row[len..].fill(0.0);
                 }
-                jobs.push(Job { start: chunk.start, end: chunk.end, mel: features });
+                jobs.push(Job { start: chunk.start, end: chunk.end, mel: features, again: false });
             }
             if jobs.is_empty() {
                 break;
@@ -182,13 +187,12 @@ impl Engine {
                 let size = job.end - job.start;
                 let time_offset = job.start as f64 / fps;
                 if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
-                    ready.insert(job.start, Vec::new());
                     continue;
                 }
                 let window_seek = (map.to_original(time_offset, false) * fps).round() as usize;
                 let (mut pieces, _, _) = self.split_by_timestamps(&result.tokens, time_offset, job.start, size);
                 if opts.word_timestamps {
-                    last_speech_timestamp = profile::time("word timestamps", || {
+                    let last = profile::time("word timestamps", || {
                         on_pool(|| {
                             self.add_word_timestamps(
                                 &mut pieces,
@@ -201,23 +205,19 @@ impl Engine {
                             )
                         })
                     });
-                }
-                let mut finished = Vec::new();
-                let mut decoded_end = None;
-                for p in pieces {
-                    let Some(mut segment) = self.segment(p, &result, window_seek) else { continue };
-                    decoded_end = Some(segment.words.last().map_or(segment.end, |w| w.end));
-                    map.restore(&mut segment);
-                    finished.push(segment);
-                }
-                // The decoding ended before the chunk's speech did: decode the rest.
-                if let Some(end) = decoded_end {
-                    let next = (end * fps).round() as usize;
-                    if next > job.start && next + REMAINDER_MIN_FRAMES <= job.end {
-                        remainders.push(job.rest(next, n_mels));
+                    if !job.again {
+                        last_speech_timestamp = last;
                     }
                 }
-                ready.insert(job.start, finished);
+                if !job.again {
+                    remainders.extend(self.left_behind(job, &pieces, map, found, n_mels));
+                }
+                for p in pieces {
+                    let key = ((p.start * fps).round() as usize).max(job.start);
+                    let Some(mut segment) = self.segment(p, &result, window_seek) else { continue };
+                    map.restore(&mut segment);
+                    ready.entry(key).or_default().push(segment);
+                }
             }
             drop(audios);
             remainders.sort_by_key(|j| j.start);
@@ -243,6 +243,43 @@ impl Engine {
         }
         Ok(Transcript { language: language.to_string(), language_probability, duration_s, segments })
     }
+
+    /// The speech of `job` its decoding (`pieces`) left behind, as jobs to decode again: the
+    /// rest of the chunk when the decoding ended a second or more before it, and each wordless
+    /// stretch inside the decoded part that holds speech by the VAD. Nothing when the decoding
+    /// gave no word at all (decoding the same features again would give the same).
+    fn left_behind(
+        &self,
+        job: &Job,
+        pieces: &[super::Piece],
+        map: &TimeMap,
+        found: &SpeechFound,
+        n_mels: usize,
+    ) -> Vec<Job> {
+        let fps = FRAMES_PER_SECOND as f64;
+        let spans = covered(pieces);
+        let Some(decoded_end) = spans.iter().map(|c| c.1).max_by(f64::total_cmp) else {
+            return Vec::new();
+        };
+        let mut jobs = Vec::new();
+        let next = ((decoded_end * fps).round() as usize).max(job.start);
+        let rest = next > job.start && next + REMAINDER_MIN_FRAMES <= job.end;
+        let done_until = if rest { next } else { job.end };
+        for (from, to) in uncovered(&spans, job.start as f64 / fps, done_until as f64 / fps) {
+            if to - from < UNDECODED_MIN_S || found.speech_s(&map.original_ranges(from, to)) < SKIPPED_SPEECH_MIN_S {
+                continue;
+            }
+            let first = ((from * fps).round() as usize).clamp(job.start, done_until);
+            let end = ((to * fps).round() as usize).min(done_until);
+            if end > first {
+                jobs.push(job.part(first, end, n_mels, true));
+            }
+        }
+        if rest {
+            jobs.push(job.part(next, job.end, n_mels, false));
+        }
+        jobs
+    }
 }
 
 #[cfg(test)]
@@ -263,15 +300,21 @@ mod tests {
     }
 
     #[test]
-    fn the_rest_of_a_job_is_its_features_shifted() {
+    fn the_parts_of_a_job_are_its_features_shifted() {
         let n_mels = 2;
         let mel: Vec<f32> = (0..n_mels * mel::N_FRAMES).map(|i| i as f32).collect();
-        let job = Job { start: 100, end: 2000, mel };
-        let rest = job.rest(400, n_mels);
+        let job = Job { start: 100, end: 2000, mel, again: false };
+        let rest = job.part(400, 2000, n_mels, false);
         assert_eq!((rest.start, rest.end), (400, 2000));
         assert_eq!(rest.mel[0], 300.0);
         assert_eq!(rest.mel[mel::N_FRAMES], (mel::N_FRAMES + 300) as f32);
         assert_eq!(rest.mel[mel::N_FRAMES - 300], 0.0);
+        // A stretch inside: shifted, silent after its end.
+        let stretch = job.part(400, 700, n_mels, true);
+        assert_eq!((stretch.start, stretch.end, stretch.again), (400, 700, true));
+        assert_eq!(stretch.mel[299], 599.0);
+        assert_eq!(stretch.mel[300], 0.0);
+        assert_eq!(stretch.mel[mel::N_FRAMES + 299], (mel::N_FRAMES + 599) as f32);
     }
 
     #[test]

@@ -1,0 +1,606 @@
+//! The editor on long media and for keyboard and screen-reader users, in a real headless
+//! Chromium against a real server: a 60-minute recording (corpus clips and silence, built with
+//! ffmpeg) with a 9,000-word transcript saved through the editor's own API; the test measures in
+//! the page (performance.now) and PRINTS how long the words take to appear, typing a word,
+//! splitting, highlighting, the waveform, and the worst stall while playback moves the current
+//! word (timings are printed, never asserted). The waveform comes from the server's peaks. The
+//! subtitle preview shows the cues the SRT export lays out for the same unsaved document and
+//! knobs; the word area is one tab stop with arrow keys inside, and an edited word's accessible
+//! name is its new text.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use scribe_tests::{ASR_TIMEOUT, Browser, TestServer, clips, paths};
+use serde_json::{Value, json};
+
+const CTRL: &str = "\u{E009}";
+const SHIFT: &str = "\u{E008}";
+const NO_MODIFIERS: &str = "\u{E000}";
+const TAB: &str = "\u{E004}";
+const ESCAPE: &str = "\u{E00C}";
+const ENTER: &str = "\u{E007}";
+const LEFT: &str = "\u{E012}";
+const UP: &str = "\u{E013}";
+const RIGHT: &str = "\u{E014}";
+const DOWN: &str = "\u{E015}";
+const HOME: &str = "\u{E011}";
+const END: &str = "\u{E010}";
+
+/// The long recording: 60 minutes.
+const MEDIA_SECONDS: f64 = 3600.0;
+/// Words of the long transcript, one every [`WORD_STEP`] seconds.
+const WORDS: usize = 9_000;
+const WORD_STEP: f64 = 0.399;
+/// Words per segment of the long transcript (speaker turns alternate).
+const WORDS_PER_SEGMENT: usize = 30;
+
+fn sign_in(browser: &mut Browser, server: &TestServer, key: &str, expect_heading: &str) {
+    browser.goto(&server.url("/"));
+    browser.type_into("#key", key);
+    browser.click("#signin-btn");
+    browser.wait_for_text("h1", expect_heading, Duration::from_secs(15));
+}
+
+/// Reads a value from the page.
+fn js(browser: &Browser, expr: &str) -> Value {
+    browser.script(&format!("return {expr};"), vec![])
+}
+
+/// A 60-minute MP3 (mono, 16 kHz, 32 kb/s): the JFK clip, silence, the weather question at the
+/// half hour, silence. Speech is short so the machine transcript is quick; the editor gets the
+/// long transcript from the test.
+fn sixty_minute_media(dir: &Path) -> PathBuf {
+    let out = dir.join("sixty-minutes.mp3");
+    let half = MEDIA_SECONDS / 2.0;
+    let filter = format!(
+        "[0:a]aresample=16000,aformat=channel_layouts=mono,apad=whole_dur={half}[a];\
+         [1:a]aresample=16000,aformat=channel_layouts=mono,apad=whole_dur={half}[b];\
+         [a][b]concat=n=2:v=0:a=1[out]"
+    );
+    let status = Command::new("ffmpeg")
+        .args(["-hide_banner", "-loglevel", "error", "-y", "-i"])
+        .arg(paths::corpus_file(clips::JFK))
+        .arg("-i")
+        .arg(paths::corpus_file(clips::SHORT))
+        .args(["-filter_complex", &filter, "-map", "[out]", "-c:a", "libmp3lame", "-b:a", "32k"])
+        .arg(&out)
+        .status()
+        .expect("running ffmpeg");
+    assert!(status.success(), "ffmpeg could not build the 60-minute file");
+    out
+}
+
+/// A 9,000-word transcript over the hour (export-json shape): two speakers taking turns,
+/// sentences of 6 to 14 words, every 17th word of low confidence.
+fn long_document() -> Value {
+    const VOCABULARY: &[&str] = &[
+        "the",
+        "council",
+        "agreed",
+        "that",
+        "our",
+        "budget",
+        "for",
+        "next",
+        "year",
+        "should",
+        "cover",
+        "schools",
+        "roads",
+        "and",
+        "libraries",
+        "we",
+        "will",
+        "meet",
+        "again",
+        "in",
+        "spring",
+        "to",
+        "review",
+        "what",
+        "residents",
+        "told",
+        "us",
+        "about",
+        "parking",
+        "near",
+        "station",
+        "market",
+        "every",
+        "Thursday",
+    ];
+    let mut segments = Vec::new();
+    let mut words = Vec::new();
+    let mut sentence = 0;
+    for i in 0..WORDS {
+        let start = 0.05 + i as f64 * WORD_STEP;
+        let mut text = VOCABULARY[(i * 7 + i / 13) % VOCABULARY.len()].to_owned();
+        sentence += 1;
+        if sentence >= 6 + i % 9 {
+            text.push('.');
+            sentence = 0;
+        }
+        let conf = if i % 17 == 0 { 0.42 } else { 0.93 };
+        words.push(json!({"start": round3(start), "end": round3(start + 0.3), "text": text, "conf": conf}));
+        if words.len() == WORDS_PER_SEGMENT || i == WORDS - 1 {
+            let speaker = if segments.len() % 2 == 0 { "spk1" } else { "spk2" };
+            segments.push(json!({"speaker": speaker, "words": std::mem::take(&mut words)}));
+        }
+    }
+    json!({
+        "speakers": [{"spkid": "spk1", "name": "Chair"}, {"spkid": "spk2", "name": "Clerk"}],
+        "segments": segments,
+        "highlights": [],
+    })
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// A finished direct job of `media` whose document is `document` (saved through
+/// `PUT /jobs/document`, as the editor saves).
+fn done_job_with(server: &TestServer, key: &str, media: &Path, document: Option<&Value>) -> String {
+    let job = server.upload_ok(key, media, &[("numberOfSpeakers", "1"), ("language", "en")]);
+    let job_id = job["jobId"].as_str().unwrap().to_owned();
+    server.wait_for_status(key, &job_id, &["DONE"], ASR_TIMEOUT);
+    if let Some(document) = document {
+        let reply = server
+            .http()
+            .put(server.url("/api/jobs/document"))
+            .query(&[("apiKey", key), ("jobId", job_id.as_str())])
+            .json(document)
+            .send()
+            .unwrap();
+        let status = reply.status().as_u16();
+        assert_eq!(status, 200, "saving the document: {}", reply.text().unwrap_or_default());
+    }
+    job_id
+}
+
+/// Page-side instruments: when the words and the waveform appear after opening the editor, how
+/// long a key takes until the transcript has changed and the next frame is painted, and the
+/// longest frame while playback runs.
+const INSTRUMENTS: &str = r#"
+const P = window.__perf = { results: {} };
+P.afterPaint = (cb) => requestAnimationFrame(() => setTimeout(cb, 0));
+P.open = (hash) => {
+  const t0 = performance.now();
+  let wordsSeen = false;
+  const obs = new MutationObserver(() => {
+    if (!wordsSeen && document.querySelector('#transcript .w')) {
+      wordsSeen = true;
+      P.afterPaint(() => { P.results.words = performance.now() - t0; });
+    }
+    const wave = document.querySelector('#waveform');
+    if (P.results.wave == null && wave && wave.dataset.ready) {
+      P.results.wave = performance.now() - t0;
+      P.results.waveState = wave.dataset.ready;
+      obs.disconnect();
+    }
+  });
+  obs.observe(document.body, { childList: true, subtree: true, attributes: true, attributeFilter: ['data-ready'] });
+  location.hash = hash;
+};
+P.arm = (name) => {
+  P.results[name] = null;
+  let start = null;
+  const onKey = (e) => { if (start === null) start = e.timeStamp; };
+  document.addEventListener('keydown', onKey, true);
+  const obs = new MutationObserver(() => {
+    if (start === null) return;
+    obs.disconnect();
+    document.removeEventListener('keydown', onKey, true);
+    P.afterPaint(() => { P.results[name] = performance.now() - start; });
+  });
+  obs.observe(document.querySelector('#transcript'), { childList: true, subtree: true, attributes: true, characterData: true });
+};
+P.watchPlayback = (ms) => {
+  P.results.playback = null;
+  let last = performance.now();
+  const end = last + ms;
+  let worst = 0, frames = 0, longTask = 0, changes = 0;
+  let current = document.querySelector('#transcript .w.cur');
+  let po = null;
+  try {
+    po = new PerformanceObserver((list) => { for (const e of list.getEntries()) longTask = Math.max(longTask, e.duration); });
+    po.observe({ type: 'longtask' });
+  } catch (_) { po = null; }
+  const tick = (now) => {
+    worst = Math.max(worst, now - last);
+    last = now;
+    frames++;
+    const cur = document.querySelector('#transcript .w.cur');
+    if (cur !== current) { changes++; current = cur; }
+    if (now < end) requestAnimationFrame(tick);
+    else {
+      if (po) po.disconnect();
+      P.results.playback = { worstFrame: worst, longTask, frames, changes };
+    }
+  };
+  requestAnimationFrame(tick);
+};
+"#;
+
+/// Waits for `__perf.results[name]` (milliseconds, or an object) and returns it.
+fn result(browser: &Browser, name: &str, timeout: Duration) -> Option<Value> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let v = browser.script("return window.__perf.results[arguments[0]];", vec![json!(name)]);
+        if !v.is_null() {
+            return Some(v);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn ms(v: &Option<Value>) -> String {
+    match v.as_ref().and_then(Value::as_f64) {
+        Some(x) => format!("{x:.0} ms"),
+        None => "not within the wait".to_owned(),
+    }
+}
+
+/// The CSS selector of word `w` of segment `s`.
+fn word(s: usize, w: usize) -> String {
+    format!("#transcript .w[data-s=\"{s}\"][data-w=\"{w}\"]")
+}
+
+#[test]
+fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(10_000_000));
+    let media_dir = tempfile::tempdir().unwrap();
+    let media = sixty_minute_media(media_dir.path());
+    let document = long_document();
+    let job_id = done_job_with(&server, &ann, &media, Some(&document));
+    let segments = document["segments"].as_array().unwrap().len();
+
+    let mut browser = Browser::start("editor-scale-long");
+    sign_in(&mut browser, &server, &ann, "Your jobs");
+    browser.script(INSTRUMENTS, vec![]);
+    browser.script("window.__perf.open(arguments[0]);", vec![json!(format!("#/edit/{job_id}"))]);
+    let words_ms = result(&browser, "words", Duration::from_secs(120));
+    assert_eq!(js(&browser, "document.querySelectorAll('#transcript .w').length"), json!(WORDS));
+    browser.screenshot("long-editor");
+    let wave_ms = result(&browser, "wave", Duration::from_secs(300));
+    let wave_state = js(&browser, "window.__perf.results.waveState");
+    browser.screenshot("long-editor-waveform");
+
+    // Typing a word in the middle: each key until the next frame.
+    let middle = segments / 2;
+    let target = word(middle, 3);
+    browser.click(&target);
+    browser.type_into(&target, &format!("{CTRL}a{NO_MODIFIERS}"));
+    let mut keys = Vec::new();
+    for c in "hello".chars() {
+        browser.script("window.__perf.arm('key');", vec![]);
+        browser.press(&c.to_string());
+        keys.push(result(&browser, "key", Duration::from_secs(30)).and_then(|v| v.as_f64()).unwrap_or(f64::NAN));
+    }
+    assert_eq!(browser.text(&browser.find(&target)), "hello");
+    let typing_worst = keys.iter().copied().fold(0.0, f64::max);
+
+    // Split the segment at that word (Ctrl+Enter), then highlight its sentence (Ctrl+M).
+    browser.script("window.__perf.arm('split');", vec![]);
+    browser.press(&format!("{CTRL}{ENTER}"));
+    let split_ms = result(&browser, "split", Duration::from_secs(60));
+    browser.wait_for_text("#editor-status", "split", Duration::from_secs(10));
+    assert_eq!(js(&browser, "document.querySelectorAll('#transcript section.segment').length"), json!(segments + 1));
+    browser.script("window.__perf.arm('highlight');", vec![]);
+    browser.press(&format!("{CTRL}m"));
+    let highlight_ms = result(&browser, "highlight", Duration::from_secs(60));
+    browser.wait_for_text("#editor-status", "Highlighted", Duration::from_secs(10));
+    assert!(!browser.find_all("#transcript .w.hl").is_empty(), "the sentence is highlighted");
+    browser.screenshot("long-split-and-highlight");
+
+    // Ten seconds of playback from the half hour: the current word follows.
+    let half = word(segments / 2 + 10, 0);
+    browser.click(&half);
+    browser.script("window.__perf.watchPlayback(10000);", vec![]);
+    browser.press(ESCAPE);
+    let playback = result(&browser, "playback", Duration::from_secs(60)).unwrap_or(Value::Null);
+    browser.press(ESCAPE);
+    browser.screenshot("long-playback");
+
+    println!("60-minute document, {WORDS} words, {segments} segments:");
+    println!("  first render of the words: {}", ms(&words_ms));
+    println!("  typing a word: worst key {typing_worst:.0} ms ({keys:.0?} ms)");
+    println!("  split: {}", ms(&split_ms));
+    println!("  highlight: {}", ms(&highlight_ms));
+    println!("  waveform ready: {} ({wave_state})", ms(&wave_ms));
+    println!(
+        "  10 s of playback: worst frame {:.0} ms, longest task {:.0} ms, {} frames, the current word changed {} times",
+        playback["worstFrame"].as_f64().unwrap_or(f64::NAN),
+        playback["longTask"].as_f64().unwrap_or(f64::NAN),
+        playback["frames"],
+        playback["changes"],
+    );
+    assert!(playback["changes"].as_u64().unwrap_or(0) >= 5, "the current word follows playback: {playback}");
+    assert_eq!(wave_state, json!("true"), "the waveform of the hour is drawn");
+
+    // The waveform came from the server's peaks, not from decoding the file in the page.
+    let peaks_fetched = js(
+        &browser,
+        "performance.getEntriesByType('resource').filter(e => e.name.includes('/api/work/media/peaks')).length",
+    );
+    assert_eq!(peaks_fetched, json!(1), "the editor fetched the peaks once");
+    let media_url =
+        server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["mediaUrl"].as_str().unwrap().to_owned();
+    let peaks_url = media_url.replacen("/api/work/media?", "/api/work/media/peaks?", 1);
+    let peaks: Value = server.http().get(&peaks_url).send().unwrap().json().unwrap();
+    let duration = peaks["duration"].as_f64().unwrap();
+    assert!((duration - MEDIA_SECONDS).abs() < 1.0, "{duration}");
+    let per_second = peaks["peaksPerSecond"].as_f64().unwrap();
+    let (min, max) = (peaks["min"].as_array().unwrap(), peaks["max"].as_array().unwrap());
+    assert_eq!(min.len(), max.len());
+    assert!(((min.len() as f64) - duration * per_second).abs() <= 2.0, "{} pairs for {duration} s", min.len());
+    // The JFK clip is loud in the first seconds; the silence after it is flat.
+    let loudest = max[..(10.0 * per_second) as usize].iter().map(|v| v.as_f64().unwrap()).fold(0.0, f64::max);
+    let quiet = max[(60.0 * per_second) as usize..(120.0 * per_second) as usize]
+        .iter()
+        .map(|v| v.as_f64().unwrap().abs())
+        .fold(0.0, f64::max);
+    assert!(loudest > 0.1 && quiet < 0.01, "speech {loudest}, silence {quiet}");
+    assert!(min.iter().zip(max).all(|(a, b)| a.as_f64().unwrap() <= b.as_f64().unwrap()));
+    // A changed signature is refused like the media's.
+    let forged = peaks_url.replace("sig=", "sig=A");
+    let reply = server.http().get(&forged).send().unwrap();
+    assert_eq!(reply.status().as_u16(), 403);
+    let body: Value = reply.json().unwrap();
+    assert_eq!(body["field"], "sig", "{body}");
+}
+
+/// The CSS selector of the first word of the editor whose letters are `word` (any case).
+fn word_selector(browser: &Browser, word: &str) -> String {
+    let found = browser.script(
+        "const want = arguments[0]; const w = [...document.querySelectorAll('#transcript .w')].find(e => e.textContent.replace(/[^a-z]/gi, '').toLowerCase() === want); return w ? [w.dataset.s, w.dataset.w] : null;",
+        vec![json!(word)],
+    );
+    let pair = found.as_array().unwrap_or_else(|| panic!("no word {word:?} in the editor: {}", browser.page_text()));
+    format!("#transcript .w[data-s=\"{}\"][data-w=\"{}\"]", pair[0].as_str().unwrap(), pair[1].as_str().unwrap())
+}
+
+/// The cues of an SRT file: (start, end, rows joined by newlines).
+fn srt_cues(srt: &str) -> Vec<(f64, f64, String)> {
+    let seconds = |clock: &str| {
+        let (hms, ms) = clock.trim().split_once(',').unwrap();
+        let parts: Vec<f64> = hms.split(':').map(|p| p.parse().unwrap()).collect();
+        ((parts[0] * 3600.0 + parts[1] * 60.0 + parts[2]) * 1000.0 + ms.parse::<f64>().unwrap()) / 1000.0
+    };
+    srt.split("\n\n")
+        .filter(|block| block.contains("-->"))
+        .map(|block| {
+            let mut lines = block.lines().skip_while(|l| !l.contains("-->"));
+            let (a, b) = lines.next().unwrap().split_once("-->").unwrap();
+            (seconds(a), seconds(b), lines.collect::<Vec<_>>().join("\n"))
+        })
+        .collect()
+}
+
+/// Sets a number field the way a person does: empty it, type the value.
+fn set_number(browser: &Browser, css: &str, value: &str) {
+    let input = browser.find(css);
+    browser.clear(&input);
+    browser.send_keys(&input, value);
+}
+
+#[test]
+fn the_subtitle_preview_shows_the_cues_the_srt_export_lays_out() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(100_000));
+    let job_id = done_job_with(&server, &ann, &paths::corpus_file(clips::JFK), None);
+    let mut browser = Browser::start("editor-scale-preview");
+    sign_in(&mut browser, &server, &ann, "Your jobs");
+    browser.goto(&server.url(&format!("/#/edit/{job_id}")));
+    browser.find("#transcript .w");
+    browser.wait_for_attr("#caption-preview", "data-preview", "ready", Duration::from_secs(30));
+
+    // An unsaved correction holding a space (two timed words once saved), and knobs of the export.
+    let fellow = word_selector(&browser, "fellow");
+    browser.click(&fellow);
+    browser.type_into(&fellow, &format!("{CTRL}a{NO_MODIFIERS}dear friends"));
+    set_number(&browser, "#knob-chars", "30");
+    set_number(&browser, "#knob-rows", "1");
+    browser.wait_for_attr("#caption-preview", "data-preview", "ready", Duration::from_secs(30));
+    assert_eq!(js(&browser, "document.querySelector('#preview-error').textContent"), json!(""));
+
+    // Every word, clicked: the cue the preview shows then (its text and times).
+    let count = js(&browser, "document.querySelectorAll('#transcript .w').length").as_u64().unwrap();
+    let mut shown: Vec<(f64, f64, String)> = Vec::new();
+    for i in 0..count {
+        let span = browser.find_all("#transcript .w").remove(i as usize);
+        browser.click_element(&span);
+        let cue = browser.script(
+            "const c = document.querySelector('#caption-preview'); return [c.textContent, c.dataset.start || null, c.dataset.end || null];",
+            vec![],
+        );
+        let text = cue[0].as_str().unwrap().to_owned();
+        if text.is_empty() {
+            continue;
+        }
+        let time = |v: &Value| v.as_str().unwrap().parse::<f64>().unwrap();
+        let cue = (time(&cue[1]), time(&cue[2]), text);
+        if !shown.contains(&cue) {
+            shown.push(cue);
+        }
+    }
+    browser.screenshot("preview-knobs");
+
+    // Saved, the SRT export with the same knobs has exactly those cues.
+    browser.press(&format!("{CTRL}s"));
+    browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));
+    let reply =
+        server.get("/jobs/export-srt", &ann, &[("jobId", &job_id), ("maxCharsPerRow", "30"), ("maxNumberOfRows", "1")]);
+    assert_eq!(reply.status, 200, "{}", reply.text);
+    let exported = srt_cues(&reply.text);
+    println!("preview cues: {shown:#?}\nexported: {exported:#?}");
+    for cue in &shown {
+        assert!(
+            exported.contains(cue),
+            "the preview showed {cue:?}, which the SRT export does not have:\n{}",
+            reply.text
+        );
+    }
+    assert_eq!(shown.len(), exported.len(), "every cue of the export was shown by the preview:\n{}", reply.text);
+    let all: String = shown.iter().map(|c| c.2.as_str()).collect::<Vec<_>>().join(" ");
+    assert!(all.contains("dear") && all.contains("friends") && !all.contains("fellow"), "{all}");
+    assert!(exported.iter().all(|c| c.2.lines().count() == 1 && c.2.chars().count() <= 30), "{exported:?}");
+
+    // A knob out of the export's bounds is named by its label, and the preview keeps its cues.
+    set_number(&browser, "#knob-chars", "50");
+    browser.wait_for_text("#preview-error", "Max characters per row", Duration::from_secs(5));
+    assert_eq!(js(&browser, "document.querySelector('#knob-chars').getAttribute('aria-invalid')"), json!("true"));
+    browser.screenshot("preview-knob-out-of-bounds");
+
+    // The endpoint itself: the same layout over HTTP, and a knob out of bounds is a 400 naming it.
+    let document = server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["document"].clone();
+    let preview = server
+        .http()
+        .post(server.url("/api/subtitles/preview"))
+        .query(&[("apiKey", ann.as_str()), ("maxCharsPerRow", "30"), ("maxNumberOfRows", "1")])
+        .json(&document)
+        .send()
+        .unwrap();
+    assert_eq!(preview.status().as_u16(), 200);
+    let preview: Value = preview.json().unwrap();
+    let over_http: Vec<(f64, f64, String)> = preview["cues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let lines: Vec<&str> = c["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+            (c["start"].as_f64().unwrap(), c["end"].as_f64().unwrap(), lines.join("\n"))
+        })
+        .collect();
+    assert_eq!(over_http, exported);
+    let refused = server
+        .http()
+        .post(server.url("/api/subtitles/preview"))
+        .query(&[("apiKey", ann.as_str()), ("maxCharsPerRow", "50")])
+        .json(&document)
+        .send()
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 400);
+    let body: Value = refused.json().unwrap();
+    assert_eq!(body["field"], "maxCharsPerRow", "{body}");
+    let anonymous = server.http().post(server.url("/api/subtitles/preview")).json(&document).send().unwrap();
+    assert_eq!(anonymous.status().as_u16(), 401);
+}
+
+#[test]
+fn the_word_area_is_one_tab_stop_with_arrow_keys_and_an_edited_word_is_named_by_its_text() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(100_000));
+    let job_id = done_job_with(&server, &ann, &paths::corpus_file(clips::JFK), None);
+    let mut browser = Browser::start("editor-scale-keyboard");
+    sign_in(&mut browser, &server, &ann, "Your jobs");
+    browser.goto(&server.url(&format!("/#/edit/{job_id}")));
+    browser.find("#transcript .w");
+    let active = |browser: &Browser| {
+        let pair = js(browser, "[document.activeElement.dataset.s ?? null, document.activeElement.dataset.w ?? null]");
+        let n = |v: &Value| v.as_str().map(|s| s.parse::<i64>().unwrap()).unwrap_or(-1);
+        (n(&pair[0]), n(&pair[1]))
+    };
+    let segment_words = |browser: &Browser, s: i64| {
+        js(browser, &format!("document.querySelectorAll('#transcript .w[data-s=\"{s}\"]').length")).as_i64().unwrap()
+    };
+    assert_eq!(
+        js(&browser, "document.querySelectorAll('#transcript .w[tabindex=\"0\"]').length"),
+        json!(1),
+        "one word is in the tab order"
+    );
+
+    // From the first word, Tab leaves the transcript: the speaker names are next.
+    browser.click(&word(0, 0));
+    let mut tabs = 0;
+    while js(&browser, "document.activeElement.id") != json!("speaker-0") {
+        browser.press(TAB);
+        tabs += 1;
+        assert!(
+            tabs <= 40,
+            "40 presses of Tab did not reach the first speaker name; focus is on {:?}",
+            active(&browser)
+        );
+    }
+    println!("Tab presses from the first word to the first speaker name: {tabs}");
+    assert!(tabs <= 3, "{tabs} presses of Tab from the first word to the first speaker name");
+    browser.screenshot("speaker-name-after-one-tab");
+
+    // Shift+Tab comes back to the word, then reaches its segment's speaker.
+    browser.press(&format!("{SHIFT}{TAB}"));
+    assert_eq!(active(&browser), (0, 0), "Shift+Tab returns to the word area's word");
+    browser.press(&format!("{SHIFT}{TAB}"));
+    assert_eq!(js(&browser, "document.activeElement.id"), json!("seg-speaker-0"));
+    browser.press(TAB);
+    assert_eq!(active(&browser), (0, 0));
+
+    // Arrows: a word reached by keyboard is chosen whole, so ← / → move by word; ↑ / ↓ by
+    // segment; Home / End to the segment's ends.
+    browser.press(RIGHT);
+    assert_eq!(active(&browser), (0, 1));
+    browser.press(RIGHT);
+    assert_eq!(active(&browser), (0, 2));
+    browser.press(LEFT);
+    assert_eq!(active(&browser), (0, 1));
+    assert!(segment_words(&browser, 1) > 0, "the JFK transcript has two segments");
+    browser.press(DOWN);
+    assert_eq!(active(&browser), (1, 0));
+    browser.press(UP);
+    assert_eq!(active(&browser), (0, 0));
+    browser.press(END);
+    assert_eq!(active(&browser), (0, segment_words(&browser, 0) - 1));
+    browser.press(HOME);
+    assert_eq!(active(&browser), (0, 0));
+    assert_eq!(
+        js(&browser, "document.querySelectorAll('#transcript .w[tabindex=\"0\"]').length"),
+        json!(1),
+        "still one tab stop"
+    );
+    assert_eq!(js(&browser, "document.activeElement.getAttribute('tabindex')"), json!("0"), "the tab stop follows");
+    browser.screenshot("arrow-keys");
+
+    // Typing replaces the chosen word; its accessible name is the new text.
+    browser.press(RIGHT);
+    let before = js(&browser, "document.activeElement.getAttribute('aria-label')");
+    for c in "nation".chars() {
+        browser.press(&c.to_string());
+    }
+    let (text, label) = {
+        let v = js(&browser, "[document.activeElement.textContent, document.activeElement.getAttribute('aria-label')]");
+        (v[0].as_str().unwrap().to_owned(), v[1].as_str().unwrap().to_owned())
+    };
+    assert_eq!(text, "nation");
+    assert!(label == "nation" || label.starts_with("nation,"), "the name follows the text: {label:?} (was {before})");
+    // At the end of the word → moves on; the word keyboard actions still work (split).
+    browser.press(RIGHT);
+    assert_eq!(active(&browser), (0, 2));
+    let third = js(&browser, "document.activeElement.textContent");
+    let segments = js(&browser, "document.querySelectorAll('#transcript section.segment').length").as_i64().unwrap();
+    browser.press(&format!("{CTRL}{ENTER}"));
+    browser.wait_for_text("#editor-status", "split", Duration::from_secs(5));
+    assert_eq!(
+        js(&browser, "document.querySelectorAll('#transcript section.segment').length").as_i64().unwrap(),
+        segments + 1
+    );
+    assert_eq!(active(&browser), (1, 0), "the cursor starts the new segment");
+    assert_eq!(js(&browser, "document.activeElement.getAttribute('tabindex')"), json!("0"));
+    browser.screenshot("edited-and-split");
+    browser.press(&format!("{CTRL}s"));
+    browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));
+    let json: Value = serde_json::from_str(&server.get("/jobs/export-json", &ann, &[("jobId", &job_id)]).text).unwrap();
+    assert_eq!(json["segments"][0]["words"][1]["text"], "nation", "{json}");
+    assert_eq!(json["segments"][1]["words"][0]["text"], third, "{json}");
+
+    // On a phone: the word area and the preview knobs.
+    browser.set_window_size(390, 844);
+    browser.click(&word(0, 0));
+    browser.screenshot("phone-words");
+    browser.script("document.querySelector('#preview-knobs').scrollIntoView()", vec![]);
+    browser.screenshot("phone-preview-knobs");
+}

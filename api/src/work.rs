@@ -77,6 +77,8 @@ pub struct WorkTask {
     /// When your lease ends (milliseconds since the Unix epoch), if you hold it.
     #[oai(skip_serializing_if_is_none)]
     pub lease_until: Option<u64>,
+    /// Someone else holds the lease on this task now (you cannot claim it until it ends).
+    pub held_by_other: bool,
     /// The last saved revision of the document (0: none yet).
     pub revision: u32,
     pub transcription_type: ApiTranscriptionType,
@@ -99,14 +101,18 @@ pub struct Instructions {
     pub number_of_speakers: u8,
 }
 
-/// One subtitle of the source a translator translates.
+/// One sentence of the source a translator translates (cut at sentence ends, speaker changes
+/// and long pauses, as machine translation cuts it).
 #[derive(Object, Debug, Clone, PartialEq)]
+#[oai(rename_all = "camelCase")]
 pub struct SourceCue {
     /// Seconds from the start of the media.
     pub start: f64,
     pub end: f64,
     /// The `spkid` of the speaker.
     pub speaker: String,
+    /// The speaker's name in the source document (`Speaker n` when it has none).
+    pub speaker_name: String,
     pub text: String,
 }
 
@@ -258,7 +264,13 @@ impl WorkApi {
                 Some(
                     editing::source_cues(&source)
                         .into_iter()
-                        .map(|c| SourceCue { text: c.text(), start: c.start, end: c.end, speaker: c.speaker })
+                        .map(|c| SourceCue {
+                            speaker_name: speaker_name(&source, &c.speaker),
+                            text: c.text,
+                            start: c.start,
+                            end: c.end,
+                            speaker: c.speaker,
+                        })
                         .collect(),
                 )
             }
@@ -508,7 +520,8 @@ fn work_task(state: &ApiState, t: &TaskView, caller: &Caller, now: u64) -> Resul
             .map_err(|e| ApiError::internal("Reading the glossary", &e))?
             .map(|r| r.glossary.name),
     };
-    let mine = t.holder_at(now) == Some(&caller.user);
+    let holder = t.holder_at(now);
+    let mine = holder == Some(&caller.user);
     Ok(WorkTask {
         task_id: t.task_id.clone(),
         job_id: t.job_id.to_string(),
@@ -523,12 +536,22 @@ fn work_task(state: &ApiState, t: &TaskView, caller: &Caller, now: u64) -> Resul
         overdue: now >= t.deadline_ms,
         claimed_by_you: mine,
         lease_until: t.lease_until_ms.filter(|_| mine),
+        held_by_other: holder.is_some() && !mine,
         revision: t.revision,
         transcription_type: t.transcription_type.into(),
         transcription_style: t.transcription_style.into(),
         notes: t.notes.clone(),
         glossary_name,
     })
+}
+
+/// The name `source` gives speaker `spkid`, else `Speaker n` (its number in the speaker list).
+fn speaker_name(source: &Transcript, spkid: &str) -> String {
+    source
+        .speakers
+        .iter()
+        .find(|s| s.spkid == spkid && !s.name.trim().is_empty())
+        .map_or_else(|| format!("Speaker {}", source.speaker_number(spkid)), |s| s.name.clone())
 }
 
 /// Refusals of task commands, and failures to record them.

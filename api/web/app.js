@@ -32,9 +32,9 @@
   // The key travels in the Authorization header, not in URLs (which end up in logs and history).
   const authorization = () => `Bearer ${sessionStorage.getItem(KEY) || ""}`;
 
-  async function api(method, path, { params, json, raw } = {}) {
+  async function api(method, path, { params, json, raw, keepalive } = {}) {
     const q = query(params);
-    const init = { method, headers: { Authorization: authorization() } };
+    const init = { method, headers: { Authorization: authorization() }, keepalive: !!keepalive };
     if (json !== undefined) {
       init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(json);
@@ -190,7 +190,12 @@
     const who = document.getElementById("who");
     who.replaceChildren(
       el("span", { id: "who-name" }, whoText()),
-      el("button", { id: "sign-out", onclick: () => {
+      el("button", { id: "sign-out", onclick: async () => {
+        // Unsaved edits are saved or discarded first; no draft stays in this browser.
+        const settled = await window.ScribeDialog.settleUnsaved(editor, "sign out");
+        if (settled === "cancelled" || settled === "failed") return;
+        if (editor) editor.dirty = false;
+        window.ScribeEditor.dropAllDrafts();
         sessionStorage.removeItem(KEY);
         me = null;
         location.hash = "#/";
@@ -654,6 +659,7 @@
       mode: "transcript",
       document: data.document,
       mediaUrl: sameOrigin(data.mediaUrl),
+      account: me.userName,
       api,
       glossary: data.glossary,
       rules: loadCapabilities().then((c) => c.subtitleRules),
@@ -847,9 +853,12 @@
     }
     const t = detail.task;
     main.querySelector("h1").textContent = t.kind === "translate" ? `Translate ${t.language} → ${t.targetLanguage}` : `Transcribe (${t.language})`;
-    const showLease = (until) => (lease.textContent = until ? `You hold this task until ${when(until)}; every save renews it. Due ${when(t.deadline)}${t.overdue ? " (overdue)" : ""}.` : "");
-    showLease(t.leaseUntil);
     const path = `/work/tasks/${encodeURIComponent(taskId)}`;
+    // The lease, auto-save, release and submit (task-session.js).
+    const session = new window.ScribeTask.TaskSession({ api, path, task: t, leaseLine: lease, when, leave: (notice) => {
+      sessionStorage.setItem("scribe.notice", notice);
+      location.hash = "#/tasks";
+    } });
     editor = new Editor(host, {
       mode: t.kind === "translate" ? "translate" : "transcript",
       document: detail.document,
@@ -861,29 +870,17 @@
       glossary: detail.glossary,
       instructions: detail.instructions,
       rules: loadCapabilities().then((c) => c.subtitleRules),
+      account: me.userName,
       draftKey: `task.${taskId}`,
       revision: t.revision,
-      save: async (doc) => {
-        const r = await api("PUT", `${path}/document`, { json: doc });
-        editor.opts.revision = r.revision;
-        showLease(r.leaseUntil);
-        return `Saved revision ${r.revision} (${r.words} words).`;
-      },
+      save: (doc, how) => session.save(doc, how),
+      onChange: () => session.changed(),
+      onDestroy: () => session.destroy(),
       actions: [
-        { id: "submit-task", label: "Submit", saveFirst: true, run: async () => {
-          if (!confirm("Hand in this task? You cannot change it afterwards.")) return null;
-          const r = await api("POST", `${path}/submit`);
-          editor.dirty = false;
-          sessionStorage.setItem("scribe.notice", r.message);
-          location.hash = "#/tasks";
-          return r.message;
-        } },
-        { id: "release-task", label: "Release", danger: true, run: async () => {
-          const r = await api("POST", `${path}/release`);
-          location.hash = "#/tasks";
-          return r.message;
-        } },
+        { id: "submit-task", label: "Submit", run: () => session.submit() },
+        { id: "release-task", label: "Release", danger: true, run: () => session.release() },
       ],
     });
+    session.attach(editor);
   }
 })();

@@ -65,9 +65,18 @@
     return at;
   }
 
+  const DRAFT_PREFIX = "scribe.draft.";
+
+  /// Removes every local draft (all accounts, and drafts kept before drafts had owners): sign-out
+  /// leaves no transcript text in this browser.
+  function dropAllDrafts() {
+    for (const k of Object.keys(localStorage)) if (k.startsWith(DRAFT_PREFIX)) localStorage.removeItem(k);
+  }
+
   class Editor {
     // opts: { mode: "transcript" | "translate", document, mediaUrl, sourceCues, glossary,
-    //         instructions, draftKey, revision, save(doc) -> Promise<message>, actions: [{id,label,run,danger}],
+    //         instructions, account, draftKey, revision, save(doc) -> Promise<message>,
+    //         onChange(), onDestroy(), actions: [{id,label,run,danger}],
     //         api(method, path, {params, json}) -> Promise (the app's API call: the subtitle preview),
     //         rules: Promise of the exports' subtitleRules (GET /capabilities) for the timeline }
     constructor(root, opts) {
@@ -104,6 +113,8 @@
     }
 
     destroy() {
+      if (this.opts.onDestroy) this.opts.onDestroy();
+      clearTimeout(this.draftTimer);
       this.destroyed = true;
       clearTimeout(this.previewTimer);
       document.removeEventListener("keydown", this.onKey);
@@ -136,8 +147,9 @@
       if (this.mode === "translate") {
         const ids = [...new Set(this.doc.cues.map((c) => c.speaker))];
         const known = new Map((this.doc.speakers || []).map((s) => [s.spkid, s.name]));
+        const sourceNames = new Map(this.doc.cues.map((c) => [c.speaker, c.speakerName]));
         return {
-          speakers: ids.map((id, i) => ({ spkid: id, name: known.get(id) || `Speaker ${i + 1}` })),
+          speakers: ids.map((id, i) => ({ spkid: id, name: known.get(id) || sourceNames.get(id) || `Speaker ${i + 1}` })),
           segments: this.doc.cues
             .filter((c) => c.target.trim())
             .map((c) => ({ speaker: c.speaker, words: [{ start: c.start, end: c.end, text: c.target.trim(), conf: 1, pristine: false }] })),
@@ -173,12 +185,14 @@
     /// The document changed (an edit, an undo or a redo): keep a draft, refresh the preview.
     touched() {
       this.dirty = true;
+      this.edits = (this.edits || 0) + 1;
       this.setStatus("Unsaved changes (kept as a local draft)");
       clearTimeout(this.draftTimer);
       this.draftTimer = setTimeout(() => this.storeDraft(), 400);
       this.schedulePreview();
       clearTimeout(this.timelineTimer);
       this.timelineTimer = setTimeout(() => this.renderRegions(), 500);
+      if (this.opts.onChange) this.opts.onChange();
     }
 
     // ---- undo, timing, find and replace ------------------------------------------------
@@ -301,46 +315,74 @@
 
 
     // ---- drafts ------------------------------------------------------------------------
+    // A draft belongs to the signed-in account, the job or task, and the revision it was made
+    // on: `scribe.draft.<account>.<draftKey>.r<revision>`, one per task (a newer one replaces
+    // it). Sign-out removes every draft (ScribeEditor.dropAllDrafts).
+
+    draftPrefix() {
+      return `${DRAFT_PREFIX}${encodeURIComponent(this.opts.account || "")}.${this.opts.draftKey}.r`;
+    }
 
     draftStorageKey() {
-      return `scribe.draft.${this.opts.draftKey}`;
+      return `${this.draftPrefix()}${this.opts.revision || 0}`;
+    }
+
+    /// The keys of this account's drafts of this job or task (any revision).
+    draftKeys() {
+      const prefix = this.draftPrefix();
+      return Object.keys(localStorage).filter((k) => k.startsWith(prefix));
     }
 
     storeDraft() {
       if (!this.dirty) return;
       try {
-        localStorage.setItem(this.draftStorageKey(), JSON.stringify({ at: Date.now(), revision: this.opts.revision, doc: this.doc }));
+        const key = this.draftStorageKey();
+        for (const k of this.draftKeys()) if (k !== key) localStorage.removeItem(k);
+        localStorage.setItem(key, JSON.stringify({ at: Date.now(), account: this.opts.account, revision: this.opts.revision || 0, doc: this.doc }));
       } catch (e) {
         this.showError(`The local draft could not be stored (${e.message}); save soon.`);
       }
     }
 
+    /// Forgets the unsaved edits (the page still shows them until it is left).
+    discard() {
+      this.dirty = false;
+      this.dropDraft();
+      this.setStatus("Unsaved edits discarded.");
+    }
+
     dropDraft() {
-      localStorage.removeItem(this.draftStorageKey());
+      clearTimeout(this.draftTimer);
+      for (const k of this.draftKeys()) localStorage.removeItem(k);
     }
 
     offerDraft() {
       let draft = null;
       try {
-        draft = JSON.parse(localStorage.getItem(this.draftStorageKey()) || "null");
+        const keys = this.draftKeys();
+        draft = keys.length ? JSON.parse(localStorage.getItem(keys[0]) || "null") : null;
       } catch (_) {
         draft = null;
       }
-      if (!draft || !draft.doc) return;
+      if (!draft || !draft.doc || (this.mode === "translate") !== Array.isArray(draft.doc.cues)) return;
       const when = new Date(draft.at).toLocaleString();
-      const stale = draft.revision !== this.opts.revision;
-      const box = el("div", { class: "warn", role: "region", "aria-label": "Unsaved draft", id: "draft-offer" },
-        el("p", {}, `You have unsaved changes from ${when}` + (stale ? " (made on an older revision)." : ".")),
+      const server = this.opts.revision || 0;
+      const made = draft.revision || 0;
+      // Say plainly what the draft was based on and what the server has now.
+      const base = made === server
+        ? `You have unsaved changes from ${when}, made on revision ${made} of this document (the one shown).`
+        : `You have unsaved changes from ${when}, made on revision ${made}; the server now has revision ${server}` +
+          (made < server ? ", saved after your draft. Restoring the draft replaces what revision " + server + " says with your draft's text." : ".");
+      const box = el("div", { class: "warn", role: "region", "aria-label": "Unsaved draft", id: "draft-offer", "data-stale": made !== server ? "true" : null },
+        el("p", { id: "draft-offer-text" }, base),
         el("div", { class: "row" },
           el("button", { class: "primary", id: "restore-draft", onclick: () => {
             this.doc = draft.doc;
-            this.dirty = true;
             box.remove();
             this.rerender();
-            this.history.record(JSON.stringify(this.doc), "restoring the draft", null);
-            this.updateUndo();
-            this.setStatus("Draft restored: not saved yet");
-          } }, "Restore draft"),
+            this.changed("restoring the draft");
+            this.setStatus(made < server ? `Draft of revision ${made} restored over revision ${server}: not saved yet` : "Draft restored: not saved yet");
+          } }, made < server ? `Restore my revision ${made} draft` : "Restore draft"),
           el("button", { id: "discard-draft", onclick: () => {
             this.dropDraft();
             box.remove();
@@ -895,8 +937,8 @@
 
     renderCues() {
       const rows = this.cueRows = this.doc.cues.map((c, i) => el("tr", { "data-cue": i },
-        el("td", { class: "cue-time" }, `${clock(c.start)}`, el("br"), `${clock(c.end)}`),
-        el("td", { class: "source", lang: this.opts.sourceLanguage || "" }, el("span", { class: "hint" }, c.speaker + ": "), c.text),
+        el("td", { class: "cue-time" }, el("span", { class: "cue-number" }, `${i + 1}`), el("br"), `${clock(c.start)}`, el("br"), `${clock(c.end)}`),
+        el("td", { class: "source", lang: this.opts.sourceLanguage || "" }, el("span", { class: "cue-speaker" }, `${c.speakerName || c.speaker}: `), c.text),
         el("td", {}, el("label", { class: "sr-only", for: `target-${i}` }, `Translation of cue ${i + 1}`),
           el("textarea", { id: `target-${i}`, class: "target", lang: this.opts.targetLanguage || "", onfocus: () => {
             this.focus = { s: i, w: 0 };
@@ -906,8 +948,22 @@
           } }, c.target))));
       this.main.replaceChildren(el("div", { class: "table-wrap" }, el("table", { class: "cues" },
         el("caption", { class: "sr-only" }, "Source cues and their translations"),
-        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Time"), el("th", { scope: "col" }, `Source (${this.opts.sourceLanguage || ""})`), el("th", { scope: "col" }, `Translation (${this.opts.targetLanguage || ""})`))),
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Cue"), el("th", { scope: "col" }, `Source (${this.opts.sourceLanguage || ""})`), el("th", { scope: "col" }, `Translation (${this.opts.targetLanguage || ""})`))),
         el("tbody", {}, rows))));
+    }
+
+    /// The numbers (1-based) of the cues with no translation yet.
+    emptyCues() {
+      return this.mode === "translate" ? this.doc.cues.flatMap((c, i) => (c.target.trim() ? [] : [i + 1])) : [];
+    }
+
+    /// Moves the cursor to the translation of cue `n` (1-based).
+    focusCue(n) {
+      const node = this.main.querySelector(`#target-${n - 1}`);
+      if (node) {
+        node.focus();
+        node.scrollIntoView({ block: "center" });
+      }
     }
 
     inHighlight(w) {
@@ -1207,23 +1263,46 @@
 
     // ---- saving ------------------------------------------------------------------------
 
-    async save() {
-      this.showError("");
-      this.notice.textContent = "";
-      this.setStatus("Saving…");
+    /// Saves the document. `auto`: an auto-save (tasks), reported in the status line only.
+    async save({ auto = false } = {}) {
+      if (this.saving) return this.saving;
+      if (!auto) {
+        this.showError("");
+        this.notice.textContent = "";
+      }
+      this.setStatus(auto ? "Auto-saving…" : "Saving…");
+      const edits = this.edits || 0;
+      this.saving = (async () => {
+        try {
+          const message = await this.opts.save(this.toDocument(), { auto });
+          // Edits made while the save was on its way stay unsaved.
+          if ((this.edits || 0) === edits) {
+            this.dirty = false;
+            this.dropDraft();
+          } else {
+            this.storeDraft();
+          }
+          if (auto) this.setStatus(`${message} (auto-saved at ${new Date().toLocaleTimeString()})`);
+          else {
+            this.notice.textContent = message;
+            this.setStatus(this.dirty ? "Saved; newer changes are not saved yet." : "All changes saved.");
+          }
+          return true;
+        } catch (e) {
+          if (auto) this.setStatus(`Auto-save failed (${e.message}); your changes are kept as a local draft.`);
+          else {
+            this.showError(e.message);
+            this.setStatus("Not saved: your changes are kept as a local draft.");
+            this.markField(e.field);
+          }
+          this.storeDraft();
+          return false;
+        }
+      })();
       try {
-        const message = await this.opts.save(this.toDocument());
-        this.dirty = false;
-        this.dropDraft();
-        this.notice.textContent = message;
-        this.setStatus("All changes saved.");
-        return true;
-      } catch (e) {
-        this.showError(e.message);
-        this.setStatus("Not saved: your changes are kept as a local draft.");
-        this.markField(e.field);
-        this.storeDraft();
-        return false;
+        return await this.saving;
+      } finally {
+        this.saving = null;
       }
     }
 
@@ -1245,7 +1324,7 @@
     }
 
     shortcut(e) {
-      if (!this.root.isConnected) return;
+      if (!this.root.isConnected || document.querySelector("dialog[open]")) return;
       const ctrl = e.ctrlKey || e.metaKey;
       // The find box keeps its own undo and Escape.
       if (e.target.closest && e.target.closest("#find-panel") && (e.key === "Escape" || (ctrl && /^[zyZY]$/.test(e.key)))) return;
@@ -1281,5 +1360,5 @@
     }
   }
 
-  window.ScribeEditor = { Editor, clock, el };
+  window.ScribeEditor = { Editor, clock, el, dropAllDrafts };
 })();

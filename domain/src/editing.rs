@@ -8,9 +8,8 @@
 //! every segment's speaker is declared once, and highlights lie inside the media.
 
 use crate::error::ValidationError;
-use crate::export::params::SubtitleParams;
-use crate::subtitles::{self, Cue};
 use crate::transcript::{Transcript, Word};
+use crate::translation::{self, Sentence};
 
 /// How far past the probed end of the media a time may lie (probes round, engines pad).
 pub const END_TOLERANCE_S: f64 = 0.5;
@@ -123,17 +122,27 @@ pub fn word_count(doc: &Transcript) -> u64 {
     doc.segments.iter().map(|s| s.words.len() as u64).sum()
 }
 
-/// The cues a translator translates: the source document laid out as captions with the
-/// default limits.
-pub fn source_cues(source: &Transcript) -> Vec<Cue> {
-    subtitles::segment(&source.timed_words(), &SubtitleParams::default())
+/// The cues a translator translates: the source document's sentences (cut as machine
+/// translation cuts them: at sentence ends, speaker changes and long pauses), so a cue never
+/// stops in the middle of a sentence the way a two-row caption does. The export lays the
+/// translation out as subtitles afterwards.
+pub fn source_cues(source: &Transcript) -> Vec<Sentence> {
+    translation::sentences(source)
 }
 
 fn same_word(a: &Word, b: &Word) -> bool {
     a.text == b.text && (a.start - b.start).abs() < SAME_TIME_S && (a.end - b.end).abs() < SAME_TIME_S
 }
 
-/// "two words" over 0–1 s → "two" 0–0.5 s, "words" 0.5–1 s (split by characters).
+/// Below this many characters a second (spaces not counted) a text is too sparse to spread over
+/// its span: a translator's short translation of a long sentence would end up one word per
+/// subtitle.
+const SPARSE_CPS: f64 = 6.0;
+/// The reading speed such a text is timed at instead, from the start of its span (at least 1 s).
+const READING_CPS: f64 = 15.0;
+
+/// "two words" over 0–1 s → "two" 0–0.5 s, "words" 0.5–1 s (split by characters). A text much
+/// shorter than its span (under [`SPARSE_CPS`]) takes only the first [`READING_CPS`] share.
 fn split_word(word: Word) -> Vec<Word> {
     let parts: Vec<&str> = word.text.split_whitespace().collect();
     if parts.len() <= 1 {
@@ -141,7 +150,10 @@ fn split_word(word: Word) -> Vec<Word> {
         return vec![Word { text, ..word }];
     }
     let total: usize = parts.iter().map(|p| p.chars().count()).sum();
-    let span = word.end - word.start;
+    let whole = word.end - word.start;
+    let sparse = whole > 0.0 && (total as f64) < SPARSE_CPS * whole;
+    let span = if sparse { (total as f64 / READING_CPS).max(1.0).min(whole) } else { whole };
+    let last_end = word.start + span;
     let mut at = word.start;
     let mut done = 0usize;
     parts
@@ -149,7 +161,7 @@ fn split_word(word: Word) -> Vec<Word> {
         .enumerate()
         .map(|(i, part)| {
             done += part.chars().count();
-            let end = if i + 1 == parts.len() { word.end } else { word.start + span * done as f64 / total as f64 };
+            let end = if i + 1 == parts.len() { last_end } else { word.start + span * done as f64 / total as f64 };
             let w = Word { start: at, end, text: (*part).to_owned(), conf: word.conf, pristine: word.pristine };
             at = end;
             w
@@ -244,10 +256,40 @@ mod tests {
     }
 
     #[test]
+    fn a_short_translation_of_a_long_sentence_is_timed_at_reading_speed_from_its_start() {
+        let words = split_word(word(2.0, 12.0, "Frase traduzida número 0"));
+        let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(texts, ["Frase", "traduzida", "número", "0"]);
+        assert_eq!(words[0].start, 2.0);
+        assert!((words[3].end - (2.0 + 21.0 / READING_CPS)).abs() < 1e-9, "{words:?}");
+        let full = split_word(word(0.0, 4.0, "a sentence as long as its speech"));
+        assert_eq!(full.last().unwrap().end, 4.0);
+    }
+
+    #[test]
     fn source_cues_follow_the_source_words() {
         let cues = source_cues(&doc(vec![word(0.5, 1.0, "What"), word(1.0, 1.5, "time?")]));
         assert_eq!(cues.len(), 1);
-        assert_eq!(cues[0].text(), "What time?");
+        assert_eq!(cues[0].text, "What time?");
         assert_eq!(cues[0].start, 0.5);
+    }
+
+    #[test]
+    fn source_cues_end_at_sentence_ends_not_at_caption_rows() {
+        let words =
+            "The weather in New York is sunny today, with a light breeze from the west and clear skies. Is it cold?"
+                .split(' ')
+                .enumerate()
+                .map(|(i, t)| word(i as f64 * 0.3, i as f64 * 0.3 + 0.25, t))
+                .collect();
+        let cues = source_cues(&doc(words));
+        let texts: Vec<&str> = cues.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "The weather in New York is sunny today, with a light breeze from the west and clear skies.",
+                "Is it cold?"
+            ]
+        );
     }
 }

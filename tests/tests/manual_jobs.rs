@@ -299,7 +299,8 @@ fn a_transcriber_finishes_a_perfect_job_and_its_exports_carry_the_edit() {
     assert!(t_work["document"].is_null(), "nothing translated yet");
     assert_eq!(t_work["instructions"]["notes"], "Tom: formal register");
     let cues = t_work["sourceCues"].as_array().unwrap().clone();
-    assert!(cues.len() >= 2, "{t_work}");
+    // Source cues are the source's sentences (issue 24): the JFK clip is one 22-word sentence.
+    assert!(!cues.is_empty(), "{t_work}");
     assert!(
         cues.iter().any(|c| c["text"].as_str().unwrap().contains("Therefore,")),
         "the source is the people's transcript"

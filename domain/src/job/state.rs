@@ -1,7 +1,7 @@
 //! `JobState`: what a job's history adds up to. The job actor decides with it; the read models,
 //! the API and the callback actor read it; recovery asks it which [`Stage`] comes next.
 
-use crate::ids::{JobId, UserName};
+use crate::ids::{GlossaryId, JobId, UserName};
 use crate::kinds::{JobStatus, JobType, TranscriptionType};
 use crate::languages::{Language, TargetLanguage};
 
@@ -107,6 +107,8 @@ pub struct SourceJobFacts {
     pub media_path: Option<String>,
     /// The source's final transcript, relative to the data directory.
     pub document_path: Option<String>,
+    /// The source's glossary: its translation is worked on with the same names and terms.
+    pub glossary_id: Option<GlossaryId>,
 }
 
 /// A job as its history made it. Built only by `evolve`; read through its fields and methods.
@@ -220,6 +222,7 @@ impl JobState {
             nr_audio_seconds: self.nr_audio_seconds,
             media_path: self.media_path().map(str::to_owned),
             document_path: self.transcript.as_ref().filter(|t| !t.draft).map(|t| t.path.clone()),
+            glossary_id: s.glossary_id.clone(),
         })
     }
 

@@ -115,7 +115,7 @@ fn request_translation(
         turnaround_time: Some(request.turnaround_time),
         target_language: Some(request.target_language),
         callback_url: request.callback_url,
-        glossary_id: None,
+        glossary_id: source.glossary_id,
         notes: request.notes,
         source: MediaSource::Job {
             source_job_id: source.job_id,

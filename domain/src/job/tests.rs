@@ -300,6 +300,7 @@ fn captions_source(f: impl FnOnce(&mut SourceJobFacts)) -> SourceJobFacts {
         nr_audio_seconds: 61,
         media_path: Some("media/src/talk.mp4".into()),
         document_path: Some("transcripts/src.json".into()),
+        glossary_id: None,
     };
     f(&mut facts);
     facts

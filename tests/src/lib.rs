@@ -20,6 +20,7 @@ pub mod live;
 pub mod paths;
 pub mod server;
 pub mod speech;
+pub mod web_app;
 
 pub use api::Reply;
 pub use browser::Browser;

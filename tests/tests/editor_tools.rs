@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use scribe_tests::web_app::sign_in;
 use scribe_tests::{ASR_TIMEOUT, Browser, TestServer, clips, paths};
 use serde_json::{Value, json};
 
@@ -19,14 +20,6 @@ const ALT: &str = "\u{E00A}";
 const ENTER: &str = "\u{E007}";
 const NO_MODIFIERS: &str = "\u{E000}";
 const SHORT_WAIT: Duration = Duration::from_secs(10);
-
-fn sign_in(browser: &mut Browser, server: &TestServer, key: &str, expect_heading: &str) {
-    browser.goto(&server.url("/"));
-    browser.find("#key");
-    browser.type_into("#key", key);
-    browser.click("#signin-btn");
-    browser.wait_for_text("h1", expect_heading, Duration::from_secs(15));
-}
 
 /// Uploads `file` as `key`, waits for DONE and opens the job's editor with its waveform ready.
 fn open_editor(browser: &mut Browser, server: &TestServer, key: &str, file: &Path, query: &[(&str, &str)]) -> String {

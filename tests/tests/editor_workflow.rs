@@ -9,36 +9,11 @@
 
 use std::time::{Duration, Instant};
 
-use scribe_tests::{ASR_TIMEOUT, Browser, Options, TestServer, clips, paths};
+use scribe_tests::web_app::{retype_word, sign_in, wait_for_task, word_selector};
+use scribe_tests::{Browser, Options, TestServer, clips, paths};
 use serde_json::{Value, json};
 
-const CTRL: &str = "\u{E009}";
-const NO_MODIFIERS: &str = "\u{E000}";
 const ESCAPE: &str = "\u{E00C}";
-
-fn sign_in(browser: &mut Browser, server: &TestServer, key: &str, expect_heading: &str) {
-    browser.goto(&server.url("/"));
-    browser.find("#key");
-    browser.type_into("#key", key);
-    browser.click("#signin-btn");
-    browser.wait_for_text("h1", expect_heading, Duration::from_secs(15));
-}
-
-/// The CSS selector of the first word of the editor whose letters are `word` (any case).
-fn word_selector(browser: &Browser, word: &str) -> String {
-    let found = browser.script(
-        "const want = arguments[0]; const w = [...document.querySelectorAll('.w')].find(e => e.textContent.replace(/[^a-z]/gi, '').toLowerCase() === want); return w ? [w.dataset.s, w.dataset.w] : null;",
-        vec![json!(word)],
-    );
-    let pair = found.as_array().unwrap_or_else(|| panic!("no word {word:?} in the editor: {}", browser.page_text()));
-    format!(".w[data-s=\"{}\"][data-w=\"{}\"]", pair[0].as_str().unwrap(), pair[1].as_str().unwrap())
-}
-
-/// Replaces the text of the word at `css` by typing, as a person would.
-fn retype_word(browser: &Browser, css: &str, text: &str) {
-    browser.click(css);
-    browser.type_into(css, &format!("{CTRL}a{NO_MODIFIERS}{text}"));
-}
 
 /// Retypes `word` as `text` and waits until the local draft is stored (400 ms after a change).
 fn edit_word(browser: &Browser, word: &str, text: &str) {
@@ -50,18 +25,6 @@ fn edit_word(browser: &Browser, word: &str, text: &str) {
         "the local draft is stored",
         "Object.keys(localStorage).some(k => k.startsWith('scribe.draft.'))",
     );
-}
-
-fn wait_for_task(server: &TestServer, key: &str, job_id: &str) -> Value {
-    let deadline = Instant::now() + ASR_TIMEOUT;
-    loop {
-        let tasks = server.get("/work/tasks", key, &[]).ok();
-        if let Some(t) = tasks.as_array().unwrap().iter().find(|t| t["jobId"] == job_id) {
-            return t.clone();
-        }
-        assert!(Instant::now() < deadline, "no task for {job_id}\n{}", server.logs());
-        std::thread::sleep(Duration::from_millis(300));
-    }
 }
 
 /// A perfect JFK transcription job and its task id, once the task is open.

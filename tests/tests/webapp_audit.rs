@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use scribe_tests::web_app::wait_for_task;
 use scribe_tests::{ASR_TIMEOUT, Browser, TestServer, clips, paths};
 use serde_json::{Value, json};
 
@@ -49,18 +50,6 @@ fn sign_in(browser: &Browser, key: &str, heading: &str) {
     browser.type_into("#key", key);
     browser.click("#signin-btn");
     browser.wait_for_text("h1", heading, Duration::from_secs(15));
-}
-
-fn wait_for_task(server: &TestServer, key: &str, job_id: &str) -> Value {
-    let deadline = Instant::now() + ASR_TIMEOUT;
-    loop {
-        let tasks = server.get("/work/tasks", key, &[]).ok();
-        if let Some(t) = tasks.as_array().unwrap().iter().find(|t| t["jobId"] == job_id) {
-            return t.clone();
-        }
-        assert!(Instant::now() < deadline, "no task for {job_id}\n{}", server.logs());
-        std::thread::sleep(Duration::from_millis(300));
-    }
 }
 
 #[test]

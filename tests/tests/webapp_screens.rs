@@ -8,18 +8,11 @@
 
 use std::time::Duration;
 
+use scribe_tests::web_app::sign_in;
 use scribe_tests::{ASR_TIMEOUT, Browser, TestServer, clips, paths};
 use serde_json::{Value, json};
 
 const PHONE: (u32, u32) = (390, 844);
-
-fn sign_in(browser: &mut Browser, server: &TestServer, key: &str, expect_heading: &str) {
-    browser.goto(&server.url("/"));
-    browser.find("#key");
-    browser.type_into("#key", key);
-    browser.click("#signin-btn");
-    browser.wait_for_text("h1", expect_heading, Duration::from_secs(15));
-}
 
 /// Reads a value from the page.
 fn js(browser: &Browser, expr: &str) -> Value {

@@ -1,0 +1,49 @@
+//! Steps the web app's browser tests share: signing in, finding and retyping a word in the
+//! editor, and waiting for a job's task to reach the queue.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::{ASR_TIMEOUT, Browser, TestServer};
+
+const CTRL: &str = "\u{E009}";
+const NO_MODIFIERS: &str = "\u{E000}";
+
+/// Opens the app, signs in with `key` and waits for the role's first heading.
+pub fn sign_in(browser: &mut Browser, server: &TestServer, key: &str, expect_heading: &str) {
+    browser.goto(&server.url("/"));
+    browser.find("#key");
+    browser.type_into("#key", key);
+    browser.click("#signin-btn");
+    browser.wait_for_text("h1", expect_heading, Duration::from_secs(15));
+}
+
+/// The CSS selector of the first word of the editor whose letters are `word` (any case).
+pub fn word_selector(browser: &Browser, word: &str) -> String {
+    let found = browser.script(
+        "const want = arguments[0]; const w = [...document.querySelectorAll('.w')].find(e => e.textContent.replace(/[^a-z]/gi, '').toLowerCase() === want); return w ? [w.dataset.s, w.dataset.w] : null;",
+        vec![json!(word)],
+    );
+    let pair = found.as_array().unwrap_or_else(|| panic!("no word {word:?} in the editor: {}", browser.page_text()));
+    format!(".w[data-s=\"{}\"][data-w=\"{}\"]", pair[0].as_str().unwrap(), pair[1].as_str().unwrap())
+}
+
+/// Replaces the text of the word at `css` by typing, as a person would.
+pub fn retype_word(browser: &Browser, css: &str, text: &str) {
+    browser.click(css);
+    browser.type_into(css, &format!("{CTRL}a{NO_MODIFIERS}{text}"));
+}
+
+/// The task of `job_id` in `key`'s queue, once it is there.
+pub fn wait_for_task(server: &TestServer, key: &str, job_id: &str) -> Value {
+    let deadline = Instant::now() + ASR_TIMEOUT;
+    loop {
+        let tasks = server.get("/work/tasks", key, &[]).ok();
+        if let Some(t) = tasks.as_array().unwrap().iter().find(|t| t["jobId"] == job_id) {
+            return t.clone();
+        }
+        assert!(Instant::now() < deadline, "no task for {job_id}\n{}", server.logs());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}

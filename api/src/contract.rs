@@ -17,7 +17,7 @@
 
 use scribe_domain::ids::MAX_ID_LEN;
 use scribe_domain::kinds::{
-    GlossarySortField, JobType, SortDirection, TranscriptionStyle, TranscriptionType, TurnaroundTime,
+    GlossarySortField, JobSortField, JobType, SortDirection, TranscriptionStyle, TranscriptionType, TurnaroundTime,
 };
 use scribe_domain::languages::{DIRECT_TARGET_LANGUAGES, Language, PERFECT_TARGET_LANGUAGES};
 use scribe_domain::requests as limits;
@@ -63,6 +63,9 @@ pub fn enum_of(operation_id: &str, name: &str) -> Option<(&'static str, Vec<&'st
         "transcriptionStyle" => ("TranscriptionStyle", TranscriptionStyle::ALL.iter().map(|v| v.as_str()).collect()),
         "turnaroundTime" => ("TurnaroundTime", TurnaroundTime::ALL.iter().map(|v| v.as_str()).collect()),
         "status" if operation_id == "listJobs" => ("JobStatusFilter", names(&["OPEN", "ERROR", "DONE"])),
+        "sortBy" if operation_id == "listJobs" => {
+            ("JobSortField", JobSortField::ALL.iter().map(|v| v.as_str()).collect())
+        }
         "sortBy" => ("GlossarySortField", GlossarySortField::ALL.iter().map(|v| v.as_str()).collect()),
         "sortDirection" => ("SortDirection", SortDirection::ALL.iter().map(|v| v.as_str()).collect()),
         "targetLanguage" if operation_id == "orderTranslatedSubtitles" => {
@@ -79,6 +82,7 @@ fn enum_description(component: &str) -> Option<&'static str> {
         "Language" => "A language code of the spec's table, or `auto` (detection).",
         "TurnaroundTime" => "Calendar days from the job's creation to its deadline (manual jobs).",
         "JobStatusFilter" => "The statuses the job list filters by.",
+        "JobSortField" => "The job field the job list sorts by.",
         "GlossarySortField" => "The glossary field to sort by.",
         "SortDirection" => "Sort order.",
         "TargetLanguage" => "A translation target of either job type (the job type narrows it: see `targetLanguage`).",
@@ -412,6 +416,7 @@ fn enum_components() -> Vec<(&'static str, Vec<&'static str>)> {
         ("", "transcriptionStyle"),
         ("", "turnaroundTime"),
         ("listJobs", "status"),
+        ("listJobs", "sortBy"),
         ("", "sortBy"),
         ("", "sortDirection"),
         ("orderTranslatedSubtitles", "targetLanguage"),
@@ -447,6 +452,15 @@ mod tests {
         };
         assert_eq!(param("/jobs", "get", "pageSize")["maximum"], 100);
         assert_eq!(component(param("/jobs", "get", "status"))["enum"], json!(["OPEN", "ERROR", "DONE"]));
+        // Each list sorts by its own fields.
+        assert_eq!(
+            component(param("/jobs", "get", "sortBy"))["enum"],
+            json!(["created", "filename", "nrAudioSeconds"])
+        );
+        assert_eq!(
+            component(param("/glossary", "get", "sortBy"))["enum"],
+            json!(["id", "name", "created", "userName"])
+        );
         assert!(
             component(param("/jobs/upload-media", "post", "language"))["enum"]
                 .as_array()

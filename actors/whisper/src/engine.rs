@@ -1144,6 +1144,29 @@ fn covered<P: std::borrow::Borrow<Piece>>(pieces: &[P]) -> Vec<(f64, f64)> {
     spans
 }
 
+/// `pieces` with each piece whose words lie on both sides of the stretch `from..to` (seconds)
+/// cut in two there, so that what is decoded again inside the stretch falls between them.
+/// The halves keep their words and those words' tokens. The stretch's ends may be a frame
+/// off the words' times (it was rounded to frames).
+fn split_around(pieces: Vec<Piece>, from: f64, to: f64) -> Vec<Piece> {
+    let frame = 1.0 / FRAMES_PER_SECOND as f64;
+    let mut out = Vec::with_capacity(pieces.len() + 1);
+    for p in pieces {
+        let before = p.words.iter().take_while(|w| w.end <= from + frame).count();
+        let straddles = before > 0 && p.words[before..].first().is_some_and(|w| w.start >= to - frame);
+        if !straddles {
+            out.push(p);
+            continue;
+        }
+        let mut words = p.words;
+        let after = words.split_off(before);
+        let tokens = |ws: &[WordTiming]| ws.iter().flat_map(|w| w.tokens.iter().copied()).collect::<Vec<u32>>();
+        out.push(Piece { start: p.start, end: words[before - 1].end, tokens: tokens(&words), words });
+        out.push(Piece { start: after[0].start, end: p.end, tokens: tokens(&after), words: after });
+    }
+    out
+}
+
 /// The parts of `from..to` that no stretch of `covered` (sorted by start) overlaps.
 fn uncovered(covered: &[(f64, f64)], from: f64, to: f64) -> Vec<(f64, f64)> {
     let mut gaps = Vec::new();
@@ -1268,6 +1291,34 @@ impl TimeMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_piece_is_cut_around_a_stretch_decoded_again_between_its_words() {
+        let word = |text: &str, start: f64, end: f64, token: u32| WordTiming {
+            word: text.into(),
+            tokens: vec![token],
+            start,
+            end,
+            probability: 1.0,
+        };
+        // given a piece with words at 1–2 s and 6–7 s, and one with a word at 8–9 s
+        let pieces = vec![
+            Piece {
+                start: 0.5,
+                end: 7.5,
+                tokens: vec![9, 1, 2, 9],
+                words: vec![word(" a", 1.0, 2.0, 1), word(" b", 6.0, 7.0, 2)],
+            },
+            Piece { start: 8.0, end: 9.0, tokens: vec![3], words: vec![word(" c", 8.0, 9.0, 3)] },
+        ];
+        // when the stretch 2–6 s is decoded again
+        let cut = split_around(pieces, 2.0, 6.0);
+        // then the first piece is two, around it, each with its own words and tokens
+        let spans: Vec<_> = cut.iter().map(|p| (p.start, p.end, p.tokens.clone())).collect();
+        assert_eq!(spans, vec![(0.5, 2.0, vec![1]), (6.0, 7.5, vec![2]), (8.0, 9.0, vec![3])]);
+        // and a stretch no piece's words straddle cuts nothing
+        assert_eq!(split_around(cut, 7.5, 8.0).len(), 3);
+    }
 
     #[test]
     fn uncovered_stretches_are_what_no_word_overlaps() {

@@ -21,7 +21,8 @@ use rand::SeedableRng;
 
 use super::{
     DecodeSetup, Engine, EngineError, FRAMES_PER_SECOND, LanguagePlan, Progress, SKIPPED_SPEECH_MIN_S, Segment,
-    SpeechFound, TimeMap, TranscribeOptions, Transcript, UNDECODED_MIN_S, check_cancelled, covered, on_pool, uncovered,
+    SpeechFound, TimeMap, TranscribeOptions, Transcript, UNDECODED_MIN_S, check_cancelled, covered, on_pool,
+    split_around, uncovered,
 };
 use crate::decode;
 use crate::mel;
@@ -210,7 +211,11 @@ impl Engine {
                     }
                 }
                 if !job.again {
-                    remainders.extend(self.left_behind(job, &pieces, map, found, n_mels));
+                    let again = self.left_behind(job, &pieces, map, found, n_mels);
+                    for stretch in again.iter().filter(|j| j.again) {
+                        pieces = split_around(pieces, stretch.start as f64 / fps, stretch.end as f64 / fps);
+                    }
+                    remainders.extend(again);
                 }
                 for p in pieces {
                     let key = ((p.start * fps).round() as usize).max(job.start);

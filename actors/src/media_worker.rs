@@ -1,6 +1,7 @@
 //! The media actor: fetches a job's `sourceUrl` into the media store and probes stored media for
 //! its duration (the billing saga then applies the media-length rule and charges a URL job for
-//! it), then records the outcome on the job (or fails it with a message that says why).
+//! it), then records the outcome on the job (or fails it with a message that says why). It also
+//! prepares the waveform peaks of media about to be processed, for the editor.
 //!
 //! Each request runs as its own task, so a slow download never holds up a probe. Downloads run
 //! at most `max_downloads` at a time, shared fairly between accounts ([`FairQueue`]): the next
@@ -41,6 +42,13 @@ pub enum MediaMsg {
         job_id: JobId,
         path: PathBuf,
         done: StageDone,
+    },
+    /// The job's media is ready for processing: compute its waveform peaks for the editor now
+    /// (unless they are cached), so its first opening does not wait for them. Best effort: no
+    /// stage waits for it, and the peaks endpoint computes them itself when they are missing.
+    PreparePeaks {
+        job_id: JobId,
+        path: PathBuf,
     },
     /// The job was deleted: stop its download (or take it out of the line).
     Cancel(JobId),
@@ -125,6 +133,21 @@ impl Actor for MediaActor {
                     job_span(&task.job_id).in_scope(|| tracing::info!("download withdrawn: the job was deleted"));
                     report(task.done);
                 }
+            }
+            MediaMsg::PreparePeaks { job_id, path } => {
+                let store = state.store.clone();
+                tokio::spawn(
+                    async move {
+                        match store.prepare_peaks(&path).await {
+                            Ok(true) => tracing::debug!("waveform peaks prepared"),
+                            Ok(false) => {}
+                            // Undecodable media fails its processing stage with its own message;
+                            // the editor then draws no waveform.
+                            Err(e) => tracing::info!(error = %e, "waveform peaks not prepared"),
+                        }
+                    }
+                    .instrument(job_span(&job_id)),
+                );
             }
             MediaMsg::Probe { job_id, path, done } => {
                 let (jobs, store, billing) = (state.jobs.clone(), state.store.clone(), state.billing.clone());

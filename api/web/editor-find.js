@@ -1,7 +1,10 @@
 // Find and replace across the editor's document: next and previous match, replace one, replace
 // all (a misheard name everywhere), with or without matching case, and the job's glossary terms
-// offered as suggestions for the replacement. Matches lie inside one word (transcripts) or one
-// cue's translation (translations). Replacing is one edit the editor can undo.
+// offered as suggestions for the replacement. In a transcript a phrase matches words in a row
+// ("john smith" finds "John Smith,"), and its replacement's words take the matched words' time
+// span ("new york" → "New York", "jon smyth" → "Jonathan P. Smyth"); a single word matches
+// inside words too. In a translation matches lie in one cue's text. Replacing (one, or all) is one
+// edit the editor can undo.
 "use strict";
 
 (function () {
@@ -67,16 +70,41 @@
       }
     }
 
-    /// Every match: {field, at} in document order.
+    /// Every match in document order. Transcripts: {s, w, k, at, len}: `k` words of segment
+    /// `s` from word `w`; a one-word search matches inside a word (the text from `at`, `len`
+    /// characters), a phrase matches words in a row whose letters (without the punctuation
+    /// attached to them) are the phrase's words. Translations: {field, at} in a cue's text.
     matches() {
-      const needle = this.find.value;
+      const needle = this.find.value.trim();
       if (!needle) return [];
       const fold = !this.matchCase.checked;
-      const want = fold ? needle.toLocaleLowerCase() : needle;
+      const norm = (t) => (fold ? t.toLocaleLowerCase() : t);
       const out = [];
-      this.editor.fields().forEach((f, field) => {
-        const text = fold ? f.get().toLocaleLowerCase() : f.get();
-        for (let at = text.indexOf(want); at >= 0; at = text.indexOf(want, at + want.length)) out.push({ field, at });
+      if (this.editor.mode === "translate") {
+        const want = norm(needle);
+        this.editor.fields().forEach((f, field) => {
+          const text = norm(f.get());
+          for (let at = text.indexOf(want); at >= 0; at = text.indexOf(want, at + want.length)) out.push({ field, at });
+        });
+        return out;
+      }
+      const phrase = needle.split(/\s+/).map((t) => norm(core(t).text)).filter(Boolean);
+      this.editor.doc.segments.forEach((seg, s) => {
+        const words = seg.words;
+        if (phrase.length < 2) {
+          const want = norm(needle);
+          words.forEach((w, i) => {
+            const text = norm(w.text);
+            for (let at = text.indexOf(want); at >= 0; at = text.indexOf(want, at + want.length)) out.push({ s, w: i, k: 1, at, len: want.length });
+          });
+          return;
+        }
+        for (let i = 0; i + phrase.length <= words.length; i++) {
+          if (phrase.every((p, j) => norm(core(words[i + j].text).text) === p)) {
+            out.push({ s, w: i, k: phrase.length });
+            i += phrase.length - 1;
+          }
+        }
       });
       return out;
     }
@@ -95,17 +123,26 @@
       this.status.textContent = (prefix ? prefix + " " : "") + (!what ? "Type what to find." : n ? `${where} for ${what}.` : `No matches for ${what}.`);
     }
 
-    /// Shows match `i` (or none): marks its word or cue and plays from there.
+    /// Shows match `i` (or none): marks its words or cue and plays from there.
     mark(i) {
       for (const node of this.editor.main.querySelectorAll(".found")) node.classList.remove("found");
       if (i === null || !this.list || !this.list[i]) return;
-      const f = this.editor.fields()[this.list[i].field];
-      const node = f.node();
-      if (node) {
-        node.classList.add("found");
-        node.scrollIntoView({ block: "nearest" });
+      const m = this.list[i];
+      let nodes;
+      let start;
+      if (this.editor.mode === "translate") {
+        const f = this.editor.fields()[m.field];
+        nodes = [f.node()];
+        start = f.start;
+      } else {
+        const view = this.editor.views[m.s];
+        nodes = view ? view.spans.slice(m.w, m.w + m.k) : [];
+        start = this.editor.doc.segments[m.s].words[m.w].start;
       }
-      if (f.start !== undefined) this.editor.seek(f.start);
+      nodes = nodes.filter(Boolean);
+      for (const node of nodes) node.classList.add("found");
+      if (nodes.length) nodes[0].scrollIntoView({ block: "nearest" });
+      if (start !== undefined) this.editor.seek(start);
     }
 
     step(dir) {
@@ -117,14 +154,22 @@
       this.say();
     }
 
+    /// Puts the replacement over match `m` (see `replaceWords` for transcripts).
+    apply(m) {
+      const needle = this.find.value.trim();
+      const by = this.replace.value;
+      if (this.editor.mode === "translate") {
+        const f = this.editor.fields()[m.field];
+        const text = f.get();
+        f.set(text.slice(0, m.at) + by + text.slice(m.at + needle.length));
+      } else replaceWords(this.editor.doc, m, by);
+    }
+
     replaceOne() {
       if (!this.list) this.refresh();
       if (this.current < 0) return this.step(1);
-      const m = this.list[this.current];
-      const f = this.editor.fields()[m.field];
-      const text = f.get();
-      const needle = this.find.value;
-      f.set(text.slice(0, m.at) + this.replace.value + text.slice(m.at + needle.length));
+      const needle = this.find.value.trim();
+      this.apply(this.list[this.current]);
       const done = `Replaced “${needle}” with “${this.replace.value}”.`;
       this.editor.replaced(done);
       const next = this.current;
@@ -136,15 +181,10 @@
 
     replaceAll() {
       const list = this.matches();
-      const needle = this.find.value;
+      const needle = this.find.value.trim();
       if (!list.length) return this.say();
-      const fields = this.editor.fields();
-      // From the last match back, so earlier offsets stay right.
-      for (const m of [...list].reverse()) {
-        const f = fields[m.field];
-        const text = f.get();
-        f.set(text.slice(0, m.at) + this.replace.value + text.slice(m.at + needle.length));
-      }
+      // From the last match back, so earlier positions stay right.
+      for (const m of [...list].reverse()) this.apply(m);
       const done = `Replaced ${list.length} × “${needle}” with “${this.replace.value}”.`;
       this.editor.replaced(done);
       this.refresh();
@@ -152,5 +192,64 @@
     }
   }
 
-  window.ScribeFind = { FindReplace };
+  const EDGE_PUNCTUATION = /^([\p{P}\p{S}]*)(.*?)([\p{P}\p{S}]*)$/su;
+
+  /// A word's text without the punctuation attached to it: {lead, text, trail}.
+  function core(word) {
+    const m = EDGE_PUNCTUATION.exec(word);
+    return m[2] ? { lead: m[1], text: m[2], trail: m[3] } : { lead: "", text: m[1] + m[3], trail: "" };
+  }
+
+  const round3 = (t) => Math.round(t * 1000) / 1000;
+
+  /// Puts the words of `by` over the `k` words of match `m` in segment `m.s` of `doc`. The
+  /// punctuation around the match stays (a one-word match keeps the rest of its word). The
+  /// same number of words keep their own times; another number of words share the matched
+  /// words' time span evenly (the first keeps its start, the last its end). No words at all
+  /// remove the matched words.
+  function replaceWords(doc, m, by) {
+    const seg = doc.segments[m.s];
+    const old = seg.words.slice(m.w, m.w + m.k);
+    let lead;
+    let trail;
+    if (m.k === 1 && m.at !== undefined) {
+      lead = old[0].text.slice(0, m.at);
+      trail = old[0].text.slice(m.at + m.len);
+    } else {
+      lead = core(old[0].text).lead;
+      trail = core(old[old.length - 1].text).trail;
+    }
+    const texts = by.trim().split(/\s+/).filter(Boolean);
+    if (!texts.length) {
+      // Nothing in place of a whole word: the words go; part of a word: the rest stays.
+      if (/[\p{L}\p{N}]/u.test(lead + trail)) texts.push("");
+      else {
+        seg.words.splice(m.w, m.k);
+        if (!seg.words.length) doc.segments.splice(m.s, 1);
+        return;
+      }
+    }
+    texts[0] = lead + texts[0];
+    texts[texts.length - 1] += trail;
+    if (texts.length === old.length) {
+      old.forEach((w, i) => {
+        w.text = texts[i];
+        w.pristine = false;
+      });
+      return;
+    }
+    const start = old[0].start;
+    const end = Math.max(start, ...old.map((w) => w.end));
+    const step = (end - start) / texts.length;
+    const words = texts.map((text, i) => ({
+      start: i === 0 ? start : round3(start + step * i),
+      end: i === texts.length - 1 ? end : round3(start + step * (i + 1)),
+      text,
+      conf: 1,
+      pristine: false,
+    }));
+    seg.words.splice(m.w, m.k, ...words);
+  }
+
+  window.ScribeFind = { FindReplace, replaceWords, core };
 })();

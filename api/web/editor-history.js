@@ -1,28 +1,97 @@
 // Undo and redo for the editor: every edit (typing in a word, split, join, speakers, highlights,
-// timing drags, replacements) leaves a snapshot of the whole document here, so undoing any kind
-// of edit is the same step back. Snapshots are JSON strings: compact, immutable, and a 9,000-word
-// transcript takes a few milliseconds to write. Keystrokes in the same field are one step.
+// timing drags, replacements) leaves a state of the document here, so undoing any kind of edit
+// is the same step back. A state is cheap: each segment (or cue) is kept as a JSON string that
+// the states share while it is unchanged, so an edit stores only the units it changed (a
+// 9,000-word transcript's highlight stores the highlights, not 9,000 words). The units an edit
+// changed are found by comparing each with its copy as last stored (no allocation). Undo hands
+// back a document that reuses the editor's own objects for every unit it does not change, so the
+// editor re-renders only what differs. Keystrokes in the same field are one step.
 "use strict";
 
 (function () {
+  /// Whether two JSON-like values are equal (objects by their own keys, arrays in order).
+  function same(a, b) {
+    if (a === b) return true;
+    if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+    if (Array.isArray(a)) {
+      if (!Array.isArray(b) || a.length !== b.length) return false;
+      for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
+      return true;
+    }
+    let n = 0;
+    for (const k in a) {
+      if (a[k] === undefined) continue;
+      n++;
+      if (!same(a[k], b[k])) return false;
+    }
+    for (const k in b) if (b[k] !== undefined) n--;
+    return n === 0;
+  }
+
   class EditorHistory {
-    /// `snapshot`: the document as loaded (a JSON string). At most `limit` steps are kept.
-    constructor(snapshot, limit = 200) {
-      this.states = [{ snapshot, label: "the document as opened" }];
+    /// `doc`: the document as loaded (segments, or cues for translations, plus speakers and
+    /// highlights). At most `limit` steps are kept.
+    constructor(doc, limit = 200) {
+      /// Each unit object of the editor's document → {json, copy} as last stored.
+      this.stored = new WeakMap();
+      this.states = [{ state: this.capture(doc), label: "the document as opened" }];
       this.index = 0;
       this.openKey = null;
       this.limit = limit;
     }
 
+    /// The units of a document, and the name of their list.
+    static unitsOf(doc) {
+      return Array.isArray(doc.segments) ? ["segments", doc.segments] : ["cues", doc.cues || []];
+    }
+
+    /// The document's state: {list, units: [JSON string of each unit], rest: JSON string of
+    /// everything else}. A unit unchanged since it was last stored keeps its string.
+    capture(doc) {
+      const [list, units] = EditorHistory.unitsOf(doc);
+      const rest = {};
+      for (const k of Object.keys(doc)) if (k !== list) rest[k] = doc[k];
+      return { list, units: units.map((u) => this.freeze(u)), rest: JSON.stringify(rest) };
+    }
+
+    freeze(unit) {
+      const known = this.stored.get(unit);
+      if (known && same(unit, known.copy)) return known.json;
+      const json = JSON.stringify(unit);
+      this.stored.set(unit, { json, copy: JSON.parse(json) });
+      return json;
+    }
+
+    /// The document of `state`, reusing the units of `current` (the editor's document now)
+    /// that are the same as the state's: only what differs is new.
+    document(state, current) {
+      const [, live] = EditorHistory.unitsOf(current);
+      const spare = new Map();
+      for (const u of live) {
+        const json = this.freeze(u);
+        if (!spare.has(json)) spare.set(json, []);
+        spare.get(json).push(u);
+      }
+      const units = state.units.map((json) => {
+        const reuse = spare.get(json);
+        if (reuse && reuse.length) return reuse.shift();
+        const unit = JSON.parse(json);
+        this.stored.set(unit, { json, copy: JSON.parse(json) });
+        return unit;
+      });
+      return { ...JSON.parse(state.rest), [state.list]: units };
+    }
+
     /// The document after an edit. `key` names the field being typed in: a step with the
     /// same key as the one before extends it (one step per word typed, not per key);
     /// `null` always makes a new step.
-    record(snapshot, label, key) {
+    record(doc, label, key) {
+      const state = this.capture(doc);
       this.states.length = this.index + 1;
       if (key && key === this.openKey && this.index > 0) {
-        this.states[this.index] = { snapshot, label };
+        this.states[this.index] = { state, label };
       } else {
-        this.states.push({ snapshot, label });
+        this.states.push({ state, label });
         this.index++;
         if (this.states.length > this.limit) {
           this.states.shift();
@@ -40,25 +109,25 @@
       return this.index < this.states.length - 1;
     }
 
-    /// One step back: `{snapshot, label}` with the snapshot to show and the label of the edit
-    /// undone, or null.
+    /// One step back: `{state, label}` with the state to show (see `document`) and the label
+    /// of the edit undone, or null.
     undo() {
       if (!this.canUndo()) return null;
       const undone = this.states[this.index];
       this.index--;
       this.openKey = null;
-      return { snapshot: this.states[this.index].snapshot, label: undone.label };
+      return { state: this.states[this.index].state, label: undone.label };
     }
 
-    /// One step forward again: `{snapshot, label}` or null.
+    /// One step forward again: `{state, label}` or null.
     redo() {
       if (!this.canRedo()) return null;
       this.index++;
       this.openKey = null;
       const redone = this.states[this.index];
-      return { snapshot: redone.snapshot, label: redone.label };
+      return { state: redone.state, label: redone.label };
     }
   }
 
-  window.ScribeHistory = { EditorHistory };
+  window.ScribeHistory = { EditorHistory, same };
 })();

@@ -95,46 +95,41 @@
       this.editor = editor;
       this.summary = summary;
       this.units = [];
-      this.drawn = []; // the unit regions drawn, parallel to units
+      this.drawn = []; // the unit regions drawn, parallel to units (region.unit: its segment or cue)
+      this.shaded = []; // the highlights' regions
       /// Whether an edge is being dragged: a redraw then waits for the drop.
       this.dragging = false;
     }
 
-    /// The segments or cues as {start, end, chars, label}.
+    /// The segments or cues as {start, end, chars, label, source} (source: the segment or cue).
     measure() {
       const e = this.editor;
       if (e.mode === "translate") {
-        return e.doc.cues.map((c, i) => ({ start: c.start, end: c.end, chars: readChars(c.target || ""), label: `Cue ${i + 1}` }));
+        return e.doc.cues.map((c, i) => ({ start: c.start, end: c.end, chars: readChars(c.target || ""), label: `Cue ${i + 1}`, source: c }));
       }
       return e.doc.segments.map((seg, i) => {
         if (!seg.words.length) return null;
         const [start, end] = span(seg);
-        return { start, end, chars: readChars(seg.words.map((w) => w.text).join(" ")), label: `Segment ${i + 1}` };
+        return { start, end, chars: readChars(seg.words.map((w) => w.text).join(" ")), label: `Segment ${i + 1}`, source: seg };
       });
     }
 
-    /// Draws every region: highlights (shaded, not interactive) and the segments or cues. When
-    /// only texts changed (typing), the labels are updated in place instead.
+    /// Brings the regions up to date with the document, touching only what changed (an edit
+    /// on a long transcript changes one or two of hundreds): highlights (shaded, not
+    /// interactive) are matched by their times, segments or cues by their object; a region is
+    /// added, moved, renumbered, relabelled or removed only where it differs.
     draw() {
       const e = this.editor;
       if (!e.regions || e.waveBox.dataset.ready !== "true" || this.dragging) return;
+      this.drawHighlights(e.doc.highlights);
       const units = this.measure();
-      const shape = JSON.stringify([e.doc.highlights.map((h) => [h.start, h.end]), units.map((u) => u && [u.start, u.end])]);
-      const relabel = shape === this.shape && this.drawn && this.drawn.length === units.length;
-      if (!relabel) {
-        e.regions.clearRegions();
-        this.drawn = [];
-        for (const h of e.doc.highlights) {
-          const r = e.regions.addRegion({ start: h.start, end: Math.max(h.end, h.start + 0.05), color: "rgba(255, 214, 0, 0.35)", drag: false, resize: false });
-          if (r.element) r.element.style.pointerEvents = "none";
-        }
-      }
-      this.shape = shape;
-      this.units = units;
+      const old = new Map();
+      for (const r of this.drawn) if (r) old.set(r.unit, r);
+      const drawn = [];
       let previousEnd = null;
       units.forEach((u, i) => {
         if (!u) {
-          if (!relabel) this.drawn.push(null);
+          drawn.push(null);
           return;
         }
         const broken = breaches(u, previousEnd, e.rules, e.knobs, e.mode === "translate");
@@ -144,35 +139,64 @@
         const text = (broken.length ? "⚠ " : "") + `${cps.toFixed(1)} cps`;
         const title = `${u.label}: ${cps.toFixed(1)} characters per second` + (broken.length ? `; ${broken.join("; ")}` : "");
         const color = broken.length ? "rgba(164, 22, 26, 0.16)" : i % 2 ? "rgba(11, 92, 173, 0.08)" : "rgba(11, 92, 173, 0.15)";
-        const content = document.createElement("span");
-        content.textContent = text;
-        content.title = title;
-        content.setAttribute("style", `font: 600 11px system-ui, sans-serif; padding: 1px 3px; border-radius: 3px; background: ${broken.length ? "#a4161a" : "rgba(255,255,255,.85)"}; color: ${broken.length ? "#fff" : "#1b1f24"};`);
-        if (relabel) {
-          const r = this.drawn[i];
-          if (r && (r.labelText !== text || r.labelTitle !== title)) {
-            r.setContent(content);
-            r.setOptions({ color });
-            r.labelText = text;
-            r.labelTitle = title;
-          }
-          return;
+        const id = `unit-${i}`;
+        const end = Math.max(u.end, u.start + 0.01);
+        let r = old.get(u.source);
+        if (r) {
+          old.delete(u.source);
+          if (r.start !== u.start || r.end !== end) r.setOptions({ start: u.start, end });
+          if (r.id !== id) r.setOptions({ id });
+          if (r.color !== color) r.setOptions({ color });
+        } else {
+          r = e.regions.addRegion({ id, start: u.start, end, color, drag: false, resize: true, minLength: 0.01 });
+          r.unit = u.source;
+          r.labelNode = document.createElement("span");
+          r.setContent(r.labelNode);
         }
-        const r = e.regions.addRegion({
-          id: `unit-${i}`,
-          start: u.start,
-          end: Math.max(u.end, u.start + 0.01),
-          color,
-          drag: false,
-          resize: true,
-          minLength: 0.01,
-          content,
-        });
-        r.labelText = text;
-        r.labelTitle = title;
-        this.drawn.push(r);
+        this.label(r.labelNode, text, title, broken.length > 0);
+        drawn.push(r);
       });
+      for (const gone of old.values()) gone.remove();
+      this.drawn = drawn;
+      this.units = units;
       this.summarize();
+    }
+
+    /// A region's label: its reading speed, and in its title the rules it breaks.
+    label(node, text, title, broken) {
+      if (node.textContent !== text) node.textContent = text;
+      if (node.title !== title) node.title = title;
+      const style = `font: 600 11px system-ui, sans-serif; padding: 1px 3px; border-radius: 3px; background: ${broken ? "#a4161a" : "rgba(255,255,255,.85)"}; color: ${broken ? "#fff" : "#1b1f24"};`;
+      if (node.getAttribute("style") !== style) node.setAttribute("style", style);
+    }
+
+    /// The highlights' shaded regions, matched by their times: new ones added, gone ones removed.
+    drawHighlights(highlights) {
+      const e = this.editor;
+      const old = new Map();
+      for (const r of this.shaded) {
+        const key = `${r.hlStart} ${r.hlEnd}`;
+        if (!old.has(key)) old.set(key, []);
+        old.get(key).push(r);
+      }
+      const shaded = [];
+      for (const h of highlights) {
+        const kept = old.get(`${h.start} ${h.end}`);
+        let r = kept && kept.length ? kept.shift() : null;
+        if (!r) {
+          r = e.regions.addRegion({ start: h.start, end: Math.max(h.end, h.start + 0.05), color: "rgba(255, 214, 0, 0.35)", drag: false, resize: false });
+          r.hlStart = h.start;
+          r.hlEnd = h.end;
+          if (r.element) {
+            r.element.style.pointerEvents = "none";
+            // Under the segments' labels and edges, whenever it was added.
+            r.element.style.zIndex = "-1";
+          }
+        }
+        shaded.push(r);
+      }
+      for (const rest of old.values()) for (const r of rest) r.remove();
+      this.shaded = shaded;
     }
 
     /// A sentence for everyone (the regions are drawn on a canvas-like surface).
@@ -197,33 +221,35 @@
       if (e.mode === "translate") {
         const c = e.doc.cues[i];
         if (!c) return;
-        this.dropped({ id: `unit-${i}`, start: c.start + (side === "start" ? delta : 0), end: c.end + (side === "end" ? delta : 0) });
+        this.retime(i, c.start + (side === "start" ? delta : 0), c.end + (side === "end" ? delta : 0));
       } else {
         const seg = e.doc.segments[i];
         if (!seg || !seg.words.length) return;
         const [s0, e0] = span(seg);
-        this.dropped({ id: `unit-${i}`, start: s0 + (side === "start" ? delta : 0), end: e0 + (side === "end" ? delta : 0) });
+        this.retime(i, s0 + (side === "start" ? delta : 0), e0 + (side === "end" ? delta : 0));
       }
     }
 
-    /// An edge was dropped: retime the unit, then redraw.
+    /// An edge was dropped: retime its unit, then redraw.
     dropped(region) {
       this.dragging = false;
-      this.shape = null; // the dragged region is drawn anew where the times say
-      const m = /^unit-(\d+)$/.exec(region.id || "");
-      if (!m) return;
-      const i = Number(m[1]);
+      const i = this.drawn.indexOf(region);
+      if (i >= 0) this.retime(i, region.start, region.end);
+    }
+
+    /// Moves unit `i` to [start, end] (within its neighbours and the media), then redraws.
+    retime(i, start, end) {
       const e = this.editor;
       const duration = e.audio ? e.audio.duration : NaN;
       let label;
       if (e.mode === "translate") {
-        const [s, t] = retimeCue(e.doc.cues, i, region.start, region.end, duration);
+        const [s, t] = retimeCue(e.doc.cues, i, start, end, duration);
         label = `Cue ${i + 1} now ${ScribeEditor.clock(s)}–${ScribeEditor.clock(t)}`;
       } else {
-        const [s, t] = retimeSegment(e.doc, i, region.start, region.end, duration);
+        const [s, t] = retimeSegment(e.doc, i, start, end, duration);
         label = `Segment ${i + 1} now ${ScribeEditor.clock(s)}–${ScribeEditor.clock(t)}`;
       }
-      // After the plugin has finished with the drag: the redraw replaces its regions.
+      // After the plugin has finished with the drag: the redraw moves its region where the times say.
       setTimeout(() => e.timingChanged(label), 0);
     }
   }

@@ -5,12 +5,14 @@
 // marks highlights (the sentence at the cursor, or any run of words chosen with Shift+click or
 // Ctrl+Shift+arrows), previews subtitles with the caption knobs, keeps unsaved changes as a
 // local draft, and in translate mode shows the source cues beside the target text. Undo/redo
-// (editor-history.js), the timeline of segments or cues on the waveform (editor-timeline.js) and
-// find and replace (editor-find.js) live in their own files.
+// (editor-history.js), the timeline of segments or cues on the waveform (editor-timeline.js),
+// find and replace (editor-find.js) and the glossary's panel (editor-glossary.js) live in their
+// own files.
 //
 // Long media: the waveform is drawn from the server's peaks (GET /api/work/media/peaks), the
 // subtitle preview is the server's export layout of the unsaved document (POST
-// /api/subtitles/preview), an edit re-renders only what it changed (renderChanged), and playback
+// /api/subtitles/preview), an edit re-renders only what it changed (renderChanged; the timeline
+// and undo likewise touch only the segments it changed), and playback
 // moves the "current" mark between two words found by binary search. The word area is one tab
 // stop: arrow keys move between words inside it (roving tabindex).
 "use strict";
@@ -93,7 +95,7 @@
       this.doc.highlights = this.doc.highlights || [];
       const words = this.mode === "translate" ? this.doc.cues : this.doc.segments.flatMap((seg) => seg.words);
       longMedia = words.some((w) => w.end >= 3600);
-      this.history = new ScribeHistory.EditorHistory(JSON.stringify(this.doc));
+      this.history = new ScribeHistory.EditorHistory(this.doc);
       this.rules = null;
       Promise.resolve(opts.rules).then((rules) => {
         this.rules = rules || null;
@@ -114,6 +116,7 @@
 
     destroy() {
       if (this.opts.onDestroy) this.opts.onDestroy();
+      if (this.glossaryBox) this.glossaryBox.stop();
       clearTimeout(this.draftTimer);
       this.destroyed = true;
       clearTimeout(this.previewTimer);
@@ -177,7 +180,7 @@
         const name = active.getAttribute("aria-label") || (active.labels && active.labels[0] ? active.labels[0].textContent : active.id);
         label = `editing “${name}”`;
       }
-      this.history.record(JSON.stringify(this.doc), label || "an edit", key);
+      this.history.record(this.doc, label || "an edit", key);
       this.updateUndo();
       this.touched();
     }
@@ -215,9 +218,16 @@
     restore(step, verb) {
       if (!step) return this.setStatus(verb === "Undone" ? "Nothing to undo." : "Nothing to redo.");
       const focus = this.focus;
-      this.doc = JSON.parse(step.snapshot);
+      // Only the segments (or cues) the step changes are new objects: only they are drawn anew.
+      this.doc = this.history.document(step.state, this.doc);
       this.range = null;
-      this.rerender();
+      if (this.mode === "transcript") {
+        this.renderSpeakers();
+        this.renderChanged();
+        this.schedulePreview(0);
+        this.renderCaption();
+        this.renderRegions();
+      } else this.rerender();
       this.updateUndo();
       this.touched();
       this.setStatus(`${verb}: ${step.label.replace(/[.]$/, "")}.`);
@@ -446,8 +456,10 @@
       this.top = el("div", { class: "editor-top" }, el("div", { class: "toolbar", role: "toolbar", "aria-label": "Editor" }, tools), this.finder.panel, this.audio, this.waveBox, this.timelineSummary, this.caption, this.status, this.error, this.notice);
       this.main = el("div", { class: "transcript", id: "transcript" });
       this.side = el("aside", { class: "side", "aria-label": "Speakers, instructions and settings" });
-      this.root.append(this.top, el("div", { class: "editor-body" }, this.main, this.side));
+      this.body = el("div", { class: "editor-body" }, this.main, this.side);
+      this.root.append(this.top, this.body);
       this.renderSide();
+      if (this.glossaryBox) this.glossaryBox.follow(this.body, this.main);
       this.renderBody();
       this.keepPlain();
       this.startWave();
@@ -521,9 +533,11 @@
       }
       if (o.glossary) {
         const g = o.glossary;
-        parts.push(el("h2", {}, `Glossary: ${g.name}`), el("div", { class: "panel", id: "glossary" },
+        const panel = el("div", { class: "panel", id: "glossary" },
           g.names && g.names.length ? el("p", {}, el("strong", {}, "Names: "), g.names.join(", ")) : null,
-          g.items && g.items.length ? el("dl", {}, g.items.map((it) => [el("dt", {}, it.name), el("dd", {}, it.description || "")])) : null));
+          g.items && g.items.length ? el("dl", {}, g.items.map((it) => [el("dt", {}, it.name), el("dd", {}, it.description || "")])) : null);
+        this.glossaryBox = ScribeGlossaryBox.create(g, panel);
+        parts.push(this.glossaryBox.anchor, this.glossaryBox.box);
       }
       if (this.mode === "transcript") {
         this.speakerBox = el("div", { class: "panel speakers", id: "speakers" });

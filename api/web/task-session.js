@@ -251,12 +251,29 @@
       return true;
     }
 
+    /// Asks in the page before handing in (unless the empty-cue warning just asked).
+    async confirmSubmit() {
+      const e = this.editor;
+      const choice = await choose({
+        id: "submit-confirm",
+        title: "Submit this task?",
+        message: "Submitting hands in your work: you cannot change it afterwards." + (e.dirty ? " Your unsaved edits are saved first." : ""),
+        choices: [
+          { value: "submit", label: "Submit", kind: "primary" },
+          { value: "cancel", label: "Cancel" },
+        ],
+      });
+      if (choice === "submit") return true;
+      e.setStatus("Not submitted: you still hold the task" + (e.dirty ? ", and your edits are still here." : "."));
+      return false;
+    }
+
     async submit() {
       const e = this.editor;
       const warned = e.emptyCues().length > 0;
       if (!(await this.checkEmptyCues())) return null;
+      if (!warned && !(await this.confirmSubmit())) return null;
       if (e.dirty && !(await e.save())) return null;
-      if (!warned && !confirm("Hand in this task? You cannot change it afterwards.")) return null;
       const r = await this.opts.api("POST", `${this.opts.path}/submit`);
       e.dirty = false;
       e.dropDraft();

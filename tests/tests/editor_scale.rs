@@ -3,7 +3,8 @@
 //! ffmpeg) with a 9,000-word transcript saved through the editor's own API; the test measures in
 //! the page (performance.now) and PRINTS how long the words take to appear, typing a word,
 //! splitting, highlighting, the waveform, and the worst stall while playback moves the current
-//! word (timings are printed, never asserted). The waveform comes from the server's peaks. The
+//! word (timings are printed, never asserted). The waveform comes from the server's peaks, made
+//! when the job is processed (or, for older media, on the first request). The
 //! subtitle preview shows the cues the SRT export lays out for the same unsaved document and
 //! knobs; the word area is one tab stop with arrow keys inside, and an edited word's accessible
 //! name is its new text.
@@ -354,6 +355,42 @@ fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
     assert_eq!(reply.status().as_u16(), 403);
     let body: Value = reply.json().unwrap();
     assert_eq!(body["field"], "sig", "{body}");
+}
+
+#[test]
+fn the_waveform_peaks_are_made_when_the_job_is_processed_and_on_request_for_older_media() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(100_000));
+    let job_id = done_job_with(&server, &ann, &paths::corpus_file(clips::JFK), None);
+    // Processed, and nobody asked for the waveform: the peaks are beside the media already.
+    let job_dir = server.data_dir().join("media").join(&job_id);
+    let cache = job_dir.join(".peaks-20.json");
+    let listing = || {
+        std::fs::read_dir(&job_dir)
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert!(cache.is_file(), "no peaks beside the processed media: {:?}", listing());
+    let prepared: Value = serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
+
+    // The editor's request is answered with them.
+    let media_url =
+        server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["mediaUrl"].as_str().unwrap().to_owned();
+    let peaks_url = media_url.replacen("/api/work/media?", "/api/work/media/peaks?", 1);
+    let served: Value = server.http().get(&peaks_url).send().unwrap().json().unwrap();
+    assert_eq!(served["min"], prepared["min"]);
+    assert_eq!(served["max"], prepared["max"]);
+    assert_eq!(served["peaksPerSecond"], json!(20));
+    let duration = served["duration"].as_f64().unwrap();
+    assert!((duration - 11.0).abs() < 0.5, "the JFK clip lasts about 11 s: {duration}");
+    let pairs = served["min"].as_array().unwrap().len() as f64;
+    assert!((pairs - duration * 20.0).abs() <= 1.0, "{pairs} pairs for {duration} s");
+
+    // Media processed before peaks were made with the job has none: the first request makes them.
+    std::fs::remove_file(&cache).unwrap();
+    let again: Value = server.http().get(&peaks_url).send().unwrap().json().unwrap();
+    assert_eq!(again, served);
+    assert!(cache.is_file(), "cached by the request: {:?}", listing());
 }
 
 /// The CSS selector of the first word of the editor whose letters are `word` (any case).

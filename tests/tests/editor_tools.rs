@@ -3,7 +3,8 @@
 //! (rounding, hours), playback speed, the forward jump, waveform zoom and the picture of a video
 //! job, the timeline whose cue edges are dragged to fix timing (with reading speeds against the
 //! exports' rules), undo and redo of every kind of edit, find and replace with the glossary's
-//! terms, and words that stay plain text whatever is pasted or pressed. Screenshots land in
+//! terms (a phrase across words, its replacement spread over the matched words' time), and words
+//! that stay plain text whatever is pasted or pressed. Screenshots land in
 //! `tests/screenshots/<test>/`.
 
 use std::path::Path;
@@ -577,6 +578,114 @@ fn find_and_replace_all_with_a_glossary_term_reaches_the_export_and_words_stay_p
     assert!(srt.contains("nation") && !srt.contains('<'), "{srt}");
 }
 
+/// Every word of a saved document: (text, start, end), in order.
+fn saved_words(document: &Value) -> Vec<(String, f64, f64)> {
+    document["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["words"].as_array().unwrap().iter())
+        .map(|w| (w["text"].as_str().unwrap().to_owned(), w["start"].as_f64().unwrap(), w["end"].as_f64().unwrap()))
+        .collect()
+}
+
+/// A word's letters and digits, lower case (the punctuation attached to it dropped).
+fn letters(text: &str) -> String {
+    text.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// Where the words `phrase` (lower case, no punctuation) stand in a row among `words`.
+fn phrase_at(words: &[(String, f64, f64)], phrase: &[&str]) -> Vec<usize> {
+    (0..words.len().saturating_sub(phrase.len() - 1))
+        .filter(|&i| phrase.iter().enumerate().all(|(j, p)| letters(&words[i + j].0) == *p))
+        .collect()
+}
+
+#[test]
+fn find_and_replace_match_a_phrase_across_words_and_spread_the_replacement_over_its_time() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(100_000));
+    let mut browser = Browser::start("editor-find-phrase");
+    let job_id =
+        open_editor(&mut browser, &server, &ann, &paths::corpus_file(clips::JFK), &[("numberOfSpeakers", "1")]);
+    let document =
+        |server: &TestServer| server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["document"].clone();
+    let original = saved_words(&document(&server));
+    let country = phrase_at(&original, &["your", "country"]);
+    let fellow = phrase_at(&original, &["fellow", "americans"]);
+    assert_eq!((country.len(), fellow.len()), (2, 1), "the JFK transcript: {original:?}");
+
+    // A two-word phrase, found across the words (any case, the comma after a word ignored).
+    browser.click(".w[data-s=\"0\"][data-w=\"0\"]");
+    browser.press(&format!("{CTRL}h"));
+    browser.send_keys(&browser.find("#find-text"), "Your Country");
+    browser.wait_for_text("#find-status", "2 matches for “Your Country”", SHORT_WAIT);
+    browser.press(ENTER);
+    browser.wait_for_text("#find-status", "Match 1 of 2", SHORT_WAIT);
+    let found: Vec<String> =
+        browser.find_all("#transcript .w.found").iter().map(|w| letters(&browser.text(w))).collect();
+    assert_eq!(found, ["your", "country"], "both words of the match are marked");
+    browser.screenshot("phrase-found");
+
+    // Replace all: two words become three, over the same time span.
+    browser.type_into("#replace-text", "the United States");
+    browser.click("#replace-all");
+    browser.wait_for_text("#find-status", "Replaced 2 × “Your Country” with “the United States”", SHORT_WAIT);
+    // One match, two words become one (replace one).
+    browser.clear(&browser.find("#find-text"));
+    browser.send_keys(&browser.find("#find-text"), "fellow americans");
+    browser.wait_for_text("#find-status", "1 match for “fellow americans”", SHORT_WAIT);
+    browser.clear(&browser.find("#replace-text"));
+    browser.type_into("#replace-text", "friends");
+    browser.click("#find-next");
+    browser.click("#replace-one");
+    browser.wait_for_text("#find-status", "Replaced “fellow americans” with “friends”", SHORT_WAIT);
+    browser.screenshot("phrase-replaced");
+    browser.press(&format!("{CTRL}s"));
+    browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));
+
+    // Saved: the new words in place of the old, the first starting and the last ending where the
+    // matched words did, the times in between spread evenly and in order.
+    let saved = saved_words(&document(&server));
+    assert_eq!(saved.len(), original.len() + 2 - 1, "{saved:?}");
+    let states = phrase_at(&saved, &["the", "united", "states"]);
+    assert_eq!(states.len(), 2, "{saved:?}");
+    for (&new, &old) in states.iter().zip(&country) {
+        let (first, last) = (&original[old], &original[old + 1]);
+        let words = &saved[new..new + 3];
+        assert!((words[0].1 - first.1).abs() < 0.0005, "the first keeps the start: {words:?}");
+        assert!((words[2].2 - last.2).abs() < 0.0005, "the last keeps the end: {words:?}");
+        let share = (last.2 - first.1) / 3.0;
+        for (i, w) in words.iter().enumerate() {
+            assert!((w.1 - (first.1 + share * i as f64)).abs() < 0.002, "spread evenly: {words:?}");
+            assert!(w.1 <= w.2, "{words:?}");
+        }
+        // The punctuation after the matched words stays after the replacement.
+        let trail: String = last.0.chars().rev().take_while(|c| !c.is_alphanumeric()).collect();
+        assert!(words[2].0.ends_with(&trail.chars().rev().collect::<String>()), "{words:?} for {last:?}");
+    }
+    let friends = phrase_at(&saved, &["friends"]);
+    assert_eq!(friends.len(), 1, "{saved:?}");
+    let (f, old) = (&saved[friends[0]], fellow[0]);
+    assert!(
+        (f.1 - original[old].1).abs() < 0.0005 && (f.2 - original[old + 1].2).abs() < 0.0005,
+        "one word over the two words' span: {f:?}"
+    );
+    assert!(
+        phrase_at(&saved, &["your", "country"]).is_empty() && phrase_at(&saved, &["fellow", "americans"]).is_empty()
+    );
+
+    // Undone (each replacement is one step), the document is the original again, times and all.
+    browser.click("#undo");
+    browser.wait_for_text("#editor-status", "Undone: Replaced “fellow americans”", SHORT_WAIT);
+    browser.click("#undo");
+    browser.wait_for_text("#editor-status", "Undone: Replaced 2 × “Your Country”", SHORT_WAIT);
+    browser.screenshot("phrase-undone");
+    browser.press(&format!("{CTRL}s"));
+    browser.wait_for_text("#editor-notice", "Saved revision 2", Duration::from_secs(15));
+    assert_eq!(saved_words(&document(&server)), original, "undo brought back the words and their times");
+}
+
 fn wait_for_task(server: &TestServer, key: &str, job_id: &str) -> Value {
     let deadline = std::time::Instant::now() + ASR_TIMEOUT;
     loop {
@@ -656,7 +765,7 @@ fn a_translator_drags_a_cue_edge_and_the_customers_srt_has_the_new_time() {
     assert_eq!(js(&browser, "document.querySelector('#target-0').value"), json!("Hoe is het weer in New York?"));
 
     browser.click("#submit-task");
-    browser.accept_dialog();
+    browser.click("#submit-confirm-submit");
     browser.wait_for_text("#tasks", "No tasks", Duration::from_secs(15));
     server.wait_for_status(&customer, &job_id, &["DONE"], Duration::from_secs(30));
     let srt = export(&server, &customer, "srt", &job_id);

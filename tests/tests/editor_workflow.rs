@@ -3,9 +3,9 @@
 //! made on, and sign-out leaves no transcript text in the browser; Release with unsaved edits
 //! asks (save, discard, cancel) in the page; a lease that runs out shows at once and can be
 //! claimed again keeping the edits; the draft is auto-saved to the server and comes back in a
-//! fresh browser; translators see whole sentences with speaker names, the job's glossary, and a
-//! warning naming the empty cues before they submit. Screenshots land in
-//! `tests/screenshots/<test>/`.
+//! fresh browser; translators see whole sentences with speaker names, the job's glossary (on
+//! narrow screens a panel above the cues that stays in reach), and a warning naming the empty cues
+//! before they submit; Submit asks in the page. Screenshots land in `tests/screenshots/<test>/`.
 
 use std::time::{Duration, Instant};
 
@@ -66,6 +66,11 @@ fn wait_until(browser: &Browser, what: &str, expr: &str) {
 /// Every localStorage entry, keys and values, as one string.
 fn local_storage(browser: &Browser) -> String {
     browser.script("return JSON.stringify(Object.entries(localStorage));", vec![]).as_str().unwrap().to_owned()
+}
+
+/// Reads a value from the page.
+fn js_value(browser: &Browser, expr: &str) -> Value {
+    browser.script(&format!("return {expr};"), vec![])
 }
 
 fn open_dialog(browser: &Browser) -> Value {
@@ -380,6 +385,49 @@ fn translators_see_sentences_with_speaker_names_the_glossary_and_a_warning_for_e
     assert!(browser.find_all("#glossary input, #glossary textarea").is_empty(), "the glossary is read-only");
     browser.screenshot("translate-editor");
 
+    // Under 60rem the side column goes below every cue: the glossary is a panel above the cues
+    // instead, closed until asked for, that stays at the top of the screen while the cues scroll.
+    let last_cue = cues.len() - 1;
+    for width in [800, 390] {
+        browser.set_window_size(width, 844);
+        wait_until(
+            &browser,
+            &format!("the glossary is above the cues at {width} px"),
+            "(() => { const b = document.querySelector('#glossary-box'), c = document.querySelector('#target-0');
+               return !!b && !!c && !!(b.compareDocumentPosition(c) & Node.DOCUMENT_POSITION_FOLLOWING)
+                 && b.getBoundingClientRect().bottom <= c.getBoundingClientRect().top + 1; })()",
+        );
+        let state = browser.script(
+            "const b = document.querySelector('#glossary-box');
+             return [document.querySelector('#glossary-toggle').getAttribute('aria-expanded'), getComputedStyle(b).position,
+                     document.querySelector('#glossary').hidden];",
+            vec![],
+        );
+        assert_eq!(state, json!(["false", "sticky", true]), "closed, pinned at the top, at {width} px");
+        browser.screenshot(&format!("glossary-closed-{width}px"));
+        browser.click("#glossary-toggle");
+        browser.wait_for_text("#glossary", "medeburgers", Duration::from_secs(5));
+        assert_eq!(
+            browser.script("return document.querySelector('#glossary-toggle').getAttribute('aria-expanded');", vec![]),
+            json!("true")
+        );
+        // At the last cue the glossary is still on the screen.
+        browser.script(
+            "document.querySelector(arguments[0]).scrollIntoView({ block: 'end' });",
+            vec![json!(format!("#target-{last_cue}"))],
+        );
+        wait_until(
+            &browser,
+            &format!("the glossary is on the screen at the last cue at {width} px"),
+            "(() => { const r = document.querySelector('#glossary-toggle').getBoundingClientRect();
+               return r.top >= 0 && r.bottom <= innerHeight; })()",
+        );
+        browser.screenshot(&format!("glossary-open-at-last-cue-{width}px"));
+        browser.click("#glossary-toggle");
+        browser.script("window.scrollTo(0, 0);", vec![]);
+    }
+    browser.set_window_size(1280, 1000);
+
     // Submit with empty cues: a warning in the page names them and leads to them.
     let targets = browser.find_all("textarea.target");
     let filled = if targets.len() > 1 { 1 } else { 0 };
@@ -403,8 +451,30 @@ fn translators_see_sentences_with_speaker_names_the_glossary_and_a_warning_for_e
     for (i, t) in targets.iter().enumerate().skip(filled) {
         browser.send_keys(t, &translation(i));
     }
+    // Submit asks in the page (not window.confirm); Cancel keeps the task and the edits.
     browser.click("#submit-task");
-    browser.accept_dialog();
+    assert_eq!(open_dialog(&browser), json!("submit-confirm"));
+    assert!(focus_in_dialog(&browser));
+    let asked = browser.text(&browser.find("#submit-confirm"));
+    assert!(asked.contains("cannot change it afterwards"), "{asked}");
+    browser.screenshot("submit-confirm");
+    browser.set_window_size(390, 844);
+    browser.screenshot("submit-confirm-phone");
+    browser.set_window_size(1280, 1000);
+    browser.click("#submit-confirm-cancel");
+    assert_eq!(open_dialog(&browser), Value::Null);
+    browser.wait_for_text("#editor-status", "Not submitted", Duration::from_secs(5));
+    assert_eq!(js_value(&browser, "document.activeElement.id"), json!("submit-task"), "focus goes back to Submit");
+    assert_eq!(task(&server, &tom, &translate)["task"]["claimedByYou"], true, "Cancel keeps the task");
+    assert_eq!(
+        js_value(&browser, &format!("document.querySelector('#target-{last_cue}').value")),
+        json!(translation(last_cue)),
+        "and the edits"
+    );
+    // Confirmed: the edits are saved and the task handed in.
+    browser.click("#submit-task");
+    assert_eq!(open_dialog(&browser), json!("submit-confirm"));
+    browser.click("#submit-confirm-submit");
     browser.wait_for_text("#tasks", "No tasks", Duration::from_secs(15));
     server.wait_for_status(&customer, &job_id, &["DONE"], Duration::from_secs(30));
     let srt = server.get("/jobs/export-srt", &customer, &[("jobId", &job_id)]).text;

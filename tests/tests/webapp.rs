@@ -195,7 +195,7 @@ fn a_transcriber_claims_edits_and_submits_and_the_customer_export_shows_it() {
     browser.wait_for_text("#lease", "You hold this task", Duration::from_secs(5));
     browser.screenshot("task-saved");
     browser.click("#submit-task");
-    browser.accept_dialog();
+    browser.click("#submit-confirm-submit");
     browser.wait_for_text("h1", "Transcription tasks", Duration::from_secs(15));
     browser.wait_for_text("#tasks", "No tasks", Duration::from_secs(10));
     browser.screenshot("task-submitted");
@@ -281,7 +281,7 @@ fn a_translator_translates_the_source_cues_and_submits() {
     browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));
     browser.screenshot("translate-saved");
     browser.click("#submit-task");
-    browser.accept_dialog();
+    browser.click("#submit-confirm-submit");
     browser.wait_for_text("#tasks", "No tasks", Duration::from_secs(15));
     browser.screenshot("translate-submitted");
 

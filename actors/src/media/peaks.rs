@@ -2,8 +2,10 @@
 //! `1 / PEAKS_PER_SECOND` of a second. A browser that decodes an hour of audio to draw its
 //! waveform takes tens of seconds and hundreds of megabytes; with the peaks it draws at once.
 //! They are computed from the decoded audio (the speech engine's decoder, as the probe uses it)
-//! the first time they are asked for, and cached beside the media (`.peaks-<n>.json` in the
-//! job's directory: a media file name never starts with a dot), so deleting the job removes them.
+//! when the pipeline starts processing the job, before anyone opens the editor (media processed
+//! before that pays once, on its first request), and cached beside the media (`.peaks-<n>.json`
+//! in the job's directory: a media file name never starts with a dot), so deleting the job
+//! removes them.
 
 use std::path::{Path, PathBuf};
 
@@ -122,7 +124,8 @@ fn cache_path(media: &Path) -> PathBuf {
 
 impl MediaStore {
     /// The peaks of the media file at `media`: from the cache beside it, else decoded now (off
-    /// the async threads) and cached.
+    /// the async threads) and cached. Media processed since peaks are prepared with the job
+    /// (see [`MediaStore::prepare_peaks`]) always has them cached; older media pays once here.
     pub async fn peaks(&self, media: &Path) -> Result<Peaks, PeaksError> {
         let cache = cache_path(media);
         match tokio::fs::read(&cache).await {
@@ -135,27 +138,51 @@ impl MediaStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => return Err(PeaksError::Cache { path: cache, source }),
         }
-        let path = media.to_owned();
-        let in_job = tracing::Span::current();
-        let peaks = tokio::task::spawn_blocking(move || in_job.in_scope(|| compute(&path)))
-            .await
-            .map_err(|e| PeaksError::Crashed(e.to_string()))?
-            .map_err(PeaksError::Undecodable)?;
-        let json = serde_json::to_vec(&peaks).expect("peaks serialize");
-        // Written whole under a temporary name, then renamed: a reader sees all or nothing.
-        let temp = media.with_file_name(format!(".peaks-{}.part", uuid::Uuid::new_v4()));
-        let written = async {
-            tokio::fs::write(&temp, &json).await?;
-            tokio::fs::rename(&temp, &cache).await
-        }
-        .await;
+        let (peaks, written) = compute_and_cache(media).await?;
         if let Err(source) = written {
-            let _ = tokio::fs::remove_file(&temp).await;
             // The peaks are still good; only the next request pays again.
             tracing::warn!(path = %cache.display(), error = %source, "the waveform could not be cached");
         }
         Ok(peaks)
     }
+
+    /// Computes and caches the peaks of the media at `media` unless they are cached already, so
+    /// that the editor's first request finds them (the pipeline asks this when a job's media is
+    /// ready for its first processing stage). Returns whether they were computed now.
+    pub async fn prepare_peaks(&self, media: &Path) -> Result<bool, PeaksError> {
+        let cache = cache_path(media);
+        match tokio::fs::try_exists(&cache).await {
+            Ok(true) => return Ok(false),
+            Ok(false) => {}
+            Err(source) => return Err(PeaksError::Cache { path: cache, source }),
+        }
+        let (_, written) = compute_and_cache(media).await?;
+        written.map_err(|source| PeaksError::Cache { path: cache, source })?;
+        Ok(true)
+    }
+}
+
+/// Decodes `media` into peaks (off the async threads) and writes them beside it: the peaks, and
+/// whether the cache was written.
+async fn compute_and_cache(media: &Path) -> Result<(Peaks, std::io::Result<()>), PeaksError> {
+    let path = media.to_owned();
+    let in_job = tracing::Span::current();
+    let peaks = tokio::task::spawn_blocking(move || in_job.in_scope(|| compute(&path)))
+        .await
+        .map_err(|e| PeaksError::Crashed(e.to_string()))?
+        .map_err(PeaksError::Undecodable)?;
+    let json = serde_json::to_vec(&peaks).expect("peaks serialize");
+    // Written whole under a temporary name, then renamed: a reader sees all or nothing.
+    let temp = media.with_file_name(format!(".peaks-{}.part", uuid::Uuid::new_v4()));
+    let written = async {
+        tokio::fs::write(&temp, &json).await?;
+        tokio::fs::rename(&temp, cache_path(media)).await
+    }
+    .await;
+    if written.is_err() {
+        let _ = tokio::fs::remove_file(&temp).await;
+    }
+    Ok((peaks, written))
 }
 
 #[cfg(test)]

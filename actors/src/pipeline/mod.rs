@@ -1,5 +1,6 @@
 //! The job pipeline: a process manager that follows the whole event log and starts the next
-//! stage of every unfinished job — fetch the media, probe it, transcribe it, complete it.
+//! stage of every unfinished job — fetch the media, probe it, transcribe it (and have the media
+//! worker prepare its waveform peaks for the editor meanwhile), complete it.
 //!
 //! It holds the state of unfinished jobs only (folded from their events with the pure domain
 //! `evolve`), so memory follows the work in flight. It folds a whole append before it decides
@@ -612,10 +613,19 @@ impl PipelineState {
             }
             Stage::Transcribe | Stage::Translate => {
                 let kind = if stage == Stage::Transcribe { TaskKind::Transcribe } else { TaskKind::Translate };
+                let media_path = self.args.data_dir.join(&state.media.as_ref().expect("media before ASR").path);
+                // The media is ready for processing: its waveform peaks are made beside the
+                // recognition, so the editor's first opening finds them.
+                if self.attempts.get(job_id).is_some_and(|(_, attempt)| *attempt == 1) {
+                    let peaks = MediaMsg::PreparePeaks { job_id: job_id.clone(), path: media_path.clone() };
+                    if let Err(error) = self.workers.media.cast(peaks) {
+                        span.in_scope(|| tracing::warn!(%error, "asking for the waveform peaks"));
+                    }
+                }
                 let task = AsrTask {
                     job_id: job_id.clone(),
                     kind,
-                    media_path: self.args.data_dir.join(&state.media.as_ref().expect("media before ASR").path),
+                    media_path,
                     state: state.clone(),
                     done,
                 };

@@ -10,6 +10,8 @@
   const clamp = (t, lo, hi) => Math.max(lo, Math.min(hi, t));
   /// Shortest span a dragged segment keeps per word, and a dragged cue keeps, in seconds.
   const MIN_WORD_SPAN = 0.02;
+  /// A region narrower than this (pixels) shows no label: it would cover its neighbours'.
+  const LABEL_PIXELS = 56;
 
   /// Characters a viewer reads (one space between words), as the exports count them.
   function readChars(text) {
@@ -126,6 +128,7 @@
       const old = new Map();
       for (const r of this.drawn) if (r) old.set(r.unit, r);
       const drawn = [];
+      const pps = this.pixelsPerSecond();
       let previousEnd = null;
       units.forEach((u, i) => {
         if (!u) {
@@ -153,7 +156,8 @@
           r.labelNode = document.createElement("span");
           r.setContent(r.labelNode);
         }
-        this.label(r.labelNode, text, title, broken.length > 0);
+        r.labelWide = (u.end - u.start) * pps >= LABEL_PIXELS;
+        this.label(r, text, title, broken.length > 0);
         drawn.push(r);
       });
       for (const gone of old.values()) gone.remove();
@@ -162,12 +166,35 @@
       this.summarize();
     }
 
-    /// A region's label: its reading speed, and in its title the rules it breaks.
-    label(node, text, title, broken) {
+    /// A region's label: its reading speed, and in its title the rules it breaks; shown only
+    /// where the region is wide enough to hold it (zoomed out on an hour, hundreds of labels
+    /// would pile up into one smear; the summary below the waveform names what breaks the rules).
+    label(r, text, title, broken) {
+      const node = r.labelNode;
+      r.labelBroken = broken;
       if (node.textContent !== text) node.textContent = text;
       if (node.title !== title) node.title = title;
-      const style = `font: 600 11px system-ui, sans-serif; padding: 1px 3px; border-radius: 3px; background: ${broken ? "#a4161a" : "rgba(255,255,255,.85)"}; color: ${broken ? "#fff" : "#1b1f24"};`;
+      const style = `font: 600 11px system-ui, sans-serif; padding: 1px 3px; border-radius: 3px; background: ${broken ? "#a4161a" : "rgba(255,255,255,.85)"}; color: ${broken ? "#fff" : "#1b1f24"};${r.labelWide ? "" : " display: none;"}`;
       if (node.getAttribute("style") !== style) node.setAttribute("style", style);
+    }
+
+    /// Pixels per second of media as the waveform is drawn now.
+    pixelsPerSecond() {
+      const wave = this.editor.wave;
+      const duration = wave ? wave.getDuration() : 0;
+      return wave && duration > 0 ? wave.getWrapper().scrollWidth / duration : 0;
+    }
+
+    /// The waveform was zoomed or resized: show the labels that fit now.
+    fit() {
+      const pps = this.pixelsPerSecond();
+      for (const r of this.drawn) {
+        if (!r) continue;
+        const wide = (r.end - r.start) * pps >= LABEL_PIXELS;
+        if (wide === r.labelWide) continue;
+        r.labelWide = wide;
+        this.label(r, r.labelNode.textContent, r.labelNode.title, r.labelBroken);
+      }
     }
 
     /// The highlights' shaded regions, matched by their times: new ones added, gone ones removed.

@@ -508,6 +508,8 @@
         this.waveBox.dataset.ready = "true";
         this.renderRegions();
       });
+      this.wave.on("zoom", () => this.timeline.fit());
+      this.wave.on("redrawcomplete", () => this.timeline.fit());
       this.regions.on("region-update", () => (this.timeline.dragging = true));
       this.regions.on("region-updated", (region) => this.timeline.dropped(region));
       this.wave.on("error", (e) => {

@@ -1,7 +1,8 @@
 //! axe-core (vendored in `tests/vendor/`, test-only) on every screen of the web app, at 1280 px
 //! and on a 390 px phone: sign in, the job list empty and full, upload, a job processing, done
 //! and deleted, the customer's editor, glossaries (list, new, edit), live, and for staff the task
-//! queue and the transcriber's and translator's editors. No screen may have a serious or critical
+//! queue, the transcriber's editor and its submit dialog, and the translator's editor (with the
+//! job's glossary: a panel above the cues on the phone). No screen may have a serious or critical
 //! violation; the others are printed. Screenshots of every screen land in
 //! `tests/screenshots/audit/`.
 
@@ -75,16 +76,21 @@ fn every_screen_has_no_serious_or_critical_axe_violation_at_1280_and_390_px() {
     let open_id = open["jobId"].as_str().unwrap().to_owned();
     let gone = server.upload_ok(&ann, &paths::corpus_file(clips::SHORT), &[]);
     let gone_id = gone["jobId"].as_str().unwrap().to_owned();
-    let translated = server.upload_ok(
-        &ann,
-        &paths::corpus_file(clips::SHORT),
-        &[("jobType", "perfect"), ("transcriptionType", "translatedSubtitles"), ("targetLanguage", "nl")],
-    );
-    let translated_id = translated["jobId"].as_str().unwrap().to_owned();
-    server.create_glossary(
+    let glossary = server.create_glossary(
         &ann,
         &json!({"name": "Speeches", "names": ["Kennedy"], "items": [{"name": "Berliner", "description": "a person from Berlin"}]}),
     );
+    let translated = server.upload_ok(
+        &ann,
+        &paths::corpus_file(clips::SHORT),
+        &[
+            ("jobType", "perfect"),
+            ("transcriptionType", "translatedSubtitles"),
+            ("targetLanguage", "nl"),
+            ("glossaryId", glossary["id"].as_str().unwrap()),
+        ],
+    );
+    let translated_id = translated["jobId"].as_str().unwrap().to_owned();
 
     audit.go(&server, "#/jobs", "#jobs tbody tr");
     audit.check("jobs-full", "#jobs tbody tr");
@@ -124,6 +130,10 @@ fn every_screen_has_no_serious_or_critical_axe_violation_at_1280_and_390_px() {
     audit.go(&server, &format!("#/task/{task_id}"), ".w");
     audit.browser.wait_for_attr("#waveform", "data-ready", "true", Duration::from_secs(30));
     audit.check("editor-transcriber", ".w");
+    // Submit asks in the page; Cancel keeps the task.
+    audit.browser.click("#submit-task");
+    audit.check("submit-confirm", "#submit-confirm");
+    audit.browser.click("#submit-confirm-cancel");
     // The translated-subtitles job's transcription, handed in over HTTP.
     let transcribe = wait_for_task(&server, &tina, &translated_id);
     let transcribe_id = transcribe["taskId"].as_str().unwrap();

@@ -622,13 +622,7 @@ impl PipelineState {
                         span.in_scope(|| tracing::warn!(%error, "asking for the waveform peaks"));
                     }
                 }
-                let task = AsrTask {
-                    job_id: job_id.clone(),
-                    kind,
-                    media_path,
-                    state: state.clone(),
-                    done,
-                };
+                let task = AsrTask { job_id: job_id.clone(), kind, media_path, state: state.clone(), done };
                 let sent = self.workers.asr.cast(AsrMsg::Enqueue(Box::new(task)));
                 log_unsent(job_id, stage, sent.err());
             }

@@ -168,8 +168,9 @@
     }
 
     /// After every edit: `label` names a step of its own for undo; without one, the edit is
-    /// typing, and keystrokes in the same field make one step.
-    changed(label) {
+    /// typing, and keystrokes in the same field make one step. `units`: the segments (or cues)
+    /// the edit changed, when only those (undo then compares nothing else).
+    changed(label, units) {
       const active = document.activeElement;
       let key = null;
       if (!label && active && active.classList.contains("w")) {
@@ -180,7 +181,7 @@
         const name = active.getAttribute("aria-label") || (active.labels && active.labels[0] ? active.labels[0].textContent : active.id);
         label = `editing “${name}”`;
       }
-      this.history.record(this.doc, label || "an edit", key);
+      this.history.record(this.doc, label || "an edit", key, units);
       this.updateUndo();
       this.touched();
     }
@@ -872,7 +873,7 @@
         state.edited = true;
         span.classList.add("edited");
         this.labelWord(span, w.text, state);
-        this.changed();
+        this.changed(undefined, [view.seg]);
       });
       this.main.addEventListener("keydown", (e) => {
         const span = wordAt(e);
@@ -889,6 +890,7 @@
         this.range = null;
         seg.words.splice(seg.words.indexOf(w), 1);
         if (!seg.words.length) this.doc.segments.splice(this.doc.segments.indexOf(seg), 1);
+        this.history.unrecorded();
         this.renderChanged();
         this.schedulePreview();
       });
@@ -960,7 +962,7 @@
             this.focus = { s: i, w: 0 };
           }, oninput: (e) => {
             c.target = e.target.value;
-            this.changed();
+            this.changed(undefined, [c]);
           } }, c.target))));
       this.main.replaceChildren(el("div", { class: "table-wrap" }, el("table", { class: "cues" },
         el("caption", { class: "sr-only" }, "Source cues and their translations"),

@@ -6,6 +6,7 @@ mod admin;
 mod cli;
 mod config;
 mod data_dir;
+mod malloc_arenas;
 mod serve;
 
 use std::path::PathBuf;
@@ -104,6 +105,7 @@ enum BalanceCommand {
 }
 
 fn main() -> ExitCode {
+    malloc_arenas::use_one_arena();
     let cli = Cli::parse();
     // Everything written to the data directory (by serve or by the operator's tools) is
     // owner-only: the event log holds callback signing secrets.

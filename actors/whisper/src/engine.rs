@@ -462,8 +462,8 @@ fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// Memory the batched path's default batch may hold in its windows' cross-attention keys and
 /// values (f32, all decoder layers; 37 MB a window for base, 18 MB for tiny.en): measured, 8
 /// base windows at once (295 MB, with the encoder stacking all 8) took one transcription's
-/// peak RSS from 531 MB (sequential) to 886 MB; at 3 base windows and encoder calls of 2 the
-/// estimate is within the sequential path's (not yet measured).
+/// peak RSS from 531 MB (sequential) to 886 MB; 3 base windows with encoder calls of 2 peak
+/// at 382 MB in the `scribe` binary (one malloc arena), 510 MB with glibc's default arenas.
 pub const BATCH_MEMORY: usize = 128 << 20;
 
 /// Mel frames per second.

@@ -109,6 +109,10 @@
   // The fields of a form by API name: `name` -> the element `#<prefix><ids[name] or name>`.
   const byId = (prefix, ids = {}) => (name) => document.getElementById(prefix + (ids[name] || name));
   const when = (ms) => new Date(ms).toLocaleString();
+  /// Asks in the page before deleting; resolves "delete" or "cancel" (Cancel has the focus).
+  const confirmDelete = (id, title, message) => window.ScribeDialog.choose({
+    id, title, message, choices: [{ value: "cancel", label: "Cancel" }, { value: "delete", label: "Delete", kind: "danger" }],
+  });
   const duration = (s) => (s >= 3600 ? `${Math.floor(s / 3600)} h ` : "") + `${Math.floor((s % 3600) / 60)} min ${s % 60} s`;
 
   function field(id, label, input, hint) {
@@ -540,7 +544,7 @@
       }
       const delErr = errorBox("delete-error");
       parts.push(el("h2", {}, "Delete"), el("div", { class: "row" }, el("button", { class: "danger", id: "delete-job", onclick: async () => {
-        if (!confirm("Delete this job, its media and transcript?")) return;
+        if (await confirmDelete("delete-job-confirm", "Delete this job?", "Its media, transcript and exports are removed. This cannot be undone.") !== "delete") return;
         try {
           await api("DELETE", "/jobs", { params: { jobId } });
           refreshBalance();
@@ -755,7 +759,7 @@
             el("td", { class: "action" }, el("div", { class: "row" },
               el("button", { class: "g-edit", "aria-label": `Edit ${g.name}`, onclick: () => edit(g) }, "Edit"),
               el("button", { class: "danger g-delete", "aria-label": `Delete ${g.name}`, onclick: async () => {
-                if (!confirm(`Delete the glossary ${g.name}?`)) return;
+                if (await confirmDelete("delete-glossary-confirm", `Delete the glossary ${g.name}?`, "This cannot be undone.") !== "delete") return;
                 try {
                   await api("DELETE", `/glossary/${encodeURIComponent(g.id)}`);
                   if (editing && editing.id === g.id) edit(null);

@@ -3,8 +3,9 @@
 //! the job list (a total, no empty "Next page", sorting, the state in the address, the focus
 //! after paging), phones 390 px wide (nothing cut off, labelled term boxes, Play within reach),
 //! and the smaller ones (Cancel editing, the balance after an upload, sorted targets, the
-//! language list from the server, a deleted job's page, the favicon, no API key in the console
-//! or a URL). Screenshots land in `tests/screenshots/<test>/`.
+//! language list from the server, deleting a job or a glossary (asked in the page), a deleted
+//! job's page, the favicon, no API key in the console or a URL). Screenshots land in
+//! `tests/screenshots/<test>/`.
 
 use std::time::Duration;
 
@@ -365,6 +366,12 @@ fn the_smaller_defects_cancel_balance_targets_languages_deleted_job_favicon_and_
     browser.click("#g-cancel");
     browser.wait_for_text("#g-form-h", "New glossary", Duration::from_secs(5));
     assert_eq!(js(&browser, "getComputedStyle(document.querySelector('#g-cancel')).display"), json!("none"));
+    // Deleting a glossary asks in the page first.
+    browser.click(".g-delete");
+    browser.find("#delete-glossary-confirm[open]");
+    browser.click("#delete-glossary-confirm-delete");
+    browser.wait_for_text("#glossary-notice", "Glossary Weather deleted.", Duration::from_secs(10));
+    assert_eq!(server.get("/glossary", &ann, &[]).ok().as_array().map(Vec::len), Some(0), "the glossary is gone");
 
     // The language list is the server's (GET /capabilities), with names; targets sorted by name.
     let capabilities = server.get("/capabilities", &ann, &[]).ok();
@@ -409,10 +416,22 @@ fn the_smaller_defects_cancel_balance_targets_languages_deleted_job_favicon_and_
     browser.wait_for_text("#who-name", &format!("balance {:.2}", balance as f64 / 100.0), Duration::from_secs(10));
     browser.screenshot("balance-after-upload");
 
-    // A deleted job's page says so.
+    // Deleting a job asks in the page: Cancel keeps it, Delete removes it; its page then says so.
     let job_id = js(&browser, "location.hash.split('/')[2]").as_str().unwrap().to_owned();
-    server.delete("/jobs", &ann, &[("jobId", &job_id)]).ok();
-    browser.refresh();
+    let job_page = js(&browser, "location.hash").as_str().unwrap().to_owned();
+    browser.click("#delete-job");
+    browser.find("#delete-job-confirm[open]");
+    assert_eq!(js(&browser, "document.activeElement.id"), json!("delete-job-confirm-cancel"));
+    browser.screenshot("delete-job-confirm");
+    browser.click("#delete-job-confirm-cancel");
+    assert_eq!(js(&browser, "document.activeElement.id"), json!("delete-job"), "focus goes back to Delete");
+    server.get("/jobs/status", &ann, &[("jobId", &job_id)]).ok();
+    browser.click("#delete-job");
+    browser.click("#delete-job-confirm-delete");
+    browser.wait_for_text("h1", "Your jobs", Duration::from_secs(10));
+    let gone = server.get("/jobs/status", &ann, &[("jobId", &job_id)]);
+    assert!(gone.status >= 400, "the job was deleted: {}", gone.status);
+    browser.script("location.hash = arguments[0];", vec![json!(job_page)]);
     browser.wait_for_text("h1", "This job was deleted", Duration::from_secs(10));
     browser.find("#job-gone");
     assert!(!browser.page_text().contains("Loading"), "{}", browser.page_text());

@@ -30,7 +30,7 @@ use crate::model::Glossary;
 use crate::signed_links::SignedLinks;
 use crate::state::ApiState;
 use crate::strict_json::StrictJson;
-use crate::work::WorkDocument;
+use crate::work::{WorkDocument, glossary_of};
 
 /// Path template of the document upload (its body cap is the work API's document cap).
 pub const DOCUMENT_ROUTE: &str = "/api/jobs/document";
@@ -104,14 +104,8 @@ impl EditorApi {
         let job = editable_job(&state, &auth.0, &job_id).await?;
         let document = delivered_document(&state, &job).await?;
         let media_url = links.media_url(job_id.as_str(), state.settings.media_link_ttl).await?;
-        let glossary = match job.submission.as_ref().and_then(|s| s.glossary_id.as_ref()) {
-            None => None,
-            Some(id) => state
-                .read
-                .glossary(id)
-                .map_err(|e| ApiError::internal("Reading the glossary", &e))?
-                .map(|r| r.glossary.into()),
-        };
+        let glossary_id = job.submission.as_ref().and_then(|s| s.glossary_id.as_ref());
+        let glossary = glossary_of(&state, glossary_id)?.map(|r| r.glossary.into());
         Ok(Json(JobDocument {
             job_id: job_id.to_string(),
             revision: job.document_edits,

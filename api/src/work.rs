@@ -23,7 +23,7 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Enum, Object, OpenApi};
 use scribe_actors::clock::now_ms;
 use scribe_domain::editing;
-use scribe_domain::ids::JobId;
+use scribe_domain::ids::{GlossaryId, JobId};
 use scribe_domain::job::task::{Worker, parse_task_id};
 use scribe_domain::job::{JobCommand, JobRefusal, JobState, TaskView};
 use scribe_domain::kinds::{Role, TaskKind};
@@ -275,14 +275,7 @@ impl WorkApi {
                 )
             }
         };
-        let glossary = match &view.glossary_id {
-            None => None,
-            Some(id) => state
-                .read
-                .glossary(id)
-                .map_err(|e| ApiError::internal("Reading the glossary", &e))?
-                .map(|r| r.glossary.into()),
-        };
+        let glossary = glossary_of(&state, view.glossary_id.as_ref())?.map(|r| r.glossary.into());
         let media_url = links.media_url(view.job_id.as_str(), state.settings.media_link_ttl).await?;
         Ok(Json(WorkTaskDetail {
             task: work_task(&state, &view, &caller, now)?,
@@ -511,15 +504,17 @@ async fn read_document(state: &ApiState, path: Option<&str>) -> Result<Option<Tr
     serde_json::from_slice(&bytes).map(Some).map_err(|e| ApiError::internal("Reading the document", &e))
 }
 
+/// The glossary a job names, if it names one (from the read model).
+pub(crate) fn glossary_of(
+    state: &ApiState,
+    id: Option<&GlossaryId>,
+) -> Result<Option<scribe_projections::GlossaryRecord>, ApiError> {
+    let Some(id) = id else { return Ok(None) };
+    state.read.glossary(id).map_err(|e| ApiError::internal("Reading the glossary", &e))
+}
+
 fn work_task(state: &ApiState, t: &TaskView, caller: &Caller, now: u64) -> Result<WorkTask, ApiError> {
-    let glossary_name = match &t.glossary_id {
-        None => None,
-        Some(id) => state
-            .read
-            .glossary(id)
-            .map_err(|e| ApiError::internal("Reading the glossary", &e))?
-            .map(|r| r.glossary.name),
-    };
+    let glossary_name = glossary_of(state, t.glossary_id.as_ref())?.map(|r| r.glossary.name);
     let holder = t.holder_at(now);
     let mine = holder == Some(&caller.user);
     Ok(WorkTask {

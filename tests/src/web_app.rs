@@ -1,11 +1,12 @@
 //! Steps the web app's browser tests share: signing in, finding and retyping a word in the
-//! editor, and waiting for a job's task to reach the queue.
+//! editor, waiting for a job's task to reach the queue, and bringing a translation order to
+//! its translator.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::{ASR_TIMEOUT, Browser, TestServer};
+use crate::{ASR_TIMEOUT, Browser, TestServer, clips, paths};
 
 const CTRL: &str = "\u{E009}";
 const NO_MODIFIERS: &str = "\u{E000}";
@@ -46,4 +47,27 @@ pub fn wait_for_task(server: &TestServer, key: &str, job_id: &str) -> Value {
         assert!(Instant::now() < deadline, "no task for {job_id}\n{}", server.logs());
         std::thread::sleep(Duration::from_millis(300));
     }
+}
+
+/// Orders a manual Dutch translation of the short clip as `customer`, has `transcriber` claim
+/// and submit its transcription task over HTTP, and waits for the translation task in
+/// `translator`'s queue: the job's id and that task.
+pub fn translation_for_translator(
+    server: &TestServer,
+    customer: &str,
+    transcriber: &str,
+    translator: &str,
+) -> (String, Value) {
+    let job = server.upload_ok(
+        customer,
+        &paths::corpus_file(clips::SHORT),
+        &[("jobType", "perfect"), ("transcriptionType", "translatedSubtitles"), ("targetLanguage", "nl")],
+    );
+    let job_id = job["jobId"].as_str().unwrap().to_owned();
+    let transcribe = wait_for_task(server, transcriber, &job_id);
+    let transcribe_id = transcribe["taskId"].as_str().unwrap();
+    server.post(&format!("/work/tasks/{transcribe_id}/claim"), transcriber, &[]).ok();
+    server.post(&format!("/work/tasks/{transcribe_id}/submit"), transcriber, &[]).ok();
+    let translate = wait_for_task(server, translator, &job_id);
+    (job_id, translate)
 }

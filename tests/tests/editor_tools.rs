@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use scribe_tests::web_app::sign_in;
+use scribe_tests::web_app::{sign_in, translation_for_translator};
 use scribe_tests::{ASR_TIMEOUT, Browser, TestServer, clips, paths};
 use serde_json::{Value, json};
 
@@ -686,35 +686,13 @@ fn find_and_replace_match_a_phrase_across_words_and_spread_the_replacement_over_
     assert_eq!(saved_words(&document(&server)), original, "undo brought back the words and their times");
 }
 
-fn wait_for_task(server: &TestServer, key: &str, job_id: &str) -> Value {
-    let deadline = std::time::Instant::now() + ASR_TIMEOUT;
-    loop {
-        let tasks = server.get("/work/tasks", key, &[]).ok();
-        if let Some(t) = tasks.as_array().unwrap().iter().find(|t| t["jobId"] == job_id) {
-            return t.clone();
-        }
-        assert!(std::time::Instant::now() < deadline, "no task for {job_id}\n{}", server.logs());
-        std::thread::sleep(Duration::from_millis(300));
-    }
-}
-
 #[test]
 fn a_translator_drags_a_cue_edge_and_the_customers_srt_has_the_new_time() {
     let server = TestServer::start();
     let customer = server.key().to_owned();
     let tina = server.create_staff_key("tina", "transcriber", &[]);
     let tom = server.create_staff_key("tom", "translator", &["nl"]);
-    let job = server.upload_ok(
-        &customer,
-        &paths::corpus_file(clips::SHORT),
-        &[("jobType", "perfect"), ("transcriptionType", "translatedSubtitles"), ("targetLanguage", "nl")],
-    );
-    let job_id = job["jobId"].as_str().unwrap().to_owned();
-    let transcribe = wait_for_task(&server, &tina, &job_id);
-    let transcribe_id = transcribe["taskId"].as_str().unwrap();
-    server.post(&format!("/work/tasks/{transcribe_id}/claim"), &tina, &[]).ok();
-    server.post(&format!("/work/tasks/{transcribe_id}/submit"), &tina, &[]).ok();
-    let translate = wait_for_task(&server, &tom, &job_id);
+    let (job_id, translate) = translation_for_translator(&server, &customer, &tina, &tom);
     let source = server.get(&format!("/work/tasks/{}", translate["taskId"].as_str().unwrap()), &tom, &[]).ok();
     let old_start = source["sourceCues"][0]["start"].as_f64().unwrap();
 

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use scribe_tests::web_app::{retype_word, wait_for_task, word_selector};
+use scribe_tests::web_app::{retype_word, translation_for_translator, wait_for_task, word_selector};
 use scribe_tests::{ASR_TIMEOUT, Browser, FileServer, TestServer, clips, paths};
 use serde_json::{Value, json};
 
@@ -249,18 +249,8 @@ fn a_translator_translates_the_source_cues_and_submits() {
     let customer = server.key().to_owned();
     let tina = server.create_staff_key("tina", "transcriber", &[]);
     let tom = server.create_staff_key("tom", "translator", &["nl"]);
-    let job = server.upload_ok(
-        &customer,
-        &paths::corpus_file(clips::SHORT),
-        &[("jobType", "perfect"), ("transcriptionType", "translatedSubtitles"), ("targetLanguage", "nl")],
-    );
-    let job_id = job["jobId"].as_str().unwrap().to_owned();
     // The transcription task first (over HTTP: the transcriber's screens have their own test).
-    let transcribe = wait_for_task(&server, &tina, &job_id);
-    let transcribe_id = transcribe["taskId"].as_str().unwrap();
-    server.post(&format!("/work/tasks/{transcribe_id}/claim"), &tina, &[]).ok();
-    server.post(&format!("/work/tasks/{transcribe_id}/submit"), &tina, &[]).ok();
-    wait_for_task(&server, &tom, &job_id);
+    let (job_id, _) = translation_for_translator(&server, &customer, &tina, &tom);
 
     let mut browser = Browser::start("translator");
     sign_in(&mut browser, &server, &tom, "Translation tasks");

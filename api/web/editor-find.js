@@ -1,10 +1,11 @@
 // Find and replace across the editor's document: next and previous match, replace one, replace
 // all (a misheard name everywhere), with or without matching case, and the job's glossary terms
 // offered as suggestions for the replacement. In a transcript a phrase matches words in a row
-// ("john smith" finds "John Smith,"), and its replacement's words take the matched words' time
-// span ("new york" → "New York", "jon smyth" → "Jonathan P. Smyth"); a single word matches
-// inside words too. In a translation matches lie in one cue's text. Replacing (one, or all) is one
-// edit the editor can undo.
+// ("john smith" finds "John Smith,"), also when they run on from one segment into the next, and
+// its replacement's words take the matched words' time span ("new york" → "New York", "jon
+// smyth" → "Jonathan P. Smyth"), every segment staying where it was; a single word matches inside
+// words too. In a translation matches lie in one cue's text. Replacing (one, or all) is one edit
+// the editor can undo.
 "use strict";
 
 (function () {
@@ -70,10 +71,12 @@
       }
     }
 
-    /// Every match in document order. Transcripts: {s, w, k, at, len}: `k` words of segment
-    /// `s` from word `w`; a one-word search matches inside a word (the text from `at`, `len`
-    /// characters), a phrase matches words in a row whose letters (without the punctuation
-    /// attached to them) are the phrase's words. Translations: {field, at} in a cue's text.
+    /// Every match in document order. Transcripts: {parts: [{s, w, k}]}: `k` words of segment
+    /// `s` from word `w`, one part per segment the match lies in; a one-word search matches
+    /// inside a word (one part, and the text from `at`, `len` characters), a phrase matches words
+    /// in a row whose letters (without the punctuation attached to them) are the phrase's words,
+    /// also when they run on from one segment into the next. Translations: {field, at} in a
+    /// cue's text.
     matches() {
       const needle = this.find.value.trim();
       if (!needle) return [];
@@ -89,23 +92,29 @@
         return out;
       }
       const phrase = needle.split(/\s+/).map((t) => norm(core(t).text)).filter(Boolean);
-      this.editor.doc.segments.forEach((seg, s) => {
-        const words = seg.words;
-        if (phrase.length < 2) {
-          const want = norm(needle);
-          words.forEach((w, i) => {
-            const text = norm(w.text);
-            for (let at = text.indexOf(want); at >= 0; at = text.indexOf(want, at + want.length)) out.push({ s, w: i, k: 1, at, len: want.length });
-          });
-          return;
+      const segments = this.editor.doc.segments;
+      if (phrase.length < 2) {
+        const want = norm(needle);
+        segments.forEach((seg, s) => seg.words.forEach((w, i) => {
+          const text = norm(w.text);
+          for (let at = text.indexOf(want); at >= 0; at = text.indexOf(want, at + want.length)) out.push({ parts: [{ s, w: i, k: 1 }], at, len: want.length });
+        }));
+        return out;
+      }
+      // The transcript's words in one row: a phrase may start in one segment and end in the next.
+      const row = [];
+      segments.forEach((seg, s) => seg.words.forEach((w, i) => row.push({ s, w: i, text: norm(core(w.text).text) })));
+      for (let i = 0; i + phrase.length <= row.length; i++) {
+        if (!phrase.every((p, j) => row[i + j].text === p)) continue;
+        const parts = [];
+        for (const { s, w } of row.slice(i, i + phrase.length)) {
+          const last = parts[parts.length - 1];
+          if (last && last.s === s) last.k++;
+          else parts.push({ s, w, k: 1 });
         }
-        for (let i = 0; i + phrase.length <= words.length; i++) {
-          if (phrase.every((p, j) => norm(core(words[i + j].text).text) === p)) {
-            out.push({ s, w: i, k: phrase.length });
-            i += phrase.length - 1;
-          }
-        }
-      });
+        out.push({ parts });
+        i += phrase.length - 1;
+      }
       return out;
     }
 
@@ -135,9 +144,9 @@
         nodes = [f.node()];
         start = f.start;
       } else {
-        const view = this.editor.views[m.s];
-        nodes = view ? view.spans.slice(m.w, m.w + m.k) : [];
-        start = this.editor.doc.segments[m.s].words[m.w].start;
+        nodes = m.parts.flatMap(({ s, w, k }) => (this.editor.views[s] ? this.editor.views[s].spans.slice(w, w + k) : []));
+        const first = m.parts[0];
+        start = this.editor.doc.segments[first.s].words[first.w].start;
       }
       nodes = nodes.filter(Boolean);
       for (const node of nodes) node.classList.add("found");
@@ -202,30 +211,85 @@
 
   const round3 = (t) => Math.round(t * 1000) / 1000;
 
-  /// Puts the words of `by` over the `k` words of match `m` in segment `m.s` of `doc`. The
-  /// punctuation around the match stays (a one-word match keeps the rest of its word). The
-  /// same number of words keep their own times; another number of words share the matched
-  /// words' time span evenly (the first keeps its start, the last its end). No words at all
-  /// remove the matched words.
+  /// Puts the words of `by` over the words of match `m` in `doc` (see `matches`). Within one
+  /// segment the punctuation around the match stays (a one-word match keeps the rest of its
+  /// word); the same number of words keep their own times; another number of words share the
+  /// matched words' time span evenly (the first keeps its start, the last its end). No words at
+  /// all remove the matched words.
+  ///
+  /// A match over several segments leaves every segment and speaker boundary where it was: the
+  /// replacement's words are shared among the segments in the proportion of the matched words
+  /// each holds, in order, each segment getting at least one while there are enough (the same
+  /// number of words: each takes its matched word's place and times), and within a segment they
+  /// take that segment's part of the match as above. So the first replacement word starts where
+  /// the match started and the last ends where it ended. With fewer words than segments, a
+  /// segment the match fills whole gets a word first (it would otherwise vanish), the others
+  /// lose their matched words; only a replacement with no words at all (or fewer words than
+  /// such segments) leaves a segment empty, and an empty segment goes, as when its words are
+  /// deleted, because the document has no segment without words.
   function replaceWords(doc, m, by) {
-    const seg = doc.segments[m.s];
-    const old = seg.words.slice(m.w, m.w + m.k);
+    const texts = by.trim().split(/\s+/).filter(Boolean);
+    if (m.parts.length === 1) return replaceIn(doc, m.parts[0], texts, m.at, m.len);
+    const counts = shares(m.parts.map((p) => p.k), m.parts.map((p) => p.k === doc.segments[p.s].words.length), texts.length);
+    const pieces = [];
+    counts.forEach((n) => pieces.push(texts.splice(0, n)));
+    // A segment left without words hands the punctuation after its matched words to the last
+    // word placed before it ("fellow | Americans," → "friends,"), unless that has its own.
+    const trailOf = (p) => core(doc.segments[p.s].words[p.w + p.k - 1].text).trail;
+    pieces.forEach((piece, i) => {
+      const j = pieces.slice(0, i).findLastIndex((q) => q.length);
+      if (piece.length || j < 0 || !trailOf(m.parts[i]) || trailOf(m.parts[j])) return;
+      pieces[j][pieces[j].length - 1] += trailOf(m.parts[i]);
+    });
+    // From the last segment back, so an emptied segment's removal moves no part still to do.
+    for (let i = m.parts.length - 1; i >= 0; i--) replaceIn(doc, m.parts[i], pieces[i]);
+  }
+
+  /// How many of `n` words each part of a match gets: `sizes` its matched words, `whole` whether
+  /// it is all of its segment (see `replaceWords`).
+  function shares(sizes, whole, n) {
+    const p = sizes.length;
+    if (n < p) {
+      const order = [...sizes.keys()].sort((a, b) => Number(whole[b]) - Number(whole[a]) || a - b);
+      const counts = sizes.map(() => 0);
+      for (const i of order.slice(0, n)) counts[i] = 1;
+      return counts;
+    }
+    // Cumulative boundaries in proportion to the matched words, each part at least one word.
+    const total = sizes.reduce((a, b) => a + b, 0);
+    const counts = [];
+    let done = 0;
+    let before = 0;
+    sizes.forEach((k, i) => {
+      before += k;
+      const upTo = i === p - 1 ? n : Math.min(n - (p - 1 - i), Math.max(done + 1, Math.round((n * before) / total)));
+      counts.push(upTo - done);
+      done = upTo;
+    });
+    return counts;
+  }
+
+  /// Puts the words `texts` over the `k` words of `part` in segment `part.s` of `doc` (see
+  /// `replaceWords`); `at`, `len`: the matched text inside a one-word match.
+  function replaceIn(doc, part, texts, at, len) {
+    const seg = doc.segments[part.s];
+    const old = seg.words.slice(part.w, part.w + part.k);
     let lead;
     let trail;
-    if (m.k === 1 && m.at !== undefined) {
-      lead = old[0].text.slice(0, m.at);
-      trail = old[0].text.slice(m.at + m.len);
+    if (part.k === 1 && at !== undefined) {
+      lead = old[0].text.slice(0, at);
+      trail = old[0].text.slice(at + len);
     } else {
       lead = core(old[0].text).lead;
       trail = core(old[old.length - 1].text).trail;
     }
-    const texts = by.trim().split(/\s+/).filter(Boolean);
+    texts = [...texts];
     if (!texts.length) {
       // Nothing in place of a whole word: the words go; part of a word: the rest stays.
       if (/[\p{L}\p{N}]/u.test(lead + trail)) texts.push("");
       else {
-        seg.words.splice(m.w, m.k);
-        if (!seg.words.length) doc.segments.splice(m.s, 1);
+        seg.words.splice(part.w, part.k);
+        if (!seg.words.length) doc.segments.splice(part.s, 1);
         return;
       }
     }
@@ -248,7 +312,7 @@
       conf: 1,
       pristine: false,
     }));
-    seg.words.splice(m.w, m.k, ...words);
+    seg.words.splice(part.w, part.k, ...words);
   }
 
   window.ScribeFind = { FindReplace, replaceWords, core };

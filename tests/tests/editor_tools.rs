@@ -3,9 +3,9 @@
 //! (rounding, hours), playback speed, the forward jump, waveform zoom and the picture of a video
 //! job, the timeline whose cue edges are dragged to fix timing (with reading speeds against the
 //! exports' rules), undo and redo of every kind of edit, find and replace with the glossary's
-//! terms (a phrase across words, its replacement spread over the matched words' time), and words
-//! that stay plain text whatever is pasted or pressed. Screenshots land in
-//! `tests/screenshots/<test>/`.
+//! terms (a phrase across words and across two segments, its replacement spread over the matched
+//! words' time with each segment keeping its share), and words that stay plain text whatever is
+//! pasted or pressed. Screenshots land in `tests/screenshots/<test>/`.
 
 use std::path::Path;
 use std::process::Command;
@@ -684,6 +684,97 @@ fn find_and_replace_match_a_phrase_across_words_and_spread_the_replacement_over_
     browser.press(&format!("{CTRL}s"));
     browser.wait_for_text("#editor-notice", "Saved revision 2", Duration::from_secs(15));
     assert_eq!(saved_words(&document(&server)), original, "undo brought back the words and their times");
+}
+
+/// Every segment of a saved document: (speaker, its words as `saved_words` gives them).
+fn saved_segments(document: &Value) -> Vec<(String, Vec<(String, f64, f64)>)> {
+    document["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["speaker"].as_str().unwrap().to_owned(), saved_words(&json!({"segments": [s]}))))
+        .collect()
+}
+
+#[test]
+fn find_and_replace_match_a_phrase_across_two_segments_and_each_segment_keeps_its_share() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(100_000));
+    let mut browser = Browser::start("editor-find-across");
+    let job_id =
+        open_editor(&mut browser, &server, &ann, &paths::corpus_file(clips::JFK), &[("numberOfSpeakers", "1")]);
+    let document =
+        |server: &TestServer| server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["document"].clone();
+    let original = document(&server);
+    let opened = saved_segments(&original);
+    assert!(opened.len() >= 2, "the JFK transcript has two segments: {opened:?}");
+    // The phrase: the last word of segment 1 and the first of segment 2, as a person types them.
+    let (end_of_1, start_of_2) = (opened[0].1.last().unwrap().clone(), opened[1].1[0].clone());
+    let (a, b) = (letters(&end_of_1.0), letters(&start_of_2.0));
+    let phrase = format!("{a} {b}");
+    let words = saved_words(&original);
+    let all = phrase_at(&words, &[&a, &b]);
+    let across = all
+        .iter()
+        .position(|&i| i == opened[0].1.len() - 1)
+        .unwrap_or_else(|| panic!("{phrase:?} at the boundary in {words:?}"));
+
+    browser.click(".w[data-s=\"0\"][data-w=\"0\"]");
+    browser.press(&format!("{CTRL}h"));
+    browser.send_keys(&browser.find("#find-text"), &phrase);
+    let n = all.len();
+    let count = if n == 1 { "1 match".to_owned() } else { format!("{n} matches") };
+    browser.wait_for_text("#find-status", &format!("{count} for “{phrase}”"), SHORT_WAIT);
+    for _ in 0..=across {
+        browser.press(ENTER);
+    }
+    browser.wait_for_text("#find-status", &format!("Match {} of {n}", across + 1), SHORT_WAIT);
+    // Both words are marked, one in each segment.
+    let found = browser.script(
+        "return [...document.querySelectorAll('#transcript .w.found')].map(w => [w.dataset.s, w.textContent]);",
+        vec![],
+    );
+    assert_eq!(found, json!([["0", end_of_1.0.as_str()], ["1", start_of_2.0.as_str()]]), "the words marked");
+    browser.screenshot("found-across");
+
+    // Three words over two: the first segment takes two (its word's place and time), the second
+    // one (its word's place and time); the punctuation after each matched word stays.
+    browser.type_into("#replace-text", "Mary Anne Smith");
+    browser.click("#replace-one");
+    browser.wait_for_text("#find-status", &format!("Replaced “{phrase}” with “Mary Anne Smith”"), SHORT_WAIT);
+    assert_eq!(segments(&browser), opened.len() as u64);
+    browser.screenshot("replaced-across");
+    browser.press(&format!("{CTRL}s"));
+    browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));
+    let saved = saved_segments(&document(&server));
+    assert_eq!(saved.len(), opened.len(), "no segment added or lost: {saved:?}");
+    for (i, (now, before)) in saved.iter().zip(&opened).enumerate() {
+        assert_eq!(now.0, before.0, "segment {} keeps its speaker", i + 1);
+    }
+    let trail = |w: &str| w.chars().rev().take_while(|c| !c.is_alphanumeric()).collect::<Vec<_>>().into_iter().rev().collect::<String>();
+    let (first, second) = (&saved[0].1, &saved[1].1);
+    let kept = opened[0].1.len() - 1;
+    assert_eq!(first[..kept], opened[0].1[..kept], "the words before the match stay");
+    assert_eq!(first.len(), kept + 2, "{first:?}");
+    let (mary, anne) = (&first[kept], &first[kept + 1]);
+    assert_eq!((mary.0.as_str(), anne.0.clone()), ("Mary", format!("Anne{}", trail(&end_of_1.0))));
+    assert!((mary.1 - end_of_1.1).abs() < 0.0005, "Mary starts where the matched word did: {mary:?} {end_of_1:?}");
+    assert!((anne.2 - end_of_1.2).abs() < 0.0005, "Anne ends where it did: {anne:?} {end_of_1:?}");
+    assert!(mary.1 <= mary.2 && mary.2 <= anne.1 && anne.1 <= anne.2, "{first:?}");
+    assert_eq!(second.len(), opened[1].1.len(), "{second:?}");
+    let smith = &second[0];
+    assert_eq!(smith.0, format!("Smith{}", trail(&start_of_2.0)));
+    assert!((smith.1 - start_of_2.1).abs() < 0.0005 && (smith.2 - start_of_2.2).abs() < 0.0005, "{smith:?}");
+    assert_eq!(second[1..], opened[1].1[1..], "the words after the match stay");
+    assert_eq!(saved[2..], opened[2..], "the other segments stay");
+
+    // Undone, and saved: the document as it was, words, times and speakers.
+    browser.click("#undo");
+    browser.wait_for_text("#editor-status", &format!("Undone: Replaced “{phrase}”"), SHORT_WAIT);
+    browser.screenshot("undone-across");
+    browser.press(&format!("{CTRL}s"));
+    browser.wait_for_text("#editor-notice", "Saved revision 2", Duration::from_secs(15));
+    assert_eq!(saved_segments(&document(&server)), opened, "undo brought back both segments as they were");
 }
 
 #[test]

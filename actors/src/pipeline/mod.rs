@@ -517,6 +517,9 @@ impl PipelineState {
             None => return None,
         };
         let state = JobAggregate::evolve(state, &event);
+        if let JobEvent::MediaStored { .. } = &event {
+            self.prepare_live_peaks(&job_id, &state);
+        }
         match state.stage() {
             Stage::Finished | Stage::Deleted => {
                 self.in_flight.remove(&job_id);
@@ -669,6 +672,23 @@ impl PipelineState {
             (self.args.jobs.clone(), self.args.workers.media.store.clone(), self.args.data_dir.clone());
         let (job_id, state) = (job_id.clone(), state.clone());
         tokio::spawn(async move { crate::live::recording::recover(&jobs, &media, &data_dir, &job_id, &state).await });
+    }
+
+    /// A live session's recording was just stored as its job's media (its session ended): the
+    /// waveform peaks are made now, as they are for other jobs when they go to recognition, which
+    /// a live job never does. Only by the node that ran the session, and only once caught up with
+    /// the log (an older session's peaks are made on their first request).
+    fn prepare_live_peaks(&self, job_id: &JobId, state: &JobState) {
+        let (Some(submission), Some(media)) = (&state.submission, &state.media) else { return };
+        let MediaSource::Live { node, .. } = &submission.source else { return };
+        let this_node = self.args.cluster.as_ref().map_or(crate::live::LOCAL_NODE, |c| c.node.as_str());
+        if !self.live || node != this_node {
+            return;
+        }
+        let peaks = MediaMsg::PreparePeaks { job_id: job_id.clone(), path: self.args.data_dir.join(&media.path) };
+        if let Err(error) = self.workers.media.cast(peaks) {
+            job_span(job_id).in_scope(|| tracing::warn!(%error, "asking for the waveform peaks of a live job"));
+        }
     }
 
     /// Offers the jobs waiting for a recognition worker on this node again (cluster nodes).

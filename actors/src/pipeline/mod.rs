@@ -664,14 +664,18 @@ impl PipelineState {
         let Some(state) = self.open.get(job_id) else { return };
         let Some(submission) = &state.submission else { return };
         let MediaSource::Live { node, .. } = &submission.source else { return };
-        let this_node = self.args.cluster.as_ref().map_or(crate::live::LOCAL_NODE, |c| c.node.as_str());
-        if node != this_node || submission.created_ms >= self.started_ms || !self.recovering.insert(job_id.clone()) {
+        if node != self.this_node() || submission.created_ms >= self.started_ms || !self.recovering.insert(job_id.clone()) {
             return;
         }
         let (jobs, media, data_dir) =
             (self.args.jobs.clone(), self.args.workers.media.store.clone(), self.args.data_dir.clone());
         let (job_id, state) = (job_id.clone(), state.clone());
         tokio::spawn(async move { crate::live::recording::recover(&jobs, &media, &data_dir, &job_id, &state).await });
+    }
+
+    /// The name live jobs give the node that runs their session.
+    fn this_node(&self) -> &str {
+        self.args.cluster.as_ref().map_or(crate::live::LOCAL_NODE, |c| c.node.as_str())
     }
 
     /// A live session's recording was just stored as its job's media (its session ended): the
@@ -681,8 +685,7 @@ impl PipelineState {
     fn prepare_live_peaks(&self, job_id: &JobId, state: &JobState) {
         let (Some(submission), Some(media)) = (&state.submission, &state.media) else { return };
         let MediaSource::Live { node, .. } = &submission.source else { return };
-        let this_node = self.args.cluster.as_ref().map_or(crate::live::LOCAL_NODE, |c| c.node.as_str());
-        if !self.live || node != this_node {
+        if !self.live || node != self.this_node() {
             return;
         }
         let peaks = MediaMsg::PreparePeaks { job_id: job_id.clone(), path: self.args.data_dir.join(&media.path) };

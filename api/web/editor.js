@@ -231,6 +231,8 @@
       } else this.rerender();
       this.updateUndo();
       this.touched();
+      // The matches found before are gone or moved: find them again in what is shown now.
+      if (this.finder && !this.finder.panel.hidden) this.finder.refresh();
       this.setStatus(`${verb}: ${step.label.replace(/[.]$/, "")}.`);
       if (focus && this.mode === "transcript") this.focusWord(focus.s, focus.w);
     }

@@ -751,7 +751,9 @@ fn find_and_replace_match_a_phrase_across_two_segments_and_each_segment_keeps_it
     for (i, (now, before)) in saved.iter().zip(&opened).enumerate() {
         assert_eq!(now.0, before.0, "segment {} keeps its speaker", i + 1);
     }
-    let trail = |w: &str| w.chars().rev().take_while(|c| !c.is_alphanumeric()).collect::<Vec<_>>().into_iter().rev().collect::<String>();
+    let trail = |w: &str| {
+        w.chars().rev().take_while(|c| !c.is_alphanumeric()).collect::<Vec<_>>().into_iter().rev().collect::<String>()
+    };
     let (first, second) = (&saved[0].1, &saved[1].1);
     let kept = opened[0].1.len() - 1;
     assert_eq!(first[..kept], opened[0].1[..kept], "the words before the match stay");
@@ -771,6 +773,7 @@ fn find_and_replace_match_a_phrase_across_two_segments_and_each_segment_keeps_it
     // Undone, and saved: the document as it was, words, times and speakers.
     browser.click("#undo");
     browser.wait_for_text("#editor-status", &format!("Undone: Replaced “{phrase}”"), SHORT_WAIT);
+    browser.wait_for_text("#find-status", &format!("{count} for “{phrase}”"), SHORT_WAIT);
     browser.screenshot("undone-across");
     browser.press(&format!("{CTRL}s"));
     browser.wait_for_text("#editor-notice", "Saved revision 2", Duration::from_secs(15));

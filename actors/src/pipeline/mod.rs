@@ -664,7 +664,10 @@ impl PipelineState {
         let Some(state) = self.open.get(job_id) else { return };
         let Some(submission) = &state.submission else { return };
         let MediaSource::Live { node, .. } = &submission.source else { return };
-        if node != self.this_node() || submission.created_ms >= self.started_ms || !self.recovering.insert(job_id.clone()) {
+        if node != self.this_node()
+            || submission.created_ms >= self.started_ms
+            || !self.recovering.insert(job_id.clone())
+        {
             return;
         }
         let (jobs, media, data_dir) =

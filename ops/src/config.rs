@@ -63,7 +63,7 @@ pub struct ServeArgs {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_dir: Option<PathBuf>,
     /// Precision the speech models run at, whatever their files store: float32, float16 or
-    /// int8 (default: float16, measured the fastest at equal accuracy here; see the README).
+    /// int8 (default: int8, measured the fastest at equal accuracy here; see the README).
     #[arg(long, env = "SCRIBE_COMPUTE_TYPE")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compute_type: Option<ComputeType>,

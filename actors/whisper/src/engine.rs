@@ -53,17 +53,18 @@ pub struct EngineConfig {
 /// file in float32 (dequantized). Activations are f32 in every type, and the encoder, a true
 /// GEMM, always runs in f32 (see [`crate::model`]).
 ///
-/// int8 reads half of float16's bytes per step, but widening it costs one instruction more per
-/// 8 weights than float16's. `Default` is float16, the fastest at equal WER: on a quiet run of
-/// `scribe-bench asr --models whisper-base` (18 clips, 141 s, beam 5) float16 took 26.8 s,
-/// int8 28.6 s and float32 32.4 s, at WER 21.74 %, 22.83 % and 21.74 %; it also keeps the
-/// installed float16 models' transcripts unchanged. int8 is for memory, not speed.
+/// `Default` is int8, the fastest at equal WER on the corpus (quiet runs of `scribe-bench
+/// asr`, 2026-11-26): on the short clips base took 17.1 s in int8 against 17.3 s in float16 at
+/// WER 19.0 % against 21.7 %, and tiny.en 15.7 s against 15.9 s at 27.2 % against 26.4 %; on a
+/// 10-minute recording (batched) base took 105 s against 140 s at 33.3 % against 33.2 %,
+/// tiny.en 54 s against 57 s at 32.9 % against 34.5 %. int8 reads about half of float16's
+/// weight bytes per decoder step (its logits stay 16-bit, see [`crate::model`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ComputeType {
     Float32,
-    #[default]
     Float16,
+    #[default]
     Int8,
 }
 

@@ -180,6 +180,7 @@ fn cancelling_stops_the_batched_path() {
 
 /// The measurement behind the default policy: a 10-minute-plus recording of the corpus's
 /// clips, sequential against batched (base, beam 5, word timestamps, English), WER and wall.
+/// `SCRIBE_MEASURE_MODEL` (base) and `SCRIBE_MEASURE_BATCHES` (`1,8`: the batch sizes run).
 #[test]
 #[ignore = "a measurement (minutes): run with --ignored --nocapture"]
 fn measure_sequential_against_batched_on_ten_minutes() {
@@ -190,7 +191,8 @@ fn measure_sequential_against_batched_on_ten_minutes() {
     let (truth, duration) = joined_recording(&wav, 14);
     println!("{model}: {duration:.1} s recording, {} reference words", truth.split_whitespace().count());
     println!("clips one by one: WER {:.2} %", wer(&truth, &one_by_one(&engine, 14)));
-    for batch_size in [1, 8] {
+    let sizes = std::env::var("SCRIBE_MEASURE_BATCHES").unwrap_or_else(|_| "1,8".into());
+    for batch_size in sizes.split(',').map(|b| b.trim().parse::<usize>().expect("SCRIBE_MEASURE_BATCHES: sizes")) {
         let start = Instant::now();
         let t = engine.transcribe(&wav, &english(batch_size), &mut |_| {}).unwrap();
         let wall = start.elapsed().as_secs_f64();

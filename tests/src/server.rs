@@ -57,6 +57,16 @@ impl TestServer {
         TestServer::start_with(Options::default())
     }
 
+    /// A server whose speech model runs in float16 instead of the default int8. Whisper base in
+    /// float16 hears the JFK clip as two segments (a pause after "for you,"), in int8 as one: the
+    /// browser tests that move between segments start from the two-segment document.
+    pub fn start_float16() -> TestServer {
+        TestServer::start_with(Options {
+            extra_args: vec!["--compute-type".into(), "float16".into()],
+            ..Options::default()
+        })
+    }
+
     pub fn start_with(options: Options) -> TestServer {
         let home = tempfile::Builder::new().prefix("scribe-test-").tempdir().expect("a temp dir");
         std::fs::create_dir_all(home.path().join("data")).expect("the data dir");

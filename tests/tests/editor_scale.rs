@@ -536,7 +536,7 @@ fn the_subtitle_preview_shows_the_cues_the_srt_export_lays_out() {
 
 #[test]
 fn the_word_area_is_one_tab_stop_with_arrow_keys_and_an_edited_word_is_named_by_its_text() {
-    let server = TestServer::start();
+    let server = TestServer::start_float16(); // the JFK clip in two segments
     let ann = server.create_key("ann", Some(100_000));
     let job_id = done_job_with(&server, &ann, &paths::corpus_file(clips::JFK), None);
     let mut browser = Browser::start("editor-scale-keyboard");

@@ -698,7 +698,7 @@ fn saved_segments(document: &Value) -> Vec<(String, Vec<(String, f64, f64)>)> {
 
 #[test]
 fn find_and_replace_match_a_phrase_across_two_segments_and_each_segment_keeps_its_share() {
-    let server = TestServer::start();
+    let server = TestServer::start_float16(); // the JFK clip in two segments
     let ann = server.create_key("ann", Some(100_000));
     let mut browser = Browser::start("editor-find-across");
     let job_id =

@@ -494,7 +494,7 @@ fn a_customer_manages_glossaries_and_uploads_by_drag_and_drop_and_by_url() {
 
 #[test]
 fn the_editor_splits_joins_renames_highlights_words_keeps_a_draft_and_answers_the_keyboard() {
-    let server = TestServer::start();
+    let server = TestServer::start_float16(); // the JFK clip in two segments
     let ann = server.create_key("ann", Some(100_000));
     let job = server.upload_ok(&ann, &paths::corpus_file(clips::JFK), &[("numberOfSpeakers", "1")]);
     let job_id = job["jobId"].as_str().unwrap().to_owned();

@@ -212,6 +212,9 @@ impl Engine {
                 }
                 if !job.again {
                     let again = self.left_behind(job, &pieces, map, found, n_mels);
+                    let stretches = again.iter().filter(|j| j.again).count() as u64;
+                    profile::count("windows again (wordless stretch)", stretches);
+                    profile::count("windows again (chunk's rest)", again.len() as u64 - stretches);
                     for stretch in again.iter().filter(|j| j.again) {
                         pieces = split_around(pieces, stretch.start as f64 / fps, stretch.end as f64 / fps);
                     }

@@ -774,6 +774,8 @@ fn find_and_replace_match_a_phrase_across_two_segments_and_each_segment_keeps_it
     browser.click("#undo");
     browser.wait_for_text("#editor-status", &format!("Undone: Replaced “{phrase}”"), SHORT_WAIT);
     browser.wait_for_text("#find-status", &format!("{count} for “{phrase}”"), SHORT_WAIT);
+    // The caption preview is the server's layout: asked again after the undo, it comes back.
+    browser.wait_for_attr("#caption-preview", "data-preview", "ready", SHORT_WAIT);
     browser.screenshot("undone-across");
     browser.press(&format!("{CTRL}s"));
     browser.wait_for_text("#editor-notice", "Saved revision 2", Duration::from_secs(15));

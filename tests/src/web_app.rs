@@ -1,6 +1,6 @@
 //! Steps the web app's browser tests share: signing in, finding and retyping a word in the
-//! editor, waiting for a job's task to reach the queue, and bringing a translation order to
-//! its translator.
+//! editor, waiting for a job's task to reach the queue, bringing a translation order to its
+//! translator, and reading a job's waveform peaks as the editor does.
 
 use std::time::{Duration, Instant};
 
@@ -70,4 +70,27 @@ pub fn translation_for_translator(
     server.post(&format!("/work/tasks/{transcribe_id}/submit"), transcriber, &[]).ok();
     let translate = wait_for_task(server, translator, &job_id);
     (job_id, translate)
+}
+
+/// The link the editor reads a job's waveform peaks from (beside its document's media link).
+pub fn peaks_url(server: &TestServer, key: &str, job_id: &str) -> String {
+    let media_url =
+        server.get("/jobs/document", key, &[("jobId", job_id)]).ok()["mediaUrl"].as_str().unwrap().to_owned();
+    media_url.replacen("/api/work/media?", "/api/work/media/peaks?", 1)
+}
+
+/// The peaks served at `peaks_url`, checked to be the numbers of `prepared` (the peaks file
+/// written beside the media) at 20 pairs a second; returns the served JSON.
+pub fn served_peaks_match(server: &TestServer, peaks_url: &str, prepared: &Value) -> Value {
+    let reply = server.http().get(peaks_url).send().unwrap();
+    assert_eq!(reply.status().as_u16(), 200, "{peaks_url}");
+    let served: Value = reply.json().unwrap();
+    // The same numbers (the API writes each f32 as the f64 it widens to).
+    for side in ["min", "max"] {
+        let (a, b) = (served[side].as_array().unwrap(), prepared[side].as_array().unwrap());
+        assert_eq!(a.len(), b.len(), "{side}");
+        assert!(a.iter().zip(b).all(|(x, y)| (x.as_f64().unwrap() - y.as_f64().unwrap()).abs() < 1e-6), "{side}");
+    }
+    assert_eq!(served["peaksPerSecond"], json!(20));
+    served
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use scribe_tests::{ASR_TIMEOUT, Browser, TestServer, clips, paths};
+use scribe_tests::{ASR_TIMEOUT, Browser, TestServer, clips, paths, web_app};
 use serde_json::{Value, json};
 
 const CTRL: &str = "\u{E009}";
@@ -331,9 +331,7 @@ fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
         "performance.getEntriesByType('resource').filter(e => e.name.includes('/api/work/media/peaks')).length",
     );
     assert_eq!(peaks_fetched, json!(1), "the editor fetched the peaks once");
-    let media_url =
-        server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["mediaUrl"].as_str().unwrap().to_owned();
-    let peaks_url = media_url.replacen("/api/work/media?", "/api/work/media/peaks?", 1);
+    let peaks_url = web_app::peaks_url(&server, &ann, &job_id);
     let peaks: Value = server.http().get(&peaks_url).send().unwrap().json().unwrap();
     let duration = peaks["duration"].as_f64().unwrap();
     assert!((duration - MEDIA_SECONDS).abs() < 1.0, "{duration}");
@@ -374,17 +372,8 @@ fn the_waveform_peaks_are_made_when_the_job_is_processed_and_on_request_for_olde
     let prepared: Value = serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
 
     // The editor's request is answered with them.
-    let media_url =
-        server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["mediaUrl"].as_str().unwrap().to_owned();
-    let peaks_url = media_url.replacen("/api/work/media?", "/api/work/media/peaks?", 1);
-    let served: Value = server.http().get(&peaks_url).send().unwrap().json().unwrap();
-    // The same numbers (the API writes each f32 as the f64 it widens to).
-    for side in ["min", "max"] {
-        let (a, b) = (served[side].as_array().unwrap(), prepared[side].as_array().unwrap());
-        assert_eq!(a.len(), b.len(), "{side}");
-        assert!(a.iter().zip(b).all(|(x, y)| (x.as_f64().unwrap() - y.as_f64().unwrap()).abs() < 1e-6), "{side}");
-    }
-    assert_eq!(served["peaksPerSecond"], json!(20));
+    let peaks_url = web_app::peaks_url(&server, &ann, &job_id);
+    let served = web_app::served_peaks_match(&server, &peaks_url, &prepared);
     let duration = served["duration"].as_f64().unwrap();
     assert!((duration - 11.0).abs() < 0.5, "the JFK clip lasts about 11 s: {duration}");
     let pairs = served["min"].as_array().unwrap().len() as f64;

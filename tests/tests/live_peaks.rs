@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use scribe_tests::live::{self, Session, pcm};
-use scribe_tests::{ASR_TIMEOUT, TestServer, clips};
+use scribe_tests::{ASR_TIMEOUT, TestServer, clips, web_app};
 use serde_json::{Value, json};
 
 #[test]
@@ -49,18 +49,7 @@ fn a_saved_live_sessions_peaks_are_made_when_its_recording_is_stored_not_on_the_
     let prepared: Value = serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
 
     // The editor's request is answered with them: the whole recording, 20 pairs a second.
-    let media_url =
-        server.get("/jobs/document", &key, &[("jobId", &job_id)]).ok()["mediaUrl"].as_str().unwrap().to_owned();
-    let peaks_url = media_url.replacen("/api/work/media?", "/api/work/media/peaks?", 1);
-    let reply = server.http().get(&peaks_url).send().unwrap();
-    assert_eq!(reply.status().as_u16(), 200, "{peaks_url}");
-    let served: Value = reply.json().unwrap();
-    for side in ["min", "max"] {
-        let (a, b) = (served[side].as_array().unwrap(), prepared[side].as_array().unwrap());
-        assert_eq!(a.len(), b.len(), "{side}");
-        assert!(a.iter().zip(b).all(|(x, y)| (x.as_f64().unwrap() - y.as_f64().unwrap()).abs() < 1e-6), "{side}");
-    }
-    assert_eq!(served["peaksPerSecond"], json!(20));
+    let served = web_app::served_peaks_match(&server, &web_app::peaks_url(&server, &key, &job_id), &prepared);
     let duration = served["duration"].as_f64().unwrap();
     assert!((duration - 11.0).abs() < 0.5, "the JFK clip lasts about 11 s: {duration}");
     assert!(served["max"].as_array().unwrap().iter().any(|v| v.as_f64().unwrap() > 0.05), "speech, not silence");

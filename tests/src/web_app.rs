@@ -72,6 +72,18 @@ pub fn translation_for_translator(
     (job_id, translate)
 }
 
+/// Where the media worker writes a job's waveform peaks (20 pairs a second), beside its media.
+pub fn peaks_file(server: &TestServer, job_id: &str) -> std::path::PathBuf {
+    server.data_dir().join("media").join(job_id).join(".peaks-20.json")
+}
+
+/// The names of the files beside a job's media (for messages).
+pub fn media_files(server: &TestServer, job_id: &str) -> Vec<String> {
+    std::fs::read_dir(server.data_dir().join("media").join(job_id))
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
+}
+
 /// The link the editor reads a job's waveform peaks from (beside its document's media link).
 pub fn peaks_url(server: &TestServer, key: &str, job_id: &str) -> String {
     let media_url =

@@ -361,13 +361,8 @@ fn the_waveform_peaks_are_made_when_the_job_is_processed_and_on_request_for_olde
     let ann = server.create_key("ann", Some(100_000));
     let job_id = done_job_with(&server, &ann, &paths::corpus_file(clips::JFK), None);
     // Processed, and nobody asked for the waveform: the peaks are beside the media already.
-    let job_dir = server.data_dir().join("media").join(&job_id);
-    let cache = job_dir.join(".peaks-20.json");
-    let listing = || {
-        std::fs::read_dir(&job_dir)
-            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<_>>())
-            .unwrap_or_default()
-    };
+    let cache = web_app::peaks_file(&server, &job_id);
+    let listing = || web_app::media_files(&server, &job_id);
     assert!(cache.is_file(), "no peaks beside the processed media: {:?}", listing());
     let prepared: Value = serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
 

@@ -28,13 +28,8 @@ fn a_saved_live_sessions_peaks_are_made_when_its_recording_is_stored_not_on_the_
     assert_eq!(job["status"], "DONE", "{job}");
 
     // Nobody asked for the waveform: the peaks appear beside the recording on their own.
-    let job_dir = server.data_dir().join("media").join(&job_id);
-    let cache = job_dir.join(".peaks-20.json");
-    let listing = || {
-        std::fs::read_dir(&job_dir)
-            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<_>>())
-            .unwrap_or_default()
-    };
+    let cache = web_app::peaks_file(&server, &job_id);
+    let listing = || web_app::media_files(&server, &job_id);
     let asked = Instant::now();
     let deadline = asked + Duration::from_secs(60);
     while !cache.is_file() {

@@ -299,7 +299,7 @@ fn dragging_a_segment_edge_retimes_its_words_marks_reading_speed_and_reaches_srt
     let mut browser = Browser::start("editor-timeline");
     let job_id =
         open_editor(&mut browser, &server, &ann, &paths::corpus_file(clips::JFK), &[("numberOfSpeakers", "1")]);
-    let before = server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["document"].clone();
+    let before = saved_document(&server, &ann, &job_id);
     let seg0: Vec<&Value> = before["segments"][0]["words"].as_array().unwrap().iter().collect();
     let old_start = seg0[0]["start"].as_f64().unwrap();
     let old_end = seg0.iter().map(|w| w["end"].as_f64().unwrap()).fold(0.0, f64::max);
@@ -355,7 +355,7 @@ fn dragging_a_segment_edge_retimes_its_words_marks_reading_speed_and_reaches_srt
     browser.click(".w[data-s=\"0\"][data-w=\"0\"]");
     browser.press(&format!("{CTRL}s"));
     browser.wait_for_text("#editor-notice", "Saved revision 1", Duration::from_secs(15));
-    let after = server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["document"].clone();
+    let after = saved_document(&server, &ann, &job_id);
     let words = after["segments"][0]["words"].as_array().unwrap();
     let texts = |d: &Value| -> Vec<String> {
         d["segments"][0]["words"].as_array().unwrap().iter().map(|w| w["text"].as_str().unwrap().to_owned()).collect()
@@ -579,6 +579,11 @@ fn find_and_replace_all_with_a_glossary_term_reaches_the_export_and_words_stay_p
 }
 
 /// Every word of a saved document: (text, start, end), in order.
+/// The job's document as the server keeps it (the last saved revision).
+fn saved_document(server: &TestServer, key: &str, job_id: &str) -> Value {
+    server.get("/jobs/document", key, &[("jobId", job_id)]).ok()["document"].clone()
+}
+
 fn saved_words(document: &Value) -> Vec<(String, f64, f64)> {
     document["segments"]
         .as_array()
@@ -608,8 +613,7 @@ fn find_and_replace_match_a_phrase_across_words_and_spread_the_replacement_over_
     let mut browser = Browser::start("editor-find-phrase");
     let job_id =
         open_editor(&mut browser, &server, &ann, &paths::corpus_file(clips::JFK), &[("numberOfSpeakers", "1")]);
-    let document =
-        |server: &TestServer| server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["document"].clone();
+    let document = |server: &TestServer| saved_document(server, &ann, &job_id);
     let original = saved_words(&document(&server));
     let country = phrase_at(&original, &["your", "country"]);
     let fellow = phrase_at(&original, &["fellow", "americans"]);
@@ -703,8 +707,7 @@ fn find_and_replace_match_a_phrase_across_two_segments_and_each_segment_keeps_it
     let mut browser = Browser::start("editor-find-across");
     let job_id =
         open_editor(&mut browser, &server, &ann, &paths::corpus_file(clips::JFK), &[("numberOfSpeakers", "1")]);
-    let document =
-        |server: &TestServer| server.get("/jobs/document", &ann, &[("jobId", &job_id)]).ok()["document"].clone();
+    let document = |server: &TestServer| saved_document(server, &ann, &job_id);
     let original = document(&server);
     let opened = saved_segments(&original);
     assert!(opened.len() >= 2, "the JFK transcript has two segments: {opened:?}");

@@ -20,6 +20,8 @@
 use half::f16;
 use rayon::prelude::*;
 
+use crate::int8_gemm::Int8Gemm;
+
 /// A linear layer `y = x·Wᵀ + b` with `W` stored `[out, in]`.
 pub struct Matrix {
     w: Weights,
@@ -44,11 +46,15 @@ enum Weights {
 /// scale 1), values rounded half to even like numpy's `rint`. Returns the int8 row and the
 /// factor that turns it back into weights (`max|w| / 127`).
 pub fn quantize_row(w: &[f32], q: &mut Vec<i8>) -> f32 {
-    let amax = w.iter().fold(0.0f32, |m, v| m.max(v.abs()));
-    let amax = if amax == 0.0 { 127.0 } else { amax.max(127.0 / f32::MAX) };
-    let scale = 127.0 / amax;
+    let scale = int8_scale(w.iter().fold(0.0f32, |m, v| m.max(v.abs())));
     q.extend(w.iter().map(|v| (v * scale).round_ties_even().clamp(-127.0, 127.0) as i8));
     1.0 / scale
+}
+
+/// The factor [`quantize_row`] multiplies a row by, from the row's largest magnitude.
+pub fn int8_scale(amax: f32) -> f32 {
+    let amax = if amax == 0.0 { 127.0 } else { amax.max(127.0 / f32::MAX) };
+    127.0 / amax
 }
 
 /// Weight rows per rayon task: enough work to pay for the task, enough tasks for every thread.
@@ -213,18 +219,23 @@ fn matmul(a: View, b: View, out: &mut [f32], accumulate: bool, parallel: bool) {
     }
 }
 
-/// A linear layer `y = x·Wᵀ + b` for many rows (the encoder's 1500 frames), `W` f32 row-major
-/// `[out, in]` (widened from the model's f16 at load time: exact, so results equal an f32
-/// matmul up to summation order), multiplied by the `gemm` crate. It replaced a hand-written
-/// blocked AVX2 GEMM that `scribe-bench gemm` measured at about half the crate's speed on
-/// every encoder shape (the crate uses AVX-512 where the CPU has it).
+/// A linear layer `y = x·Wᵀ + b` for many rows (the encoder's 1500 frames). In f32, `W`
+/// row-major `[out, in]` (widened from the model's f16 at load time: exact, so results equal
+/// an f32 matmul up to summation order), multiplied by the `gemm` crate; it replaced a
+/// hand-written blocked AVX2 GEMM that `scribe-bench gemm` measured at about half the
+/// crate's speed on every encoder shape (the crate uses AVX-512 where the CPU has it). In
+/// int8, on [`Int8Gemm`] where the CPU has AVX-512 VNNI, dequantized to f32 where not.
 pub struct Dense {
-    w: Vec<f32>,
-    bias: Vec<f32>,
+    w: DenseWeights,
     /// Output features.
     pub out: usize,
     /// Input features.
     pub inp: usize,
+}
+
+enum DenseWeights {
+    F32 { w: Vec<f32>, bias: Vec<f32> },
+    Int8(Int8Gemm),
 }
 
 impl Dense {
@@ -233,7 +244,34 @@ impl Dense {
         assert_eq!(w.len(), out * inp, "weight size");
         let bias = bias.unwrap_or_else(|| vec![0.0; out]);
         assert_eq!(bias.len(), out, "bias size");
-        Dense { w, bias, out, inp }
+        Dense { w: DenseWeights::F32 { w, bias }, out, inp }
+    }
+
+    /// From int8 weights `[out, in]` and each row's dequantization factor: the int8 GEMM
+    /// where the CPU has it, else the f32 GEMM on the dequantized weights.
+    pub fn int8(q: Vec<i8>, row_scale: Vec<f32>, out: usize, inp: usize, bias: Option<Vec<f32>>) -> Dense {
+        if Int8Gemm::available() {
+            return Dense { w: DenseWeights::Int8(Int8Gemm::new(&q, row_scale, out, inp, bias)), out, inp };
+        }
+        assert_eq!(q.len(), out * inp, "weight size");
+        let w = q.chunks(inp.max(1)).zip(&row_scale).flat_map(|(row, &s)| row.iter().map(move |&v| v as f32 * s));
+        Dense::new(w.collect(), out, inp, bias)
+    }
+
+    /// Quantizes f32 weights per row (as CTranslate2 does at load time) for [`Dense::int8`].
+    pub fn quantize(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Dense {
+        assert_eq!(w.len(), out * inp, "weight size");
+        let mut q = Vec::with_capacity(w.len());
+        let row_scale = w.chunks(inp.max(1)).map(|row| quantize_row(row, &mut q)).collect();
+        Dense::int8(q, row_scale, out, inp, bias)
+    }
+
+    /// The arithmetic its products run in ("float32" or "int8").
+    pub fn kind(&self) -> &'static str {
+        match self.w {
+            DenseWeights::F32 { .. } => "float32",
+            DenseWeights::Int8(_) => "int8",
+        }
     }
 
     /// `x` holds `m` rows of `inp` values; returns `m` rows of `out` values, through
@@ -241,8 +279,14 @@ impl Dense {
     pub fn forward(&self, x: &[f32], m: usize, with_gelu: bool) -> Vec<f32> {
         let (n, k) = (self.out, self.inp);
         assert_eq!(x.len(), m * k, "input size");
-        let mut y = self.bias.repeat(m);
-        matmul(View::rows(x, m, k, k), View::columns(&self.w, k, n, k), &mut y, true, true);
+        let mut y = match &self.w {
+            DenseWeights::F32 { w, bias } => {
+                let mut y = bias.repeat(m);
+                matmul(View::rows(x, m, k, k), View::columns(w, k, n, k), &mut y, true, true);
+                y
+            }
+            DenseWeights::Int8(g) => g.forward(x, m),
+        };
         if with_gelu {
             gelu(&mut y);
         }

@@ -1,13 +1,13 @@
 //! The Whisper network on burn (flex backend, f32): audio encoder and text decoder.
 //!
-//! Weights come from a parsed CTranslate2 file ([`crate::ct2`]); the encoder's linear layers
+//! Weights come from a parsed CTranslate2 file ([`crate::ct2`]). The encoder's linear layers
 //! (and the decoder's cross-attention key/value projection, applied to all 1500 frames) are
-//! widened to f32 once at load time for the `gemm` crate ([`Dense`]; int8 weights are
-//! dequantized: the GEMM runs in f32 whatever the compute type, so quantizing a float file's
-//! encoder would lose accuracy and gain nothing), the decoder's and the logits projection
-//! take the [`ComputeType`] ([`Matrix`]: f32, f16, or int8 with per-row scales, converted
-//! or quantized at load time as CTranslate2 does); q/k/v stay fused so each attention block does one matmul, and the logits
-//! projection is the token embedding (tied).
+//! [`Dense`] GEMMs: f32 on the `gemm` crate under float32 and float16 (CTranslate2 on a CPU
+//! has no float16 GEMM either), int8 on the VNNI kernel under int8, inputs quantized per row
+//! as CTranslate2 does. The decoder's layers and the logits projection are [`Matrix`]
+//! products of few rows in the [`ComputeType`] (f32, f16, or int8 with per-row scales,
+//! converted or quantized at load time as CTranslate2 does); q/k/v stay fused so each
+//! attention block does one matmul, and the logits projection is the token embedding (tied).
 //! The decoder keeps a self-attention key/value cache per layer; cross-attention keys/values are
 //! computed once per 30 s window ([`AudioContext`]). The struct is immutable after loading, so
 //! one instance is shared between threads.
@@ -187,11 +187,16 @@ impl Loader<'_> {
         let n = v.len();
         Ok(from_vec(v, [n], &self.device))
     }
-    /// A `[out, in]` linear layer for the 1500-row encoder products.
+    /// A `[out, in]` linear layer for the 1500-row encoder products: int8 under the int8
+    /// compute type (kept as stored, or quantized per row here), f32 otherwise.
     fn dense(&self, name: &str) -> Result<Dense, Ct2Error> {
-        let s = self.f.shape(&format!("{name}/weight"))?.to_vec();
-        let w = self.f.dequantized(&format!("{name}/weight"))?;
-        Ok(Dense::new(w, s[0], s[1], Some(self.f.f32(&format!("{name}/bias"))?)))
+        let bias = Some(self.f.f32(&format!("{name}/bias"))?);
+        let (w, rows, cols) = self.f.weight(&format!("{name}/weight"))?;
+        Ok(match (self.compute, w) {
+            (ComputeType::Int8, StoredWeight::I8 { q, row_scale }) => Dense::int8(q, row_scale, rows, cols, bias),
+            (ComputeType::Int8, w) => Dense::quantize(&w.into_f32(cols), rows, cols, bias),
+            (_, w) => Dense::new(w.into_f32(cols), rows, cols, bias),
+        })
     }
     fn norm(&self, name: &str) -> Result<Norm, Ct2Error> {
         Ok(Norm { g: self.vec1(&format!("{name}/gamma"))?, b: self.vec1(&format!("{name}/beta"))? })

@@ -13,6 +13,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use scribe_whisper::ct2::Ct2File;
+use scribe_whisper::int8_gemm::Int8Gemm;
 use scribe_whisper::model::Whisper;
 use scribe_whisper::{ComputeType, Engine, EngineConfig, EngineError, inspect_model};
 
@@ -125,28 +126,40 @@ fn errors(a: &[f32], b: &[f32]) -> (f64, f64) {
 ///   fails on any wrong weight, layout, scale or missing term.
 /// - **Weights rounded to f16 by Scribe** (a float32 or int8 file at float16): each weight
 ///   moves by up to 2⁻¹¹ ≈ 4.9e-4 relative, random in sign: 2e-3.
-/// - **Weights quantized by Scribe** (a float file at int8): per-row int8 rounding, up to
-///   1/254 of the row's largest weight, with nothing to cancel it in a random network: 5 %.
-/// - **CTranslate2's int8_float32** (int8 files): it also rounds every linear layer's *input*
-///   to int8 per row, which Scribe does not; on these random networks that alone moves its
-///   outputs 7–10 % from its own float32 run on the same weights (measured by the script's
-///   two runs), so the bound is 20 %. Scribe sits with CTranslate2's float32 run (first
-///   bound), which is the tight check of int8 files.
+/// - **Scribe's int8 against CTranslate2's float32**: per-row int8 weights (a float file's
+///   quantized at load), and, where the CPU has AVX-512 VNNI, the encoder's linear layers
+///   also round their inputs to int8 per row; on these random networks that moves the
+///   encoder 1.1–1.7 % and the logits up to 1 % (measured): 5 %.
+/// - **Scribe's int8 encoder against CTranslate2's int8_float32 encoder** (int8 files, VNNI):
+///   both round the same weights and the same inputs the same way, so they differ only where
+///   a value near a rounding boundary falls on the other side (measured 4e-4 to 2.4e-3):
+///   5e-3, four times closer than either is to float32, which is the tight check of the int8
+///   GEMM. Their logits differ by CTranslate2 also rounding the decoder's inputs, which
+///   Scribe does not (the decoder reads weights, its inputs are few): 5 %.
+/// - **CTranslate2's int8_float32 against Scribe in f32** (or without VNNI): 20 %.
 #[derive(Clone, Copy, Debug)]
 struct Tolerance {
-    relative: f64,
+    encoder: f64,
+    logits: f64,
 }
 
-const EXACT_WEIGHTS: Tolerance = Tolerance { relative: 1e-4 };
-const F16_ROUNDED: Tolerance = Tolerance { relative: 2e-3 };
-const SCRIBE_QUANTIZED: Tolerance = Tolerance { relative: 0.05 };
-const CT2_INT8: Tolerance = Tolerance { relative: 0.20 };
+const fn both(relative: f64) -> Tolerance {
+    Tolerance { encoder: relative, logits: relative }
+}
+
+const EXACT_WEIGHTS: Tolerance = both(1e-4);
+const F16_ROUNDED: Tolerance = both(2e-3);
+const SCRIBE_QUANTIZED: Tolerance = both(0.05);
+const BOTH_INT8: Tolerance = Tolerance { encoder: 5e-3, logits: 0.05 };
+const CT2_INT8: Tolerance = both(0.20);
 
 fn tolerance(r: &Reference, run: &Run, compute: ComputeType) -> Tolerance {
     let int8_file = r.file_dtype.starts_with("int8");
+    let int8_encoder = compute == ComputeType::Int8 && Int8Gemm::available();
     match compute {
+        _ if run.compute_type != "float32" && int8_encoder => BOTH_INT8,
         _ if run.compute_type != "float32" => CT2_INT8,
-        ComputeType::Int8 if !int8_file => SCRIBE_QUANTIZED,
+        ComputeType::Int8 if !int8_file || int8_encoder => SCRIBE_QUANTIZED,
         ComputeType::Float16 if r.file_dtype != "float16" => F16_ROUNDED,
         _ => EXACT_WEIGHTS,
     }
@@ -187,13 +200,13 @@ fn every_geometry_and_compute_type_matches_ctranslate2() {
                 let label = format!("{} scribe {compute} vs ct2 {}", r.name, run.compute_type);
                 let (enc, logits) = scribe_outputs(&dir, &r, run, compute);
                 let (enc_rel, _) = errors(&enc, &want_enc);
-                assert!(enc_rel <= tol.relative, "{label}: encoder output off by {enc_rel:.2e} ({tol:?})");
+                assert!(enc_rel <= tol.encoder, "{label}: encoder output off by {enc_rel:.2e} ({tol:?})");
                 let mut worst = 0.0f64;
                 for (step, got) in logits.iter().enumerate() {
                     let want = &want_logits[step * r.n_vocab..(step + 1) * r.n_vocab];
                     let (rel, max) = errors(got, want);
                     worst = worst.max(rel);
-                    assert!(rel <= tol.relative, "{label}: logits of step {step} off by {rel:.2e} ({tol:?})");
+                    assert!(rel <= tol.logits, "{label}: logits of step {step} off by {rel:.2e} ({tol:?})");
                     // Greedy tokens: Scribe picks CTranslate2's token whenever CTranslate2's
                     // choice is clear by more than twice the largest logit difference seen.
                     let (token, margin) = argmax(want);
@@ -203,8 +216,8 @@ fn every_geometry_and_compute_type_matches_ctranslate2() {
                     }
                 }
                 report.push(format!(
-                    "{label:<58} encoder {enc_rel:.1e}  logits {worst:.1e}  (bound {:.0e})",
-                    tol.relative
+                    "{label:<60} encoder {enc_rel:.1e} (bound {:.0e})  logits {worst:.1e} (bound {:.0e})",
+                    tol.encoder, tol.logits
                 ));
             }
         }
@@ -213,16 +226,28 @@ fn every_geometry_and_compute_type_matches_ctranslate2() {
 }
 
 #[test]
-fn int8_files_give_the_same_numbers_in_every_compute_type() {
-    // An int8 file dequantized (float32) or kept int8 holds the same weights; Scribe's int8
-    // kernel widens them exactly and scales each row's sum, so only summation order differs.
+fn int8_files_at_int8_round_what_ctranslate2s_int8_rounds() {
+    // An int8 file holds the same weights at float32 and at int8. Scribe's int8 decoder
+    // widens them exactly and scales each row's sum; its encoder, where the CPU has AVX-512
+    // VNNI, also rounds each layer's inputs to int8 as CTranslate2's int8 does, so its output
+    // sits with CTranslate2's int8 run, not with either float32 run.
     for (dir, r) in references().into_iter().filter(|(_, r)| r.file_dtype == "int8") {
         let (enc_f32, logits_f32) = scribe_outputs(&dir, &r, &r.runs[0], ComputeType::Float32);
         let (enc_i8, logits_i8) = scribe_outputs(&dir, &r, &r.runs[0], ComputeType::Int8);
-        assert!(errors(&enc_i8, &enc_f32).0 < 1e-6, "{}: encoder", r.name);
-        for (a, b) in logits_i8.iter().zip(&logits_f32) {
-            assert!(errors(a, b).0 < 1e-5, "{}: logits", r.name);
+        if !Int8Gemm::available() {
+            assert!(errors(&enc_i8, &enc_f32).0 < 1e-6, "{}: encoder", r.name);
+            for (a, b) in logits_i8.iter().zip(&logits_f32) {
+                assert!(errors(a, b).0 < 1e-5, "{}: logits", r.name);
+            }
+            continue;
         }
+        let ct2_int8 = r.runs.iter().find(|run| run.compute_type == "int8_float32").expect("an int8 run");
+        let (to_int8, to_f32) = (errors(&enc_i8, &ct2_int8.encoder(&dir)).0, errors(&enc_i8, &enc_f32).0);
+        assert!(
+            4.0 * to_int8 < to_f32,
+            "{}: int8 encoder {to_int8:.1e} from CTranslate2's int8, {to_f32:.1e} from float32",
+            r.name
+        );
     }
 }
 

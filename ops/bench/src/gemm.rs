@@ -9,12 +9,17 @@
 //! has no f16-weights × f32-input product). The engine runs the encoder's products (1500
 //! frames) on the crate and the decoder's (a few beams) on the hand-written kernel; the last
 //! column says which, so a reader sees each choice next to its measurement.
+//!
+//! A second table runs the encoder's products as the int8 compute type does ([`Int8Gemm`],
+//! AVX-512 VNNI: int8 weights, each input row quantized on the fly) against the same
+//! products in f32 on the crate, with the int8 result's error relative to the f32 one.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use half::f16;
+use scribe_whisper::int8_gemm::Int8Gemm;
 use scribe_whisper::kernels::{Dense, Matrix};
 
 #[derive(clap::Args, Debug)]
@@ -91,7 +96,43 @@ pub fn run(args: BenchGemmArgs) -> anyhow::Result<()> {
         }
     }
     println!("products where the engine uses the slower side on this machine: {wrong} of {rows}");
+    int8_table(&args);
     Ok(())
+}
+
+/// The encoder's products in int8 against f32, or why they cannot run here.
+fn int8_table(args: &BenchGemmArgs) {
+    println!();
+    if !Int8Gemm::available() {
+        println!("int8 encoder products: not measured, this CPU has no AVX-512 VNNI (the engine keeps them in f32)");
+        return;
+    }
+    println!(
+        "{:<16} {:>18} {:>10} {:>10} {:>10} {:>10}",
+        "product", "m×inp→out", "f32 ms", "int8 ms", "f32÷int8", "rel. error"
+    );
+    for s in ENCODER.iter().filter(|s| !s.layer.starts_with("head")) {
+        let (w, x, bias) = (values(s.out * s.inp, 1), values(s.m * s.inp, 2), values(s.out, 3));
+        let dense = Dense::new(w.clone(), s.out, s.inp, Some(bias.clone()));
+        let int8 = Int8Gemm::quantize(&w, s.out, s.inp, Some(bias));
+        let exact = dense.forward(&x, s.m, false);
+        let got = int8.forward(&x, s.m);
+        let error = exact.iter().zip(&got).map(|(a, b)| (a - b).abs()).sum::<f32>()
+            / exact.iter().map(|a| a.abs()).sum::<f32>().max(f32::MIN_POSITIVE);
+        let f32_time = median(args.reps, || black_box(dense.forward(&x, s.m, false)));
+        let int8_time = median(args.reps, || black_box(int8.forward(&x, s.m)));
+        let dims = format!("{}×{}→{}", s.m, s.inp, s.out);
+        let ratio = f32_time.as_secs_f64() / int8_time.as_secs_f64();
+        println!(
+            "{:<16} {:>18} {:>10.3} {:>10.3} {:>10.2} {:>9.3}%",
+            s.layer,
+            dims,
+            ms(f32_time),
+            ms(int8_time),
+            ratio,
+            100.0 * error
+        );
+    }
 }
 
 fn ms(d: Duration) -> f64 {

@@ -10,17 +10,21 @@
 //! bandwidth unused); `scribe-bench gemm` measures it at 2–26× the `gemm` crate on these
 //! shapes. The encoder's 1500-row products are true GEMMs, where the `gemm` crate (the one
 //! burn-flex runs on) is about twice as fast as the blocked AVX2 GEMM this file once had, so
-//! [`Dense`] and [`AttentionKv`] (attention keys and values laid out per head for the encoder's
-//! [`window_attention`] and the decoder's cross-attention) call it, a block of queries per
-//! task. [`attend_cached`] is the decoder's self-attention over its cache. These and [`gelu`]
-//! replace burn-flex ops that are slow for these shapes (flash attention; a scalar,
-//! single-threaded libm erf). Every SIMD kernel has a plain-loop twin for CPUs without AVX2,
-//! and the tests compare the two.
+//! [`Dense`] calls it in f32 (and [`Int8Gemm`] runs it in int8). [`AttentionKv`] holds
+//! attention keys and values per head for the encoder's [`window_attention`] and the
+//! decoder's cross-attention, a block of queries per task, on the AVX-512 kernels of
+//! `attention512` for heads of 64 (the crate elsewhere). [`attend_cached`] is the decoder's
+//! self-attention over its cache. These and [`gelu`] replace burn-flex ops that are slow for
+//! these shapes (flash attention; a scalar, single-threaded libm erf). Every SIMD kernel has a
+//! plain-loop (or `gemm` crate) twin for other CPUs, and the tests compare the two.
 
 use half::f16;
 use rayon::prelude::*;
 
 use crate::int8_gemm::Int8Gemm;
+
+#[cfg(target_arch = "x86_64")]
+mod attention512;
 
 /// A linear layer `y = x·Wᵀ + b` with `W` stored `[out, in]`.
 pub struct Matrix {
@@ -808,35 +812,53 @@ fn softmax_scalar(row: &mut [f32]) {
 const QUERY_BLOCK: usize = 48;
 
 /// Keys and values of `t` positions for `h` heads of width `dh`, each head's keys and values
-/// contiguous (`[h][t][dh]`), so both products of attention stream memory.
+/// contiguous, so both products of attention stream memory. Values are `[h][t][dh]`; keys
+/// are `[h][t][dh]` for the `gemm` crate, or, for heads of 64 on a CPU with AVX-512, in the
+/// blocked layout of [`attention512`] (`[h][⌈t/32⌉][64][32]`, zero-padded).
 pub struct AttentionKv {
     k: Vec<f32>,
     v: Vec<f32>,
     t: usize,
     h: usize,
     dh: usize,
+    blocked: bool,
 }
 
 impl AttentionKv {
     /// From `t` rows `stride` apart, each holding the keys (`h·dh`, heads side by side)
     /// followed by the values.
     pub fn new(rows: &[f32], stride: usize, t: usize, h: usize, dh: usize) -> AttentionKv {
+        #[cfg(target_arch = "x86_64")]
+        let blocked = dh == attention512::DH && attention512::available();
+        #[cfg(not(target_arch = "x86_64"))]
+        let blocked = false;
+        AttentionKv::with_layout(rows, stride, t, h, dh, blocked)
+    }
+
+    fn with_layout(rows: &[f32], stride: usize, t: usize, h: usize, dh: usize, blocked: bool) -> AttentionKv {
         let d = h * dh;
         assert!(t == 0 || rows.len() >= (t - 1) * stride + 2 * d, "kv size");
-        let (mut k, mut v) = (vec![0.0f32; h * t * dh], vec![0.0f32; h * t * dh]);
-        k.par_chunks_mut(t * dh).zip(v.par_chunks_mut(t * dh)).enumerate().for_each(|(head, (k, v))| {
+        let head_keys = if blocked { key_block_len(t) } else { t * dh };
+        let (mut k, mut v) = (vec![0.0f32; h * head_keys], vec![0.0f32; h * t * dh]);
+        k.par_chunks_mut(head_keys).zip(v.par_chunks_mut(t * dh)).enumerate().for_each(|(head, (k, v))| {
             for j in 0..t {
                 let row = &rows[j * stride..j * stride + 2 * d];
-                k[j * dh..(j + 1) * dh].copy_from_slice(&row[head * dh..(head + 1) * dh]);
+                let keys = &row[head * dh..(head + 1) * dh];
+                if blocked {
+                    keys.iter().enumerate().for_each(|(c, &x)| k[key_block_index(j, c)] = x);
+                } else {
+                    k[j * dh..(j + 1) * dh].copy_from_slice(keys);
+                }
                 v[j * dh..(j + 1) * dh].copy_from_slice(&row[d + head * dh..d + (head + 1) * dh]);
             }
         });
-        AttentionKv { k, v, t, h, dh }
+        AttentionKv { k, v, t, h, dh, blocked }
     }
 
-    /// Head `head`'s keys or values, `[t][dh]`.
+    /// Head `head`'s keys (in their layout) or values (`[t][dh]`).
     fn head<'a>(&self, kv: &'a [f32], head: usize) -> &'a [f32] {
-        &kv[head * self.t * self.dh..(head + 1) * self.t * self.dh]
+        let len = kv.len() / self.h.max(1);
+        &kv[head * len..(head + 1) * len]
     }
 
     /// Into `s` (`rows` × `t`): scores `q·kᵀ/√dh` of query rows `i0..i0 + rows` of `q`
@@ -847,8 +869,31 @@ impl AttentionKv {
         let qh: Vec<f32> = (i0..i0 + rows)
             .flat_map(|i| q[i * ldq + head * dh..i * ldq + (head + 1) * dh].iter().map(|x| x * scale))
             .collect();
+        if self.blocked {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `blocked` is only set where the CPU has AVX-512 F.
+            unsafe {
+                attention512::scores(&qh, rows, self.head(&self.k, head), self.t, s)
+            };
+            return;
+        }
         let keys = View::columns(self.head(&self.k, head), dh, self.t, dh);
         matmul(View::rows(&qh, rows, dh, dh), keys, s, false, false);
+    }
+
+    /// Into `o` (`rows` × `dh`): the attention weights `p` (`rows` × `t`) times head `head`'s
+    /// values, on this thread.
+    fn head_values(&self, p: &[f32], rows: usize, head: usize, o: &mut [f32]) {
+        let values = self.head(&self.v, head);
+        if self.blocked {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `blocked` is only set where the CPU has AVX-512 F.
+            unsafe {
+                attention512::weighted_values(p, rows, values, self.t, o)
+            };
+            return;
+        }
+        matmul(View::rows(p, rows, self.t, self.t), View::rows(values, self.t, self.dh, self.dh), o, false, false);
     }
 
     /// Scaled scores `q·kᵀ/√dh` of `n` query rows (`[n, h·dh]`) against head `head`: `[n, t]`.
@@ -869,7 +914,7 @@ impl AttentionKv {
                 let mut s = vec![0.0f32; rows * t];
                 self.head_scores(q, ldq, b * QUERY_BLOCK, rows, head, &mut s);
                 s.chunks_exact_mut(t).for_each(softmax);
-                matmul(View::rows(&s, rows, t, t), View::rows(self.head(&self.v, head), t, dh, dh), o, false, false);
+                self.head_values(&s, rows, head, o);
             });
         });
         let mut merged = vec![0.0f32; n * d];
@@ -880,6 +925,19 @@ impl AttentionKv {
         }
         merged
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+use attention512::{blocked_index as key_block_index, blocked_len as key_block_len};
+
+#[cfg(not(target_arch = "x86_64"))]
+fn key_block_len(_: usize) -> usize {
+    unreachable!("no blocked keys without AVX-512")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn key_block_index(_: usize, _: usize) -> usize {
+    unreachable!("no blocked keys without AVX-512")
 }
 
 /// Non-causal multi-head self-attention over one window, as the encoder needs it.
@@ -1028,6 +1086,51 @@ mod tests {
                     for (c, w) in want.iter().enumerate() {
                         let g = got[i * d + head * dh + c];
                         assert!((g - w).abs() < 1e-5, "t {t} head {head} row {i} col {c}: {g} vs {w}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn both_key_layouts_attend_as_the_definition_says() {
+        // Heads of 64 take the AVX-512 kernels where the CPU has them; key counts around the
+        // 32-key blocks and query counts around their 8- and 6-row tiles and past a block.
+        let (h, dh) = (2, 64);
+        let d = h * dh;
+        for t in [1, 31, 33, 100] {
+            let kv: Vec<f32> = (0..t * 2 * d).map(|i| ((i * 7919) % 29) as f32 / 13.0 - 1.0).collect();
+            for n in [1, 5, 7, 9, 13, 50] {
+                let q: Vec<f32> = (0..n * d).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
+                for blocked in [false, true] {
+                    #[cfg(target_arch = "x86_64")]
+                    if blocked && !attention512::available() {
+                        continue;
+                    }
+                    #[cfg(not(target_arch = "x86_64"))]
+                    if blocked {
+                        continue;
+                    }
+                    let att = AttentionKv::with_layout(&kv, 2 * d, t, h, dh, blocked);
+                    let got = att.attend(&q, d, n);
+                    for head in 0..h {
+                        let scores = att.scores(&q, n, head);
+                        for i in 0..n {
+                            let want = attention_reference(&q, d, &kv, 2 * d, t, d, dh, i, head);
+                            for (c, w) in want.iter().enumerate() {
+                                let g = got[i * d + head * dh + c];
+                                assert!(
+                                    (g - w).abs() < 1e-5,
+                                    "blocked {blocked} t {t} n {n} [{i},{head},{c}]: {g} vs {w}"
+                                );
+                            }
+                            for j in 0..t {
+                                let want = (0..dh).map(|c| q[i * d + head * dh + c] * kv[j * 2 * d + head * dh + c]);
+                                let want = want.sum::<f32>() / (dh as f32).sqrt();
+                                let g = scores[i * t + j];
+                                assert!((g - want).abs() < 1e-5, "blocked {blocked} t {t} n {n} score [{i},{j}]");
+                            }
+                        }
                     }
                 }
             }

@@ -131,10 +131,11 @@ fn errors(a: &[f32], b: &[f32]) -> (f64, f64) {
 ///   also round their inputs to int8 per row; on these random networks that moves the
 ///   encoder 1.1–1.7 % and the logits up to 1 % (measured): 5 %.
 /// - **Scribe's int8 encoder against CTranslate2's int8_float32 encoder** (int8 files, VNNI):
-///   both round the same weights and the same inputs the same way, so they differ only where
-///   a value near a rounding boundary falls on the other side (measured 4e-4 to 2.4e-3):
-///   5e-3, four times closer than either is to float32, which is the tight check of the int8
-///   GEMM. Their logits differ by CTranslate2 also rounding the decoder's inputs, which
+///   both round the same weights and the same inputs the same way, so they differ by the
+///   f32 parts' summation order and where a value near a rounding boundary falls on the
+///   other side (measured 4.5e-4 to 3.6e-3, depending on the attention kernel's order):
+///   7.5e-3, and at least 2.5 times closer than Scribe's int8 is to float32 (the next test),
+///   which is the tight check of the int8 GEMM. Their logits differ by CTranslate2 also rounding the decoder's inputs, which
 ///   Scribe does not (the decoder reads weights, its inputs are few): 5 %.
 /// - **CTranslate2's int8_float32 against Scribe in f32** (or without VNNI): 20 %.
 #[derive(Clone, Copy, Debug)]
@@ -150,7 +151,7 @@ const fn both(relative: f64) -> Tolerance {
 const EXACT_WEIGHTS: Tolerance = both(1e-4);
 const F16_ROUNDED: Tolerance = both(2e-3);
 const SCRIBE_QUANTIZED: Tolerance = both(0.05);
-const BOTH_INT8: Tolerance = Tolerance { encoder: 5e-3, logits: 0.05 };
+const BOTH_INT8: Tolerance = Tolerance { encoder: 7.5e-3, logits: 0.05 };
 const CT2_INT8: Tolerance = both(0.20);
 
 fn tolerance(r: &Reference, run: &Run, compute: ComputeType) -> Tolerance {
@@ -243,8 +244,9 @@ fn int8_files_at_int8_round_what_ctranslate2s_int8_rounds() {
         }
         let ct2_int8 = r.runs.iter().find(|run| run.compute_type == "int8_float32").expect("an int8 run");
         let (to_int8, to_f32) = (errors(&enc_i8, &ct2_int8.encoder(&dir)).0, errors(&enc_i8, &enc_f32).0);
+        // Measured: 3.6 to 25 times closer.
         assert!(
-            4.0 * to_int8 < to_f32,
+            2.5 * to_int8 < to_f32,
             "{}: int8 encoder {to_int8:.1e} from CTranslate2's int8, {to_f32:.1e} from float32",
             r.name
         );

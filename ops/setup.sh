@@ -65,7 +65,9 @@ if ! command -v espeak-ng >/dev/null 2>&1; then
 fi
 
 # --- python tools ------------------------------------------------------------------------------
-py_tools=(faster-whisper==1.2.1 openapi-python-client srt webvtt-py ttconv schemathesis==4.32.5 websockets openai==3.51.0)
+# ctranslate2 is pinned too: it is faster-whisper's engine, the benchmarks' anchor, and its
+# speed moved by about 2x between releases.
+py_tools=(faster-whisper==1.2.1 ctranslate2==4.8.5 openapi-python-client srt webvtt-py ttconv schemathesis==4.32.5 websockets openai==3.51.0)
 if [ ! -x "$venv/bin/python" ]; then
     say "creating virtualenv $venv"
     "$python" -m venv "$venv"

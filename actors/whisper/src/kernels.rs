@@ -814,7 +814,7 @@ const QUERY_BLOCK: usize = 48;
 /// Keys and values of `t` positions for `h` heads of width `dh`, each head's keys and values
 /// contiguous, so both products of attention stream memory. Values are `[h][t][dh]`; keys
 /// are `[h][t][dh]` for the `gemm` crate, or, for heads of 64 on a CPU with AVX-512, in the
-/// blocked layout of [`attention512`] (`[h][⌈t/32⌉][64][32]`, zero-padded).
+/// blocked layout of `attention512` (`[h][⌈t/32⌉][64][32]`, zero-padded).
 pub struct AttentionKv {
     k: Vec<f32>,
     v: Vec<f32>,

@@ -105,16 +105,6 @@ impl Int8Gemm {
         Int8Gemm { packed, strips, w_scale, shift, bias, k: inp, k4, out }
     }
 
-    /// Bytes of weights (packed, with padding) and per-row constants.
-    pub fn weight_bytes(&self) -> u64 {
-        (self.packed.len() + self.shift.len() * 12) as u64
-    }
-
-    /// Input features.
-    pub fn inp(&self) -> usize {
-        self.k
-    }
-
     /// `x` holds `m` rows of `inp` values; returns `m` rows of `out` values, on rayon's pool.
     ///
     /// # Panics
@@ -156,8 +146,8 @@ impl Int8Gemm {
     }
 
     /// Scales one output back to f32: the integer sum minus the input's shift, times the
-    /// input row's and the weight row's steps, plus the bias.
-    /// The VNNI kernel's epilogue does the same operations, lane by lane, unfused.
+    /// input row's and the weight row's steps, plus the bias. The VNNI kernel's epilogue does
+    /// the same operations, lane by lane, unfused.
     fn finish(&self, acc: i32, row_step: f32, col: usize) -> f32 {
         (acc - self.shift[col]) as f32 * (row_step * self.w_scale[col]) + self.bias[col]
     }
@@ -192,8 +182,8 @@ impl Int8Gemm {
             for r0 in (0..input.rows).step_by(MR) {
                 let rows = (input.rows - r0).min(MR);
                 let tile = Tile { gemm: self, input, r0, n0, cols, b: &self.packed[offset..] };
-                // SAFETY: the caller promises the CPU features; `Tile` bounds are checked
-                // inside `run_tile`.
+                // SAFETY: the caller promises the CPU features; `Tile::run` checks the
+                // tile's bounds.
                 unsafe {
                     match (rows, vecs) {
                         (8, 3) => tile.run::<8, 3>(y),

@@ -270,14 +270,6 @@ impl Dense {
         Dense::int8(q, row_scale, out, inp, bias)
     }
 
-    /// The arithmetic its products run in ("float32" or "int8").
-    pub fn kind(&self) -> &'static str {
-        match self.w {
-            DenseWeights::F32 { .. } => "float32",
-            DenseWeights::Int8(_) => "int8",
-        }
-    }
-
     /// `x` holds `m` rows of `inp` values; returns `m` rows of `out` values, through
     /// [`gelu`] when `with_gelu`.
     pub fn forward(&self, x: &[f32], m: usize, with_gelu: bool) -> Vec<f32> {

@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 
-use crate::kernels::{int8_scale, quantize_row};
+use crate::kernels::{int8_scale, quantize_row, quantize_rows};
 
 /// Output columns one AVX-512 register holds (16 × i32).
 const LANES: usize = 16;
@@ -66,8 +66,7 @@ impl Int8Gemm {
     /// Quantizes f32 weights `[out, in]` per row, as CTranslate2 does at load time.
     pub fn quantize(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Int8Gemm {
         assert_eq!(w.len(), out * inp, "weight size");
-        let mut q = Vec::with_capacity(w.len());
-        let row_scale = w.chunks(inp.max(1)).map(|row| quantize_row(row, &mut q)).collect();
+        let (q, row_scale) = quantize_rows(w, inp);
         Int8Gemm::new(&q, row_scale, out, inp, bias)
     }
 

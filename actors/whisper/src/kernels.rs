@@ -64,6 +64,13 @@ fn round_small(x: f32) -> f32 {
     (x + MAGIC) - MAGIC
 }
 
+/// [`quantize_row`] for each `inp`-wide row of `w`: the int8 rows and each row's factor.
+pub fn quantize_rows(w: &[f32], inp: usize) -> (Vec<i8>, Vec<f32>) {
+    let mut q = Vec::with_capacity(w.len());
+    let row_scale = w.chunks(inp.max(1)).map(|row| quantize_row(row, &mut q)).collect();
+    (q, row_scale)
+}
+
 /// The factor [`quantize_row`] multiplies a row by, from the row's largest magnitude.
 pub fn int8_scale(amax: f32) -> f32 {
     let amax = if amax == 0.0 { 127.0 } else { amax.max(127.0 / f32::MAX) };
@@ -98,8 +105,7 @@ impl Matrix {
     /// Quantizes f32 weights to int8 per row, as CTranslate2 does at conversion or load time.
     pub fn quantize(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Matrix {
         assert_eq!(w.len(), out * inp, "weight size");
-        let mut q = Vec::with_capacity(w.len());
-        let row_scale = w.chunks(inp.max(1)).map(|row| quantize_row(row, &mut q)).collect();
+        let (q, row_scale) = quantize_rows(w, inp);
         Matrix::int8(q, row_scale, out, inp, bias)
     }
 
@@ -237,7 +243,7 @@ fn matmul(a: View, b: View, out: &mut [f32], accumulate: bool, parallel: bool) {
 /// an f32 matmul up to summation order), multiplied by the `gemm` crate; it replaced a
 /// hand-written blocked AVX2 GEMM that `scribe-bench gemm` measured at about half the
 /// crate's speed on every encoder shape (the crate uses AVX-512 where the CPU has it). In
-/// int8, on [`Int8Gemm`] where the CPU has AVX-512 VNNI, dequantized to f32 where not.
+/// int8, on [`Int8Gemm`] (CPUs with AVX-512 VNNI).
 pub struct Dense {
     w: DenseWeights,
     /// Output features.
@@ -260,23 +266,11 @@ impl Dense {
         Dense { w: DenseWeights::F32 { w, bias }, out, inp }
     }
 
-    /// From int8 weights `[out, in]` and each row's dequantization factor: the int8 GEMM
-    /// where the CPU has it, else the f32 GEMM on the dequantized weights.
+    /// From int8 weights `[out, in]` and each row's dequantization factor, on [`Int8Gemm`]
+    /// (the caller checked [`Int8Gemm::available`]; without it the model keeps `Dense::new`).
     pub fn int8(q: Vec<i8>, row_scale: Vec<f32>, out: usize, inp: usize, bias: Option<Vec<f32>>) -> Dense {
-        if Int8Gemm::available() {
-            return Dense { w: DenseWeights::Int8(Int8Gemm::new(&q, row_scale, out, inp, bias)), out, inp };
-        }
-        assert_eq!(q.len(), out * inp, "weight size");
-        let w = q.chunks(inp.max(1)).zip(&row_scale).flat_map(|(row, &s)| row.iter().map(move |&v| v as f32 * s));
-        Dense::new(w.collect(), out, inp, bias)
-    }
-
-    /// Quantizes f32 weights per row (as CTranslate2 does at load time) for [`Dense::int8`].
-    pub fn quantize(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Dense {
-        assert_eq!(w.len(), out * inp, "weight size");
-        let mut q = Vec::with_capacity(w.len());
-        let row_scale = w.chunks(inp.max(1)).map(|row| quantize_row(row, &mut q)).collect();
-        Dense::int8(q, row_scale, out, inp, bias)
+        assert!(Int8Gemm::available(), "the int8 GEMM needs AVX-512 VNNI");
+        Dense { w: DenseWeights::Int8(Int8Gemm::new(&q, row_scale, out, inp, bias)), out, inp }
     }
 
     /// `x` holds `m` rows of `inp` values; returns `m` rows of `out` values, through

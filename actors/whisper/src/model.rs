@@ -19,6 +19,7 @@ use rayon::prelude::*;
 
 use crate::ct2::{Ct2Error, Ct2File, StoredWeight, WhisperDims};
 use crate::engine::ComputeType;
+use crate::int8_gemm::Int8Gemm;
 use crate::kernels::{self, AttentionKv, Dense, Matrix};
 use crate::profile::time;
 
@@ -188,14 +189,19 @@ impl Loader<'_> {
         Ok(from_vec(v, [n], &self.device))
     }
     /// A `[out, in]` linear layer for the 1500-row encoder products: int8 under the int8
-    /// compute type (kept as stored, or quantized per row here), f32 otherwise.
+    /// compute type where the CPU has the int8 GEMM (kept as stored, or quantized per row
+    /// here), f32 otherwise (int8 weights dequantized).
     fn dense(&self, name: &str) -> Result<Dense, Ct2Error> {
         let bias = Some(self.f.f32(&format!("{name}/bias"))?);
         let (w, rows, cols) = self.f.weight(&format!("{name}/weight"))?;
-        Ok(match (self.compute, w) {
-            (ComputeType::Int8, StoredWeight::I8 { q, row_scale }) => Dense::int8(q, row_scale, rows, cols, bias),
-            (ComputeType::Int8, w) => Dense::quantize(&w.into_f32(cols), rows, cols, bias),
-            (_, w) => Dense::new(w.into_f32(cols), rows, cols, bias),
+        let int8 = self.compute == ComputeType::Int8 && Int8Gemm::available();
+        Ok(match w {
+            StoredWeight::I8 { q, row_scale } if int8 => Dense::int8(q, row_scale, rows, cols, bias),
+            w if int8 => {
+                let (q, row_scale) = kernels::quantize_rows(&w.into_f32(cols), cols);
+                Dense::int8(q, row_scale, rows, cols, bias)
+            }
+            w => Dense::new(w.into_f32(cols), rows, cols, bias),
         })
     }
     fn norm(&self, name: &str) -> Result<Norm, Ct2Error> {

@@ -1,10 +1,8 @@
-//! The linear layers in int8, as CTranslate2 runs them under `int8`: weights quantized per
-//! output row, each input row quantized on the fly with its own scale, the products summed
-//! in 32-bit integers and scaled back to f32 once per output.
+//! The encoder's linear layers in int8, as CTranslate2 runs them under `int8`: weights
+//! quantized per output row, each input row quantized on the fly with its own scale, the
+//! products summed in 32-bit integers and scaled back to f32 once per output.
 //!
-//! The encoder's products are 1500 rows per 30 s window, split among tasks by rows; the
-//! decoder's are a few rows (one per beam and chunk), split by columns so that every thread
-//! reads its own share of the weights once. Both are compute-bound: the f32 GEMM of the
+//! The encoder's products are 1500 rows per 30 s window, compute-bound: the f32 GEMM of the
 //! `gemm` crate does 16 multiply-adds per AVX-512 instruction, `vpdpbusd` (AVX-512 VNNI) does
 //! 64 of u8 × i8. The input is shifted by +128 to u8 (VNNI's unsigned operand) and the shift
 //! is taken back with one precomputed sum per weight row, the way oneDNN and CTranslate2 do.
@@ -124,65 +122,26 @@ impl Int8Gemm {
         assert_eq!(x.len(), m * self.k, "input size");
         let n = self.out;
         let mut y = vec![0.0f32; m * n];
-        if n == 0 || m == 0 {
+        if n == 0 {
             return y;
         }
-        let threads = rayon::current_num_threads().max(1);
-        if m.div_ceil(ROWS_PER_TASK) >= threads {
-            // Many rows (the encoder's): each task quantizes and multiplies its own rows.
-            y.par_chunks_mut(ROWS_PER_TASK * n).enumerate().for_each(|(task, y)| {
-                let rows = y.len() / n;
-                let x = &x[task * ROWS_PER_TASK * self.k..][..rows * self.k];
-                let input = QuantizedRows::new(x, rows, self.k, self.k4, simd);
-                self.strips(&input, &self.strips, (y, n, 0), simd);
-            });
-            return y;
-        }
-        // Few rows (the decoder's beams): every task reads the whole input against its own
-        // strips of weights, into its own block of columns, copied into place after.
-        let input = QuantizedRows::new(x, m, self.k, self.k4, simd);
-        let per_task = self.strips.len().div_ceil(4 * threads).max(1);
-        let blocks: Vec<(usize, usize, Vec<f32>)> = self
-            .strips
-            .par_chunks(per_task)
-            .map(|strips| {
-                let (col0, last) = (strips[0].0, strips[strips.len() - 1]);
-                let cols = last.0 + last.1 - col0;
-                let mut block = vec![0.0f32; m * cols];
-                self.strips(&input, strips, (&mut block, cols, col0), simd);
-                (col0, cols, block)
-            })
-            .collect();
-        for (col0, cols, block) in blocks {
-            for (row, values) in y.chunks_exact_mut(n).zip(block.chunks_exact(cols)) {
-                row[col0..col0 + cols].copy_from_slice(values);
+        y.par_chunks_mut(ROWS_PER_TASK * n).enumerate().for_each(|(task, y)| {
+            let rows = y.len() / n;
+            let x = &x[task * ROWS_PER_TASK * self.k..][..rows * self.k];
+            let input = QuantizedRows::new(x, rows, self.k, self.k4, simd);
+            if simd {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `forward` checked that the CPU has AVX-512 F, BW and VNNI.
+                unsafe {
+                    self.tiles_vnni(&input, y)
+                }
+                #[cfg(not(target_arch = "x86_64"))]
+                unreachable!("the int8 GEMM needs AVX-512 VNNI");
+            } else {
+                self.tiles_scalar(&input, y)
             }
-        }
+        });
         y
-    }
-
-    /// Every row of `input` against `strips`, into `out = (y, row stride, first column)`:
-    /// output `(r, c)` goes to `y[r·stride + c − first column]`.
-    fn strips(&self, input: &QuantizedRows, strips: &[(usize, usize, usize)], out: Out, simd: bool) {
-        if simd {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `forward` checked that the CPU has AVX-512 F, BW and VNNI.
-            unsafe {
-                self.tiles_vnni(input, strips, out)
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            unreachable!("the int8 GEMM needs AVX-512 VNNI");
-        } else {
-            self.tiles_scalar(input, strips, out)
-        }
-    }
-
-    /// Row `r` of the weights as f32 (`q[r] · row_scale[r]`), unpacked.
-    pub fn row(&self, r: usize) -> Vec<f32> {
-        assert!(r < self.out, "row {r} of {}", self.out);
-        let &(n0, cols, offset) = &self.strips[r / (STRIP_VECS * LANES)];
-        let (width, c) = (cols.div_ceil(LANES) * LANES, r - n0);
-        (0..self.k).map(|k| self.packed[offset + ((k / 4) * width + c) * 4 + k % 4] as f32 * self.w_scale[r]).collect()
     }
 
     /// Scales one output back to f32: the integer sum minus the input's shift, times the
@@ -192,8 +151,9 @@ impl Int8Gemm {
         (acc - self.shift[col]) as f32 * (row_step * self.w_scale[col]) + self.bias[col]
     }
 
-    fn tiles_scalar(&self, input: &QuantizedRows, strips: &[(usize, usize, usize)], (y, ldy, col0): Out) {
-        for &(n0, cols, offset) in strips {
+    fn tiles_scalar(&self, input: &QuantizedRows, y: &mut [f32]) {
+        let n = self.out;
+        for &(n0, cols, offset) in &self.strips {
             let width = cols.div_ceil(LANES) * LANES;
             for r in 0..input.rows {
                 let a = input.row(r);
@@ -205,7 +165,7 @@ impl Int8Gemm {
                             acc += a[4 * kk + j] as i32 * b[j] as i32;
                         }
                     }
-                    y[r * ldy + n0 + c - col0] = self.finish(acc, input.step[r], n0 + c);
+                    y[r * n + n0 + c] = self.finish(acc, input.step[r], n0 + c);
                 }
             }
         }
@@ -215,12 +175,12 @@ impl Int8Gemm {
     /// The CPU has AVX-512 F, BW and VNNI.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-    unsafe fn tiles_vnni(&self, input: &QuantizedRows, strips: &[(usize, usize, usize)], (y, ldy, col0): Out) {
-        for &(n0, cols, offset) in strips {
+    unsafe fn tiles_vnni(&self, input: &QuantizedRows, y: &mut [f32]) {
+        for &(n0, cols, offset) in &self.strips {
             let vecs = cols.div_ceil(LANES);
             for r0 in (0..input.rows).step_by(MR) {
                 let rows = (input.rows - r0).min(MR);
-                let tile = Tile { gemm: self, input, r0, n0, cols, b: &self.packed[offset..], ldy, col0 };
+                let tile = Tile { gemm: self, input, r0, n0, cols, b: &self.packed[offset..] };
                 // SAFETY: the caller promises the CPU features; `Tile::run` checks the
                 // tile's bounds.
                 unsafe {
@@ -237,10 +197,6 @@ impl Int8Gemm {
         }
     }
 }
-
-/// Where a run of strips writes: the output, its row stride, and the column its first
-/// element stands for.
-type Out<'a> = (&'a mut [f32], usize, usize);
 
 /// Input rows quantized for the VNNI kernel: per row `step = max|x| / 127` and the values
 /// `round(x / step) + 128` as u8, padded with 128 (zero) to whole groups of 4.
@@ -329,9 +285,6 @@ struct Tile<'a> {
     n0: usize,
     cols: usize,
     b: &'a [i8],
-    /// The output's row stride and the column its first element stands for.
-    ldy: usize,
-    col0: usize,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -386,10 +339,11 @@ impl Tile<'_> {
                 }
             }
         }
+        let n = g.out;
         for (r, acc) in acc.iter().enumerate() {
             let row = self.r0 + r;
             let step = _mm512_set1_ps(input.step[row]);
-            let out = y[row * self.ldy + self.n0 - self.col0..][..self.cols].as_mut_ptr();
+            let out = y[row * n + self.n0..][..self.cols].as_mut_ptr();
             for (v, &acc) in acc.iter().enumerate() {
                 let (c0, col) = (v * LANES, self.n0 + v * LANES);
                 if c0 >= self.cols {
@@ -470,18 +424,6 @@ mod tests {
             let err: f32 = exact.iter().zip(&got).map(|(a, b)| (a - b).abs()).sum::<f32>() / exact.len() as f32;
             let size: f32 = exact.iter().map(|a| a.abs()).sum::<f32>() / exact.len() as f32;
             assert!(err < 0.02 * size.max(1e-3), "m {m} k {k} n {n}: mean error {err} against mean size {size}");
-        }
-    }
-
-    #[test]
-    fn packed_rows_unpack_to_the_quantized_weights() {
-        let (out, inp) = (100, 13); // three strips, the last narrower; inputs not a multiple of 4
-        let w = values(out * inp, 9);
-        let (q, row_scale) = quantize_rows(&w, inp);
-        let g = Int8Gemm::new(&q, row_scale.clone(), out, inp, None);
-        for r in 0..out {
-            let expected: Vec<f32> = q[r * inp..][..inp].iter().map(|&v| v as f32 * row_scale[r]).collect();
-            assert_eq!(g.row(r), expected, "row {r}");
         }
     }
 

@@ -8,9 +8,7 @@
 //! run time, so the binary still runs on any x86-64), on rayon's pool, two weight rows per
 //! pass and prefetching ahead (the hardware prefetcher alone leaves half the memory
 //! bandwidth unused); `scribe-bench gemm` measures it at 2–26× the `gemm` crate on these
-//! shapes. Under int8 on a CPU with AVX-512 VNNI the decoder's linear layers go to
-//! [`Int8Gemm`] instead (inputs quantized too, four times the products per instruction);
-//! the logits stay on these kernels in 16 bits. The encoder's 1500-row products are true GEMMs, where the `gemm` crate (the one
+//! shapes. The encoder's 1500-row products are true GEMMs, where the `gemm` crate (the one
 //! burn-flex runs on) is about twice as fast as the blocked AVX2 GEMM this file once had, so
 //! [`Dense`] calls it in f32 (and [`Int8Gemm`] runs it in int8). [`AttentionKv`] holds
 //! attention keys and values per head for the encoder's [`window_attention`] and the
@@ -46,9 +44,6 @@ enum Weights {
         q: Vec<i8>,
         row_scale: Vec<f32>,
     },
-    /// The same int8 weights packed for [`Int8Gemm`]: the inputs are quantized too, as
-    /// CTranslate2's int8 does, and summed with AVX-512 VNNI.
-    Vnni(Int8Gemm),
 }
 
 /// CTranslate2's int8 quantization of one row: scale `127 / max|w|` (rows of zeros keep
@@ -107,16 +102,6 @@ impl Matrix {
         Matrix { w: Weights::I8 { q, row_scale }, bias, out, inp }
     }
 
-    /// Int8 weights (as [`Matrix::int8`]) multiplied by [`Int8Gemm`], inputs quantized per
-    /// row: the decoder's layers under int8 on a CPU with AVX-512 VNNI.
-    ///
-    /// # Panics
-    /// When the CPU lacks VNNI ([`Int8Gemm::available`]).
-    pub fn vnni(q: Vec<i8>, row_scale: Vec<f32>, out: usize, inp: usize, bias: Option<Vec<f32>>) -> Matrix {
-        assert!(Int8Gemm::available(), "the int8 GEMM needs AVX-512 VNNI");
-        Matrix { w: Weights::Vnni(Int8Gemm::new(&q, row_scale, out, inp, bias)), bias: None, out, inp }
-    }
-
     /// Quantizes f32 weights to int8 per row, as CTranslate2 does at conversion or load time.
     pub fn quantize(w: &[f32], out: usize, inp: usize, bias: Option<Vec<f32>>) -> Matrix {
         assert_eq!(w.len(), out * inp, "weight size");
@@ -130,7 +115,6 @@ impl Matrix {
             Weights::F16(w) => w.len() * 2,
             Weights::F32(w) => w.len() * 4,
             Weights::I8 { q, row_scale } => q.len() + row_scale.len() * 4,
-            Weights::Vnni(_) => self.out * (self.inp + 4),
         }) as u64
     }
 
@@ -139,7 +123,7 @@ impl Matrix {
         match &self.w {
             Weights::F16(_) => "float16",
             Weights::F32(_) => "float32",
-            Weights::I8 { .. } | Weights::Vnni(_) => "int8",
+            Weights::I8 { .. } => "int8",
         }
     }
 
@@ -150,7 +134,6 @@ impl Matrix {
             Weights::F16(w) => w[range].iter().map(|v| v.to_f32()).collect(),
             Weights::F32(w) => w[range].to_vec(),
             Weights::I8 { q, row_scale } => q[range].iter().map(|&v| v as f32 * row_scale[r]).collect(),
-            Weights::Vnni(g) => g.row(r),
         }
     }
 
@@ -158,9 +141,6 @@ impl Matrix {
     pub fn forward(&self, x: &[f32], m: usize) -> Vec<f32> {
         let (n, k) = (self.out, self.inp);
         assert_eq!(x.len(), m * k, "input size");
-        if let Weights::Vnni(g) = &self.w {
-            return g.forward(x, m);
-        }
         // Computed transposed, `[out, m]`, so each task writes one contiguous piece.
         let mut yt = vec![0.0f32; n * m];
         let rows = rows_per_task(n, k, m);
@@ -171,7 +151,6 @@ impl Matrix {
                 Weights::F16(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, out, (m, 1)),
                 Weights::F32(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, out, (m, 1)),
                 Weights::I8 { q, .. } => dot_rows(&q[r0 * k..r1 * k], x, m, k, out, (m, 1)),
-                Weights::Vnni(_) => unreachable!("multiplied above"),
             }
         });
         let row_scale = match &self.w {

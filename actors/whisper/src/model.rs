@@ -251,20 +251,8 @@ impl Loader<'_> {
         }
         self.kernel_matrix(name, None)
     }
-    /// A decoder linear layer: a [`Matrix`] in the compute type; under int8 on a CPU with the
-    /// int8 GEMM, its inputs are quantized too (as CTranslate2's int8 does), which sums four
-    /// times as many products per instruction as widening the weights to f32.
     fn kernel_linear(&self, name: &str) -> Result<Matrix, Ct2Error> {
-        let bias = Some(self.f.f32(&format!("{name}/bias"))?);
-        if self.compute == ComputeType::Int8 && Int8Gemm::available() {
-            let (w, rows, cols) = self.f.weight(&format!("{name}/weight"))?;
-            let (q, row_scale) = match w {
-                StoredWeight::I8 { q, row_scale } => (q, row_scale),
-                w => kernels::quantize_rows(&w.into_f32(cols), cols),
-            };
-            return Ok(Matrix::vnni(q, row_scale, rows, cols, bias));
-        }
-        self.kernel_matrix(&format!("{name}/weight"), bias)
+        self.kernel_matrix(&format!("{name}/weight"), Some(self.f.f32(&format!("{name}/bias"))?))
     }
 }
 

@@ -12,10 +12,7 @@
 //!
 //! A second table runs the encoder's products as the int8 compute type does ([`Int8Gemm`],
 //! AVX-512 VNNI: int8 weights, each input row quantized on the fly) against the same
-//! products in f32 on the crate, with the int8 result's error relative to the f32 one. A
-//! third runs the decoder's int8 layers both ways: int8 weights widened to f32 on the
-//! hand-written AVX2 kernel (CPUs without VNNI) against [`Int8Gemm`] (inputs quantized too),
-//! for five beams and for a batch of eight chunks of five.
+//! products in f32 on the crate, with the int8 result's error relative to the f32 one.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -33,7 +30,6 @@ pub struct BenchGemmArgs {
 }
 
 /// One product `[m, inp] · [inp, out]`, named for the layer it stands for.
-#[derive(Clone, Copy)]
 struct Shape {
     layer: &'static str,
     m: usize,
@@ -101,7 +97,6 @@ pub fn run(args: BenchGemmArgs) -> anyhow::Result<()> {
     }
     println!("products where the engine uses the slower side on this machine: {wrong} of {rows}");
     int8_table(&args);
-    decoder_int8_table(&args);
     Ok(())
 }
 
@@ -134,42 +129,6 @@ fn int8_table(args: &BenchGemmArgs) {
             dims,
             ms(f32_time),
             ms(int8_time),
-            ratio,
-            100.0 * error
-        );
-    }
-}
-
-/// The decoder's int8 layers with f32 inputs against quantized inputs, or why not here.
-fn decoder_int8_table(args: &BenchGemmArgs) {
-    println!();
-    if !Int8Gemm::available() {
-        println!("int8 decoder products: not measured, this CPU has no AVX-512 VNNI");
-        return;
-    }
-    println!(
-        "{:<16} {:>18} {:>10} {:>10} {:>10} {:>10}",
-        "product", "m×inp→out", "wide ms", "vnni ms", "wide÷vnni", "rel. error"
-    );
-    let batched = DECODER.iter().filter(|s| s.m == 5).map(|s| Shape { m: 40, ..*s });
-    for s in DECODER.iter().filter(|s| s.layer.starts_with("base")).copied().chain(batched) {
-        let (w, x, bias) = (values(s.out * s.inp, 1), values(s.m * s.inp, 2), values(s.out, 3));
-        let (q, row_scale) = scribe_whisper::kernels::quantize_rows(&w, s.inp);
-        let wide = Matrix::int8(q.clone(), row_scale.clone(), s.out, s.inp, Some(bias.clone()));
-        let vnni = Matrix::vnni(q, row_scale, s.out, s.inp, Some(bias));
-        let (exact, got) = (wide.forward(&x, s.m), vnni.forward(&x, s.m));
-        let error = exact.iter().zip(&got).map(|(a, b)| (a - b).abs()).sum::<f32>()
-            / exact.iter().map(|a| a.abs()).sum::<f32>().max(f32::MIN_POSITIVE);
-        let wide_time = median(args.reps, || black_box(wide.forward(&x, s.m)));
-        let vnni_time = median(args.reps, || black_box(vnni.forward(&x, s.m)));
-        let dims = format!("{}×{}→{}", s.m, s.inp, s.out);
-        let ratio = wide_time.as_secs_f64() / vnni_time.as_secs_f64();
-        println!(
-            "{:<16} {:>18} {:>10.3} {:>10.3} {:>10.2} {:>9.3}%",
-            s.layer,
-            dims,
-            ms(wide_time),
-            ms(vnni_time),
             ratio,
             100.0 * error
         );

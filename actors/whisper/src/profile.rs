@@ -9,8 +9,7 @@
 //! Stages in use: "scan (decode+vad)", "mel level pass", "mel", "encode" (one call per
 //! encoder call, of one window or a batch of them), "encoder windows" (a count: the windows
 //! encoded), "windows again (wordless stretch)" and "windows again (chunk's rest)" (counts:
-//! the batched path's stretches decoded again), "windows shared by stretches" (a count: the
-//! windows holding several of those), "decode window", "decoder step" (one call per decoder forward pass: one read
+//! the batched path's windows decoded again), "decode window", "decoder step" (one call per decoder forward pass: one read
 //! of the decoder's weights, whatever the number of beams), "beam rules+topk", "kv select",
 //! "word timestamps", and the model's inner stages ("enc …", "dec …", "logits").
 

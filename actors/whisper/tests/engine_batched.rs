@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
-use scribe_whisper::{Engine, EngineConfig, EngineError, Progress, TranscribeOptions, Transcript, profile};
+use scribe_whisper::{Engine, EngineConfig, EngineError, Progress, TranscribeOptions, Transcript};
 
 mod common;
 use common::{corpus, models_dir, write_wav};
@@ -24,12 +24,6 @@ const CLIPS: [&str; 5] = [
     "audio/en_jfk.wav",
     "audio/en_childes_macwhinney_010411a_18s.wav",
 ];
-
-/// The stage counters are the process's: the test that reads them runs with no other beside it.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn engine(model: &str) -> Engine {
     let models = models_dir();
@@ -75,22 +69,6 @@ fn joined_recording(path: &Path, rounds: usize) -> (String, f64) {
     (text.join(" "), samples.len() as f64 / SAMPLE_RATE as f64)
 }
 
-/// Where each clip of [`joined_recording`]'s recording lies: `(clip, start s, end s)`.
-fn clip_spans(rounds: usize) -> Vec<(&'static str, f64, f64)> {
-    let lens: Vec<usize> = CLIPS.iter().map(|c| audio::decode_all(&corpus().join(c)).unwrap().len()).collect();
-    let (pause, rate) = (SAMPLE_RATE as usize * 7 / 10, SAMPLE_RATE as f64);
-    let mut at = 0;
-    let mut spans = Vec::new();
-    for round in 0..rounds {
-        for i in 0..CLIPS.len() {
-            let k = (round + i) % CLIPS.len();
-            spans.push((CLIPS[k], at as f64 / rate, (at + lens[k]) as f64 / rate));
-            at += lens[k] + pause;
-        }
-    }
-    spans
-}
-
 fn text(t: &Transcript) -> String {
     t.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" ")
 }
@@ -133,7 +111,6 @@ fn one_by_one(engine: &Engine, rounds: usize) -> String {
 
 #[test]
 fn a_recording_of_several_windows_in_batches_keeps_every_clips_words_in_order() {
-    let _alone = serial();
     let engine = engine("tiny.en");
     let dir = tempfile::tempdir().unwrap();
     let wav = dir.path().join("joined.wav");
@@ -174,43 +151,7 @@ fn a_recording_of_several_windows_in_batches_keeps_every_clips_words_in_order() 
 }
 
 #[test]
-fn stretches_decoded_again_share_windows_and_keep_their_words_in_place() {
-    let _alone = serial();
-    let engine = engine("base");
-    let dir = tempfile::tempdir().unwrap();
-    let wav = dir.path().join("joined.wav");
-    let (truth, duration) = joined_recording(&wav, 3);
-    profile::enable();
-    profile::take();
-    let t = engine.transcribe(&wav, &english(4), &mut |_| {}).unwrap();
-    let stages = profile::take();
-    let count = |stage: &str| stages.iter().find(|s| s.stage == stage).map_or(0, |s| s.calls);
-    let shared = count("windows shared by stretches");
-    println!(
-        "shared windows {shared}, encoder windows {}, stretches {}, rests {}, WER {:.2} %",
-        count("encoder windows"),
-        count("windows again (wordless stretch)"),
-        count("windows again (chunk's rest)"),
-        wer(&truth, &text(&t))
-    );
-    assert!(shared > 0, "no window was shared: {stages:?}");
-    assert!(t.segments.windows(2).all(|s| s[1].start >= s[0].start - 1e-6), "segments out of order");
-    let words: Vec<_> = t.segments.iter().flat_map(|s| &s.words).collect();
-    assert!(words.windows(2).all(|w| w[1].start >= w[0].start - 1e-6), "words out of order");
-    assert!(words.iter().all(|w| w.end <= duration + 1e-6));
-    // Each "Americans" back inside its own jfk clip, one per clip.
-    let jfk: Vec<(f64, f64)> =
-        clip_spans(3).into_iter().filter(|c| c.0.ends_with("en_jfk.wav")).map(|c| (c.1, c.2)).collect();
-    let americans: Vec<_> = words.iter().filter(|w| w.text.to_lowercase().contains("americans")).collect();
-    assert_eq!(americans.len(), 3, "{}", text(&t));
-    for (w, (from, to)) in americans.iter().zip(&jfk) {
-        assert!(w.start >= from - 0.5 && w.end <= to + 0.5, "{w:?} outside the jfk clip at {from:.2}..{to:.2} s");
-    }
-}
-
-#[test]
 fn one_window_gives_the_same_text_sequentially_and_in_batches() {
-    let _alone = serial();
     let engine = engine("tiny.en");
     let jfk = corpus().join("audio/en_jfk.wav");
     let sequential = engine.transcribe(&jfk, &english(1), &mut |_| {}).unwrap();
@@ -221,7 +162,6 @@ fn one_window_gives_the_same_text_sequentially_and_in_batches() {
 
 #[test]
 fn cancelling_stops_the_batched_path() {
-    let _alone = serial();
     let engine = engine("tiny.en");
     let dir = tempfile::tempdir().unwrap();
     let wav = dir.path().join("joined.wav");
@@ -244,7 +184,6 @@ fn cancelling_stops_the_batched_path() {
 #[test]
 #[ignore = "a measurement (minutes): run with --ignored --nocapture"]
 fn measure_sequential_against_batched_on_ten_minutes() {
-    let _alone = serial();
     let model = std::env::var("SCRIBE_MEASURE_MODEL").unwrap_or_else(|_| "base".into());
     let engine = engine(&model);
     let dir = tempfile::tempdir().unwrap();

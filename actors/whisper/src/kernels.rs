@@ -13,7 +13,8 @@
 //! [`Dense`] calls it in f32 (and [`Int8Gemm`] runs it in int8). [`AttentionKv`] holds
 //! attention keys and values per head for the encoder's [`window_attention`] and the
 //! decoder's cross-attention, a block of queries per task, on the AVX-512 kernels of
-//! `attention512` for heads of 64 (the crate elsewhere). [`attend_cached`] is the decoder's
+//! `attention512` for heads of 64 (the crate elsewhere), or, for cross-attention under int8,
+//! on the bf16 kernels of `attention_bf16` (half the bytes per decoder step). [`attend_cached`] is the decoder's
 //! self-attention over its cache. These and [`gelu`] replace burn-flex ops that are slow for
 //! these shapes (flash attention; a scalar, single-threaded libm erf). Every SIMD kernel has a
 //! plain-loop (or `gemm` crate) twin for other CPUs, and the tests compare the two.
@@ -25,6 +26,8 @@ use crate::int8_gemm::Int8Gemm;
 
 #[cfg(target_arch = "x86_64")]
 mod attention512;
+#[cfg(target_arch = "x86_64")]
+mod attention_bf16;
 
 /// A linear layer `y = x·Wᵀ + b` with `W` stored `[out, in]`.
 pub struct Matrix {
@@ -806,23 +809,60 @@ fn softmax_scalar(row: &mut [f32]) {
 /// Query rows per attention task: their score rows (× 1500 positions) stay in L2.
 const QUERY_BLOCK: usize = 48;
 
+/// The precision of attention's two products: f32, or bf16 factors with f32 sums (see
+/// `attention_bf16`), which the int8 compute type takes where the CPU has AVX-512 BF16.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttentionPrecision {
+    F32,
+    Bf16,
+}
+
+impl AttentionPrecision {
+    /// Bf16 where the CPU runs it for heads of `dh` (every Whisper model's 64), else f32.
+    fn usable(self, dh: usize) -> AttentionPrecision {
+        #[cfg(target_arch = "x86_64")]
+        if self == AttentionPrecision::Bf16 && dh == attention_bf16::DH && attention_bf16::available() {
+            return self;
+        }
+        let _ = dh;
+        AttentionPrecision::F32
+    }
+}
+
 /// Keys and values of `t` positions for `h` heads of width `dh`, each head's keys and values
-/// contiguous, so both products of attention stream memory. Values are `[h][t][dh]`; keys
-/// are `[h][t][dh]` for the `gemm` crate, or, for heads of 64 on a CPU with AVX-512, in the
-/// blocked layout of `attention512` (`[h][⌈t/32⌉][64][32]`, zero-padded).
+/// contiguous, so both products of attention stream memory.
 pub struct AttentionKv {
-    k: Vec<f32>,
-    v: Vec<f32>,
+    store: KvStore,
     t: usize,
     h: usize,
     dh: usize,
-    blocked: bool,
+}
+
+enum KvStore {
+    /// Values `[h][t][dh]`; keys `[h][t][dh]` for the `gemm` crate, or, for heads of 64 on a
+    /// CPU with AVX-512 (`blocked`), in the layout of `attention512`
+    /// (`[h][⌈t/32⌉][64][32]`, zero-padded).
+    F32 { k: Vec<f32>, v: Vec<f32>, blocked: bool },
+    /// Per head, `attention_bf16`'s layouts of keys and values.
+    Bf16 { k: Vec<u32>, v: Vec<u32> },
 }
 
 impl AttentionKv {
     /// From `t` rows `stride` apart, each holding the keys (`h·dh`, heads side by side)
-    /// followed by the values.
-    pub fn new(rows: &[f32], stride: usize, t: usize, h: usize, dh: usize) -> AttentionKv {
+    /// followed by the values, for products in `precision` where the CPU runs it.
+    pub fn new(
+        rows: &[f32],
+        stride: usize,
+        t: usize,
+        h: usize,
+        dh: usize,
+        precision: AttentionPrecision,
+    ) -> AttentionKv {
+        #[cfg(target_arch = "x86_64")]
+        if precision.usable(dh) == AttentionPrecision::Bf16 {
+            return AttentionKv::bf16(rows, stride, t, h, dh);
+        }
+        let _ = precision;
         #[cfg(target_arch = "x86_64")]
         let blocked = dh == attention512::DH && attention512::available();
         #[cfg(not(target_arch = "x86_64"))]
@@ -847,11 +887,36 @@ impl AttentionKv {
                 v[j * dh..(j + 1) * dh].copy_from_slice(&row[d + head * dh..d + (head + 1) * dh]);
             }
         });
-        AttentionKv { k, v, t, h, dh, blocked }
+        AttentionKv { store: KvStore::F32 { k, v, blocked }, t, h, dh }
     }
 
-    /// Head `head`'s keys (in their layout) or values (`[t][dh]`).
-    fn head<'a>(&self, kv: &'a [f32], head: usize) -> &'a [f32] {
+    /// The bf16 layouts of `attention_bf16` (heads of 64, a CPU with AVX-512 BF16).
+    #[cfg(target_arch = "x86_64")]
+    fn bf16(rows: &[f32], stride: usize, t: usize, h: usize, dh: usize) -> AttentionKv {
+        use attention_bf16 as bf;
+        let d = h * dh;
+        assert!(t == 0 || rows.len() >= (t - 1) * stride + 2 * d, "kv size");
+        let (head_keys, head_values) = (bf::keys_len(t), bf::values_len(t));
+        let (mut k, mut v) = (vec![0u32; h * head_keys], vec![0u32; h * head_values]);
+        k.par_chunks_mut(head_keys).zip(v.par_chunks_mut(head_values)).enumerate().for_each(|(head, (k, v))| {
+            let at = |j: usize, c: usize| rows[j * stride + head * dh + c];
+            for j in 0..t {
+                for c in 0..dh / 2 {
+                    k[bf::key_index(j, c)] = bf::pair(at(j, 2 * c), at(j, 2 * c + 1));
+                }
+            }
+            let value = |j: usize, c: usize| if j < t { at(j, d + c) } else { 0.0 };
+            for (m, pairs) in v.chunks_exact_mut(dh).enumerate() {
+                for (c, lane) in pairs.iter_mut().enumerate() {
+                    *lane = bf::pair(value(2 * m, c), value(2 * m + 1, c));
+                }
+            }
+        });
+        AttentionKv { store: KvStore::Bf16 { k, v }, t, h, dh }
+    }
+
+    /// Head `head`'s part of a store of keys or values.
+    fn head<'a, T>(&self, kv: &'a [T], head: usize) -> &'a [T] {
         let len = kv.len() / self.h.max(1);
         &kv[head * len..(head + 1) * len]
     }
@@ -864,31 +929,58 @@ impl AttentionKv {
         let qh: Vec<f32> = (i0..i0 + rows)
             .flat_map(|i| q[i * ldq + head * dh..i * ldq + (head + 1) * dh].iter().map(|x| x * scale))
             .collect();
-        if self.blocked {
+        match &self.store {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `blocked` is only set where the CPU has AVX-512 F.
-            unsafe {
-                attention512::scores(&qh, rows, self.head(&self.k, head), self.t, s)
-            };
-            return;
+            KvStore::Bf16 { k, .. } => {
+                let mut pairs = vec![0u32; rows * dh / 2];
+                // SAFETY: a bf16 store is only built where the CPU has AVX-512 F and BF16.
+                unsafe {
+                    attention_bf16::to_pairs(&qh, &mut pairs);
+                    attention_bf16::scores(&pairs, rows, self.head(k, head), self.t, s)
+                };
+            }
+            #[cfg(target_arch = "x86_64")]
+            KvStore::F32 { k, blocked: true, .. } => {
+                // SAFETY: `blocked` is only set where the CPU has AVX-512 F.
+                unsafe { attention512::scores(&qh, rows, self.head(k, head), self.t, s) };
+            }
+            KvStore::F32 { k, .. } => {
+                let keys = View::columns(self.head(k, head), dh, self.t, dh);
+                matmul(View::rows(&qh, rows, dh, dh), keys, s, false, false);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            KvStore::Bf16 { .. } => unreachable!("no bf16 store off x86-64"),
         }
-        let keys = View::columns(self.head(&self.k, head), dh, self.t, dh);
-        matmul(View::rows(&qh, rows, dh, dh), keys, s, false, false);
     }
 
     /// Into `o` (`rows` × `dh`): the attention weights `p` (`rows` × `t`) times head `head`'s
     /// values, on this thread.
     fn head_values(&self, p: &[f32], rows: usize, head: usize, o: &mut [f32]) {
-        let values = self.head(&self.v, head);
-        if self.blocked {
+        match &self.store {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: `blocked` is only set where the CPU has AVX-512 F.
-            unsafe {
-                attention512::weighted_values(p, rows, values, self.t, o)
-            };
-            return;
+            KvStore::Bf16 { v, .. } => {
+                let lanes = attention_bf16::weights_len(self.t);
+                let mut pairs = vec![0u32; rows * lanes];
+                // SAFETY: a bf16 store is only built where the CPU has AVX-512 F and BF16.
+                unsafe {
+                    for (row, out) in p.chunks_exact(self.t).zip(pairs.chunks_exact_mut(lanes)) {
+                        attention_bf16::to_pairs(row, out);
+                    }
+                    attention_bf16::weighted_values(&pairs, rows, self.head(v, head), self.t, o)
+                };
+            }
+            #[cfg(target_arch = "x86_64")]
+            KvStore::F32 { v, blocked: true, .. } => {
+                // SAFETY: `blocked` is only set where the CPU has AVX-512 F.
+                unsafe { attention512::weighted_values(p, rows, self.head(v, head), self.t, o) };
+            }
+            KvStore::F32 { v, .. } => {
+                let values = View::rows(self.head(v, head), self.t, self.dh, self.dh);
+                matmul(View::rows(p, rows, self.t, self.t), values, o, false, false);
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            KvStore::Bf16 { .. } => unreachable!("no bf16 store off x86-64"),
         }
-        matmul(View::rows(p, rows, self.t, self.t), View::rows(values, self.t, self.dh, self.dh), o, false, false);
     }
 
     /// Scaled scores `q·kᵀ/√dh` of `n` query rows (`[n, h·dh]`) against head `head`: `[n, t]`.
@@ -943,7 +1035,7 @@ fn key_block_index(_: usize, _: usize) -> usize {
 pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> {
     let d = h * dh;
     assert_eq!(qkv.len(), t * 3 * d, "qkv size");
-    AttentionKv::new(&qkv[d..], 3 * d, t, h, dh).attend(qkv, 3 * d, t)
+    AttentionKv::new(&qkv[d..], 3 * d, t, h, dh, AttentionPrecision::F32).attend(qkv, 3 * d, t)
 }
 
 #[cfg(test)]
@@ -1143,12 +1235,59 @@ mod tests {
     }
 
     #[test]
+    fn bf16_attention_is_the_definition_on_rounded_factors() {
+        // Scores are exact dot products of the bf16-rounded query (scaled) and key; outputs
+        // are the bf16-rounded weights times the bf16-rounded values. Key counts around the
+        // 32-key blocks (odd ones pad the last value pair), query counts around the tiles.
+        if AttentionPrecision::Bf16.usable(64) != AttentionPrecision::Bf16 {
+            return;
+        }
+        let bf = |x: f32| half::bf16::from_f32(x).to_f32() as f64;
+        let (h, dh) = (2, 64);
+        let d = h * dh;
+        let scale = 1.0 / (dh as f32).sqrt();
+        for t in [1, 31, 33, 100] {
+            let kv: Vec<f32> = (0..t * 2 * d).map(|i| ((i * 7919) % 29) as f32 / 13.0 - 1.0).collect();
+            let att = AttentionKv::new(&kv, 2 * d, t, h, dh, AttentionPrecision::Bf16);
+            assert!(matches!(att.store, KvStore::Bf16 { .. }));
+            for n in [1, 5, 7, 9, 13, 50] {
+                let q: Vec<f32> = (0..n * d).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
+                let got = att.attend(&q, d, n);
+                for head in 0..h {
+                    let scores = att.scores(&q, n, head);
+                    for i in 0..n {
+                        let want: Vec<f64> = (0..t)
+                            .map(|j| {
+                                (0..dh)
+                                    .map(|c| bf(q[i * d + head * dh + c] * scale) * bf(kv[j * 2 * d + head * dh + c]))
+                                    .sum()
+                            })
+                            .collect();
+                        for (j, w) in want.iter().enumerate() {
+                            let g = f64::from(scores[i * t + j]);
+                            assert!((g - w).abs() < 1e-5 * w.abs().max(1.0), "t {t} n {n} score [{i},{j}]: {g} vs {w}");
+                        }
+                        let max = want.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                        let sum: f64 = want.iter().map(|w| (w - max).exp()).sum();
+                        let p: Vec<f64> = want.iter().map(|w| bf((((w - max).exp()) / sum) as f32)).collect();
+                        for c in 0..dh {
+                            let w: f64 = (0..t).map(|j| p[j] * bf(kv[j * 2 * d + d + head * dh + c])).sum();
+                            let g = f64::from(got[i * d + head * dh + c]);
+                            assert!((g - w).abs() < 1e-3, "t {t} n {n} [{i},{head},{c}]: {g} vs {w}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn attention_kv_scores_are_scaled_dot_products() {
         let (t, h, dh, n) = (37, 3, 16, 5);
         let d = h * dh;
         let kv: Vec<f32> = (0..t * 2 * d).map(|i| ((i * 7919) % 29) as f32 / 13.0 - 1.0).collect();
         let q: Vec<f32> = (0..n * d).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
-        let att = AttentionKv::new(&kv, 2 * d, t, h, dh);
+        let att = AttentionKv::new(&kv, 2 * d, t, h, dh, AttentionPrecision::F32);
         for head in 0..h {
             let got = att.scores(&q, n, head);
             assert_eq!(got.len(), n * t);

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::ct2::{Ct2Error, Ct2File, StoredWeight, WhisperDims};
 use crate::engine::ComputeType;
 use crate::int8_gemm::Int8Gemm;
-use crate::kernels::{self, AttentionKv, Dense, Matrix};
+use crate::kernels::{self, AttentionKv, AttentionPrecision, Dense, Matrix};
 use crate::profile::time;
 
 const LN_EPS: f64 = 1e-5;
@@ -93,6 +93,11 @@ pub struct Whisper {
     dec_pos: Vec<f32>, // [n_text_ctx, d]
     dec_layers: Vec<DecoderLayer>,
     dec_norm: Norm,
+    /// Cross-attention's keys and values and products: bf16 factors under int8 (where the
+    /// CPU has AVX-512 BF16), half the bytes every decoder step reads per window; f32
+    /// otherwise. The encoder's self-attention stays f32: in bf16 it moved the encoder's
+    /// output 3 times further from CTranslate2's int8 one (`tests/model_geometries.rs`).
+    cross_attention: AttentionPrecision,
 }
 
 /// Cross-attention keys and values of one encoded window, per decoder layer.
@@ -306,6 +311,10 @@ impl Whisper {
             dec_pos,
             dec_layers,
             dec_norm: l.norm("decoder/layer_norm")?,
+            cross_attention: match compute {
+                ComputeType::Int8 => AttentionPrecision::Bf16,
+                ComputeType::Float32 | ComputeType::Float16 => AttentionPrecision::F32,
+            },
             device: device.clone(),
             dims,
         })
@@ -385,7 +394,7 @@ impl Whisper {
                 let rows = layer.cross_kv.forward(&x, b * n_ctx, false);
                 for (w, ctx) in contexts.iter_mut().enumerate() {
                     let window = &rows[w * n_ctx * 2 * d..(w + 1) * n_ctx * 2 * d];
-                    ctx.kv.push(AttentionKv::new(window, 2 * d, n_ctx, h, dh));
+                    ctx.kv.push(AttentionKv::new(window, 2 * d, n_ctx, h, dh, self.cross_attention));
                 }
             }
             contexts

@@ -14,10 +14,12 @@
 //! attention keys and values per head for the encoder's [`window_attention`] and the
 //! decoder's cross-attention, a block of queries per task, on the AVX-512 kernels of
 //! `attention512` for heads of 64 (the crate elsewhere), or, for cross-attention under int8,
-//! on the bf16 kernels of `attention_bf16` (half the bytes per decoder step). [`attend_cached`] is the decoder's
-//! self-attention over its cache. These and [`gelu`] replace burn-flex ops that are slow for
-//! these shapes (flash attention; a scalar, single-threaded libm erf). Every SIMD kernel has a
-//! plain-loop (or `gemm` crate) twin for other CPUs, and the tests compare the two.
+//! on the bf16 kernels of `attention_bf16` (half the bytes per decoder step).
+//! [`attend_cached`] is the decoder's self-attention over its cache. These and [`gelu`]
+//! replace burn-flex ops that are slow for these shapes (flash attention; a scalar,
+//! single-threaded libm erf). Every SIMD kernel has a plain-loop (or `gemm` crate) twin for
+//! other CPUs, and the tests compare the two (the bf16 kernels' twin is the f32 path, their
+//! test the definition on rounded factors).
 
 use half::f16;
 use rayon::prelude::*;

@@ -2,11 +2,11 @@
 //! the decoder's cross-attention under int8.
 //!
 //! Every decoder step reads each window's cross-attention keys and values (37 MB for base in
-//! f32, more than its int8 weights). `vdpbf16ps` multiplies two pairs of bf16 values into each
-//! f32 lane, twice the multiply-adds of an f32 FMA per instruction, from half the bytes. Only
-//! the factors are rounded (8 significant bits); every sum is f32. The encoder's
-//! self-attention does not use them: there the rounding moved the encoder's output three
-//! times further from CTranslate2's int8 output than the int8 layers alone do.
+//! f32, half the 75 MB of its int8 weights and logits). `vdpbf16ps` multiplies two pairs of
+//! bf16 values into each f32 lane, twice the multiply-adds of an f32 FMA per instruction,
+//! from half the bytes. Only the factors are rounded (8 significant bits); every sum is f32.
+//! The encoder's self-attention does not use them: there the rounding moved the encoder's
+//! output three times further from CTranslate2's int8 output than the int8 layers alone do.
 //!
 //! The layouts are `attention512`'s with a pair of bf16 in each 32-bit lane, low half first:
 //! a head's keys in blocks of 32 positions, `[32 dimension pairs][32 keys]` (a lane holds one

@@ -900,17 +900,17 @@ impl AttentionKv {
         assert!(t == 0 || rows.len() >= (t - 1) * stride + 2 * d, "kv size");
         let (head_keys, head_values) = (bf::keys_len(t), bf::values_len(t));
         let (mut k, mut v) = (vec![0u32; h * head_keys], vec![0u32; h * head_values]);
+        let zeros = [0.0f32; attention_bf16::DH];
         k.par_chunks_mut(head_keys).zip(v.par_chunks_mut(head_values)).enumerate().for_each(|(head, (k, v))| {
-            let at = |j: usize, c: usize| rows[j * stride + head * dh + c];
-            for j in 0..t {
-                for c in 0..dh / 2 {
-                    k[bf::key_index(j, c)] = bf::pair(at(j, 2 * c), at(j, 2 * c + 1));
+            let key = |j: usize| &rows[j * stride + head * dh..][..dh];
+            let value = |j: usize| if j < t { &rows[j * stride + d + head * dh..][..dh] } else { &zeros[..] };
+            // SAFETY: a bf16 store is only built where the CPU has AVX-512 F and BF16.
+            unsafe {
+                for j in 0..t {
+                    bf::put_key(key(j), j, k);
                 }
-            }
-            let value = |j: usize, c: usize| if j < t { at(j, d + c) } else { 0.0 };
-            for (m, pairs) in v.chunks_exact_mut(dh).enumerate() {
-                for (c, lane) in pairs.iter_mut().enumerate() {
-                    *lane = bf::pair(value(2 * m, c), value(2 * m + 1, c));
+                for (m, pairs) in v.chunks_exact_mut(dh).enumerate() {
+                    bf::put_values(value(2 * m), value(2 * m + 1), pairs);
                 }
             }
         });

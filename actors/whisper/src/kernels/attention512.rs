@@ -82,15 +82,26 @@ unsafe fn scores_tile<const R: usize>(q: &[f32], r0: usize, keys: &[f32], t: usi
                 }
             }
         }
-        let j0 = b * BLOCK;
-        let lanes = (t - j0).min(BLOCK);
-        let (m0, m1) = (mask(lanes.min(16)), mask(lanes.saturating_sub(16)));
-        for (i, acc) in acc.iter().enumerate() {
-            // SAFETY: the masks write only positions `j0..j0 + lanes < t` of row `r0 + i`.
-            unsafe {
-                _mm512_mask_storeu_ps(sp.add(i * t + j0), m0, acc[0]);
-                _mm512_mask_storeu_ps(sp.add(i * t + j0 + 16), m1, acc[1]);
-            }
+        // SAFETY: `sp` is row `r0` of `s`, which holds rows `r0..r0 + R` of `t` scores.
+        unsafe { store_block(&acc, sp, t, b) };
+    }
+}
+
+/// Stores the scores of key block `b` (two registers of 16 keys per query row) into rows of
+/// `t` scores starting at `sp`, only the block's keys below `t`.
+///
+/// # Safety
+/// The CPU has AVX-512 F; `sp` points at `R` rows of `t` writable floats.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn store_block<const R: usize>(acc: &[[__m512; 2]; R], sp: *mut f32, t: usize, b: usize) {
+    let j0 = b * BLOCK;
+    let lanes = (t - j0).min(BLOCK);
+    let (m0, m1) = (mask(lanes.min(16)), mask(lanes.saturating_sub(16)));
+    for (i, acc) in acc.iter().enumerate() {
+        // SAFETY: the masks write only positions `j0..j0 + lanes < t` of row `i`.
+        unsafe {
+            _mm512_mask_storeu_ps(sp.add(i * t + j0), m0, acc[0]);
+            _mm512_mask_storeu_ps(sp.add(i * t + j0 + 16), m1, acc[1]);
         }
     }
 }

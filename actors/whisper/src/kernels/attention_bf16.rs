@@ -20,8 +20,7 @@ use std::arch::x86_64::*;
 pub(super) const DH: usize = 64;
 /// Dimension pairs of a head.
 const PAIRS: usize = DH / 2;
-/// Keys per block of the key layout.
-const BLOCK: usize = 32;
+use super::attention512::BLOCK;
 
 /// Whether this CPU runs these kernels (checked once).
 pub(super) fn available() -> bool {
@@ -79,6 +78,40 @@ pub(super) unsafe fn to_pairs(x: &[f32], out: &mut [u32]) {
     }
 }
 
+/// Key `j`'s 64 dimensions (`key`) into a head's keys.
+///
+/// # Safety
+/// The CPU has AVX-512 F and BF16.
+#[target_feature(enable = "avx512f,avx512bf16")]
+pub(super) unsafe fn put_key(key: &[f32], j: usize, keys: &mut [u32]) {
+    let mut lanes = [0u32; PAIRS];
+    // SAFETY: the caller's CPU features.
+    unsafe { to_pairs(&key[..DH], &mut lanes) };
+    for (c, lane) in lanes.into_iter().enumerate() {
+        keys[key_index(j, c)] = lane;
+    }
+}
+
+/// Position pair `m`'s values (`a` for position `2m`, `b` for `2m + 1`, 64 each) as the
+/// 64 lanes of `out`.
+///
+/// # Safety
+/// The CPU has AVX-512 F and BF16.
+#[target_feature(enable = "avx512f,avx512bf16")]
+pub(super) unsafe fn put_values(a: &[f32], b: &[f32], out: &mut [u32]) {
+    let (mut la, mut lb) = ([0u32; PAIRS], [0u32; PAIRS]);
+    // SAFETY: the caller's CPU features.
+    unsafe {
+        to_pairs(&a[..DH], &mut la);
+        to_pairs(&b[..DH], &mut lb);
+    }
+    // Lane `c` of a natural-order pair holds dimensions `2c` (low) and `2c + 1` (high).
+    for (c, (x, y)) in la.into_iter().zip(lb).enumerate() {
+        out[2 * c] = (x & 0xffff) | (y << 16);
+        out[2 * c + 1] = (x >> 16) | (y & 0xffff_0000);
+    }
+}
+
 /// `s[i·t + j] = q_i · k_j` for the `rows` queries of `q` (`[rows][32]` lanes, already
 /// scaled) against a head's `t` keys.
 ///
@@ -128,16 +161,8 @@ unsafe fn scores_tile<const R: usize>(q: &[u32], r0: usize, keys: &[u32], t: usi
                 }
             }
         }
-        let j0 = b * BLOCK;
-        let lanes = (t - j0).min(BLOCK);
-        let (m0, m1) = (mask(lanes.min(16)), mask(lanes.saturating_sub(16)));
-        for (i, acc) in acc.iter().enumerate() {
-            // SAFETY: the masks write only positions `j0..j0 + lanes < t` of row `r0 + i`.
-            unsafe {
-                _mm512_mask_storeu_ps(sp.add(i * t + j0), m0, acc[0]);
-                _mm512_mask_storeu_ps(sp.add(i * t + j0 + 16), m1, acc[1]);
-            }
-        }
+        // SAFETY: `sp` is row `r0` of `s`, which holds rows `r0..r0 + R` of `t` scores.
+        unsafe { super::attention512::store_block(&acc, sp, t, b) };
     }
 }
 
@@ -195,8 +220,4 @@ unsafe fn values_tile<const R: usize>(p: &[u32], r0: usize, values: &[u32], pair
             unsafe { _mm512_storeu_ps(op.add(i * DH + 16 * c), a) };
         }
     }
-}
-
-fn mask(lanes: usize) -> __mmask16 {
-    ((1u32 << lanes) - 1) as __mmask16
 }

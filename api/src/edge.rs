@@ -77,9 +77,10 @@ async fn openai_dialect(mut response: Response) -> Response {
     }
     response
 }
-/// How much of a refused upload's body is read (and dropped) so that the client, still sending,
-/// receives the answer rather than a reset connection.
-const UPLOAD_DRAIN_BYTES: u64 = 64 << 20;
+/// How much of a refused request's body is read (and dropped) so that the client, still sending,
+/// receives the answer rather than a reset connection. It is far above the JSON cap: a body a
+/// little over the cap is the usual 413, and its client must hear it.
+const DRAIN_BYTES: u64 = 64 << 20;
 
 pub struct Edge {
     routes: RouteTable,
@@ -112,7 +113,7 @@ impl Edge {
         let stalled = self.guard_body(&mut req);
         let mut response = match self.admit(&mut req, route).await {
             Err(refused) => {
-                self.drain(&mut req, route).await;
+                drain(&mut req).await;
                 refused.into_response()
             }
             Ok(()) => match ep.call(req).await {
@@ -234,21 +235,6 @@ impl Edge {
         }
     }
 
-    /// Reads and drops the body of a refused request (up to the route's cap), so that a client
-    /// still sending it hears the refusal.
-    async fn drain(&self, req: &mut Request, route: Option<&RouteEntry>) {
-        let limit = match route {
-            Some(r) if receives_media(&r.template) => UPLOAD_DRAIN_BYTES,
-            _ => self.max_body_bytes,
-        };
-        let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > limit) {
-            return;
-        }
-        let mut sink = tokio::io::sink();
-        let _ = tokio::io::copy(&mut Box::pin(req.take_body().into_async_read().take(limit)), &mut sink).await;
-    }
-
     async fn cap_body(&self, req: &mut Request, max_body_bytes: u64) -> Result<(), ApiError> {
         let too_large = || {
             ApiError::new(
@@ -276,4 +262,16 @@ impl Edge {
             }
         }
     }
+}
+
+/// Reads and drops the body of a refused request (up to [`DRAIN_BYTES`]), so that a client still
+/// sending it hears the refusal; a body announced past that is left unread and the connection
+/// closes.
+async fn drain(req: &mut Request) {
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > DRAIN_BYTES) {
+        return;
+    }
+    let mut sink = tokio::io::sink();
+    let _ = tokio::io::copy(&mut Box::pin(req.take_body().into_async_read().take(DRAIN_BYTES)), &mut sink).await;
 }

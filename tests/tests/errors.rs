@@ -137,6 +137,37 @@ fn a_json_body_over_the_cap_is_413() {
     server.post_json("/glossary", key, &huge).error(413, None);
 }
 
+/// A client that announces an over-cap body and is still sending it when the refusal is ready
+/// hears the 413: the server reads the rest of the body first rather than resetting a
+/// connection the client is writing to.
+#[test]
+fn a_client_still_sending_an_over_cap_body_hears_the_413() {
+    let server = TestServer::start();
+    let body = vec![b' '; 3 << 20];
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "POST /api/glossary?apiKey={} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n",
+        server.key(),
+        server.addr(),
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    // Long enough for the refusal to be decided from the head alone.
+    std::thread::sleep(Duration::from_millis(300));
+    for piece in body.chunks(64 << 10) {
+        stream.write_all(piece).unwrap_or_else(|e| panic!("the server stopped reading the body: {e}"));
+    }
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.lines().next().unwrap_or("").contains(" 413 "), "answer: {answer}");
+    let json_text = &answer[answer.find('{').unwrap_or(0)..=answer.rfind('}').unwrap_or(0)];
+    let body: serde_json::Value = serde_json::from_str(json_text).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    assert_eq!(body["status"].as_u64(), Some(413), "{body}");
+}
+
 /// The upload cap (6 GB) is enforced from `Content-Length` before the body is read, so a request
 /// that only announces 7 GB is enough to provoke the 413.
 #[test]

@@ -769,11 +769,12 @@ impl Engine {
             // usually silence; in speech the VAD kept, it is often a second sentence the decoder
             // gave up on (a new speaker after a short pause). Speech the VAD found is never
             // skipped: the next window starts where the decoded speech ends (its last word, or
-            // its last timestamp without word timings) instead.
+            // its last timestamp without word timings) instead, when the rest holds a quarter
+            // second of speech or more (less is a word's tail and the span's padding).
             if seek == previous_seek + segment_size
                 && let Some(decoded_until) = covered(&pieces).iter().map(|c| c.1).max_by(f64::total_cmp)
                 && window_end - decoded_until >= UNDECODED_MIN_S
-                && found.speech_s(&map.original_ranges(decoded_until, window_end)) > 0.0
+                && found.speech_s(&map.original_ranges(decoded_until, window_end)) >= REST_SPEECH_MIN_S
             {
                 seek = ((decoded_until * FRAMES_PER_SECOND as f64).round() as usize).max(previous_seek + 1);
             }
@@ -1132,6 +1133,10 @@ const UNDECODED_MIN_S: f64 = 1.0;
 /// How much speech (by the VAD, seconds) a wordless stretch inside a decoded window must hold
 /// to be decoded again on its own.
 const SKIPPED_SPEECH_MIN_S: f64 = 0.5;
+/// How much speech (by the VAD, seconds) the rest of a window after its decoding ended must
+/// hold to be decoded: less is the tail of the last word and the span's padding, and decoded
+/// on its own it gives an invented word (Gettysburg's last chunk: 0.16 s, "You").
+const REST_SPEECH_MIN_S: f64 = 0.25;
 
 /// The stretches (seconds) the pieces' words cover, in order: the words' times, or each
 /// piece's own span when word timings were not asked for.

@@ -8,8 +8,9 @@
 //! this path faster than the sequential one on a decoder bound by memory bandwidth.
 //!
 //! Unlike faster-whisper, no speech is left behind, as on the sequential path: when a chunk's
-//! decoding ends (its last word) a second or more before the chunk does, the rest of the chunk
-//! is decoded again as a window of its own in the next batch; and a stretch of a second or more
+//! decoding ends (its last word) a second or more before the chunk does and the VAD heard a
+//! quarter second of speech or more after it, the rest of the chunk is decoded again as a
+//! window of its own in the next batch; and a stretch of a second or more
 //! inside the decoded part with no word but with speech the VAD heard (the decoder jumped over
 //! a sentence) is decoded again on its own. Segments are handed to the progress callback in
 //! media order: each is held back until the speech before it is decoded.
@@ -20,9 +21,9 @@ use std::ops::Range;
 use rand::SeedableRng;
 
 use super::{
-    DecodeSetup, Engine, EngineError, FRAMES_PER_SECOND, LanguagePlan, Progress, SKIPPED_SPEECH_MIN_S, Segment,
-    SpeechFound, TimeMap, TranscribeOptions, Transcript, UNDECODED_MIN_S, check_cancelled, covered, on_pool,
-    split_around, uncovered,
+    DecodeSetup, Engine, EngineError, FRAMES_PER_SECOND, LanguagePlan, Piece, Progress, REST_SPEECH_MIN_S,
+    SKIPPED_SPEECH_MIN_S, Segment, SpeechFound, TimeMap, TranscribeOptions, Transcript, UNDECODED_MIN_S,
+    check_cancelled, covered, on_pool, split_around, uncovered,
 };
 use crate::decode;
 use crate::mel;
@@ -211,7 +212,7 @@ impl Engine {
                     }
                 }
                 if !job.again {
-                    let again = self.left_behind(job, &pieces, map, found, n_mels);
+                    let again = left_behind(job, &pieces, map, found, n_mels);
                     let stretches = again.iter().filter(|j| j.again).count() as u64;
                     profile::count("windows again (wordless stretch)", stretches);
                     profile::count("windows again (chunk's rest)", again.len() as u64 - stretches);
@@ -251,48 +252,47 @@ impl Engine {
         }
         Ok(Transcript { language: language.to_string(), language_probability, duration_s, segments })
     }
+}
 
-    /// The speech of `job` its decoding (`pieces`) left behind, as jobs to decode again: the
-    /// rest of the chunk when the decoding ended a second or more before it, and each wordless
-    /// stretch inside the decoded part that holds speech by the VAD. Nothing when the decoding
-    /// gave no word at all (decoding the same features again would give the same).
-    fn left_behind(
-        &self,
-        job: &Job,
-        pieces: &[super::Piece],
-        map: &TimeMap,
-        found: &SpeechFound,
-        n_mels: usize,
-    ) -> Vec<Job> {
-        let fps = FRAMES_PER_SECOND as f64;
-        let spans = covered(pieces);
-        let Some(decoded_end) = spans.iter().map(|c| c.1).max_by(f64::total_cmp) else {
-            return Vec::new();
-        };
-        let mut jobs = Vec::new();
-        let next = ((decoded_end * fps).round() as usize).max(job.start);
-        let rest = next > job.start && next + REMAINDER_MIN_FRAMES <= job.end;
-        let done_until = if rest { next } else { job.end };
-        for (from, to) in uncovered(&spans, job.start as f64 / fps, done_until as f64 / fps) {
-            if to - from < UNDECODED_MIN_S || found.speech_s(&map.original_ranges(from, to)) < SKIPPED_SPEECH_MIN_S {
-                continue;
-            }
-            let first = ((from * fps).round() as usize).clamp(job.start, done_until);
-            let end = ((to * fps).round() as usize).min(done_until);
-            if end > first {
-                jobs.push(job.part(first, end, n_mels, true));
-            }
+/// The speech of `job` its decoding (`pieces`) left behind, as jobs to decode again: the
+/// rest of the chunk when the decoding ended a second or more before it (and the rest
+/// holds [`REST_SPEECH_MIN_S`] of speech by the VAD), and each wordless
+/// stretch inside the decoded part that holds speech by the VAD. Nothing when the decoding
+/// gave no word at all (decoding the same features again would give the same).
+fn left_behind(job: &Job, pieces: &[Piece], map: &TimeMap, found: &SpeechFound, n_mels: usize) -> Vec<Job> {
+    let fps = FRAMES_PER_SECOND as f64;
+    let spans = covered(pieces);
+    let Some(decoded_end) = spans.iter().map(|c| c.1).max_by(f64::total_cmp) else {
+        return Vec::new();
+    };
+    let mut jobs = Vec::new();
+    let next = ((decoded_end * fps).round() as usize).max(job.start);
+    let rest = next > job.start
+        && next + REMAINDER_MIN_FRAMES <= job.end
+        && found.speech_s(&map.original_ranges(next as f64 / fps, job.end as f64 / fps)) >= REST_SPEECH_MIN_S;
+    let done_until = if rest { next } else { job.end };
+    for (from, to) in uncovered(&spans, job.start as f64 / fps, done_until as f64 / fps) {
+        if to - from < UNDECODED_MIN_S || found.speech_s(&map.original_ranges(from, to)) < SKIPPED_SPEECH_MIN_S {
+            continue;
         }
-        if rest {
-            jobs.push(job.part(next, job.end, n_mels, false));
+        let first = ((from * fps).round() as usize).clamp(job.start, done_until);
+        let end = ((to * fps).round() as usize).min(done_until);
+        if end > first {
+            jobs.push(job.part(first, end, n_mels, true));
         }
-        jobs
     }
+    if rest {
+        jobs.push(job.part(next, job.end, n_mels, false));
+    }
+    jobs
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::align::WordTiming;
+    use crate::audio::SAMPLE_RATE;
+    use crate::vad;
 
     const SEC: usize = 16_000;
 
@@ -323,6 +323,28 @@ mod tests {
         assert_eq!(stretch.mel[299], 599.0);
         assert_eq!(stretch.mel[300], 0.0);
         assert_eq!(stretch.mel[mel::N_FRAMES + 299], (mel::N_FRAMES + 599) as f32);
+    }
+
+    #[test]
+    fn a_chunks_rest_is_decoded_again_when_it_holds_a_quarter_second_of_speech() {
+        // given a 10 s chunk whose decoding's last word ends at 8 s
+        let n_mels = 2;
+        let job = Job { start: 0, end: 1000, mel: vec![0.0; n_mels * mel::N_FRAMES], again: false };
+        let word = WordTiming { word: " so".into(), tokens: vec![1], start: 0.5, end: 8.0, probability: 0.9 };
+        let pieces = [Piece { start: 0.5, end: 8.0, tokens: vec![1], words: vec![word] }];
+        let per_s = SAMPLE_RATE as f64 / vad::CHUNK as f64;
+        let speech_until = |until: f64| SpeechFound {
+            probabilities: (0..(10.0 * per_s) as usize)
+                .map(|i| if i as f64 / per_s < until { 0.9 } else { 0.1 })
+                .collect(),
+            threshold: 0.5,
+        };
+        let map = TimeMap::identity();
+        // when the VAD hears a second of speech after that word, the rest is decoded again
+        let again = left_behind(&job, &pieces, &map, &speech_until(9.0), n_mels);
+        assert_eq!(again.iter().map(|j| (j.start, j.end, j.again)).collect::<Vec<_>>(), vec![(800, 1000, false)]);
+        // and when it hears only 0.16 s (a word's tail), nothing is
+        assert!(left_behind(&job, &pieces, &map, &speech_until(8.16), n_mels).is_empty());
     }
 
     #[test]

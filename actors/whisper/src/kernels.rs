@@ -667,7 +667,7 @@ mod avx2 {
     }
 
     #[inline(always)]
-    fn hsum(v: __m256) -> f32 {
+    pub(super) fn hsum(v: __m256) -> f32 {
         // SAFETY: register-only SSE/AVX operations; every caller runs with AVX enabled.
         unsafe {
             let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -810,6 +810,22 @@ fn softmax_scalar(row: &mut [f32]) {
 
 /// Query rows per attention task: their score rows (× 1500 positions) stay in L2.
 const QUERY_BLOCK: usize = 48;
+
+thread_local! {
+    /// A rayon thread's block of score rows and of one head's outputs, kept from task to
+    /// task (fresh ones each task cost a page fault per 4 KiB).
+    static SCRATCH: std::cell::RefCell<(Vec<f32>, Vec<f32>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Softmax of `rows` rows of `t` scores, in place.
+fn softmax_rows(s: &mut [f32], rows: usize, t: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if attention512::available() {
+        // SAFETY: the CPU has AVX-512 F.
+        return unsafe { attention512::softmax_rows(s, rows, t) };
+    }
+    s[..rows * t].chunks_exact_mut(t).for_each(softmax);
+}
 
 /// The precision of attention's two products: f32, or bf16 factors with f32 sums (see
 /// `attention_bf16`), which the int8 compute type takes where the CPU has AVX-512 BF16.
@@ -993,26 +1009,57 @@ impl AttentionKv {
     }
 
     /// Attention of `n` query rows, `ldq` apart (heads side by side), over all positions:
-    /// `[n, h·dh]`. Each (head, block of queries) is one rayon task.
+    /// `[n, h·dh]`. Each (head, block of queries) is one rayon task, which writes its rows
+    /// of its head's columns of the result.
     pub fn attend(&self, q: &[f32], ldq: usize, n: usize) -> Vec<f32> {
         let (t, dh, d) = (self.t, self.dh, self.h * self.dh);
-        let mut per_head = vec![0.0f32; self.h * n * dh]; // [h, n, dh]
-        per_head.par_chunks_mut(n * dh).enumerate().for_each(|(head, out)| {
-            out.par_chunks_mut(QUERY_BLOCK * dh).enumerate().for_each(|(b, o)| {
-                let rows = o.len() / dh;
-                let mut s = vec![0.0f32; rows * t];
-                self.head_scores(q, ldq, b * QUERY_BLOCK, rows, head, &mut s);
-                s.chunks_exact_mut(t).for_each(softmax);
-                self.head_values(&s, rows, head, o);
+        let mut merged = vec![0.0f32; n * d];
+        let out = HeadColumns { base: merged.as_mut_ptr(), len: merged.len() };
+        let blocks = n.div_ceil(QUERY_BLOCK);
+        (0..self.h * blocks).into_par_iter().for_each(|task| {
+            let (head, i0) = (task / blocks, task % blocks * QUERY_BLOCK);
+            let rows = QUERY_BLOCK.min(n - i0);
+            SCRATCH.with_borrow_mut(|(s, o)| {
+                s.resize(rows * t, 0.0);
+                o.resize(rows * dh, 0.0);
+                self.head_scores(q, ldq, i0, rows, head, s);
+                softmax_rows(s, rows, t);
+                self.head_values(s, rows, head, o);
+                for (i, values) in o.chunks_exact(dh).enumerate() {
+                    // SAFETY: row `i0 + i` of head `head` is this task's alone, and `merged`
+                    // outlives the loop.
+                    unsafe { out.slice((i0 + i) * d + head * dh, dh) }.copy_from_slice(values);
+                }
             });
         });
-        let mut merged = vec![0.0f32; n * d];
-        for (head, out) in per_head.chunks_exact(n * dh).enumerate() {
-            for i in 0..n {
-                merged[i * d + head * dh..i * d + (head + 1) * dh].copy_from_slice(&out[i * dh..(i + 1) * dh]);
-            }
-        }
         merged
+    }
+}
+
+/// The result of [`AttentionKv::attend`] as its tasks share it: each writes the `dh` columns
+/// of its head in its block of rows, which no other task touches.
+#[derive(Clone, Copy)]
+struct HeadColumns {
+    base: *mut f32,
+    len: usize,
+}
+
+// SAFETY: the tasks holding a copy write disjoint elements (see `slice`), and the buffer
+// outlives them (`attend` returns it after the parallel loop ends).
+unsafe impl Send for HeadColumns {}
+// SAFETY: as for `Send`; no element is read through this handle.
+unsafe impl Sync for HeadColumns {}
+
+impl HeadColumns {
+    /// The `len` elements from `start`.
+    ///
+    /// # Safety
+    /// No other live slice overlaps them.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, start: usize, len: usize) -> &mut [f32] {
+        assert!(start + len <= self.len, "head columns out of the result");
+        // SAFETY: in bounds (checked above); exclusive by the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.base.add(start), len) }
     }
 }
 
@@ -1175,7 +1222,7 @@ mod tests {
     #[test]
     fn window_attention_matches_the_definition() {
         // t not a multiple of 16 (padded keys) and above GEMM_DEPTH (several depth passes).
-        for (t, h, dh) in [(45, 2, 16), (301, 2, 32)] {
+        for (t, h, dh) in [(45, 2, 16), (301, 2, 32), (45, 2, 64), (301, 3, 64)] {
             let d = h * dh;
             let qkv: Vec<f32> = (0..t * 3 * d).map(|i| ((i * 7919) % 23) as f32 / 11.0 - 1.0).collect();
             let got = window_attention(&qkv, t, h, dh);
@@ -1365,6 +1412,26 @@ mod tests {
             assert!(got == want || (got - want).abs() <= 4e-6 * want.abs().max(1.0), "len {len}: {got} vs {want}");
         }
         assert_eq!(log_sum_exp(&[f32::NEG_INFINITY; 9]), f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn softmax_rows_are_the_row_softmax_bit_for_bit() {
+        // Rows with tails of every kind past the 16- and 8-wide steps, one below -1000, one
+        // with a masked score: the same bits as `softmax` row by row, so no text moves.
+        for t in [1, 7, 8, 9, 15, 16, 17, 24, 25, 1500] {
+            let rows = 3;
+            let mut got: Vec<f32> = (0..rows * t).map(|i| ((i * 7919) % 97) as f32 / 7.0 - 6.0).collect();
+            got[t..2 * t].iter_mut().for_each(|v| *v -= 1000.0);
+            if t > 1 {
+                got[2 * t] = f32::NEG_INFINITY;
+            }
+            let mut want = got.clone();
+            want.chunks_exact_mut(t).for_each(softmax);
+            softmax_rows(&mut got, rows, t);
+            for (j, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g.to_bits(), w.to_bits(), "t {t} value {j}: {g} vs {w}");
+            }
+        }
     }
 
     #[test]

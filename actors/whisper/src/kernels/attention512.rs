@@ -7,7 +7,7 @@
 //! registers per dimension and does 16 multiply-adds with them; the values stay `[t][64]`, so
 //! a tile of up to 6 queries reads a value row as four registers and does 24. Both products
 //! stream each head's keys and values once per tile of queries, which for the decoder is
-//! once per step.
+//! once per step. Between them, the softmax of the score rows runs sixteen lanes a step.
 
 use std::arch::x86_64::*;
 
@@ -161,4 +161,88 @@ unsafe fn values_tile<const R: usize>(p: &[f32], r0: usize, values: &[f32], t: u
 
 fn mask(lanes: usize) -> __mmask16 {
     ((1u32 << lanes) - 1) as __mmask16
+}
+
+/// Softmax of `rows` rows of `t` scores in place, sixteen lanes a step, with exactly the values
+/// of `kernels`'s AVX2 softmax row by row: the same `exp`, and its sum added in the same
+/// order (blocks of eight into one register of eight, the last `t % 8` one by one), so the
+/// text decoded does not move.
+///
+/// # Safety
+/// The CPU has AVX-512 F.
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn softmax_rows(s: &mut [f32], rows: usize, t: usize) {
+    assert!(s.len() >= rows * t, "softmax sizes");
+    let (full8, full16) = (t / 8 * 8, t / 16 * 16);
+    let rest = mask(t - full16);
+    for row in s.chunks_exact_mut(t).take(rows) {
+        let p = row.as_mut_ptr();
+        // SAFETY: every load and store is of lanes `j..j + 16 ≤ full16` or the masked lanes
+        // `full16..t` of this row.
+        let sum = unsafe {
+            let mut mv = _mm512_mask_loadu_ps(_mm512_set1_ps(f32::NEG_INFINITY), rest, p.add(full16));
+            for j in (0..full16).step_by(16) {
+                mv = _mm512_max_ps(mv, _mm512_loadu_ps(p.add(j)));
+            }
+            let mx = _mm512_set1_ps(_mm512_reduce_max_ps(mv));
+            let mut sv = _mm256_setzero_ps();
+            for j in (0..full16).step_by(16) {
+                let e = exp16(_mm512_sub_ps(_mm512_loadu_ps(p.add(j)), mx));
+                _mm512_storeu_ps(p.add(j), e);
+                sv = _mm256_add_ps(sv, low8(e));
+                sv = _mm256_add_ps(sv, high8(e));
+            }
+            let e = exp16(_mm512_sub_ps(_mm512_mask_loadu_ps(mx, rest, p.add(full16)), mx));
+            _mm512_mask_storeu_ps(p.add(full16), rest, e);
+            if full8 > full16 {
+                sv = _mm256_add_ps(sv, low8(e));
+            }
+            super::avx2::hsum(sv) + row[full8..].iter().sum::<f32>()
+        };
+        let inv = 1.0 / sum;
+        let iv = _mm512_set1_ps(inv);
+        for j in (0..full16).step_by(16) {
+            // SAFETY: lanes `j..j + 16 ≤ full16` of this row.
+            unsafe { _mm512_storeu_ps(p.add(j), _mm512_mul_ps(_mm512_loadu_ps(p.add(j)), iv)) };
+        }
+        row[full16..].iter_mut().for_each(|v| *v *= inv);
+    }
+}
+
+/// Lanes 0–7 of a register.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn low8(v: __m512) -> __m256 {
+    _mm512_castps512_ps256(v)
+}
+
+/// Lanes 8–15 of a register.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn high8(v: __m512) -> __m256 {
+    _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v)))
+}
+
+/// `exp` of sixteen lanes, the same steps as the AVX2 `exp8` of `kernels` (Cephes `expf`),
+/// so both give the same values.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn exp16(x: __m512) -> __m512 {
+    let x = _mm512_min_ps(x, _mm512_set1_ps(88.0));
+    let x = _mm512_max_ps(x, _mm512_set1_ps(-87.336_55));
+    let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm512_mul_ps(
+        x,
+        _mm512_set1_ps(std::f32::consts::LOG2_E),
+    ));
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693_359_4), x);
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.121_944_4e-4), r);
+    let mut y = _mm512_set1_ps(1.987_569_1e-4);
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.398_199_9e-3));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.333_452e-3));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.166_579_6e-2));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.666_666_5e-1));
+    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5e-1));
+    y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0)));
+    let e = _mm512_slli_epi32::<23>(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)));
+    _mm512_mul_ps(y, _mm512_castsi512_ps(e))
 }

@@ -1131,8 +1131,9 @@ enum LanguagePlan {
 /// the VAD heard speech in it; shorter ones are pauses and the spans' padding.
 const UNDECODED_MIN_S: f64 = 1.0;
 /// How much speech (by the VAD, seconds) a wordless stretch inside a decoded window must hold
-/// to be decoded again on its own.
-const SKIPPED_SPEECH_MIN_S: f64 = 0.5;
+/// to be decoded again on its own. Half a second decoded CHILDES's babble again into invented
+/// sentences; a second gave lower WER on every measure (README, 2026-11-27).
+const SKIPPED_SPEECH_MIN_S: f64 = 1.0;
 /// How much speech (by the VAD, seconds) the rest of a window after its decoding ended must
 /// hold to be decoded: less is the tail of the last word and the span's padding, and decoded
 /// on its own it gives an invented word (Gettysburg's last chunk: 0.16 s, "You").

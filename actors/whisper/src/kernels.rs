@@ -572,20 +572,17 @@ mod avx2 {
     #[target_feature(enable = "avx2,fma")]
     #[inline]
     pub fn exp8(x: __m256) -> __m256 {
-        let x = _mm256_min_ps(x, _mm256_set1_ps(88.0));
-        let x = _mm256_max_ps(x, _mm256_set1_ps(-87.336_55));
+        use super::expf::*;
+        let x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(MAX)), _mm256_set1_ps(MIN));
         let n = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(
             x,
             _mm256_set1_ps(std::f32::consts::LOG2_E),
         ));
-        let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693_359_4), x);
-        let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.121_944_4e-4), r);
-        let mut y = _mm256_set1_ps(1.987_569_1e-4);
-        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.398_199_9e-3));
-        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.333_452e-3));
-        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.166_579_6e-2));
-        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.666_666_5e-1));
-        y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5e-1));
+        let r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), x));
+        let mut y = _mm256_set1_ps(POLY[0]);
+        for c in &POLY[1..] {
+            y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(*c));
+        }
         y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0)));
         let e = _mm256_slli_epi32::<23>(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)));
         _mm256_mul_ps(y, _mm256_castsi256_ps(e))
@@ -806,6 +803,18 @@ fn softmax_scalar(row: &mut [f32]) {
     }
     let inv = 1.0 / sum;
     row.iter_mut().for_each(|v| *v *= inv);
+}
+
+/// Cephes `expf`'s constants, shared by the 8- and 16-lane `exp` (`avx2::exp8`,
+/// `attention512::exp16`) so both give the same values: the clamp, ln 2 in two parts for the
+/// range reduction, and the polynomial's coefficients from the highest degree down.
+#[cfg(target_arch = "x86_64")]
+mod expf {
+    pub const MAX: f32 = 88.0;
+    pub const MIN: f32 = -87.336_55;
+    pub const LN2_HI: f32 = 0.693_359_4;
+    pub const LN2_LO: f32 = -2.121_944_4e-4;
+    pub const POLY: [f32; 6] = [1.987_569_1e-4, 1.398_199_9e-3, 8.333_452e-3, 4.166_579_6e-2, 1.666_666_5e-1, 5e-1];
 }
 
 /// Query rows per attention task: their score rows (× 1500 positions) stay in L2.

@@ -223,25 +223,22 @@ fn high8(v: __m512) -> __m256 {
     _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v)))
 }
 
-/// `exp` of sixteen lanes, the same steps as the AVX2 `exp8` of `kernels` (Cephes `expf`),
-/// so both give the same values.
+/// `exp` of sixteen lanes: the steps and constants (`kernels::expf`) of the AVX2 `exp8`, so
+/// both give the same values.
 #[target_feature(enable = "avx512f")]
 #[inline]
 fn exp16(x: __m512) -> __m512 {
-    let x = _mm512_min_ps(x, _mm512_set1_ps(88.0));
-    let x = _mm512_max_ps(x, _mm512_set1_ps(-87.336_55));
+    use super::expf::*;
+    let x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(MAX)), _mm512_set1_ps(MIN));
     let n = _mm512_roundscale_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm512_mul_ps(
         x,
         _mm512_set1_ps(std::f32::consts::LOG2_E),
     ));
-    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693_359_4), x);
-    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.121_944_4e-4), r);
-    let mut y = _mm512_set1_ps(1.987_569_1e-4);
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.398_199_9e-3));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.333_452e-3));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.166_579_6e-2));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.666_666_5e-1));
-    y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5e-1));
+    let r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x));
+    let mut y = _mm512_set1_ps(POLY[0]);
+    for c in &POLY[1..] {
+        y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(*c));
+    }
     y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0)));
     let e = _mm512_slli_epi32::<23>(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)));
     _mm512_mul_ps(y, _mm512_castsi512_ps(e))

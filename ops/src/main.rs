@@ -6,7 +6,6 @@ mod admin;
 mod cli;
 mod config;
 mod data_dir;
-mod malloc_arenas;
 mod serve;
 
 use std::path::PathBuf;
@@ -105,7 +104,7 @@ enum BalanceCommand {
 }
 
 fn main() -> ExitCode {
-    malloc_arenas::use_one_arena();
+    scribe_whisper::malloc::configure();
     let cli = Cli::parse();
     // Everything written to the data directory (by serve or by the operator's tools) is
     // owner-only: the event log holds callback signing secrets.

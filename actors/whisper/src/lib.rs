@@ -16,6 +16,7 @@ pub mod engine;
 pub mod int8_gemm;
 pub mod kernels;
 pub mod languages;
+pub mod malloc;
 pub mod mel;
 pub mod model;
 pub mod profile;

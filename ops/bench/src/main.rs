@@ -59,6 +59,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The allocator settings of the `scribe` binary, so the engine is measured as it runs there.
+    scribe_whisper::malloc::configure();
     let result = match Cli::parse().command {
         Command::Asr(args) => asr::run(args),
         Command::Diarization(args) => diarization::run(args),

@@ -38,7 +38,9 @@ struct Row {
     wall_s: f64,
     wer_long: f64,
     wer_clips: f64,
-    empty_regions: usize,
+    /// The VAD regions (seconds) left without a word, and the words (start, end).
+    empty_regions: Vec<Range<f64>>,
+    words: Vec<(f64, f64)>,
     empty_clips: usize,
     /// Ours only: the share of the limits, and the stage timings of the long run.
     ours: Option<(Share, Vec<StageTime>)>,
@@ -95,7 +97,8 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                         wer_long: scoring.long(&long.text)?,
                         wer_clips: scoring.clips(&by_clip)?,
                         empty_regions: empty(regions, &long.words),
-                        empty_clips: empty(&rec.clip_spans(), &long.words),
+                        empty_clips: empty(&rec.clip_spans(), &long.words).len(),
+                        words: long.words,
                         ours: Some((share, long.stages)),
                     });
                 }
@@ -125,7 +128,8 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                     wer_long: scoring.long(&long.text)?,
                     wer_clips: scoring.clips(&by_clip)?,
                     empty_regions: empty(regions.as_deref().unwrap_or_default(), &long.words),
-                    empty_clips: empty(&rec.clip_spans(), &long.words),
+                    empty_clips: empty(&rec.clip_spans(), &long.words).len(),
+                    words: long.words.clone(),
                     ours: None,
                 });
             }
@@ -141,9 +145,40 @@ fn region_params() -> VadParams {
     VadParams { min_silence_ms: 160, max_speech_s: 30.0, ..VadParams::default() }
 }
 
-/// How many of `spans` (seconds) hold no word of `words` (a word counts where it overlaps).
-fn empty(spans: &[Range<f64>], words: &[(f64, f64)]) -> usize {
-    spans.iter().filter(|r| !words.iter().any(|&(s, e)| e > r.start && s < r.end)).count()
+/// The `spans` (seconds) that hold no word of `words` (a word counts where it overlaps).
+fn empty(spans: &[Range<f64>], words: &[(f64, f64)]) -> Vec<Range<f64>> {
+    spans.iter().filter(|r| !words.iter().any(|&(s, e)| e > r.start && s < r.end)).cloned().collect()
+}
+
+/// Which clip each of `regions` lies in (by its middle), counted per clip file, most first,
+/// with how far the words nearest to those regions are: "en_childes….wav ×6 (nearest word
+/// 0.00–4.31 s away)". A word a few hundredths of a second away is a word timing that ends
+/// or starts just short of the region's speech; seconds away, speech without text.
+fn by_clip(rec: &LongRecording, regions: &[Range<f64>], words: &[(f64, f64)]) -> String {
+    let spans = rec.clip_spans();
+    let mut found: Vec<(String, Vec<f64>)> = Vec::new();
+    for r in regions {
+        let middle = (r.start + r.end) / 2.0;
+        let name = spans
+            .iter()
+            .zip(&rec.clips)
+            .find(|(s, _)| s.contains(&middle))
+            .map_or("a pause", |(_, c)| c.file.rsplit('/').next().unwrap_or(&c.file));
+        let nearest = words.iter().map(|&(s, e)| (s - r.end).max(r.start - e).max(0.0)).fold(f64::INFINITY, f64::min);
+        match found.iter_mut().find(|(n, _)| n == name) {
+            Some((_, d)) => d.push(nearest),
+            None => found.push((name.to_string(), vec![nearest])),
+        }
+    }
+    found.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(&b.0)));
+    found
+        .iter()
+        .map(|(name, d)| {
+            let (lo, hi) = d.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            format!("{name} ×{} (nearest word {lo:.2}–{hi:.2} s away)", d.len())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 trait ClipSpans {
@@ -221,7 +256,7 @@ fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchA
             r.wer_long,
             r.wer_clips,
             r.wer_long - r.wer_clips,
-            r.empty_regions,
+            r.empty_regions.len(),
             r.empty_clips
         );
         println!("{line}");
@@ -251,9 +286,13 @@ fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchA
             "  {:<32} {speed}; {bound}; {delta:+.2} points against the clips one by one (goal ≤ {JOINED_MARGIN}: {}); {} VAD regions without words (goal 0: {})",
             r.label,
             goal(delta <= JOINED_MARGIN),
-            r.empty_regions,
-            goal(r.empty_regions == 0)
+            r.empty_regions.len(),
+            goal(r.empty_regions.is_empty())
         );
+    }
+    println!("where the VAD regions without words are (the clip holding each one's middle):");
+    for r in rows.iter().filter(|r| !r.empty_regions.is_empty()) {
+        println!("  {:<32} {}", r.label, by_clip(rec, &r.empty_regions, &r.words));
     }
     println!("where our time goes (long recording):");
     for r in rows {

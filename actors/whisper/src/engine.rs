@@ -47,18 +47,16 @@ pub struct EngineConfig {
     pub compute_type: ComputeType,
 }
 
-/// The type the decoder's weights (its linear layers and the logits projection) are kept in,
-/// converted at load time from whatever model.bin stores, as CTranslate2's `compute_type`:
-/// a float16 or float32 file runs in int8 (quantized per row, CTranslate2's scheme), an int8
-/// file in float32 (dequantized). Activations are f32 in every type, and the encoder, a true
-/// GEMM, always runs in f32 (see [`crate::model`]).
+/// The type the weights are kept in, converted at load time from whatever model.bin stores,
+/// as CTranslate2's `compute_type`: a float16 or float32 file runs in int8 (quantized per row,
+/// CTranslate2's scheme), an int8 file in float32 (dequantized). The decoder's activations
+/// are f32 in every type. Under int8 the encoder's linear layers also run in int8 (each input
+/// row quantized on the fly, [`crate::int8_gemm`]) where the CPU has AVX-512 VNNI, and in f32
+/// elsewhere; under float32 and float16 the encoder computes in f32 (see [`crate::model`]).
 ///
-/// `Default` is int8, the fastest at equal WER on the corpus (quiet runs of `scribe-bench
-/// asr`, 2026-11-26): on the short clips base took 17.1 s in int8 against 17.3 s in float16 at
-/// WER 19.0 % against 21.7 %, and tiny.en 15.7 s against 15.9 s at 27.2 % against 26.4 %; on a
-/// 10-minute recording (batched) base took 105 s against 140 s at 33.3 % against 33.2 %,
-/// tiny.en 54 s against 57 s at 32.9 % against 34.5 %. int8 reads about half of float16's
-/// weight bytes per decoder step (its logits stay 16-bit, see [`crate::model`]).
+/// `Default` is int8, the fastest, and on the corpus no less accurate than float32 (the
+/// README's model section has the measurements per compute type). int8 reads about half of
+/// float16's weight bytes per decoder step (its logits stay 16-bit, see [`crate::model`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ComputeType {

@@ -321,3 +321,33 @@ fn short_label(label: &str) -> String {
     }
     label.replace("faster-whisper ", "fw ").replace("float32", "f32").replace("float16", "f16")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scribe_bench::long_recording::Placed;
+
+    #[test]
+    fn regions_without_words_are_told_by_clip_with_their_nearest_word() {
+        // given two clips of 1 s, at 0 s and at 2 s, and one word in the first
+        let second = SAMPLE_RATE as usize;
+        let clip = |file: &str, start: usize| Placed { file: file.into(), start, len: second };
+        let rec = LongRecording {
+            path: PathBuf::new(),
+            samples: 3 * second,
+            reference: String::new(),
+            clips: vec![clip("audio/a.wav", 0), clip("audio/b.wav", 2 * second)],
+        };
+        let words = [(0.1, 0.4)];
+        // when the regions are checked for words
+        let regions = [0.0..0.5, 0.45..0.9, 1.2..1.6, 2.1..2.9];
+        let wordless = empty(&regions, &words);
+        // then the word's own region is not among them, and the others are told apart
+        assert_eq!(wordless, vec![0.45..0.9, 1.2..1.6, 2.1..2.9]);
+        assert_eq!(
+            by_clip(&rec, &wordless, &words),
+            "a pause ×1 (nearest word 0.80–0.80 s away), a.wav ×1 (nearest word 0.05–0.05 s away), \
+             b.wav ×1 (nearest word 1.70–1.70 s away)"
+        );
+    }
+}

@@ -82,6 +82,11 @@ pub fn int8_scale(amax: f32) -> f32 {
     127.0 / amax
 }
 
+thread_local! {
+    /// A rayon thread's dot products for [`Matrix::forward`], kept from call to call.
+    static DOTS: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Weight rows per rayon task: enough work to pay for the task, enough tasks for every thread.
 fn rows_per_task(out: usize, inp: usize, m: usize) -> usize {
     let threads = rayon::current_num_threads().max(1);
@@ -146,30 +151,34 @@ impl Matrix {
     pub fn forward(&self, x: &[f32], m: usize) -> Vec<f32> {
         let (n, k) = (self.out, self.inp);
         assert_eq!(x.len(), m * k, "input size");
-        // Computed transposed, `[out, m]`, so each task writes one contiguous piece.
-        let mut yt = vec![0.0f32; n * m];
-        let rows = rows_per_task(n, k, m);
-        yt.par_chunks_mut(rows * m).enumerate().for_each(|(i, out)| {
-            let r0 = i * rows;
-            let r1 = r0 + out.len() / m;
-            match &self.w {
-                Weights::F16(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, out, (m, 1)),
-                Weights::F32(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, out, (m, 1)),
-                Weights::I8 { q, .. } => dot_rows(&q[r0 * k..r1 * k], x, m, k, out, (m, 1)),
-            }
-        });
         let row_scale = match &self.w {
             Weights::I8 { row_scale, .. } => Some(row_scale),
             _ => None,
         };
         let mut y = vec![0.0f32; m * n];
-        for (r, col) in yt.chunks_exact(m).enumerate() {
-            let b = self.bias.as_ref().map_or(0.0, |b| b[r]);
-            let s = row_scale.map_or(1.0, |s| s[r]);
-            for (i, v) in col.iter().enumerate() {
-                y[i * n + r] = v * s + b;
-            }
-        }
+        let result = SharedResult::of(&mut y);
+        let rows = rows_per_task(n, k, m);
+        (0..n.div_ceil(rows)).into_par_iter().for_each(|task| {
+            let (r0, r1) = (task * rows, ((task + 1) * rows).min(n));
+            DOTS.with_borrow_mut(|dots| {
+                // Computed transposed, `[rows, m]`, then scaled into the task's columns of `y`.
+                dots.resize((r1 - r0) * m, 0.0);
+                match &self.w {
+                    Weights::F16(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, dots, (m, 1)),
+                    Weights::F32(w) => dot_rows(&w[r0 * k..r1 * k], x, m, k, dots, (m, 1)),
+                    Weights::I8 { q, .. } => dot_rows(&q[r0 * k..r1 * k], x, m, k, dots, (m, 1)),
+                }
+                for (r, col) in (r0..r1).zip(dots.chunks_exact(m)) {
+                    let b = self.bias.as_ref().map_or(0.0, |b| b[r]);
+                    let s = row_scale.map_or(1.0, |s| s[r]);
+                    for (i, v) in col.iter().enumerate() {
+                        // SAFETY: column `r` of `y` belongs to this task's rows `r0..r1` alone,
+                        // and no slice of `y` is alive during the loop.
+                        unsafe { result.put(i * n + r, v * s + b) };
+                    }
+                }
+            });
+        });
         y
     }
 }
@@ -1023,7 +1032,7 @@ impl AttentionKv {
     pub fn attend(&self, q: &[f32], ldq: usize, n: usize) -> Vec<f32> {
         let (t, dh, d) = (self.t, self.dh, self.h * self.dh);
         let mut merged = vec![0.0f32; n * d];
-        let out = HeadColumns { base: merged.as_mut_ptr(), len: merged.len() };
+        let out = SharedResult::of(&mut merged);
         let blocks = n.div_ceil(QUERY_BLOCK);
         (0..self.h * blocks).into_par_iter().for_each(|task| {
             let (head, i0) = (task / blocks, task % blocks * QUERY_BLOCK);
@@ -1045,30 +1054,45 @@ impl AttentionKv {
     }
 }
 
-/// The result of [`AttentionKv::attend`] as its tasks share it: each writes the `dh` columns
-/// of its head in its block of rows, which no other task touches.
+/// A result its parallel tasks share, each writing elements no other task touches: in
+/// [`AttentionKv::attend`] the `dh` columns of a task's head in its block of rows, in
+/// [`Matrix::forward`] the columns of a task's weight rows.
 #[derive(Clone, Copy)]
-struct HeadColumns {
+struct SharedResult {
     base: *mut f32,
     len: usize,
 }
 
-// SAFETY: the tasks holding a copy write disjoint elements (see `slice`), and the buffer
-// outlives them (`attend` returns it after the parallel loop ends).
-unsafe impl Send for HeadColumns {}
+// SAFETY: the tasks holding a copy write disjoint elements (see `slice` and `put`), and the
+// buffer outlives them (its owner returns it after the parallel loop ends).
+unsafe impl Send for SharedResult {}
 // SAFETY: as for `Send`; no element is read through this handle.
-unsafe impl Sync for HeadColumns {}
+unsafe impl Sync for SharedResult {}
 
-impl HeadColumns {
+impl SharedResult {
+    fn of(result: &mut [f32]) -> SharedResult {
+        SharedResult { base: result.as_mut_ptr(), len: result.len() }
+    }
+
     /// The `len` elements from `start`.
     ///
     /// # Safety
-    /// No other live slice overlaps them.
+    /// No other task writes them, and no other live slice overlaps them.
     #[allow(clippy::mut_from_ref)]
     unsafe fn slice(&self, start: usize, len: usize) -> &mut [f32] {
-        assert!(start + len <= self.len, "head columns out of the result");
+        assert!(start + len <= self.len, "a task's part out of the result");
         // SAFETY: in bounds (checked above); exclusive by the caller's promise.
         unsafe { std::slice::from_raw_parts_mut(self.base.add(start), len) }
+    }
+
+    /// Writes `value` at `index`.
+    ///
+    /// # Safety
+    /// No other task writes that element, and no live slice covers it.
+    unsafe fn put(&self, index: usize, value: f32) {
+        assert!(index < self.len, "a task's element out of the result");
+        // SAFETY: in bounds (checked above); exclusive by the caller's promise.
+        unsafe { self.base.add(index).write(value) }
     }
 }
 
@@ -1132,6 +1156,27 @@ mod tests {
                     assert!((g - e).abs() < 1e-4, "m={m}: {g} vs {e}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_product_split_among_tasks_is_the_kernels_row_by_row_bit_for_bit() {
+        // given enough weight rows for several tasks, with scales and a bias
+        let (n, k) = (3001, 72);
+        let w: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 201) as f32 / 37.0 - 2.7).collect();
+        let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.001 - 0.5).collect();
+        let matrix = Matrix::quantize(&w, n, k, Some(b.clone()));
+        let Weights::I8 { q, row_scale } = &matrix.w else { panic!("not int8") };
+        for m in [1, 5, 15] {
+            assert!(n.div_ceil(rows_per_task(n, k, m)) > 1, "m={m}: one task only");
+            let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
+            // when it is computed by the tasks
+            let got = matrix.forward(&x, m);
+            // then each value is the kernel's dot product of its rows, scaled, plus the bias
+            let mut want = vec![0.0; n * m];
+            dot_rows(q, &x, m, k, &mut want, (1, n));
+            want.iter_mut().enumerate().for_each(|(i, v)| *v = *v * row_scale[i % n] + b[i % n]);
+            assert!(got.iter().zip(&want).all(|(g, e)| g.to_bits() == e.to_bits()), "m={m}");
         }
     }
 

@@ -27,9 +27,9 @@
 //! or `GLIBC_TUNABLES` keeps their own choice.
 
 /// Buffers up to this size come from the heap (glibc's ceiling for its dynamic threshold).
-pub const MMAP_THRESHOLD: usize = 32 << 20;
+const MMAP_THRESHOLD: usize = 32 << 20;
 /// Free heap kept at the top before it is given back to the kernel.
-pub const TRIM_THRESHOLD: usize = 512 << 20;
+const TRIM_THRESHOLD: usize = 512 << 20;
 
 /// Applies the settings above, each unless the operator's environment sets it. Call it first
 /// thing in `main`, before any thread starts.

@@ -38,10 +38,7 @@ struct Row {
     wall_s: f64,
     wer_long: f64,
     wer_clips: f64,
-    /// The VAD regions (seconds) left without a word, and the words (start, end).
-    empty_regions: Vec<Range<f64>>,
-    words: Vec<(f64, f64)>,
-    empty_clips: usize,
+    wordless: Wordless,
     /// Ours only: the share of the limits, and the stage timings of the long run.
     ours: Option<(Share, Vec<StageTime>)>,
 }
@@ -96,9 +93,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                         wall_s: long.wall_s,
                         wer_long: scoring.long(&long.text)?,
                         wer_clips: scoring.clips(&by_clip)?,
-                        empty_regions: empty(regions, &long.words),
-                        empty_clips: empty(&rec.clip_spans(), &long.words).len(),
-                        words: long.words,
+                        wordless: Wordless::of(&rec, regions, &long.words),
                         ours: Some((share, long.stages)),
                     });
                 }
@@ -127,9 +122,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                     wall_s: long.wall_s,
                     wer_long: scoring.long(&long.text)?,
                     wer_clips: scoring.clips(&by_clip)?,
-                    empty_regions: empty(regions.as_deref().unwrap_or_default(), &long.words),
-                    empty_clips: empty(&rec.clip_spans(), &long.words).len(),
-                    words: long.words.clone(),
+                    wordless: Wordless::of(&rec, regions.as_deref().unwrap_or_default(), &long.words),
                     ours: None,
                 });
             }
@@ -143,6 +136,27 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
 /// faster-whisper's batched pipeline's chunking: 160 ms of silence ends a region, at most 30 s.
 fn region_params() -> VadParams {
     VadParams { min_silence_ms: 160, max_speech_s: 30.0, ..VadParams::default() }
+}
+
+/// The speech a run left without words.
+struct Wordless {
+    /// VAD regions without a word, and where they are ([`by_clip`]).
+    regions: usize,
+    regions_by_clip: String,
+    /// Clips without a word.
+    clips: usize,
+}
+
+impl Wordless {
+    /// For a run whose words (start, end in seconds) are `words`, against the VAD `regions`.
+    fn of(rec: &LongRecording, regions: &[Range<f64>], words: &[(f64, f64)]) -> Wordless {
+        let empty_regions = empty(regions, words);
+        Wordless {
+            regions: empty_regions.len(),
+            regions_by_clip: by_clip(rec, &empty_regions, words),
+            clips: empty(&rec.clip_spans(), words).len(),
+        }
+    }
 }
 
 /// The `spans` (seconds) that hold no word of `words` (a word counts where it overlaps).
@@ -256,8 +270,8 @@ fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchA
             r.wer_long,
             r.wer_clips,
             r.wer_long - r.wer_clips,
-            r.empty_regions.len(),
-            r.empty_clips
+            r.wordless.regions,
+            r.wordless.clips
         );
         println!("{line}");
     }
@@ -286,13 +300,13 @@ fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchA
             "  {:<32} {speed}; {bound}; {delta:+.2} points against the clips one by one (goal ≤ {JOINED_MARGIN}: {}); {} VAD regions without words (goal 0: {})",
             r.label,
             goal(delta <= JOINED_MARGIN),
-            r.empty_regions.len(),
-            goal(r.empty_regions.is_empty())
+            r.wordless.regions,
+            goal(r.wordless.regions == 0)
         );
     }
     println!("where the VAD regions without words are (the clip holding each one's middle):");
-    for r in rows.iter().filter(|r| !r.empty_regions.is_empty()) {
-        println!("  {:<32} {}", r.label, by_clip(rec, &r.empty_regions, &r.words));
+    for r in rows.iter().filter(|r| r.wordless.regions > 0) {
+        println!("  {:<32} {}", r.label, r.wordless.regions_by_clip);
     }
     println!("where our time goes (long recording):");
     for r in rows {

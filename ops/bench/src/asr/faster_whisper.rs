@@ -1,6 +1,7 @@
 //! faster-whisper's side of `scribe-bench asr`, run by the project venv's Python: `WhisperModel`
 //! (sequential) or `BatchedInferencePipeline` at a compute type, loaded untimed and warmed up on
-//! one file, then each file timed, with its text and word times.
+//! one file, then each file timed, with its text, word times and the time of its CTranslate2
+//! calls (encoder, beam search, word alignment), to set beside where our time goes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,6 +14,24 @@ import json, sys, time
 from faster_whisper import WhisperModel, BatchedInferencePipeline
 cfg = json.loads(sys.argv[1])
 model = WhisperModel(cfg["model_dir"], device="cpu", compute_type=cfg["compute_type"], cpu_threads=cfg["threads"], num_workers=1)
+class Timed:
+    """The CTranslate2 model, with its encode, generate and align calls timed."""
+    def __init__(self, inner):
+        self.inner, self.stages = inner, {}
+    def __getattr__(self, name):
+        attr = getattr(self.inner, name)
+        if name not in ("encode", "generate", "align"):
+            return attr
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            out = attr(*args, **kwargs)
+            stage = self.stages.setdefault(name, [0.0, 0, 0])
+            stage[0] += time.perf_counter() - start
+            stage[1] += 1
+            stage[2] += args[0].shape[0] if args and hasattr(args[0], "shape") else 0
+            return out
+        return timed
+model.model = Timed(model.model)
 batched = cfg["batch_size"] > 0
 pipeline = BatchedInferencePipeline(model) if batched else model
 def run(path):
@@ -28,9 +47,11 @@ def run(path):
     return text, words
 run(cfg["warmup"])
 for path in cfg["files"]:
+    model.model.stages = {}
     start = time.perf_counter()
     text, words = run(path)
-    print(json.dumps({"file": path, "wall_s": time.perf_counter() - start, "text": text, "words": words}), flush=True)
+    wall_s = time.perf_counter() - start
+    print(json.dumps({"file": path, "wall_s": wall_s, "text": text, "words": words, "stages": model.model.stages}), flush=True)
 "#;
 
 /// One faster-whisper configuration.
@@ -55,6 +76,28 @@ pub struct FwDecoded {
     pub wall_s: f64,
     pub text: String,
     pub words: Vec<(f64, f64)>,
+    /// Its CTranslate2 calls: `encode`, `generate` and `align`, in that order, those made.
+    pub stages: Vec<FwStage>,
+}
+
+/// The time of one kind of CTranslate2 call while a file was transcribed.
+pub struct FwStage {
+    pub name: &'static str,
+    pub seconds: f64,
+    pub calls: u64,
+    /// The batch rows of those calls: windows encoded, windows decoded or aligned.
+    pub rows: u64,
+}
+
+impl FwStage {
+    /// "encode 9.6 s/3 (18 windows, 0.53 s a window)".
+    pub fn describe(&self) -> String {
+        let head = format!("{} {:.1} s/{}", self.name, self.seconds, self.calls);
+        match self.rows {
+            0 => head,
+            n => format!("{head} ({n} windows, {:.2} s a window)", self.seconds / n as f64),
+        }
+    }
 }
 
 /// Everything `run` needs besides the files.
@@ -95,15 +138,41 @@ impl FwRun<'_> {
                 .as_array()
                 .map(|ws| ws.iter().map(|w| (w[0].as_f64().unwrap_or(0.0), w[1].as_f64().unwrap_or(0.0))).collect())
                 .unwrap_or_default();
+            let stages = ["encode", "generate", "align"]
+                .into_iter()
+                .filter_map(|name| {
+                    let s = v["stages"][name].as_array()?;
+                    Some(FwStage {
+                        name,
+                        seconds: s.first()?.as_f64()?,
+                        calls: s.get(1)?.as_u64()?,
+                        rows: s.get(2)?.as_u64()?,
+                    })
+                })
+                .collect();
             decoded.push(FwDecoded {
                 wall_s: v["wall_s"].as_f64().unwrap_or(0.0),
                 text: v["text"].as_str().unwrap_or_default().to_string(),
                 words,
+                stages,
             });
         }
         if decoded.len() != files.len() {
             bail!("{} returned {} of {} transcripts", setup.label(), decoded.len(), files.len());
         }
         Ok(decoded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stage_is_told_with_its_time_a_window() {
+        let encode = FwStage { name: "encode", seconds: 9.42, calls: 3, rows: 18 };
+        assert_eq!(encode.describe(), "encode 9.4 s/3 (18 windows, 0.52 s a window)");
+        let none = FwStage { name: "align", seconds: 0.0, calls: 0, rows: 0 };
+        assert_eq!(none.describe(), "align 0.0 s/0");
     }
 }

@@ -7,7 +7,8 @@
 //! beside the WER of the same clips decoded one by one (the clips' texts joined in the
 //! recording's order, against the same reference), and the speech the run left without words:
 //! VAD speech regions and clips with no word inside them. Then the goals next to what
-//! was reached.
+//! was reached, and where the time goes: our engine's stages, and faster-whisper's CTranslate2
+//! calls (windows encoded, decoded and aligned).
 //!
 //! The VAD regions are our engine's `speech_spans` with the chunking of faster-whisper's batched
 //! pipeline (160 ms of silence ends a region, at most 30 s), the same regions for every run:
@@ -41,6 +42,8 @@ struct Row {
     wordless: Wordless,
     /// Ours only: the share of the limits, and the stage timings of the long run.
     ours: Option<(Share, Vec<StageTime>)>,
+    /// faster-whisper only: its CTranslate2 calls on the long run, described.
+    anchor_stages: Option<String>,
 }
 
 pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
@@ -95,6 +98,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                         wer_clips: scoring.clips(&by_clip)?,
                         wordless: Wordless::of(&rec, regions, &long.words),
                         ours: Some((share, long.stages)),
+                        anchor_stages: None,
                     });
                 }
             }
@@ -124,6 +128,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                     wer_clips: scoring.clips(&by_clip)?,
                     wordless: Wordless::of(&rec, regions.as_deref().unwrap_or_default(), &long.words),
                     ours: None,
+                    anchor_stages: Some(long.stages.iter().map(|s| s.describe()).collect::<Vec<_>>().join(", ")),
                 });
             }
             let n_regions = regions.as_ref().map_or(0, Vec::len);
@@ -325,6 +330,12 @@ fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchA
             share.encoder_s,
             top.join(", ")
         );
+    }
+    println!("where faster-whisper's time goes (long recording, its CTranslate2 calls):");
+    for r in rows {
+        if let Some(stages) = &r.anchor_stages {
+            println!("  {:<32} {stages}", r.label);
+        }
     }
 }
 

@@ -40,6 +40,8 @@ struct Row {
     wer_long: f64,
     wer_clips: f64,
     wordless: Wordless,
+    /// VAD regions without words when the clips are decoded one by one ([`wordless_alone`]).
+    wordless_alone: usize,
     /// Ours only: the share of the limits, and the stage timings of the long run.
     ours: Option<(Share, Vec<StageTime>)>,
     /// faster-whisper only: its CTranslate2 calls on the long run, described.
@@ -69,6 +71,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
             let model_dir = setup.models_dir.join(model);
             let mut rows = Vec::new();
             let mut regions: Option<Vec<Range<f64>>> = None;
+            let mut clip_regions: HashMap<String, Vec<Range<f64>>> = HashMap::new();
             for ct in &args.our_compute_types {
                 let ours = match Ours::load(&model_dir, ct, args.threads) {
                     Ok(o) => o,
@@ -79,15 +82,20 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                 };
                 if regions.is_none() {
                     regions = Some(ours.engine.speech_spans(&rec.path, &region_params())?);
+                    for (clip, file) in clips.iter().zip(&clip_files) {
+                        clip_regions.insert(clip.file.clone(), ours.engine.speech_spans(file, &region_params())?);
+                    }
                 }
                 for batch_size in [1, 0] {
                     let our = OurSetup { compute_type: ct.clone(), batch_size: Some(batch_size) };
                     ours.transcribe(&setup.corpus.join(&warmup.file), &our, args.beam, !args.no_vad)?;
                     let long = ours.transcribe(&rec.path, &our, args.beam, !args.no_vad)?;
                     eprintln!("  {} {:.2} s: {}", our.label(), long.wall_s, long.text);
-                    let mut by_clip = HashMap::new();
+                    let (mut by_clip, mut words_by_clip) = (HashMap::new(), HashMap::new());
                     for (clip, file) in clips.iter().zip(&clip_files) {
-                        by_clip.insert(clip.file.clone(), ours.transcribe(file, &our, args.beam, !args.no_vad)?.text);
+                        let decoded = ours.transcribe(file, &our, args.beam, !args.no_vad)?;
+                        by_clip.insert(clip.file.clone(), decoded.text);
+                        words_by_clip.insert(clip.file.clone(), decoded.words);
                     }
                     let share = Share::of(ours.cost, &long.stages, &limits);
                     let regions = regions.as_deref().unwrap_or_default();
@@ -97,6 +105,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                         wer_long: scoring.long(&long.text)?,
                         wer_clips: scoring.clips(&by_clip)?,
                         wordless: Wordless::of(&rec, regions, &long.words),
+                        wordless_alone: wordless_alone(&rec, &clip_regions, &words_by_clip),
                         ours: Some((share, long.stages)),
                         anchor_stages: None,
                     });
@@ -121,12 +130,15 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                 eprintln!("  {} {:.2} s: {}", fw_setup.label(), long.wall_s, long.text);
                 let by_clip =
                     clips.iter().map(|c| c.file.clone()).zip(per_clip.iter().map(|d| d.text.clone())).collect();
+                let words_by_clip =
+                    clips.iter().map(|c| c.file.clone()).zip(per_clip.iter().map(|d| d.words.clone())).collect();
                 rows.push(Row {
                     label: fw_setup.label(),
                     wall_s: long.wall_s,
                     wer_long: scoring.long(&long.text)?,
                     wer_clips: scoring.clips(&by_clip)?,
                     wordless: Wordless::of(&rec, regions.as_deref().unwrap_or_default(), &long.words),
+                    wordless_alone: wordless_alone(&rec, &clip_regions, &words_by_clip),
                     ours: None,
                     anchor_stages: Some(long.stages.iter().map(|s| s.describe()).collect::<Vec<_>>().join(", ")),
                 });
@@ -162,6 +174,24 @@ impl Wordless {
             clips: empty(&rec.clip_spans(), words).len(),
         }
     }
+}
+
+/// The VAD regions left without words when the clips are decoded one by one: each clip's own
+/// regions (`regions`, by manifest path; the same chunking) that hold no word of its own
+/// transcript (`words`), counted at each place the clip has in the recording. What the
+/// recording's run leaves beyond that is speech the joining lost.
+fn wordless_alone(
+    rec: &LongRecording,
+    regions: &HashMap<String, Vec<Range<f64>>>,
+    words: &HashMap<String, Vec<(f64, f64)>>,
+) -> usize {
+    rec.clips
+        .iter()
+        .map(|p| {
+            let spans = regions.get(&p.file).map_or(&[][..], Vec::as_slice);
+            empty(spans, words.get(&p.file).map_or(&[][..], Vec::as_slice)).len()
+        })
+        .sum()
 }
 
 /// The `spans` (seconds) that hold no word of `words` (a word counts where it overlaps).
@@ -258,8 +288,8 @@ fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchA
         head += &format!("{:>10}", format!("×{}", short_label(l)));
     }
     head += &format!(
-        "{:>9}{:>10}{:>7}{:>10}{:>11}{:>9}{:>9}",
-        "WER long", "WER clips", "Δ", "empty VAD", "empty clip", "dec lim", "enc lim"
+        "{:>9}{:>10}{:>7}{:>10}{:>7}{:>11}{:>9}{:>9}",
+        "WER long", "WER clips", "Δ", "empty VAD", "alone", "empty clip", "dec lim", "enc lim"
     );
     println!("{head}");
     for r in rows {
@@ -271,17 +301,18 @@ fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchA
         let (dec, enc) =
             r.ours.as_ref().map_or(("-".into(), "-".into()), |(s, _)| (percent(s.decoder), percent(s.encoder)));
         line += &format!(
-            "{:>9.2}{:>10.2}{:>+7.2}{:>10}{:>11}{dec:>9}{enc:>9}",
+            "{:>9.2}{:>10.2}{:>+7.2}{:>10}{:>7}{:>11}{dec:>9}{enc:>9}",
             r.wer_long,
             r.wer_clips,
             r.wer_long - r.wer_clips,
             r.wordless.regions,
+            r.wordless_alone,
             r.wordless.clips
         );
         println!("{line}");
     }
     println!(
-        "(×anchor: its wall time ÷ ours; Δ: WER long − WER clips in points; dec/enc lim: share of the measured memory bandwidth / peak flops)"
+        "(×anchor: its wall time ÷ ours; Δ: WER long − WER clips in points; empty VAD: the recording's VAD regions without words; alone: the clips' own regions without words when decoded one by one, counted per place in the recording; dec/enc lim: share of the measured memory bandwidth / peak flops)"
     );
     println!("goals (long recording):");
     for r in rows.iter().filter(|r| r.ours.is_some()) {
@@ -374,5 +405,24 @@ mod tests {
             "a pause ×1 (nearest word 0.80–0.80 s away), a.wav ×1 (nearest word 0.05–0.05 s away), \
              b.wav ×1 (nearest word 1.70–1.70 s away)"
         );
+    }
+
+    #[test]
+    fn the_clips_alone_count_their_wordless_regions_at_each_place_in_the_recording() {
+        // given clip a placed twice and clip b once; a's decoding leaves one of its two
+        // regions without words, b's none
+        let second = SAMPLE_RATE as usize;
+        let clip = |file: &str, start: usize| Placed { file: file.into(), start, len: second };
+        let rec = LongRecording {
+            path: PathBuf::new(),
+            samples: 3 * second,
+            reference: String::new(),
+            clips: vec![clip("a.wav", 0), clip("b.wav", second), clip("a.wav", 2 * second)],
+        };
+        let regions =
+            HashMap::from([("a.wav".to_string(), vec![0.0..0.4, 0.6..0.9]), ("b.wav".to_string(), vec![0.1..0.8])]);
+        let words = HashMap::from([("a.wav".to_string(), vec![(0.1, 0.3)]), ("b.wav".to_string(), vec![(0.2, 0.5)])]);
+        // when they are counted, then a's wordless region counts at both of its places
+        assert_eq!(wordless_alone(&rec, &regions, &words), 2);
     }
 }

@@ -14,6 +14,7 @@
 //! share of this machine's limit it reaches ([`share`]), both limits measured in the same run.
 //! Word error rates come from the corpus's `score_wer.py`.
 
+mod errors_by_clip;
 mod faster_whisper;
 mod long;
 mod memory;

@@ -24,6 +24,7 @@ use scribe_whisper::audio::SAMPLE_RATE;
 use scribe_whisper::profile::StageTime;
 use scribe_whisper::vad::VadParams;
 
+use super::errors_by_clip;
 use super::faster_whisper::{FwRun, FwSetup};
 use super::ours::{OurSetup, Ours};
 use super::share::{Limits, Share, percent};
@@ -42,6 +43,8 @@ struct Row {
     wordless: Wordless,
     /// VAD regions without words when the clips are decoded one by one ([`wordless_alone`]).
     wordless_alone: usize,
+    /// Which clips' errors the joining changed ([`errors_by_clip::describe`]).
+    errors_by_clip: String,
     /// Ours only: the share of the limits, and the stage timings of the long run.
     ours: Option<(Share, Vec<StageTime>)>,
     /// faster-whisper only: its CTranslate2 calls on the long run, described.
@@ -65,7 +68,8 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
             args.beam,
             args.threads,
         );
-        let scoring = Scoring { setup, header: &header, name: &name, rec: &rec };
+        let references = clips.iter().map(|c| (c.file.clone(), c.transcript.clone())).collect();
+        let scoring = Scoring { setup, header: &header, name: &name, rec: &rec, references };
         let clip_files: Vec<PathBuf> = clips.iter().map(|c| setup.corpus.join(&c.file)).collect();
         for model in &args.models {
             let model_dir = setup.models_dir.join(model);
@@ -104,6 +108,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                         wall_s: long.wall_s,
                         wer_long: scoring.long(&long.text)?,
                         wer_clips: scoring.clips(&by_clip)?,
+                        errors_by_clip: scoring.errors_by_clip(&long.text, &by_clip)?,
                         wordless: Wordless::of(&rec, regions, &long.words),
                         wordless_alone: wordless_alone(&rec, &clip_regions, &words_by_clip),
                         ours: Some((share, long.stages)),
@@ -137,6 +142,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                     wall_s: long.wall_s,
                     wer_long: scoring.long(&long.text)?,
                     wer_clips: scoring.clips(&by_clip)?,
+                    errors_by_clip: scoring.errors_by_clip(&long.text, &by_clip)?,
                     wordless: Wordless::of(&rec, regions.as_deref().unwrap_or_default(), &long.words),
                     wordless_alone: wordless_alone(&rec, &clip_regions, &words_by_clip),
                     ours: None,
@@ -248,6 +254,8 @@ struct Scoring<'a> {
     header: &'a str,
     name: &'a str,
     rec: &'a LongRecording,
+    /// Each clip's reference, by manifest path.
+    references: HashMap<String, String>,
 }
 
 impl Scoring<'_> {
@@ -264,9 +272,26 @@ impl Scoring<'_> {
 
     /// The clips decoded one by one (`by_clip`: manifest path → text), joined in the recording's order.
     fn clips(&self, by_clip: &HashMap<String, String>) -> anyhow::Result<f64> {
-        let joined: Vec<&str> =
-            self.rec.clips.iter().map(|p| by_clip.get(&p.file).map_or("", |t| t.as_str())).collect();
-        self.long(&joined.join(" "))
+        self.long(&self.joined(by_clip))
+    }
+
+    fn joined(&self, by_clip: &HashMap<String, String>) -> String {
+        let texts: Vec<&str> = self.rec.clips.iter().map(|p| by_clip.get(&p.file).map_or("", |t| t.as_str())).collect();
+        texts.join(" ")
+    }
+
+    /// Which clips' word errors differ between the recording's `text` and the clips decoded
+    /// one by one (`by_clip`).
+    fn errors_by_clip(&self, text: &str, by_clip: &HashMap<String, String>) -> anyhow::Result<String> {
+        let reference: Vec<(&str, &str)> = self
+            .rec
+            .clips
+            .iter()
+            .map(|p| (p.file.as_str(), self.references.get(&p.file).map_or("", String::as_str)))
+            .collect();
+        let alone = self.joined(by_clip);
+        let counts = errors_by_clip::count(&self.setup.python, &self.setup.corpus, &reference, &[text, &alone])?;
+        Ok(errors_by_clip::describe(&counts[0], &counts[1]))
     }
 }
 
@@ -339,6 +364,12 @@ fn print_table(model: &str, rec: &LongRecording, n_regions: usize, args: &BenchA
             r.wordless.regions,
             goal(r.wordless.regions == 0)
         );
+    }
+    println!(
+        "where the recording's word errors differ from the clips one by one (errors in the recording − alone, by clip):"
+    );
+    for r in rows {
+        println!("  {:<32} {}", r.label, r.errors_by_clip);
     }
     println!("where the VAD regions without words are (the clip holding each one's middle):");
     for r in rows.iter().filter(|r| r.wordless.regions > 0) {

@@ -414,17 +414,24 @@ mod tests {
     use super::*;
     use scribe_bench::long_recording::Placed;
 
-    #[test]
-    fn regions_without_words_are_told_by_clip_with_their_nearest_word() {
-        // given two clips of 1 s, at 0 s and at 2 s, and one word in the first
+    /// A 3 s recording of 1 s clips, each given as its file and its start in seconds.
+    fn recording(clips: &[(&str, usize)]) -> LongRecording {
         let second = SAMPLE_RATE as usize;
-        let clip = |file: &str, start: usize| Placed { file: file.into(), start, len: second };
-        let rec = LongRecording {
+        LongRecording {
             path: PathBuf::new(),
             samples: 3 * second,
             reference: String::new(),
-            clips: vec![clip("audio/a.wav", 0), clip("audio/b.wav", 2 * second)],
-        };
+            clips: clips
+                .iter()
+                .map(|&(file, s)| Placed { file: file.into(), start: s * second, len: second })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn regions_without_words_are_told_by_clip_with_their_nearest_word() {
+        // given two clips of 1 s, at 0 s and at 2 s, and one word in the first
+        let rec = recording(&[("audio/a.wav", 0), ("audio/b.wav", 2)]);
         let words = [(0.1, 0.4)];
         // when the regions are checked for words
         let regions = [0.0..0.5, 0.45..0.9, 1.2..1.6, 2.1..2.9];
@@ -442,14 +449,7 @@ mod tests {
     fn the_clips_alone_count_their_wordless_regions_at_each_place_in_the_recording() {
         // given clip a placed twice and clip b once; a's decoding leaves one of its two
         // regions without words, b's none
-        let second = SAMPLE_RATE as usize;
-        let clip = |file: &str, start: usize| Placed { file: file.into(), start, len: second };
-        let rec = LongRecording {
-            path: PathBuf::new(),
-            samples: 3 * second,
-            reference: String::new(),
-            clips: vec![clip("a.wav", 0), clip("b.wav", second), clip("a.wav", 2 * second)],
-        };
+        let rec = recording(&[("a.wav", 0), ("b.wav", 1), ("a.wav", 2)]);
         let regions =
             HashMap::from([("a.wav".to_string(), vec![0.0..0.4, 0.6..0.9]), ("b.wav".to_string(), vec![0.1..0.8])]);
         let words = HashMap::from([("a.wav".to_string(), vec![(0.1, 0.3)]), ("b.wav".to_string(), vec![(0.2, 0.5)])]);

@@ -97,8 +97,10 @@ mod tests {
 
     #[test]
     fn a_substitution_counts_to_its_clip_and_an_insertion_to_the_clip_after_it() {
-        // the corpus beside the clone, as `.ci/run` and the README's commands have it
-        let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus");
+        // the corpus (`SCRIBE_CORPUS_DIR`, else beside the clone, as the README's commands have it)
+        let corpus = std::env::var_os("SCRIBE_CORPUS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
         let reference = [("audio/a.wav", "one two three"), ("audio/b.wav", "four five")];
         let texts = ["One, two, three. Four five.", "one too three extra four five"];
         let counts = count(Path::new("python3"), &corpus, &reference, &texts).unwrap();

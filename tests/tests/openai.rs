@@ -784,7 +784,8 @@ fn models_are_listed_and_retrieved_and_errors_come_in_openais_shape_charging_not
 
 #[test]
 fn a_request_past_the_openai_wait_answers_504_with_the_job_id_and_the_job_still_finishes() {
-    // JFK takes the int8 engine under a second, so the wait is well below the media step alone.
+    // The int8 engine transcribes JFK in under a second (a 1 s wait once saw it finish); 100 ms
+    // is far below the media step, the model's load and the decoding together.
     let server = TestServer::start_with(Options {
         extra_args: vec!["--openai-wait".into(), "100ms".into()],
         ..Options::default()

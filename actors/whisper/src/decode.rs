@@ -4,7 +4,8 @@
 //! (2×beam candidates per step, finished beams replaced by the next live candidate), the
 //! suppression lists from config.json, OpenAI's timestamp rules, the no-speech probability at
 //! `<|startoftranscript|>`, and temperature fallback: when the result is too repetitive
-//! (compression ratio > 2.4) or too unlikely (average log-probability < −1), retry by
+//! (compression ratio > 2.4, or a run of four words three times: [`crate::repetition`]) or too
+//! unlikely (average log-probability < −1), retry by
 //! sampling `best_of` candidates at temperatures 0.2, 0.4, … 1.0 (or from a higher starting
 //! temperature, see [`temperature_schedule`]).
 
@@ -15,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::kernels::log_sum_exp;
 use crate::model::{AudioContext, Whisper};
+use crate::repetition;
 use crate::tokenizer::Specials;
 
 /// Decoding settings; `Default` is faster-whisper's.
@@ -68,6 +70,13 @@ pub struct WindowResult {
     /// from the next prompt on this one.
     pub last_temperature: f32,
     pub compression_ratio: f32,
+    /// Some run of words occurs three times in the text ([`repetition::loops`]): a loop the
+    /// compression ratio can miss in a short text, retried like a repetitive one.
+    pub loops: bool,
+    /// The decoding kept passed the checks (not too repetitive, not too unlikely, or silence).
+    /// False when every temperature failed and the likeliest decoding was kept, as Whisper
+    /// keeps it for a window; a stretch decoded a second time is dropped then.
+    pub passed: bool,
 }
 
 /// Seconds per timestamp token step.
@@ -275,7 +284,7 @@ impl Decoder<'_> {
                 Some(r) => r,
                 None => self.generate(prompt, t, rng),
             };
-            let too_repetitive = r.compression_ratio > o.compression_ratio_threshold;
+            let too_repetitive = r.compression_ratio > o.compression_ratio_threshold || r.loops;
             if !too_repetitive {
                 below_cr.push(all.len());
             }
@@ -296,6 +305,7 @@ impl Decoder<'_> {
             .expect("at least one temperature");
         let mut r = all.swap_remove(best);
         r.last_temperature = last_t;
+        r.passed = false;
         r
     }
 
@@ -318,7 +328,7 @@ impl Decoder<'_> {
         } else {
             self.sample(&mut cache, parts.start, parts.max_len, &rules, temperature, rng)
         };
-        finish(finished, no_speech_prob.or(nsp).unwrap_or(0.0), temperature, self.opts, self.detokenize)
+        finish(finished, no_speech_prob.or(nsp).unwrap_or(0.0), temperature, s, self.opts, self.detokenize)
     }
 
     fn beam_search(
@@ -402,6 +412,7 @@ fn finish(
     finished: Vec<Finished>,
     no_speech_prob: f32,
     temperature: f32,
+    specials: &Specials,
     opts: &DecodeOptions,
     detokenize: &(dyn Fn(&[u32]) -> String + Sync),
 ) -> WindowResult {
@@ -417,12 +428,25 @@ fn finish(
     let text = detokenize(&best.tokens);
     WindowResult {
         compression_ratio: compression_ratio(text.trim()),
+        loops: loops_in_a_segment(&best.tokens, specials.timestamp_begin, detokenize),
+        passed: true,
         tokens: best.tokens,
         avg_logprob,
         no_speech_prob,
         temperature,
         last_temperature: temperature,
     }
+}
+
+/// True when the text between two timestamps of `tokens` loops ([`repetition::loops`]): the
+/// decoder repeating itself while its timestamps stand still. The same words in segments of
+/// their own, each at its own time, are a speaker repeating them (CHILDES's father asking three
+/// times for a kiss, which Whisper hears as "You want to make it?" three times).
+fn loops_in_a_segment(tokens: &[u32], timestamp_begin: u32, detokenize: &(dyn Fn(&[u32]) -> String + Sync)) -> bool {
+    tokens
+        .split(|&t| t >= timestamp_begin)
+        .filter(|text| text.len() >= repetition::N)
+        .any(|text| repetition::loops(&repetition::words(&detokenize(text))))
 }
 
 /// Decodes several windows with the same prompt, as [`Decoder::decode_with_fallback`] decodes
@@ -526,7 +550,9 @@ fn beam_search_batch(
     beams
         .into_iter()
         .zip(prefix_no_speech)
-        .map(|(beam, nsp)| finish(beam.finished, nsp.or(beam.no_speech).unwrap_or(0.0), 0.0, opts, detokenize))
+        .map(|(beam, nsp)| {
+            finish(beam.finished, nsp.or(beam.no_speech).unwrap_or(0.0), 0.0, specials, opts, detokenize)
+        })
         .collect()
 }
 

@@ -11,6 +11,13 @@
 //! utterance), so a clip decodes to the same transcript from a file or from memory.
 //! Each window's segments are handed to the progress callback as soon as they are final
 //! ([`Progress::segments`]), for callers that stream the text while the rest is decoded.
+//!
+//! What is decoded a second time (a window's rest, a wordless stretch: speech the VAD heard
+//! and the first decoding gave no words for) is prompted with the text before it and kept only
+//! when its decoding passed the fallback's checks and does not read back the text around it
+//! ([`crate::repetition`]); a piece whose words are timed faster than anyone speaks is dropped
+//! on every path. On the corpus's 36 clips alone these second decodings recover nothing and,
+//! so checked, change nothing (issue 40's measurements in `ops/bench/asr-decoding-policy.md`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,6 +34,7 @@ use crate::languages;
 use crate::mel;
 use crate::model::{AudioContext, Whisper};
 use crate::profile;
+use crate::repetition;
 use crate::speech::{self, Media, Windows};
 use crate::tokenizer::WhisperTokenizer;
 use crate::vad::{self, SileroVad, VadParams};
@@ -699,13 +707,16 @@ impl Engine {
         let DecodeSetup { sot_sequence, dopts, hotwords } = self.decode_setup(language, opts);
         let detok = |t: &[u32]| self.tokenizer.decode(t);
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-        let max_prompt = self.model.dims.n_text_ctx / 2 - 1;
 
         let mut seek = 0usize;
         let mut all_tokens: Vec<u32> = self.initial_prompt_tokens(language, opts);
         let mut prompt_reset_since = 0usize;
         let mut last_speech_timestamp = 0.0f64;
         let mut segments: Vec<Segment> = Vec::new();
+        // The words of the window before, and (seconds) where that window ended when its rest
+        // is decoded again by this one: what this window gives before then is a second decoding.
+        let mut previous_words: Vec<String> = Vec::new();
+        let mut again_until = 0.0f64;
         while seek < content_frames {
             check_cancelled(opts)?;
             let time_offset = seek as f64 / FRAMES_PER_SECOND as f64;
@@ -714,14 +725,7 @@ impl Engine {
                 (0, Some(a)) => a,
                 _ => profile::time("encode", || on_pool(|| self.model.encode(&mel_window))),
             };
-            let previous = &all_tokens[prompt_reset_since..];
-            let mut prompt = Vec::new();
-            if !previous.is_empty() || !hotwords.is_empty() {
-                prompt.push(s.sot_prev);
-                prompt.extend_from_slice(&hotwords);
-                prompt.extend_from_slice(&previous[previous.len().saturating_sub(max_prompt)..]);
-            }
-            prompt.extend_from_slice(&sot_sequence);
+            let prompt = self.prompt(&hotwords, &all_tokens[prompt_reset_since..], &sot_sequence);
             let decoder = Decoder { model: &self.model, audio: &audio, specials: s, opts: &dopts, detokenize: &detok };
             let result = profile::time("decode window", || on_pool(|| decoder.decode_with_fallback(&prompt, &mut rng)));
             let previous_seek = seek;
@@ -761,7 +765,14 @@ impl Engine {
                     seek = (end * FRAMES_PER_SECOND as f64).round() as usize;
                 }
             }
+            // Where this window decodes the rest of the window before again, what it gives
+            // there must pass the decoding's checks and not read back that window's text.
+            if again_until > time_offset {
+                pieces
+                    .retain(|p| p.start >= again_until || (result.passed && !self.repeats(&p.tokens, &previous_words)));
+            }
             let window_end = time_offset + segment_size as f64 / FRAMES_PER_SECOND as f64;
+            again_until = 0.0;
             // A decoding that ends on one timestamp says "nothing more is said in this window",
             // and Whisper's rule skips the rest of it. Without voice detection that rest is
             // usually silence; in speech the VAD kept, it is often a second sentence the decoder
@@ -775,10 +786,18 @@ impl Engine {
                 && found.speech_s(&map.original_ranges(decoded_until, window_end)) >= REST_SPEECH_MIN_S
             {
                 seek = ((decoded_until * FRAMES_PER_SECOND as f64).round() as usize).max(previous_seek + 1);
+                again_until = window_end;
             }
             // The decoder may also jump over a sentence inside the part it did decode (the first
-            // of two voices, say): such stretches of speech are decoded again on their own.
+            // of two voices, say): such stretches of speech are decoded again on their own, with
+            // the text before them as prompt, and kept when that decoding passes the checks and
+            // does not read back the text around it.
             let done_until = (seek.min(previous_seek + segment_size)) as f64 / FRAMES_PER_SECOND as f64;
+            let window_words: Vec<String> = previous_words
+                .iter()
+                .cloned()
+                .chain(pieces.iter().flat_map(|p| repetition::words(&self.tokenizer.decode(&p.tokens))))
+                .collect();
             let mut decoded: Vec<(Piece, usize)> = pieces.into_iter().map(|p| (p, 0)).collect();
             let mut results = vec![result];
             for (from, to) in
@@ -798,15 +817,25 @@ impl Engine {
                     row[frames..].fill(0.0); // the rest of the window is silence, as after a last word
                 }
                 let audio = profile::time("encode", || on_pool(|| self.model.encode(&mel)));
+                let before: Vec<u32> = all_tokens[prompt_reset_since..]
+                    .iter()
+                    .copied()
+                    .chain(decoded.iter().filter(|d| d.0.end <= from + 0.01).flat_map(|d| d.0.tokens.iter().copied()))
+                    .collect();
+                let prompt = self.prompt(&hotwords, &before, &sot_sequence);
                 let decoder =
                     Decoder { model: &self.model, audio: &audio, specials: s, opts: &dopts, detokenize: &detok };
                 let again =
                     profile::time("decode window", || on_pool(|| decoder.decode_with_fallback(&prompt, &mut rng)));
-                if again.no_speech_prob > dopts.no_speech_threshold && again.avg_logprob < dopts.log_prob_threshold {
+                if !again.passed
+                    || (again.no_speech_prob > dopts.no_speech_threshold
+                        && again.avg_logprob < dopts.log_prob_threshold)
+                {
                     continue;
                 }
                 let offset = first as f64 / FRAMES_PER_SECOND as f64;
                 let (mut more, _, _) = self.split_by_timestamps(&again.tokens, offset, first, frames);
+                more.retain(|p| !self.repeats(&p.tokens, &window_words));
                 if opts.word_timestamps {
                     profile::time("word timestamps", || {
                         on_pool(|| {
@@ -834,6 +863,7 @@ impl Engine {
                     finished.push(segment);
                 }
             }
+            previous_words = finished.iter().flat_map(|s| repetition::words(&s.text)).collect();
             let result = &results[0];
             segments.extend_from_slice(&finished);
             if result.last_temperature > 0.5 {
@@ -850,6 +880,28 @@ impl Engine {
             return Err(EngineError::NoSpeech);
         }
         Ok(Transcript { language: language.to_string(), language_probability, duration_s, segments })
+    }
+
+    /// A window's prompt: the glossary terms and the text before it (its last half context at
+    /// most) after `<|startofprev|>`, then the start-of-transcript sequence.
+    fn prompt(&self, hotwords: &[u32], previous: &[u32], sot_sequence: &[u32]) -> Vec<u32> {
+        let max_prompt = self.model.dims.n_text_ctx / 2 - 1;
+        let mut prompt = Vec::new();
+        if !previous.is_empty() || !hotwords.is_empty() {
+            prompt.push(self.tokenizer.specials.sot_prev);
+            prompt.extend_from_slice(hotwords);
+            prompt.extend_from_slice(&previous[previous.len().saturating_sub(max_prompt)..]);
+        }
+        prompt.extend_from_slice(sot_sequence);
+        prompt
+    }
+
+    /// True when the text of `tokens`, decoded a second time over speech already decoded, is
+    /// mostly a reading back of `before` ([`REPEATED_SHARE_MAX`]).
+    fn repeats(&self, tokens: &[u32], before: &[String]) -> bool {
+        let eot = self.tokenizer.specials.eot;
+        let text: Vec<u32> = tokens.iter().copied().filter(|&t| t < eot).collect();
+        repetition::repeated_share(&repetition::words(&self.tokenizer.decode(&text)), before) >= REPEATED_SHARE_MAX
     }
 
     /// What the decoding of every window of one transcription shares.
@@ -908,7 +960,7 @@ impl Engine {
     /// decoding's statistics; `None` when it holds no text.
     fn segment(&self, p: Piece, r: &WindowResult, window_seek: usize) -> Option<Segment> {
         let text = self.tokenizer.decode(&p.tokens);
-        if p.start == p.end || text.trim().is_empty() {
+        if p.start == p.end || text.trim().is_empty() || too_fast(&p.words) {
             return None;
         }
         Some(Segment {
@@ -1137,6 +1189,31 @@ const SKIPPED_SPEECH_MIN_S: f64 = 1.0;
 /// on its own it gives an invented word (Gettysburg's last chunk: 0.16 s, "You").
 const REST_SPEECH_MIN_S: f64 = 0.25;
 
+/// A piece decoded a second time (a window's rest, a wordless stretch) whose words lie this much
+/// (or more) inside runs of four words already emitted for that audio or the window before is
+/// dropped: it reads back what was said. Speakers do repeat themselves (CHILDES: "give me a
+/// kiss", twice), so a piece with new words in half of it is kept.
+const REPEATED_SHARE_MAX: f32 = 0.5;
+
+/// Seconds a word takes at least, on average over a piece of [`TOO_FAST_MIN_WORDS`] words or
+/// more, to be speech: the word timings squeeze text that has no audio behind it into a
+/// moment. 0.06 s is 16 words a second; the fastest piece of the corpus's 36 clips takes
+/// 0.12 s a word (CHILDES), while a decoding sampled after CHILDES in a joined recording wrote
+/// "Do you want me to make this?" again in 0.16 s.
+const TOO_FAST_S_PER_WORD: f64 = 0.06;
+const TOO_FAST_MIN_WORDS: usize = 3;
+
+/// True when `words` (timed) are too many for the time they take to have been said.
+fn too_fast(words: &[WordTiming]) -> bool {
+    let spoken: Vec<&WordTiming> = words.iter().filter(|w| w.word.chars().any(char::is_alphanumeric)).collect();
+    match (spoken.first(), spoken.last()) {
+        (Some(first), Some(last)) if spoken.len() >= TOO_FAST_MIN_WORDS => {
+            (last.end - first.start) / (spoken.len() as f64) < TOO_FAST_S_PER_WORD
+        }
+        _ => false,
+    }
+}
+
 /// The stretches (seconds) the pieces' words cover, in order: the words' times, or each
 /// piece's own span when word timings were not asked for.
 fn covered<P: std::borrow::Borrow<Piece>>(pieces: &[P]) -> Vec<(f64, f64)> {
@@ -1325,6 +1402,26 @@ mod tests {
         assert_eq!(spans, vec![(0.5, 2.0, vec![1]), (6.0, 7.5, vec![2]), (8.0, 9.0, vec![3])]);
         // and a stretch no piece's words straddle cuts nothing
         assert_eq!(split_around(cut, 7.5, 8.0).len(), 3);
+    }
+
+    #[test]
+    fn six_words_in_a_sixth_of_a_second_were_not_said() {
+        let timed = |n: usize, each: f64| -> Vec<WordTiming> {
+            (0..n)
+                .map(|i| WordTiming {
+                    word: " word".into(),
+                    tokens: vec![1],
+                    start: 30.0 + i as f64 * each,
+                    end: 30.0 + (i + 1) as f64 * each,
+                    probability: 0.5,
+                })
+                .collect()
+        };
+        // given "Do you want me to make this?" in 0.16 s, and at CHILDES's fastest, 0.12 s a word
+        assert!(too_fast(&timed(7, 0.16 / 7.0)));
+        assert!(!too_fast(&timed(5, 0.12)));
+        // and two short words are too few to tell
+        assert!(!too_fast(&timed(2, 0.01)));
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod malloc;
 pub mod mel;
 pub mod model;
 pub mod profile;
+pub mod repetition;
 pub mod speech;
 pub mod tokenizer;
 pub mod utterances;

@@ -118,6 +118,34 @@ pub(crate) fn score_rows(
     rows: &[&str],
     hyps: &[(String, String)],
 ) -> anyhow::Result<f64> {
+    Ok(score_rows_per_file(python, corpus, header, rows, hyps)?.0)
+}
+
+/// Pooled WER (%) of `hyps` over exactly these clips, and each clip's WER (%) in their order.
+pub(crate) fn score_per_clip(
+    python: &Path,
+    corpus: &Path,
+    header: &str,
+    clips: &[Clip],
+    hyps: &[(String, String)],
+) -> anyhow::Result<(f64, Vec<f64>)> {
+    let rows: Vec<&str> = clips.iter().map(|c| c.line.as_str()).collect();
+    let (pooled, per_file) = score_rows_per_file(python, corpus, header, &rows, hyps)?;
+    let per_clip = clips
+        .iter()
+        .map(|c| per_file.iter().find(|(f, _)| *f == c.file).map(|p| p.1).context("the scorer skipped a clip"))
+        .collect::<anyhow::Result<_>>()?;
+    Ok((pooled, per_clip))
+}
+
+/// Pooled WER (%) of `hyps` against the manifest `rows`, and the WER of each file it scored.
+fn score_rows_per_file(
+    python: &Path,
+    corpus: &Path,
+    header: &str,
+    rows: &[&str],
+    hyps: &[(String, String)],
+) -> anyhow::Result<(f64, Vec<(String, f64)>)> {
     let dir = std::env::temp_dir().join(format!("scribe-bench-asr-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let manifest = dir.join("manifest.tsv");
@@ -131,12 +159,26 @@ pub(crate) fn score_rows(
     for (file, text) in hyps {
         writeln!(h, "{file}\t{}", text.replace(['\t', '\n'], " "))?;
     }
-    let out = Command::new(python).arg(corpus.join("score_wer.py")).arg(&manifest).arg(&hyp_path).output()?;
+    let out = Command::new(python)
+        .arg(corpus.join("score_wer.py"))
+        .arg(&manifest)
+        .arg(&hyp_path)
+        .arg("--per-file")
+        .output()?;
     let _ = std::fs::remove_dir_all(&dir);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let overall = stdout.lines().find(|l| l.starts_with("overall")).context("score_wer.py printed no overall line")?;
     let rate = overall.split_whitespace().last().unwrap_or_default().trim_end_matches('%');
-    rate.parse().with_context(|| format!("unreadable WER line: {overall}"))
+    let pooled = rate.parse().with_context(|| format!("unreadable WER line: {overall}"))?;
+    // Per-file lines: file, language, WER %, ...
+    let per_file = stdout
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Some((f.first()?.to_string(), f.get(2)?.trim_end_matches('%').parse().ok()?))
+        })
+        .collect();
+    Ok((pooled, per_file))
 }
 
 /// The shortest clip: each side's untimed warm-up.

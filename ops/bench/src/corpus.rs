@@ -15,6 +15,10 @@ pub struct Clip {
     pub transcript: String,
     /// The manifest row as written, for a scoring manifest.
     pub line: String,
+    /// A long-form recording (task `longform`: the 13-minute reading, Gettysburg), not a clip.
+    pub long_form: bool,
+    /// The manifest's `sidecars`: a file beside the clip (speaker turns, the takes of a reading).
+    pub sidecar: Option<String>,
 }
 
 impl Clip {
@@ -27,6 +31,28 @@ impl Clip {
 /// The English speech clips of the corpus, long-form ones included (not the format variants of
 /// jfk), in manifest order, with the manifest's header line.
 pub fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
+    speech_clips(corpus, "en")
+}
+
+/// The languages other than English that the corpus has speech with references in.
+pub fn other_languages(corpus: &Path) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(corpus.join("manifest.tsv"))?;
+    let mut lines = text.lines();
+    let cols: Vec<&str> = lines.next().context("empty manifest")?.split('\t').collect();
+    let lang = cols.iter().position(|c| *c == "language").context("manifest has no `language` column")?;
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        let l = line.split('\t').nth(lang).unwrap_or_default();
+        if !l.is_empty() && l != "en" && !out.iter().any(|o| o == l) {
+            out.push(l.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// The corpus's speech clips in `language` with a reference (not the format variants), in
+/// manifest order, with the manifest's header line.
+pub fn speech_clips(corpus: &Path, language: &str) -> anyhow::Result<(String, Vec<Clip>)> {
     let manifest = corpus.join("manifest.tsv");
     let text = std::fs::read_to_string(&manifest)
         .with_context(|| format!("cannot read {} (pass --corpus or set SCRIBE_CORPUS_DIR)", manifest.display()))?;
@@ -37,13 +63,18 @@ pub fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
         |name: &str| cols.iter().position(|c| *c == name).with_context(|| format!("manifest has no `{name}` column"));
     let (file, lang, dur, task, transcript) =
         (col("file")?, col("language")?, col("duration_s")?, col("task")?, col("transcript")?);
+    let sidecars = col("sidecars").ok();
     let mut clips = Vec::new();
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
         let field = |i: usize| f.get(i).copied().unwrap_or_default();
         // "asr", "asr+longform+...": speech to transcribe; the variants repeat jfk in other formats.
         let is_asr = field(task).split('+').any(|t| t == "asr");
-        if !is_asr || field(lang) != "en" || field(file).starts_with("audio/variants/") {
+        if !is_asr
+            || field(lang) != language
+            || field(transcript).is_empty()
+            || field(file).starts_with("audio/variants/")
+        {
             continue;
         }
         clips.push(Clip {
@@ -51,15 +82,18 @@ pub fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
             duration_s: field(dur).parse().unwrap_or(0.0),
             transcript: field(transcript).to_string(),
             line: line.to_string(),
+            long_form: field(task).split('+').any(|t| t == "longform"),
+            sidecar: sidecars.and_then(|i| f.get(i)).filter(|s| !s.is_empty()).map(|s| s.to_string()),
         });
     }
     Ok((header, clips))
 }
 
-/// The real English clips (not `en_synth_*`, not the variants): what long recordings are made of.
+/// The real English clips (not `en_synth_*`, not the variants, not the long-form recordings):
+/// what long recordings are made of.
 pub fn real_english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
     let (header, clips) = english_clips(corpus)?;
-    Ok((header, clips.into_iter().filter(Clip::is_real).collect()))
+    Ok((header, clips.into_iter().filter(|c| c.is_real() && !c.long_form).collect()))
 }
 
 /// A manifest row under `header` for a file the manifest does not list (a long recording built

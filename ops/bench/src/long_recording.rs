@@ -94,3 +94,50 @@ pub fn build(corpus: &Path, clips: &[Clip], min_seconds: f64, gap_s: f64, out: &
 fn to_i16(s: f32) -> i16 {
     (s * 32768.0).round().clamp(i16::MIN as f32, i16::MAX as f32) as i16
 }
+
+/// A long-form recording of the corpus read as its takes: the recording itself (`clip`, whose
+/// `sidecars` name a `.segments.tsv` of takes: start_s, end_s, speaker, id, text), and each
+/// take cut out of it into `dir` as a clip of its own, with the take's text as its reference.
+/// The recording's reference is the takes' texts joined, so it scores against the same words
+/// as the takes decoded one by one.
+pub fn from_takes(corpus: &Path, clip: &Clip, dir: &Path) -> anyhow::Result<(LongRecording, Vec<Clip>)> {
+    let sidecar = corpus.join(clip.sidecar.as_deref().context("the recording names no takes (`sidecars`)")?);
+    let table = std::fs::read_to_string(&sidecar).with_context(|| format!("cannot read {}", sidecar.display()))?;
+    let path = corpus.join(&clip.file);
+    let pcm = audio::decode_all(&path).with_context(|| format!("cannot read {}", clip.file))?;
+    let sr = SAMPLE_RATE as f64;
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: SAMPLE_RATE,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let (mut placed, mut takes) = (Vec::new(), Vec::new());
+    for line in table.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split('\t').collect();
+        ensure!(f.len() >= 5, "{}: a take needs start, end, speaker, id and text: {line}", sidecar.display());
+        let (start, end): (f64, f64) = (f[0].parse()?, f[1].parse()?);
+        let (first, last) =
+            (((start * sr).round() as usize).min(pcm.len()), ((end * sr).round() as usize).min(pcm.len()));
+        let out = dir.join(format!("{}.wav", f[3]));
+        let mut wav =
+            hound::WavWriter::create(&out, spec).with_context(|| format!("cannot create {}", out.display()))?;
+        for &s in &pcm[first..last] {
+            wav.write_sample(to_i16(s))?;
+        }
+        wav.finalize()?;
+        let file = out.to_string_lossy().into_owned();
+        placed.push(Placed { file: file.clone(), start: first, len: last - first });
+        takes.push(Clip {
+            file,
+            duration_s: (last - first) as f64 / sr,
+            transcript: f[4].to_string(),
+            line: String::new(),
+            long_form: false,
+            sidecar: None,
+        });
+    }
+    ensure!(!takes.is_empty(), "{} lists no takes", sidecar.display());
+    let reference = takes.iter().map(|t| t.transcript.trim()).collect::<Vec<_>>().join(" ");
+    Ok((LongRecording { path, samples: pcm.len(), reference, clips: placed }, takes))
+}

@@ -10,9 +10,11 @@
 //! Unlike faster-whisper, no speech is left behind, as on the sequential path: when a chunk's
 //! decoding ends (its last word) a second or more before the chunk does and the VAD heard a
 //! quarter second of speech or more after it, the rest of the chunk is decoded again as a
-//! window of its own in the next batch; and a stretch of a second or more
-//! inside the decoded part with no word but with speech the VAD heard (the decoder jumped over
-//! a sentence) is decoded again on its own. Segments are handed to the progress callback in
+//! window of its own; and a stretch of a second or more inside the decoded part with no word
+//! but with speech the VAD heard (the decoder jumped over a sentence) is decoded again on its
+//! own. Those second decodings go one at a time, each prompted with the text before it, and
+//! what they give is kept only when it passes the decoding's checks and does not read back its
+//! chunk's text (see the engine's module). Segments are handed to the progress callback in
 //! media order: each is held back until the speech before it is decoded.
 
 use std::collections::BTreeMap;
@@ -29,6 +31,7 @@ use crate::decode;
 use crate::mel;
 use crate::model::AudioContext;
 use crate::profile;
+use crate::repetition;
 use crate::speech::Windows;
 use crate::vad::VadParams;
 
@@ -89,8 +92,13 @@ struct Job {
     start: usize,
     end: usize,
     mel: Vec<f32>,
-    /// A wordless stretch decoded again on its own: what it gives is taken as it is.
+    /// A wordless stretch decoded again on its own: what it gives is taken as it is (no
+    /// stretch or rest of it is looked for again).
     again: bool,
+    /// For speech decoded a second time (a chunk's rest, a wordless stretch): the tokens of the
+    /// text before it, its prompt, and the words of its chunk's text, which it must not read
+    /// back. `None` for a chunk decoded the first time.
+    second: Option<(Vec<u32>, Vec<String>)>,
 }
 
 impl Job {
@@ -103,7 +111,7 @@ impl Job {
         for m in 0..n_mels {
             out[m * n..m * n + keep].copy_from_slice(&self.mel[m * n + shift..m * n + shift + keep]);
         }
-        Job { start, end: end.min(self.end), mel: out, again }
+        Job { start, end: end.min(self.end), mel: out, again, second: None }
     }
 }
 
@@ -131,7 +139,6 @@ impl Engine {
         let s = &self.tokenizer.specials;
         let detok = |t: &[u32]| self.tokenizer.decode(t);
         let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-        let max_prompt = self.model.dims.n_text_ctx / 2 - 1;
 
         let mut fresh = chunks.into_iter().peekable();
         let mut remainders: Vec<Job> = Vec::new(); // sorted by start
@@ -139,7 +146,7 @@ impl Engine {
         let mut ready: BTreeMap<usize, Vec<Segment>> = BTreeMap::new();
         let mut segments: Vec<Segment> = Vec::new();
         let mut language: Option<(&'static str, f32)> = None;
-        let mut setup: Option<(DecodeSetup, Vec<u32>)> = None; // and the prompt
+        let mut setup: Option<(DecodeSetup, Vec<u32>, Vec<u32>)> = None; // the initial prompt, the chunks' prompt
         let mut last_speech_timestamp = 0.0f64;
         let mut done_s = 0.0f64;
         loop {
@@ -153,7 +160,7 @@ impl Engine {
                 for row in features.chunks_exact_mut(mel::N_FRAMES) {
                     row[len..].fill(0.0);
                 }
-                jobs.push(Job { start: chunk.start, end: chunk.end, mel: features, again: false });
+                jobs.push(Job { start: chunk.start, end: chunk.end, mel: features, again: false, second: None });
             }
             if jobs.is_empty() {
                 break;
@@ -167,32 +174,46 @@ impl Engine {
                 LanguagePlan::Fixed(l) => (*l, 1.0),
                 LanguagePlan::Detect(among) => self.detect_language(&audios[0], among),
             });
-            let (setup, prompt) = setup.get_or_insert_with(|| {
+            let (setup, initial, prompt) = setup.get_or_insert_with(|| {
                 let setup = self.decode_setup(language, opts);
                 // Every chunk gets the same prompt: the glossary and the initial prompt, if any.
                 let initial = self.initial_prompt_tokens(language, opts);
-                let mut prompt = Vec::new();
-                if !initial.is_empty() || !setup.hotwords.is_empty() {
-                    prompt.push(s.sot_prev);
-                    prompt.extend_from_slice(&setup.hotwords);
-                    prompt.extend_from_slice(&initial[initial.len().saturating_sub(max_prompt)..]);
-                }
-                prompt.extend_from_slice(&setup.sot_sequence);
-                (setup, prompt)
+                let prompt = self.prompt(&setup.hotwords, &initial, &setup.sot_sequence);
+                (setup, initial, prompt)
             });
             let dopts = &setup.dopts;
-            let results = profile::time("decode window", || {
-                let audios: Vec<&AudioContext> = audios.iter().collect();
+            // The chunks share one prompt and are decoded side by side; speech decoded a second
+            // time follows the text before it, one job at a time (a few in a recording).
+            let seconds = jobs.iter().position(|j| j.second.is_none()).unwrap_or(jobs.len());
+            let mut results: Vec<decode::WindowResult> = jobs[..seconds]
+                .iter()
+                .zip(&audios)
+                .map(|(job, audio)| {
+                    let (before, _) = job.second.as_ref().expect("decoded a second time");
+                    let prompt = self.prompt(&setup.hotwords, before, &setup.sot_sequence);
+                    let decoder =
+                        decode::Decoder { model: &self.model, audio, specials: s, opts: dopts, detokenize: &detok };
+                    profile::time("decode window", || on_pool(|| decoder.decode_with_fallback(&prompt, &mut rng)))
+                })
+                .collect();
+            results.extend(profile::time("decode window", || {
+                let audios: Vec<&AudioContext> = audios[seconds..].iter().collect();
                 on_pool(|| decode::decode_batch(&self.model, &audios, s, dopts, &detok, prompt, &mut rng))
-            });
+            }));
             for ((job, audio), result) in jobs.iter().zip(&audios).zip(results) {
                 let size = job.end - job.start;
                 let time_offset = job.start as f64 / fps;
                 if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
                     continue;
                 }
+                if job.second.is_some() && !result.passed {
+                    continue;
+                }
                 let window_seek = (map.to_original(time_offset, false) * fps).round() as usize;
                 let (mut pieces, _, _) = self.split_by_timestamps(&result.tokens, time_offset, job.start, size);
+                if let Some((_, chunk_words)) = &job.second {
+                    pieces.retain(|p| !self.repeats(&p.tokens, chunk_words));
+                }
                 if opts.word_timestamps {
                     let last = profile::time("word timestamps", || {
                         on_pool(|| {
@@ -212,7 +233,22 @@ impl Engine {
                     }
                 }
                 if !job.again {
-                    let again = left_behind(job, &pieces, map, found, n_mels);
+                    let mut again = left_behind(job, &pieces, map, found, n_mels);
+                    // Each is prompted with the text of the job before it and checked against
+                    // all of the job's text (and, for a rest, what its own prompt held).
+                    let mut chunk_words: Vec<String> = job.second.as_ref().map(|s| s.1.clone()).unwrap_or_default();
+                    chunk_words
+                        .extend(pieces.iter().flat_map(|p| repetition::words(&self.tokenizer.decode(&p.tokens))));
+                    let earlier: &[u32] = job.second.as_ref().map_or(initial, |s| &s.0);
+                    for j in &mut again {
+                        let from = j.start as f64 / fps + 0.01;
+                        let before: Vec<u32> = earlier
+                            .iter()
+                            .copied()
+                            .chain(pieces.iter().filter(|p| p.end <= from).flat_map(|p| p.tokens.iter().copied()))
+                            .collect();
+                        j.second = Some((before, chunk_words.clone()));
+                    }
                     let stretches = again.iter().filter(|j| j.again).count() as u64;
                     profile::count("windows again (wordless stretch)", stretches);
                     profile::count("windows again (chunk's rest)", again.len() as u64 - stretches);
@@ -311,7 +347,7 @@ mod tests {
     fn the_parts_of_a_job_are_its_features_shifted() {
         let n_mels = 2;
         let mel: Vec<f32> = (0..n_mels * mel::N_FRAMES).map(|i| i as f32).collect();
-        let job = Job { start: 100, end: 2000, mel, again: false };
+        let job = Job { start: 100, end: 2000, mel, again: false, second: None };
         let rest = job.part(400, 2000, n_mels, false);
         assert_eq!((rest.start, rest.end), (400, 2000));
         assert_eq!(rest.mel[0], 300.0);
@@ -329,7 +365,7 @@ mod tests {
     fn a_chunks_rest_is_decoded_again_when_it_holds_a_quarter_second_of_speech() {
         // given a 10 s chunk whose decoding's last word ends at 8 s
         let n_mels = 2;
-        let job = Job { start: 0, end: 1000, mel: vec![0.0; n_mels * mel::N_FRAMES], again: false };
+        let job = Job { start: 0, end: 1000, mel: vec![0.0; n_mels * mel::N_FRAMES], again: false, second: None };
         let word = WordTiming { word: " so".into(), tokens: vec![1], start: 0.5, end: 8.0, probability: 0.9 };
         let pieces = [Piece { start: 0.5, end: 8.0, tokens: vec![1], words: vec![word] }];
         let per_s = SAMPLE_RATE as f64 / vad::CHUNK as f64;

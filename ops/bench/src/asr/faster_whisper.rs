@@ -35,7 +35,7 @@ model.model = Timed(model.model)
 batched = cfg["batch_size"] > 0
 pipeline = BatchedInferencePipeline(model) if batched else model
 def run(path):
-    kw = dict(language="en", beam_size=cfg["beam"], word_timestamps=True)
+    kw = dict(language=cfg["language"], beam_size=cfg["beam"], word_timestamps=True)
     if batched:
         kw["batch_size"] = cfg["batch_size"]  # with its own VAD chunking (it needs one)
     else:
@@ -103,6 +103,8 @@ impl FwStage {
 /// Everything `run` needs besides the files.
 pub struct FwRun<'a> {
     pub python: &'a Path,
+    /// The speech's language (Whisper's code).
+    pub language: &'a str,
     pub model_dir: &'a Path,
     pub beam: usize,
     pub threads: usize,
@@ -115,6 +117,7 @@ impl FwRun<'_> {
         let cfg = serde_json::json!({
             "model_dir": self.model_dir,
             "compute_type": setup.compute_type,
+            "language": self.language,
             "threads": self.threads,
             "beam": self.beam,
             "vad": self.vad,

@@ -57,8 +57,20 @@ impl Ours {
 
     /// Transcribes `media` in English with `setup`'s batch size, timing it (wall and stages).
     pub fn transcribe(&self, media: &Path, setup: &OurSetup, beam: usize, vad: bool) -> anyhow::Result<Decoded> {
+        self.transcribe_in("en", media, setup, beam, vad)
+    }
+
+    /// [`Ours::transcribe`] with the speech's language given.
+    pub fn transcribe_in(
+        &self,
+        language: &str,
+        media: &Path,
+        setup: &OurSetup,
+        beam: usize,
+        vad: bool,
+    ) -> anyhow::Result<Decoded> {
         let mut opts = TranscribeOptions {
-            language: Some("en".into()),
+            language: Some(language.into()),
             beam_size: beam,
             word_timestamps: true,
             use_vad: vad,

@@ -10,22 +10,45 @@ use scribe_whisper::profile::StageTime;
 use super::faster_whisper::{FwRun, FwSetup};
 use super::ours::{OurSetup, Ours};
 use super::share::{Limits, Share, percent};
-use super::{BenchAsrArgs, Setup, english_clips, ratio, score, shortest};
+use super::{BenchAsrArgs, Clip, Setup, english_clips, ratio, score_per_clip, shortest};
+use scribe_bench::corpus::{other_languages, speech_clips};
+use scribe_whisper::repetition::repeated_insertions;
 
 /// The speed goal against faster-whisper int8 on short clips.
 pub const SPEED_GOAL: f64 = 2.0;
 /// How far above faster-whisper float32's WER ours may be, in points.
 pub const WER_MARGIN: f64 = 0.3;
 
+/// How far above faster-whisper float32's WER one clip's may be, in points.
+pub const CLIP_MARGIN: f64 = 5.0;
+
 struct Row {
     label: String,
     wall_s: f64,
     wer: f64,
+    /// Each clip's WER (%), in the clips' order.
+    per_clip: Vec<f64>,
+    /// Clips whose text repeats a run of four words where the reference has no words
+    /// ([`repeated_insertions`]), with the first such run: text the decoder repeated.
+    loops: Vec<(String, String)>,
     share: Option<Share>,
 }
 
+/// The clips among `hyps` whose text repeats a run of four words where the reference has none.
+fn loops(clips: &[Clip], hyps: &[(String, String)]) -> Vec<(String, String)> {
+    clips
+        .iter()
+        .zip(hyps)
+        .filter_map(|(clip, (_, text))| {
+            let first = repeated_insertions(text, &clip.transcript).into_iter().next()?;
+            Some((clip.file.clone(), format!("\"{}\" {}× (said {}×)", first.0, first.1, first.2)))
+        })
+        .collect()
+}
+
 pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
-    let (header, clips) = english_clips(&setup.corpus)?;
+    let (header, mut clips) = english_clips(&setup.corpus)?;
+    clips.retain(|c| !c.long_form); // `--long` measures those
     let audio_s: f64 = clips.iter().map(|c| c.duration_s).sum();
     let warmup = shortest(&clips)?;
     eprintln!(
@@ -38,10 +61,20 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
     let limits = Limits::measure(args.threads);
     println!("{}", limits.describe(args.threads));
     let files: Vec<PathBuf> = clips.iter().map(|c| setup.corpus.join(&c.file)).collect();
+    // The other languages' clips: their WER only, on multilingual models.
+    let mut others = Vec::new();
+    for language in other_languages(&setup.corpus)? {
+        let (_, c) = speech_clips(&setup.corpus, &language)?;
+        if !c.is_empty() {
+            others.push((language, c));
+        }
+    }
 
     for model in &args.models {
         let model_dir = setup.models_dir.join(model);
         let mut ours_rows = Vec::new();
+        let mut multilingual = false;
+        let mut by_language: Vec<(String, String, f64, usize)> = Vec::new(); // language, run, WER, loops
         for ct in &args.our_compute_types {
             let ours = match Ours::load(&model_dir, ct, args.threads) {
                 Ok(o) => o,
@@ -60,12 +93,26 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                 hyps.push((clip.file.clone(), d.text));
                 Share::add_stages(&mut stages, d.stages);
             }
-            let wer = score(&setup.python, &setup.corpus, &header, &clips, &hyps)?;
+            let (wer, per_clip) = score_per_clip(&setup.python, &setup.corpus, &header, &clips, &hyps)?;
             let share = Share::of(ours.cost, &stages, &limits);
-            ours_rows.push(Row { label: our.label(), wall_s, wer, share: Some(share) });
+            let loops = loops(&clips, &hyps);
+            ours_rows.push(Row { label: our.label(), wall_s, wer, per_clip, loops, share: Some(share) });
+            multilingual = ours.engine.info().multilingual;
+            for (language, lang_clips) in others.iter().filter(|_| multilingual) {
+                let mut hyps = Vec::new();
+                for clip in lang_clips {
+                    let d =
+                        ours.transcribe_in(language, &setup.corpus.join(&clip.file), &our, args.beam, !args.no_vad)?;
+                    eprintln!("  {} {:<50} {:6.2} s  {}", our.label(), clip.file, d.wall_s, d.text);
+                    hyps.push((clip.file.clone(), d.text));
+                }
+                let (wer, _) = score_per_clip(&setup.python, &setup.corpus, &header, lang_clips, &hyps)?;
+                by_language.push((language.clone(), our.label(), wer, self::loops(lang_clips, &hyps).len()));
+            }
         }
         let fw = FwRun {
             python: &setup.python,
+            language: "en",
             model_dir: &model_dir,
             beam: args.beam,
             threads: args.threads,
@@ -80,11 +127,26 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                 eprintln!("  {} {:<50} {:6.2} s  {}", fw_setup.label(), clip.file, d.wall_s, d.text);
                 hyps.push((clip.file.clone(), d.text.clone()));
             }
-            let wer = score(&setup.python, &setup.corpus, &header, &clips, &hyps)?;
+            let (wer, per_clip) = score_per_clip(&setup.python, &setup.corpus, &header, &clips, &hyps)?;
             let wall_s = decoded.iter().map(|d| d.wall_s).sum();
-            fw_rows.push(Row { label: fw_setup.label(), wall_s, wer, share: None });
+            let loops = loops(&clips, &hyps);
+            fw_rows.push(Row { label: fw_setup.label(), wall_s, wer, per_clip, loops, share: None });
+            for (language, lang_clips) in others.iter().filter(|_| multilingual) {
+                let files: Vec<PathBuf> = lang_clips.iter().map(|c| setup.corpus.join(&c.file)).collect();
+                let decoded =
+                    FwRun { language, ..fw }.run(&fw_setup, &setup.corpus.join(&lang_clips[0].file), &files)?;
+                let hyps: Vec<(String, String)> =
+                    lang_clips.iter().zip(decoded).map(|(c, d)| (c.file.clone(), d.text)).collect();
+                let (wer, _) = score_per_clip(&setup.python, &setup.corpus, &header, lang_clips, &hyps)?;
+                by_language.push((language.clone(), fw_setup.label(), wer, self::loops(lang_clips, &hyps).len()));
+            }
         }
         print_table(model, audio_s, &args.compute_types, &ours_rows, &fw_rows);
+        print_clips(&clips, &ours_rows, &fw_rows);
+        for (language, run, wer, loops) in &by_language {
+            let n = others.iter().find(|o| &o.0 == language).map_or(0, |o| o.1.len());
+            println!("{model} {language} ({n} clips): {run:<26} WER {wer:6.2} %, {loops} loops");
+        }
     }
     Ok(())
 }
@@ -99,12 +161,13 @@ fn print_table(model: &str, audio_s: f64, fw_types: &[String], ours: &[Row], fw:
     for ct in fw_types {
         head += &format!("{:>12}", format!("×fw {ct}"));
     }
-    head += &format!("{:>14}{:>14}{:>10}{:>10}", "2.0× fw int8", "WER ≤ f32+0.3", "dec lim", "enc lim");
+    head += &format!("{:>14}{:>14}{:>7}{:>10}{:>10}", "2.0× fw int8", "WER ≤ f32+0.3", "loops", "dec lim", "enc lim");
     println!("{head}");
     for r in ours.iter().chain(fw) {
         let mut line = format!("{:<26}{:>9.2}{:>8.3}{:>8.2}", r.label, r.wall_s, r.wall_s / audio_s, r.wer);
         let Some(share) = r.share else {
-            println!("{line}");
+            let pad = 12 * fw_types.len() + 28;
+            println!("{line}{:>pad$}{:>7}", "", r.loops.len());
             continue;
         };
         for ct in fw_types {
@@ -112,13 +175,38 @@ fn print_table(model: &str, audio_s: f64, fw_types: &[String], ours: &[Row], fw:
         }
         let speed = fw_int8.map_or("-".to_string(), |f| goal(f / r.wall_s >= SPEED_GOAL));
         let wer = fw_f32_wer.map_or("-".to_string(), |f| goal(r.wer <= f + WER_MARGIN));
-        line += &format!("{speed:>14}{wer:>14}{:>10}{:>10}", percent(share.decoder), percent(share.encoder));
+        line += &format!(
+            "{speed:>14}{wer:>14}{:>7}{:>10}{:>10}",
+            r.loops.len(),
+            percent(share.decoder),
+            percent(share.encoder)
+        );
         println!("{line}");
     }
     println!(
-        "goals: ≥ {SPEED_GOAL:.1}× faster-whisper int8, WER ≤ faster-whisper float32 + {WER_MARGIN} points; \
+        "goals: ≥ {SPEED_GOAL:.1}× faster-whisper int8, WER ≤ faster-whisper float32 + {WER_MARGIN} points, no loops; \
+         loops: clips whose text repeats a run of four words where their reference has none; \
          dec/enc lim: share of the memory bandwidth / peak flops measured above"
     );
+}
+
+/// Each run's clips more than [`CLIP_MARGIN`] points above faster-whisper float32's WER, and
+/// every run's loops, named.
+fn print_clips(clips: &[Clip], ours: &[Row], fw: &[Row]) {
+    let Some(anchor) = fw.iter().find(|r| r.label == "faster-whisper float32") else { return };
+    for r in ours.iter().chain(fw) {
+        let worse: Vec<String> = clips
+            .iter()
+            .zip(r.per_clip.iter().zip(&anchor.per_clip))
+            .filter(|(_, (ours, fw))| **ours > **fw + CLIP_MARGIN)
+            .map(|(c, (ours, fw))| format!("{} {ours:.1} % (fw float32 {fw:.1} %)", c.file))
+            .collect();
+        let verdict = if worse.is_empty() { "none".to_string() } else { worse.join(", ") };
+        println!("{}: clips more than {CLIP_MARGIN} points above faster-whisper float32: {verdict}", r.label);
+        for (file, run) in &r.loops {
+            println!("{}: loop in {file}: {run}", r.label);
+        }
+    }
 }
 
 pub(crate) fn goal(met: bool) -> String {

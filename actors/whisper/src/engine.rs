@@ -63,7 +63,7 @@ pub struct EngineConfig {
 /// elsewhere; under float32 and float16 the encoder computes in f32 (see [`crate::model`]).
 ///
 /// `Default` is int8, the fastest, and on the corpus no less accurate than float32 (the
-/// README's model section has the measurements per compute type). int8 reads about half of
+/// measurements per compute type are in `ops/bench/asr-history.md`). int8 reads about half of
 /// float16's weight bytes per decoder step (its logits stay 16-bit, see [`crate::model`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -1182,7 +1182,7 @@ enum LanguagePlan {
 const UNDECODED_MIN_S: f64 = 1.0;
 /// How much speech (by the VAD, seconds) a wordless stretch inside a decoded window must hold
 /// to be decoded again on its own. Half a second decoded CHILDES's babble again into invented
-/// sentences; a second gave lower WER on every measure (README, 2026-11-27).
+/// sentences; a second gave lower WER on every measure (`ops/bench/asr-history.md`, 2026-11-27).
 const SKIPPED_SPEECH_MIN_S: f64 = 1.0;
 /// How much speech (by the VAD, seconds) the rest of a window after its decoding ended must
 /// hold to be decoded: less is the tail of the last word and the span's padding, and decoded

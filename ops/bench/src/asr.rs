@@ -3,8 +3,9 @@
 //! A benchmark, not a test: it prints figures and asserts nothing. Three modes:
 //! - short clips (the default, [`short`]): the corpus's English clips one by one;
 //! - `--long` ([`long`]): one recording of `--long-minutes` built from the corpus's real clips
-//!   joined by 0.7 s pauses, with faster-whisper's `BatchedInferencePipeline` as a third anchor,
-//!   and the WER of the same clips decoded one by one beside it;
+//!   joined by 0.7 s pauses, and the corpus's long-form reading, with faster-whisper's
+//!   `BatchedInferencePipeline` as a third anchor, and the WER of the same clips (takes) decoded
+//!   one by one beside it;
 //! - `--memory-hours H` ([`memory`]): the peak resident memory of `scribe transcribe` on an
 //!   H-hour recording built the same way.
 //!

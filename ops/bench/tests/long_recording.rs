@@ -73,3 +73,35 @@ fn a_short_request_still_holds_every_clip_once() {
     let rec = build(&corpus, &clips, 1.0, GAP_S, &dir.path().join("short.wav")).unwrap();
     assert_eq!(rec.clips.len(), clips.len());
 }
+
+#[test]
+fn a_long_form_reading_is_cut_into_its_takes_with_their_texts() {
+    // given the corpus's long-form reading and its table of takes
+    let corpus = corpus();
+    let (_, all) = scribe_bench::corpus::english_clips(&corpus).unwrap();
+    let reading = all
+        .iter()
+        .find(|c| c.long_form && c.sidecar.as_deref().is_some_and(|s| s.ends_with(".segments.tsv")))
+        .expect("the corpus has a long-form reading with takes");
+    let table = std::fs::read_to_string(corpus.join(reading.sidecar.as_deref().unwrap())).unwrap();
+    let rows: Vec<Vec<&str>> = table.lines().skip(1).map(|l| l.split('\t').collect()).collect();
+    // when it is cut
+    let dir = tempfile::tempdir().unwrap();
+    let (rec, takes) = scribe_bench::long_recording::from_takes(&corpus, reading, dir.path()).unwrap();
+    // then there is a take per row, each its row's text and its row's samples of the recording
+    assert_eq!(takes.len(), rows.len());
+    assert_eq!(rec.clips.len(), rows.len());
+    let pcm = audio::decode_all(&rec.path).unwrap();
+    assert_eq!(pcm.len(), rec.samples);
+    for (i, ((take, placed), row)) in takes.iter().zip(&rec.clips).zip(&rows).enumerate().step_by(17) {
+        assert_eq!(take.transcript, row[4], "take {i}");
+        let start: f64 = row[0].parse().unwrap();
+        assert_eq!(placed.start, (start * SAMPLE_RATE as f64).round() as usize, "take {i}");
+        let cut = audio::decode_all(std::path::Path::new(&take.file)).unwrap();
+        assert_eq!(cut.len(), placed.len, "take {i}");
+        assert_eq!(cut, pcm[placed.start..placed.end()], "take {i} holds its samples unchanged");
+    }
+    // and the recording's reference is the takes' texts in order
+    let joined: Vec<&str> = rows.iter().map(|r| r[4].trim()).collect();
+    assert_eq!(rec.reference, joined.join(" "));
+}

@@ -1,5 +1,6 @@
 //! Long-recording mode of `scribe-bench asr --long`: one recording of `--long-minutes` built
 //! from the corpus's real English clips joined by 0.7 s pauses ([`scribe_bench::long_recording`]),
+//! then each long-form reading of the corpus against its takes cut out of it (`from_takes`),
 //! transcribed by our engine (sequential `batch_size: 1` and the engine's choice `batch_size: 0`,
 //! at each compute type) and by faster-whisper (sequential at its compute types, and
 //! `BatchedInferencePipeline` int8 as the third anchor). For each run: wall time, real-time

@@ -1,7 +1,8 @@
-//! Short-clip mode of `scribe-bench asr`: the corpus's English clips one by one, our engine at
-//! each compute type against faster-whisper at each of its compute types, with the goal
-//! beside each of our runs (at least 2.0× faster-whisper int8, WER at most faster-whisper
-//! float32's + 0.3).
+//! Short-clip mode of `scribe-bench asr`: the corpus's English clips one by one (not the
+//! long-form recordings), our engine at each compute type against faster-whisper at each of its
+//! compute types, with the goals beside each of our runs (at least 2.0× faster-whisper
+//! int8, WER at most faster-whisper float32's + 0.3, no text repeated where nothing was said),
+//! the clips more than 5 points above faster-whisper float32, and the corpus's other languages.
 
 use std::path::PathBuf;
 

@@ -111,7 +111,19 @@ pub struct FwRun<'a> {
     pub vad: bool,
 }
 
-impl FwRun<'_> {
+impl<'a> FwRun<'a> {
+    /// English, with the benchmark's beam, threads and voice detection.
+    pub fn english(setup: &'a super::Setup, model_dir: &'a Path, args: &super::BenchAsrArgs) -> FwRun<'a> {
+        FwRun {
+            python: &setup.python,
+            language: "en",
+            model_dir,
+            beam: args.beam,
+            threads: args.threads,
+            vad: !args.no_vad,
+        }
+    }
+
     /// Transcribes `files` (after an untimed `warmup`) with `setup`, in one Python process.
     pub fn run(&self, setup: &FwSetup, warmup: &Path, files: &[PathBuf]) -> anyhow::Result<Vec<FwDecoded>> {
         let cfg = serde_json::json!({

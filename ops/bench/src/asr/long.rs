@@ -155,14 +155,7 @@ fn measure(
                 });
             }
         }
-        let fw = FwRun {
-            python: &setup.python,
-            language: "en",
-            model_dir: &model_dir,
-            beam: args.beam,
-            threads: args.threads,
-            vad: !args.no_vad,
-        };
+        let fw = FwRun::english(setup, &model_dir, args);
         let fw_setups = args
             .compute_types
             .iter()

@@ -111,14 +111,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
                 by_language.push((language.clone(), our.label(), wer, self::loops(lang_clips, &hyps).len()));
             }
         }
-        let fw = FwRun {
-            python: &setup.python,
-            language: "en",
-            model_dir: &model_dir,
-            beam: args.beam,
-            threads: args.threads,
-            vad: !args.no_vad,
-        };
+        let fw = FwRun::english(setup, &model_dir, args);
         let mut fw_rows = Vec::new();
         for ct in &args.compute_types {
             let fw_setup = FwSetup { compute_type: ct.clone(), batch_size: 0 };

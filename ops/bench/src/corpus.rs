@@ -31,28 +31,25 @@ impl Clip {
 /// The English speech clips of the corpus, long-form ones included (not the format variants of
 /// jfk), in manifest order, with the manifest's header line.
 pub fn english_clips(corpus: &Path) -> anyhow::Result<(String, Vec<Clip>)> {
-    speech_clips(corpus, "en")
+    let (header, clips) = speech_clips(corpus)?;
+    Ok((header, clips.into_iter().filter(|(l, _)| l == "en").map(|(_, c)| c).collect()))
 }
 
-/// The languages other than English that the corpus has speech with references in.
-pub fn other_languages(corpus: &Path) -> anyhow::Result<Vec<String>> {
-    let text = std::fs::read_to_string(corpus.join("manifest.tsv"))?;
-    let mut lines = text.lines();
-    let cols: Vec<&str> = lines.next().context("empty manifest")?.split('\t').collect();
-    let lang = cols.iter().position(|c| *c == "language").context("manifest has no `language` column")?;
-    let mut out: Vec<String> = Vec::new();
-    for line in lines {
-        let l = line.split('\t').nth(lang).unwrap_or_default();
-        if !l.is_empty() && l != "en" && !out.iter().any(|o| o == l) {
-            out.push(l.to_string());
+/// The corpus's speech clips in languages other than English, by language in manifest order.
+pub fn other_languages(corpus: &Path) -> anyhow::Result<Vec<(String, Vec<Clip>)>> {
+    let mut out: Vec<(String, Vec<Clip>)> = Vec::new();
+    for (language, clip) in speech_clips(corpus)?.1.into_iter().filter(|(l, _)| l != "en") {
+        match out.iter_mut().find(|(l, _)| *l == language) {
+            Some((_, clips)) => clips.push(clip),
+            None => out.push((language, vec![clip])),
         }
     }
     Ok(out)
 }
 
-/// The corpus's speech clips in `language` with a reference (not the format variants), in
-/// manifest order, with the manifest's header line.
-pub fn speech_clips(corpus: &Path, language: &str) -> anyhow::Result<(String, Vec<Clip>)> {
+/// The corpus's speech clips with a reference (not the format variants), each with its
+/// language, in manifest order, with the manifest's header line.
+fn speech_clips(corpus: &Path) -> anyhow::Result<(String, Vec<(String, Clip)>)> {
     let manifest = corpus.join("manifest.tsv");
     let text = std::fs::read_to_string(&manifest)
         .with_context(|| format!("cannot read {} (pass --corpus or set SCRIBE_CORPUS_DIR)", manifest.display()))?;
@@ -70,21 +67,20 @@ pub fn speech_clips(corpus: &Path, language: &str) -> anyhow::Result<(String, Ve
         let field = |i: usize| f.get(i).copied().unwrap_or_default();
         // "asr", "asr+longform+...": speech to transcribe; the variants repeat jfk in other formats.
         let is_asr = field(task).split('+').any(|t| t == "asr");
-        if !is_asr
-            || field(lang) != language
-            || field(transcript).is_empty()
-            || field(file).starts_with("audio/variants/")
-        {
+        if !is_asr || field(transcript).is_empty() || field(file).starts_with("audio/variants/") {
             continue;
         }
-        clips.push(Clip {
-            file: field(file).to_string(),
-            duration_s: field(dur).parse().unwrap_or(0.0),
-            transcript: field(transcript).to_string(),
-            line: line.to_string(),
-            long_form: field(task).split('+').any(|t| t == "longform"),
-            sidecar: sidecars.and_then(|i| f.get(i)).filter(|s| !s.is_empty()).map(|s| s.to_string()),
-        });
+        clips.push((
+            field(lang).to_string(),
+            Clip {
+                file: field(file).to_string(),
+                duration_s: field(dur).parse().unwrap_or(0.0),
+                transcript: field(transcript).to_string(),
+                line: line.to_string(),
+                long_form: field(task).split('+').any(|t| t == "longform"),
+                sidecar: sidecars.and_then(|i| f.get(i)).filter(|s| !s.is_empty()).map(|s| s.to_string()),
+            },
+        ));
     }
     Ok((header, clips))
 }

@@ -12,7 +12,7 @@ use super::faster_whisper::{FwRun, FwSetup};
 use super::ours::{OurSetup, Ours};
 use super::share::{Limits, Share, percent};
 use super::{BenchAsrArgs, Clip, Setup, english_clips, ratio, score_per_clip, shortest};
-use scribe_bench::corpus::{other_languages, speech_clips};
+use scribe_bench::corpus::other_languages;
 use scribe_whisper::repetition::repeated_insertions;
 
 /// The speed goal against faster-whisper int8 on short clips.
@@ -63,13 +63,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
     println!("{}", limits.describe(args.threads));
     let files: Vec<PathBuf> = clips.iter().map(|c| setup.corpus.join(&c.file)).collect();
     // The other languages' clips: their WER only, on multilingual models.
-    let mut others = Vec::new();
-    for language in other_languages(&setup.corpus)? {
-        let (_, c) = speech_clips(&setup.corpus, &language)?;
-        if !c.is_empty() {
-            others.push((language, c));
-        }
-    }
+    let others = other_languages(&setup.corpus)?;
 
     for model in &args.models {
         let model_dir = setup.models_dir.join(model);

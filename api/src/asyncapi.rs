@@ -51,13 +51,13 @@ pub const ERROR_CODES: [(&str, &str, &str); 8] = [
         "too many sessions on the server (`--live-sessions`) or the account (`--live-sessions-per-account`)",
         "1013",
     ),
-    ("FRAME_TOO_LARGE", "a binary frame over 1 MiB", "1009"),
+    ("FRAME_TOO_LARGE", "a frame over 1 MiB, of any size", "1009"),
     ("IDLE", "no audio for `--live-idle-timeout` (default 30 s)", "1000"),
     ("INTERNAL", "the speech engine failed", "1011"),
 ];
 
 /// The `Warning` codes.
-pub const WARNING_CODES: [&str; 2] = ["PARTIAL_SAMPLE", "BEHIND_REAL_TIME"];
+pub const WARNING_CODES: [&str; 3] = ["PARTIAL_SAMPLE", "BEHIND_REAL_TIME", "INVALID_MESSAGE"];
 
 /// `GET /api/asyncapi.json`: the document, with the server this request reached.
 #[handler]
@@ -308,7 +308,7 @@ fn schemas() -> Value {
             "properties": {
                 "type": {"type": "string", "const": "Warning"},
                 "code": {"type": "string", "enum": WARNING_CODES,
-                         "description": "`PARTIAL_SAMPLE`: a frame was not a whole number of samples. `BEHIND_REAL_TIME`: the session lags (partials are skipped until it catches up)."},
+                         "description": "`PARTIAL_SAMPLE`: a frame was not a whole number of samples. `BEHIND_REAL_TIME`: the session lags (partials are skipped until it catches up). `INVALID_MESSAGE`: a text message after the INIT was not one of the protocol's (not JSON, an unknown `messageType`, a second INIT) and was ignored; the session goes on. Before the session starts the same code is an Error."},
                 "message": {"type": "string"},
                 "behindSeconds": {"type": "number", "minimum": 0, "description": "With BEHIND_REAL_TIME: how far behind."},
             },

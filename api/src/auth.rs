@@ -15,6 +15,13 @@
 //! The key itself is never logged: only its hash is kept, and nothing here writes it anywhere.
 //!
 //! The same [`hash_api_key`] must be used wherever a key is issued (`scribe keys create`).
+//!
+//! [`Keys`] is the one check every door makes (the HTTP operations, the OpenAI door, the live
+//! door's INIT): one lookup, one budget of failed keys per address, one rate limit per key. Each
+//! door only turns its [`KeyRefusal`] into its protocol's answer. A key issued by another process
+//! (`scribe keys create` beside a running server) is in the event store before the command
+//! prints it; a key the read models do not know yet is looked up again once they have caught
+//! up with the store's head, so it works at once.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
@@ -30,10 +37,12 @@ use poem_openapi::registry::{MetaSecurityScheme, Registry};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
 use scribe_domain::ids::UserName;
 use scribe_domain::kinds::Role;
+use scribe_eventstore::EventStore;
+use scribe_projections::{Account, ReadModels};
 
 pub use crate::error::key_required;
 use crate::error::{ApiError, ErrorBody, ErrorCode};
-use crate::state::{ApiSettings, ApiState};
+use crate::state::ApiSettings;
 
 /// The authenticated account behind a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,6 +206,82 @@ pub fn key_not_valid(source: KeySource) -> ApiError {
 /// Keys are stored and looked up by the hash that `scribe keys create` records.
 pub use scribe_actors::accounts::hash_api_key;
 
+/// How long a key the read models do not know waits for them to catch up with the store.
+const CATCH_UP_WAIT: Duration = Duration::from_secs(2);
+
+/// Why a door refuses a key, before it says so in its protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyRefusal {
+    /// No key, or a blank one.
+    Missing,
+    /// A key no account holds (unknown or revoked).
+    NotValid,
+    /// The address has spent its budget of failed keys, and this key has not worked from it
+    /// before: retry after this many seconds.
+    AddressBlocked(u64),
+    /// The key has used its request quota: retry after this many seconds.
+    RateLimited(u64),
+    /// The lookup failed.
+    Unavailable(String),
+}
+
+/// The key check every door shares (see the module's comment).
+pub struct Keys {
+    read: ReadModels,
+    store: Arc<dyn EventStore>,
+    limits: RateLimits,
+    failures: FailedAuthLimits,
+}
+
+impl Keys {
+    pub fn new(read: ReadModels, store: Arc<dyn EventStore>, settings: &ApiSettings) -> Keys {
+        Keys { read, store, limits: RateLimits::new(settings), failures: FailedAuthLimits::new(settings) }
+    }
+
+    /// The account `key` opens for a caller at `client`. A missing or unknown key spends from
+    /// the address's budget; a valid key is refused while the address is over it unless it
+    /// worked from there before. `metered`: the call is a request against the key's rate limit
+    /// (the edge's early check is not; the operation's is).
+    pub async fn authenticate(&self, client: IpAddr, key: &str, metered: bool) -> Result<Account, KeyRefusal> {
+        let key = key.trim();
+        if key.is_empty() {
+            self.failures.failed(client).map_err(KeyRefusal::AddressBlocked)?;
+            return Err(KeyRefusal::Missing);
+        }
+        let hash = hash_api_key(key);
+        let Some(account) = self.lookup(&hash).await? else {
+            self.failures.failed(client).map_err(KeyRefusal::AddressBlocked)?;
+            return Err(KeyRefusal::NotValid);
+        };
+        self.failures.admit(client, &hash).map_err(KeyRefusal::AddressBlocked)?;
+        if metered {
+            self.limits.check(&hash).map_err(KeyRefusal::RateLimited)?;
+        }
+        Ok(account)
+    }
+
+    /// Records a failed authentication that never reached a key (no key at all is not one).
+    pub fn failed(&self, client: IpAddr) -> Result<(), KeyRefusal> {
+        self.failures.failed(client).map_err(KeyRefusal::AddressBlocked)
+    }
+
+    /// The account holding the key with this hash; when the read models do not know it, once
+    /// more once they have caught up with the store's head.
+    async fn lookup(&self, hash: &str) -> Result<Option<Account>, KeyRefusal> {
+        let unavailable = |e: &dyn std::fmt::Display| KeyRefusal::Unavailable(e.to_string());
+        if let Some(account) = self.read.account_by_key_hash(hash).map_err(|e| unavailable(&e))? {
+            return Ok(Some(account));
+        }
+        // Looked up again even when the read models are at the head already: they may have
+        // reached it since the first lookup.
+        let head = self.store.head_position().await.map_err(|e| unavailable(&e))?;
+        if self.read.position() < head && !self.read.wait_for(head, CATCH_UP_WAIT).await {
+            return Ok(None);
+        }
+        self.read.account_by_key_hash(hash).map_err(|e| unavailable(&e))
+    }
+}
+
 /// Requests allowed per API key (keyed by the key's hash).
 pub struct RateLimits {
     limiter: DefaultKeyedRateLimiter<String>,
@@ -342,33 +427,27 @@ async fn check_staff_key(req: &Request) -> poem::Result<Caller> {
 }
 
 async fn check_key(req: &Request) -> poem::Result<Caller> {
-    let state = req.data::<Arc<ApiState>>().expect("ApiState is attached to every request");
-    let limits = req.data::<Arc<RateLimits>>().expect("RateLimits are attached to every request");
-    let failures = req.data::<Arc<FailedAuthLimits>>().expect("FailedAuthLimits are attached to every request");
-    let client = client_address(req);
+    let keys = req.data::<Arc<Keys>>().expect("Keys are attached to every request");
     // No key at all guesses nothing; a blank one counts as a failed attempt.
     let Some((key, source)) = presented_key(req)? else { return Err(key_required().into()) };
-    if key.is_empty() {
-        failures.failed(client).map_err(too_many_failures)?;
-        return Err(key_required().into());
-    }
-    let hash = hash_api_key(&key);
-    let account = state
-        .read
-        .account_by_key_hash(&hash)
-        .map_err(|e| ApiError::unavailable(format!("Checking the apiKey failed ({e}); retry shortly")))?;
-    let Some(account) = account else {
-        failures.failed(client).map_err(too_many_failures)?;
-        return Err(key_not_valid(source).into());
-    };
-    failures.admit(client, &hash).map_err(too_many_failures)?;
-    limits.check(&hash).map_err(ApiError::rate_limited)?;
+    let account = keys.authenticate(client_address(req), &key, true).await.map_err(|r| refusal(r, source))?;
     Ok(Caller {
         user: account.user_name,
         balance_cents: account.balance_cents,
         role: account.role,
         languages: account.languages,
     })
+}
+
+/// A refused key as the HTTP answer: 401, 429 with `Retry-After`, or 503.
+pub fn refusal(refusal: KeyRefusal, source: KeySource) -> ApiError {
+    match refusal {
+        KeyRefusal::Missing => key_required(),
+        KeyRefusal::NotValid => key_not_valid(source),
+        KeyRefusal::AddressBlocked(seconds) => too_many_failures(seconds),
+        KeyRefusal::RateLimited(seconds) => ApiError::rate_limited(seconds),
+        KeyRefusal::Unavailable(e) => ApiError::unavailable(format!("Checking the apiKey failed ({e}); retry shortly")),
+    }
 }
 
 #[cfg(test)]

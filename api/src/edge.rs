@@ -15,10 +15,7 @@ use poem::http::{HeaderValue, StatusCode, header};
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 use tokio::io::AsyncReadExt;
 
-use crate::auth::{
-    API_KEY_PARAM, FailedAuthLimits, client_address, hash_api_key, key_not_valid, key_required, presented_key,
-    too_many_failures,
-};
+use crate::auth::{API_KEY_PARAM, Keys, client_address, key_required, presented_key, refusal};
 use crate::connections::StallGuard;
 use crate::error::{ApiError, ErrorCode, error_response, render_poem_error};
 use crate::metrics::Metrics;
@@ -89,7 +86,7 @@ pub struct Edge {
     state: Arc<ApiState>,
     /// Unknown keys spend from their address's budget here too, or a bad `Accept` header would
     /// tell a guessed key (406) from a wrong one (401) without limit.
-    failed_auth: Arc<FailedAuthLimits>,
+    keys: Arc<Keys>,
 }
 
 impl Edge {
@@ -98,9 +95,9 @@ impl Edge {
         metrics: Arc<Metrics>,
         max_body_bytes: u64,
         state: Arc<ApiState>,
-        failed_auth: Arc<FailedAuthLimits>,
+        keys: Arc<Keys>,
     ) -> Edge {
-        Edge { routes, metrics, max_body_bytes, state, failed_auth }
+        Edge { routes, metrics, max_body_bytes, state, keys }
     }
 
     pub async fn handle<E: Endpoint>(&self, ep: Arc<E>, mut req: Request) -> poem::Result<Response> {
@@ -181,7 +178,7 @@ impl Edge {
             if let Err(refused) = strict_query::check(params, query) {
                 // Who is asking comes first, unless the key itself is given twice.
                 if route.is_secured(req.method()) && !strict_query::repeats(query, API_KEY_PARAM) {
-                    self.require_known_key(req)?;
+                    self.require_known_key(req).await?;
                 }
                 return Err(refused);
             }
@@ -192,7 +189,7 @@ impl Edge {
         {
             // Who is asking comes first: an unauthenticated request learns only that.
             if route.is_secured(req.method()) {
-                self.require_known_key(req)?;
+                self.require_known_key(req).await?;
             }
             let offered: Vec<&str> = produces.iter().map(|t| t.split(';').next().unwrap_or(t).trim()).collect();
             return Err(ApiError::new(
@@ -217,21 +214,11 @@ impl Edge {
     /// 401 unless the request carries the key of some account, in `apiKey` or as a Bearer token
     /// (roles and rate limits are the handler's business; this only decides whether another
     /// refusal may be told).
-    fn require_known_key(&self, req: &Request) -> Result<(), ApiError> {
-        let client = client_address(req);
+    async fn require_known_key(&self, req: &Request) -> Result<(), ApiError> {
         let Some((key, source)) = presented_key(req)? else { return Err(key_required()) };
-        if key.is_empty() {
-            self.failed_auth.failed(client).map_err(too_many_failures)?;
-            return Err(key_required());
-        }
-        let hash = hash_api_key(&key);
-        match self.state.read.account_by_key_hash(&hash) {
-            Ok(Some(_)) => self.failed_auth.admit(client, &hash).map_err(too_many_failures),
-            Ok(None) => {
-                self.failed_auth.failed(client).map_err(too_many_failures)?;
-                Err(key_not_valid(source))
-            }
-            Err(e) => Err(ApiError::unavailable(format!("Checking the apiKey failed ({e}); retry shortly"))),
+        match self.keys.authenticate(client_address(req), &key, false).await {
+            Ok(_) => Ok(()),
+            Err(r) => Err(refusal(r, source)),
         }
     }
 

@@ -73,7 +73,7 @@ pub use auth::{Caller, hash_api_key};
 pub use error::{ApiError, ErrorBody, ErrorCode};
 pub use state::{ApiSettings, ApiState};
 
-use crate::auth::{FailedAuthLimits, RateLimits};
+use crate::auth::Keys;
 use crate::capabilities::CapabilitiesApi;
 use crate::edge::Edge;
 use crate::editor::EditorApi;
@@ -186,16 +186,10 @@ pub fn app(state: ApiState) -> impl Endpoint {
     let spec_endpoint =
         make_sync(move |_| poem::Response::builder().content_type("application/json").body(document.clone()));
     let metrics = Arc::new(Metrics::new(state.pipeline_dispatches.clone()));
-    let limits = Arc::new(RateLimits::new(&state.settings));
-    let failed_auth = Arc::new(FailedAuthLimits::new(&state.settings));
+    let keys = Arc::new(Keys::new(state.read.clone(), state.store.clone(), &state.settings));
     let state = Arc::new(state);
-    let edge = Arc::new(Edge::new(
-        routes,
-        metrics.clone(),
-        state.settings.max_json_body_bytes,
-        state.clone(),
-        failed_auth.clone(),
-    ));
+    let edge =
+        Arc::new(Edge::new(routes, metrics.clone(), state.settings.max_json_body_bytes, state.clone(), keys.clone()));
     let links = Arc::new(SignedLinks::new(state.data_dir.clone(), &state.settings));
     let exports = Arc::new(Exports::new(state.data_dir.clone(), &state.settings));
     Route::new()
@@ -213,8 +207,7 @@ pub fn app(state: ApiState) -> impl Endpoint {
         .at("/favicon.ico", webapp::favicon())
         .nest("/app", webapp::assets())
         .data(state)
-        .data(limits)
-        .data(failed_auth)
+        .data(keys)
         .data(metrics)
         .data(exports)
         .data(links)

@@ -1,24 +1,28 @@
 //! The live door: Amberscript's real-time WebSocket protocol at `/api/real-time` (and
 //! `/real-time/`, the path Amberscript serves it at).
 //!
-//! The door reads the INIT (parsed and checked by `scribe_domain::live`), checks the key, asks
-//! `LiveSessions` for a session, then only moves frames: binary audio and END in, the session's
-//! outputs out as `{"type": ..., "message": ...}` text frames, and the close code it ends with.
+//! The door reads the INIT (parsed and checked by `scribe_domain::live`), checks the key (the
+//! check every door shares, `auth::Keys`: one failed-key budget per address, one rate limit per
+//! key), asks `LiveSessions` for a session, then only moves frames: binary audio and END in, the
+//! session's outputs out as `{"type": ..., "message": ...}` text frames, and the close code it
+//! ends with. A frame over [`MAX_FRAME_BYTES`] is refused at its header, whatever its size.
 //! It also keeps the connection honest: a ping every [`PING_EVERY`], and a client that answers
 //! none for [`PONG_WITHIN`] is dropped (its session still finalizes what it received).
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
 use poem::web::Data;
-use poem::web::websocket::{CloseCode, Message, WebSocket, WebSocketStream};
-use poem::{IntoResponse, handler};
-use scribe_actors::accounts::hash_api_key;
+use poem::web::websocket::{CloseCode, Message, WebSocket, WebSocketConfig, WebSocketStream};
+use poem::{IntoResponse, Request, handler};
 use scribe_actors::live::LiveOutput;
+use scribe_domain::ids::UserName;
 use scribe_domain::live::{ClientText, LiveError, LiveErrorCode, LiveResult};
 use serde_json::{Value, json};
 
+use crate::auth::{KeyRefusal, Keys, client_address};
 use crate::state::ApiState;
 
 /// The largest binary frame a session takes (about 5 s of 48 kHz 32-bit audio).
@@ -27,22 +31,50 @@ pub const MAX_FRAME_BYTES: usize = 1 << 20;
 const INIT_WITHIN: Duration = Duration::from_secs(10);
 pub const PING_EVERY: Duration = Duration::from_secs(10);
 pub const PONG_WITHIN: Duration = Duration::from_secs(30);
+/// How long the connection stays open after the close that answers a refused frame. The rest
+/// of the frame is still arriving and is never read; closing at once would reset the
+/// connection, and a reset can drop the answer before the client reads it.
+const LINGER_AFTER_REFUSAL: Duration = Duration::from_secs(1);
 
 /// `GET /api/real-time`: upgrades to a WebSocket and serves one live session on it.
 #[handler]
-pub fn real_time(ws: WebSocket, state: Data<&Arc<ApiState>>) -> impl IntoResponse {
-    let state = state.0.clone();
-    ws.on_upgrade(move |socket| serve(socket, state))
+pub fn real_time(
+    ws: WebSocket,
+    req: &Request,
+    state: Data<&Arc<ApiState>>,
+    keys: Data<&Arc<Keys>>,
+) -> impl IntoResponse {
+    let (state, keys, client) = (state.0.clone(), keys.0.clone(), client_address(req));
+    // A frame or message over the limit is refused at its header, before its payload is read
+    // (see `too_large`), whatever its size.
+    let limits =
+        WebSocketConfig::default().max_frame_size(Some(MAX_FRAME_BYTES)).max_message_size(Some(MAX_FRAME_BYTES));
+    ws.config(limits).on_upgrade(move |socket| serve(socket, state, keys, client))
 }
 
-async fn serve(socket: WebSocketStream, state: Arc<ApiState>) {
+/// The answer to a frame the socket refused for its size: tungstenite reports it as an error
+/// ("Message too long: SIZE > MAX", which poem passes on as text) and leaves the connection
+/// open for the answer. `None` for any other error (the client is gone).
+fn too_large(error: &std::io::Error) -> Option<LiveError> {
+    let text = error.to_string();
+    let (_, sizes) = text.split_once("Message too long: ")?;
+    let size = sizes.split(' ').next().unwrap_or("?");
+    Some(LiveError::new(
+        LiveErrorCode::FrameTooLarge,
+        format!(
+            "A frame of {size} bytes is larger than the {MAX_FRAME_BYTES} bytes a session takes; send audio in frames of about 100 ms"
+        ),
+    ))
+}
+
+async fn serve(socket: WebSocketStream, state: Arc<ApiState>, keys: Arc<Keys>, client: IpAddr) {
     let (mut sink, mut stream) = socket.split();
     let init = match first_message(&mut stream).await {
         Ok(Some(init)) => init,
         Ok(None) => return,
         Err(error) => return refuse(&mut sink, error).await,
     };
-    let owner = match account_of(&state, &init.api_key) {
+    let owner = match account_of(&keys, client, &init.api_key).await {
         Ok(owner) => owner,
         Err(error) => return refuse(&mut sink, error).await,
     };
@@ -54,31 +86,21 @@ async fn serve(socket: WebSocketStream, state: Arc<ApiState>) {
     ping.tick().await;
     let mut last_pong = Instant::now();
     let mut client_gone = false;
+    // After a refused frame the rest of its payload is still on the wire: nothing more is read.
+    let mut deaf = false;
     loop {
         tokio::select! {
-            incoming = stream.next(), if !client_gone => match incoming {
-                Some(Ok(Message::Binary(frame))) if frame.len() > MAX_FRAME_BYTES => session.fail(LiveError::new(
-                    LiveErrorCode::FrameTooLarge,
-                    format!("A binary frame of {} bytes is larger than the {MAX_FRAME_BYTES} bytes a session takes; send audio in frames of about 100 ms", frame.len()),
-                )),
-                Some(Ok(Message::Binary(frame))) => session.audio(frame),
-                Some(Ok(Message::Text(text))) => match ClientText::parse(&text) {
-                    Ok(ClientText::End) => session.end(),
-                    Ok(ClientText::Init(_)) => warn(&mut sink, "The session has started already: a second INIT is ignored").await,
-                    Err(error) => warn(&mut sink, &format!("{} (the message was ignored)", error.message)).await,
-                },
-                Some(Ok(Message::Pong(_))) => last_pong = Instant::now(),
-                Some(Ok(Message::Ping(_))) => {}
-                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => {
-                    client_gone = true;
-                    session.disconnected();
-                }
-            },
+            // What the session has to say goes first: its `Session started` before the answer to
+            // anything the client sent after the INIT.
+            biased;
             output = session.output.recv() => match output {
                 Some(LiveOutput::Close { code, reason }) => {
                     if !client_gone {
                         let _ = sink.send(Message::Close(Some((CloseCode::from(code), reason)))).await;
                         let _ = sink.close().await;
+                        if deaf {
+                            tokio::time::sleep(LINGER_AFTER_REFUSAL).await;
+                        }
                     }
                     return;
                 }
@@ -89,6 +111,30 @@ async fn serve(socket: WebSocketStream, state: Arc<ApiState>) {
                     }
                 }
                 None => return,
+            },
+            incoming = stream.next(), if !client_gone && !deaf => match incoming {
+                Some(Ok(Message::Binary(frame))) => session.audio(frame),
+                Some(Ok(Message::Text(text))) => match ClientText::parse(&text) {
+                    Ok(ClientText::End) => session.end(),
+                    Ok(ClientText::Init(_)) => warn(&mut sink, "The session has started already: a second INIT is ignored").await,
+                    Err(error) => warn(&mut sink, &format!("{} (the message was ignored)", error.message)).await,
+                },
+                Some(Ok(Message::Pong(_))) => last_pong = Instant::now(),
+                Some(Ok(Message::Ping(_))) => {}
+                Some(Err(error)) => match too_large(&error) {
+                    Some(refusal) => {
+                        deaf = true;
+                        session.fail(refusal);
+                    }
+                    None => {
+                        client_gone = true;
+                        session.disconnected();
+                    }
+                },
+                Some(Ok(Message::Close(_))) | None => {
+                    client_gone = true;
+                    session.disconnected();
+                }
             },
             _ = ping.tick(), if !client_gone => {
                 if last_pong.elapsed() > PONG_WITHIN {
@@ -118,7 +164,8 @@ async fn first_message(
                     format!("No INIT message within {} s of connecting", INIT_WITHIN.as_secs()),
                 ));
             }
-            Ok(None | Some(Err(_)) | Some(Ok(Message::Close(_)))) => return Ok(None),
+            Ok(Some(Err(error))) => return too_large(&error).map_or(Ok(None), Err),
+            Ok(None | Some(Ok(Message::Close(_)))) => return Ok(None),
             Ok(Some(Ok(message))) => message,
         };
         match message {
@@ -143,21 +190,29 @@ async fn first_message(
     }
 }
 
-/// The customer account the INIT's key opens.
-fn account_of(state: &ApiState, api_key: &str) -> Result<scribe_domain::ids::UserName, LiveError> {
-    let unauthorized = |message: &str| LiveError {
+/// The customer account the INIT's key opens: the check every door makes (one failed-key
+/// budget per address, one rate limit per key), told in the protocol's words.
+async fn account_of(keys: &Keys, client: IpAddr, api_key: &str) -> Result<UserName, LiveError> {
+    let unauthorized = |message: String| LiveError {
         field: Some("apiKey".into()),
         ..LiveError::new(LiveErrorCode::Unauthorized, message)
     };
-    let account = state
-        .read
-        .account_by_key_hash(&hash_api_key(api_key))
-        .map_err(|e| {
+    let account = keys.authenticate(client, api_key, true).await.map_err(|refusal| match refusal {
+        KeyRefusal::Missing => unauthorized("The INIT has no apiKey".into()),
+        KeyRefusal::NotValid => unauthorized("The apiKey is not valid (unknown or revoked)".into()),
+        KeyRefusal::AddressBlocked(seconds) => {
+            unauthorized(format!("Too many invalid keys from your address; retry in {seconds} s with a valid key"))
+        }
+        KeyRefusal::RateLimited(seconds) => LiveError::new(
+            LiveErrorCode::Capacity,
+            format!("This apiKey has used its request quota; retry in {seconds} s"),
+        ),
+        KeyRefusal::Unavailable(e) => {
             LiveError::new(LiveErrorCode::Internal, format!("Checking the apiKey failed ({e}); retry shortly"))
-        })?
-        .ok_or_else(|| unauthorized("The apiKey is not valid"))?;
+        }
+    })?;
     if account.role.is_staff() {
-        return Err(unauthorized("This is a staff key: live sessions need a customer key"));
+        return Err(unauthorized("This is a staff key: live sessions need a customer key".into()));
     }
     Ok(account.user_name)
 }
@@ -166,9 +221,13 @@ fn account_of(state: &ApiState, api_key: &str) -> Result<scribe_domain::ids::Use
 async fn refuse(sink: &mut futures::stream::SplitSink<WebSocketStream, Message>, error: LiveError) {
     let code = error.close_code;
     let reason = error.code.as_str().to_owned();
+    let unread = error.code == LiveErrorCode::FrameTooLarge;
     let _ = sink.send(Message::Text(render(&LiveOutput::Error(error)).to_string())).await;
     let _ = sink.send(Message::Close(Some((CloseCode::from(code), reason)))).await;
     let _ = sink.close().await;
+    if unread {
+        tokio::time::sleep(LINGER_AFTER_REFUSAL).await;
+    }
 }
 
 async fn warn(sink: &mut futures::stream::SplitSink<WebSocketStream, Message>, message: &str) {

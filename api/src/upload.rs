@@ -238,7 +238,7 @@ pub(crate) async fn submit_stored(
         .map_err(|e| ApiError::internal("Creating the job", &e))?
 }
 
-fn content_length(req: &Request) -> Option<u64> {
+pub(crate) fn content_length(req: &Request) -> Option<u64> {
     req.headers().get(header::CONTENT_LENGTH)?.to_str().ok()?.parse().ok()
 }
 
@@ -254,7 +254,7 @@ pub(crate) fn too_large(limit: u64) -> ApiError {
 }
 
 /// Largest upload read and discarded after an early refusal; past it the connection is closed.
-const DRAIN_LIMIT: u64 = 64 << 20;
+pub(crate) const DRAIN_LIMIT: u64 = 64 << 20;
 
 /// Reads and discards up to `limit` bytes of the multipart body; returns the refusal of a body
 /// read to its end that is not exactly one `file` part.

@@ -189,17 +189,24 @@ impl<'a> Session<'a> {
 /// returns what came back. For the refusal tests.
 pub fn exchange(ws_url: &str, first: Message, then: Vec<Message>) -> LiveRun {
     runtime().block_on(async {
-        let (mut socket, _) = tokio_tungstenite::connect_async(ws_url).await.expect("the WebSocket opens");
+        let (socket, _) = tokio_tungstenite::connect_async(ws_url).await.expect("the WebSocket opens");
         let opened = Instant::now();
-        socket.send(first).await.expect("sent");
-        for m in then {
-            if socket.send(m).await.is_err() {
-                break;
+        // Sending goes on beside reading, as a real client's does: one still sending a frame the
+        // server refused hears the refusal.
+        let (mut sink, mut stream) = socket.split();
+        let sending = tokio::spawn(async move {
+            if sink.send(first).await.is_err() {
+                return;
             }
-        }
+            for m in then {
+                if sink.send(m).await.is_err() {
+                    return;
+                }
+            }
+        });
         let mut messages = Vec::new();
         let mut close = None;
-        while let Ok(Some(Ok(m))) = tokio::time::timeout(Duration::from_secs(60), socket.next()).await {
+        while let Ok(Some(Ok(m))) = tokio::time::timeout(Duration::from_secs(60), stream.next()).await {
             match m {
                 Message::Text(text) => messages.push((opened.elapsed(), serde_json::from_str(&text).expect("JSON"))),
                 Message::Close(frame) => {
@@ -209,6 +216,7 @@ pub fn exchange(ws_url: &str, first: Message, then: Vec<Message>) -> LiveRun {
                 _ => {}
             }
         }
+        sending.abort();
         LiveRun { messages, close, audio_sent_at: Vec::new() }
     })
 }

@@ -196,6 +196,31 @@ fn an_upload_announced_over_6_gb_is_413_naming_file() {
     assert!(server.list_jobs(server.key(), &[]).is_empty());
 }
 
+/// An account that cannot pay a minute is told so by the OpenAI door before its upload is read,
+/// as by the file API: a request that only announces 100 MB (more than the server reads and
+/// drops) is answered 402.
+#[test]
+fn the_openai_door_answers_402_before_reading_the_upload() {
+    let server = TestServer::start();
+    let broke = server.create_key("broke", Some(0));
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let head = format!(
+        "POST /v1/audio/transcriptions HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {broke}\r\n\
+         Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: 100000000\r\nConnection: close\r\n\r\n\
+         --XyZ\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nwhisper-1\r\n\
+         --XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.wav\"\r\n\r\nRIFF",
+        server.addr()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.lines().next().unwrap_or("").contains(" 402 "), "answer: {answer}");
+    assert!(answer.contains("insufficient_balance"), "answer: {answer}");
+    assert!(server.list_jobs(&broke, &[]).is_empty());
+}
+
 #[test]
 fn hammering_one_key_past_its_burst_is_429_with_retry_after() {
     let server = TestServer::start();

@@ -204,10 +204,39 @@ fn bad_input_gets_words_and_no_other_session_notices() {
         1008,
     );
     assert_eq!(e["field"], "glossaryId");
-    // Oversized frame: an Error naming the limit, then 1009.
-    let run = live::exchange(&url, text(init(&key, json!({}))), vec![Message::binary(vec![0u8; 2 << 20])]);
-    assert_eq!(run.messages[0].1["type"], "Info");
-    refused(&run, "FRAME_TOO_LARGE", 1009);
+    // Oversized frames, just over the limit or over the 16 MiB the WebSocket library takes by
+    // default: an Error naming the limit, then 1009; before the INIT as after it.
+    for size in [(1 << 20) + 1, 17 << 20] {
+        let run = live::exchange(&url, text(init(&key, json!({}))), vec![Message::binary(vec![0u8; size])]);
+        assert_eq!(run.messages[0].1["type"], "Info");
+        let e = refused(&run, "FRAME_TOO_LARGE", 1009);
+        assert!(e["message"].as_str().is_some_and(|m| m.contains(&size.to_string())), "{e}");
+    }
+    refused(&live::exchange(&url, Message::binary(vec![0u8; 17 << 20]), vec![]), "FRAME_TOO_LARGE", 1009);
+    // Text that is not the protocol's once the session has started (a second INIT, bad JSON,
+    // an unknown messageType) is an INVALID_MESSAGE warning, a code the AsyncAPI document
+    // declares for warnings, sent after the first INIT's Info; the session goes on.
+    let run = live::exchange(
+        &url,
+        text(init(&key, json!({}))),
+        vec![
+            text(init(&key, json!({}))),
+            Message::text("{not json"),
+            Message::text(json!({"messageType": "PAUSE"}).to_string()),
+            Message::text(json!({"messageType": "END"}).to_string()),
+        ],
+    );
+    assert_eq!(run.messages[0].1["message"]["message"], "Session started", "{:?}", run.messages);
+    let warnings = run.of_type("Warning");
+    assert_eq!(warnings.len(), 3, "{:?}", run.messages);
+    let document: Value =
+        server.http().get(server.url("/api/asyncapi.json")).send().expect("the AsyncAPI document").json().unwrap();
+    let declared = &document["components"]["schemas"]["WarningMessage"]["properties"]["code"]["enum"];
+    for warning in warnings {
+        assert_eq!(warning["message"]["code"], "INVALID_MESSAGE", "{warning}");
+        assert!(declared.as_array().unwrap().contains(&warning["message"]["code"]), "{declared}");
+    }
+    assert!(live::is_normal(run.close_code()), "{:?}", run.close);
     // A frame that ends inside a sample is a warning, and the session goes on.
     let run = live::exchange(
         &url,

@@ -13,11 +13,12 @@
 //! - **Reads** run on the blocking pool with a small pool of read connections.
 //! - **Subscriptions** page through `read_all` and, once caught up, sleep on a `watch` of the head
 //!   position that the writer bumps after each commit (plus a slow poll, to notice appends by
-//!   another process).
+//!   another process). Reading the head also bumps it, so a caller that saw another process's
+//!   append (a key from `scribe keys create`) wakes the subscriptions at once.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, Weak, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
@@ -68,6 +69,10 @@ struct Inner {
     writer: mpsc::Sender<AppendRequest>,
     readers: Mutex<Vec<Connection>>,
     head: watch::Receiver<u64>,
+    /// The writer's sender of the head, to publish a head read from the file (see
+    /// [`EventStore::head_position`]); weak, so that the channel still closes when the writer
+    /// thread ends.
+    head_waker: Weak<watch::Sender<u64>>,
 }
 
 impl SqliteEventStore {
@@ -85,6 +90,8 @@ impl SqliteEventStore {
         let head = query_head(&conn).map_err(|e| backend("reading the log head", e))?;
 
         let (head_tx, head_rx) = watch::channel(head);
+        let head_tx = Arc::new(head_tx);
+        let head_waker = Arc::downgrade(&head_tx);
         let (writer_tx, writer_rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("eventstore-writer".into())
@@ -97,6 +104,7 @@ impl SqliteEventStore {
                 writer: writer_tx,
                 readers: Mutex::new(Vec::new()),
                 head: head_rx,
+                head_waker,
             }),
         })
     }
@@ -140,7 +148,13 @@ impl EventStore for SqliteEventStore {
     }
 
     fn head_position(&self) -> BoxFuture<'_, Result<u64, StoreError>> {
-        Box::pin(self.inner.clone().with_reader("reading the log head", |conn| Ok(query_head(conn)?)))
+        Box::pin(async move {
+            let head = self.inner.clone().with_reader("reading the log head", |conn| Ok(query_head(conn)?)).await?;
+            if let Some(sender) = self.inner.head_waker.upgrade() {
+                publish_head(&sender, head);
+            }
+            Ok(head)
+        })
     }
 
     fn subscribe_all(&self, after_position: u64) -> BoxStream<'static, Result<RecordedEvent, StoreError>> {
@@ -237,7 +251,16 @@ impl Subscription {
 
 // ---- the writer thread ----
 
-fn run_writer(mut conn: Connection, requests: mpsc::Receiver<AppendRequest>, head: watch::Sender<u64>) {
+/// Moves the published head forward to `head` (never back), waking the subscriptions.
+fn publish_head(sender: &watch::Sender<u64>, head: u64) {
+    sender.send_if_modified(|h| {
+        let moved = head > *h;
+        *h = (*h).max(head);
+        moved
+    });
+}
+
+fn run_writer(mut conn: Connection, requests: mpsc::Receiver<AppendRequest>, head: Arc<watch::Sender<u64>>) {
     while let Ok(first) = requests.recv() {
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
@@ -248,11 +271,7 @@ fn run_writer(mut conn: Connection, requests: mpsc::Receiver<AppendRequest>, hea
         }
         match write_group(&mut conn, &group) {
             Ok((outcomes, new_head)) => {
-                head.send_if_modified(|h| {
-                    let moved = new_head > *h;
-                    *h = (*h).max(new_head);
-                    moved
-                });
+                publish_head(&head, new_head);
                 for (request, outcome) in group.into_iter().zip(outcomes) {
                     let _ = request.reply.send(outcome);
                 }

@@ -106,7 +106,18 @@ impl Billing {
     /// Whether `owner`'s balance covers the least `request` can cost (its first minute). A door
     /// that receives media first asks this before receiving it; [`Billing::submit`] asks it again.
     pub async fn check_minimum(&self, owner: &UserName, request: &JobRequest) -> Result<(), SubmitError> {
-        let least = self.prices.price_cents(request.job_type, request.transcription_type, 0, false);
+        self.check_least(owner, request.job_type, request.transcription_type).await
+    }
+
+    /// [`Billing::check_minimum`] for any job of this type and transcription type, before the
+    /// rest of its request is known (a door that reads its parameters with the media).
+    pub async fn check_least(
+        &self,
+        owner: &UserName,
+        job_type: JobType,
+        transcription_type: TranscriptionType,
+    ) -> Result<(), SubmitError> {
+        let least = self.prices.price_cents(job_type, transcription_type, 0, false);
         if least == 0 {
             return Ok(());
         }

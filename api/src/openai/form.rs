@@ -148,6 +148,17 @@ form_extractor!(
     "The media as the part `file`, and the fields, as OpenAI's API takes them."
 );
 
+/// Reads and drops up to `limit` bytes of a refused request's form.
+pub async fn discard(mut multipart: multer::Multipart<'static>, limit: u64) {
+    let mut left = limit;
+    while let Ok(Some(mut field)) = multipart.next_field().await {
+        while let Ok(Some(chunk)) = field.chunk().await {
+            let Some(rest) = left.checked_sub(chunk.len() as u64) else { return };
+            left = rest;
+        }
+    }
+}
+
 /// Reads the whole form: text fields (at most `MAX_FIELD_BYTES` together) and the one `file`
 /// part, streamed into a temp file of the media store.
 pub async fn receive(mut multipart: multer::Multipart<'static>, state: &ApiState) -> Result<Received, OpenAiError> {

@@ -23,20 +23,21 @@ pub mod wait;
 
 use std::sync::Arc;
 
-use poem::web::{Data, RemoteAddr};
+use poem::web::Data;
 use poem::{IntoResponse, Request, Response};
 use poem_openapi::param::Path;
 use poem_openapi::payload::{Json, Payload};
 use poem_openapi::registry::{MetaMediaType, MetaResponse, MetaResponses, MetaSchemaRef, Registry};
 use poem_openapi::{ApiResponse, OpenApi};
 use scribe_actors::speech_model::InstalledModel;
+use scribe_domain::kinds::{JobType, TranscriptionType};
 use scribe_domain::openai::{Endpoint, ModelFacts, SpeechRequest};
 
 use crate::ApiTags;
 use crate::auth::{ApiKeyAuth, Caller};
 use crate::state::ApiState;
 use crate::submit;
-use crate::upload::submit_stored;
+use crate::upload::{self, submit_stored};
 use errors::OpenAiError;
 use form::{TranscriptionForm, TranslationForm};
 use schema::{EventStream, JsonAnswer, Model, ModelList, VttAnswer};
@@ -122,7 +123,7 @@ impl OpenAiApi {
         state: Data<&Arc<ApiState>>,
         body: TranscriptionForm,
     ) -> Result<SpeechAnswer, OpenAiError> {
-        speech(&state, auth.0, req.remote_addr(), Endpoint::Transcriptions, body.0).await
+        speech(&state, auth.0, req, Endpoint::Transcriptions, body.0).await
     }
 
     /// Translates speech into English text, as OpenAI's `POST /v1/audio/translations`
@@ -137,7 +138,7 @@ impl OpenAiApi {
         state: Data<&Arc<ApiState>>,
         body: TranslationForm,
     ) -> Result<SpeechAnswer, OpenAiError> {
-        speech(&state, auth.0, req.remote_addr(), Endpoint::Translations, body.0).await
+        speech(&state, auth.0, req, Endpoint::Translations, body.0).await
     }
 
     /// The installed speech models, as OpenAI's `GET /v1/models`: `whisper-1` (the server's
@@ -173,10 +174,21 @@ fn model(id: &str, entry: &InstalledModel) -> Model {
 async fn speech(
     state: &Arc<ApiState>,
     caller: Caller,
-    peer: &RemoteAddr,
+    req: &Request,
     endpoint: Endpoint,
     multipart: multer::Multipart<'static>,
 ) -> Result<SpeechAnswer, OpenAiError> {
+    // Refused before the upload is read: a balance that cannot pay a job's first minute. Every
+    // request of this door is a direct transcription job, whatever its fields say. A small
+    // upload is still read and dropped, so that the client, still sending, hears the answer.
+    let least = state.billing.check_least(&caller.user, JobType::Direct, TranscriptionType::Transcription).await;
+    if let Err(e) = least {
+        if upload::content_length(req).is_none_or(|n| n <= upload::DRAIN_LIMIT) {
+            form::discard(multipart, upload::DRAIN_LIMIT).await;
+        }
+        return Err(submit::billing_error(e).into());
+    }
+    let peer = req.remote_addr();
     let received = form::receive(multipart, state).await?;
     let request = SpeechRequest::parse(endpoint, &received.fields)?;
     let Some((temp, filename)) = received.file else {

@@ -40,7 +40,11 @@ pub const ERROR_CODES: [(&str, &str, &str); 8] = [
         "a bad field value (language, encoding, sample_rate, format, glossaryId, callbackUrl) or an unknown field",
         "1008",
     ),
-    ("UNAUTHORIZED", "apiKey missing or not a valid key", "1008"),
+    (
+        "UNAUTHORIZED",
+        "apiKey missing or not a valid key, or the address over its budget of invalid keys (`--auth-failures-burst`)",
+        "1008",
+    ),
     (
         "INSUFFICIENT_BALANCE",
         "the balance cannot pay the next started minute",
@@ -48,7 +52,7 @@ pub const ERROR_CODES: [(&str, &str, &str); 8] = [
     ),
     (
         "CAPACITY",
-        "too many sessions on the server (`--live-sessions`) or the account (`--live-sessions-per-account`)",
+        "too many sessions on the server (`--live-sessions`) or the account (`--live-sessions-per-account`), or the key over its rate limit (`--rate-per-second`)",
         "1013",
     ),
     ("FRAME_TOO_LARGE", "a frame over 1 MiB, of any size", "1009"),

@@ -260,11 +260,6 @@ impl Keys {
         Ok(account)
     }
 
-    /// Records a failed authentication that never reached a key (no key at all is not one).
-    pub fn failed(&self, client: IpAddr) -> Result<(), KeyRefusal> {
-        self.failures.failed(client).map_err(KeyRefusal::AddressBlocked)
-    }
-
     /// The account holding the key with this hash; when the read models do not know it, once
     /// more once they have caught up with the store's head.
     async fn lookup(&self, hash: &str) -> Result<Option<Account>, KeyRefusal> {

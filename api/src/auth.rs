@@ -260,6 +260,14 @@ impl Keys {
         Ok(account)
     }
 
+    /// [`Keys::authenticate`] for an HTTP request: the key it presents (`apiKey` or Bearer),
+    /// refused in HTTP's words. No key at all guesses nothing; a blank one counts as a failed
+    /// attempt.
+    pub async fn authenticate_request(&self, req: &Request, metered: bool) -> Result<Account, ApiError> {
+        let Some((key, source)) = presented_key(req)? else { return Err(key_required()) };
+        self.authenticate(client_address(req), &key, metered).await.map_err(|r| refusal(r, source))
+    }
+
     /// The account holding the key with this hash; when the read models do not know it, once
     /// more once they have caught up with the store's head.
     async fn lookup(&self, hash: &str) -> Result<Option<Account>, KeyRefusal> {
@@ -423,9 +431,7 @@ async fn check_staff_key(req: &Request) -> poem::Result<Caller> {
 
 async fn check_key(req: &Request) -> poem::Result<Caller> {
     let keys = req.data::<Arc<Keys>>().expect("Keys are attached to every request");
-    // No key at all guesses nothing; a blank one counts as a failed attempt.
-    let Some((key, source)) = presented_key(req)? else { return Err(key_required().into()) };
-    let account = keys.authenticate(client_address(req), &key, true).await.map_err(|r| refusal(r, source))?;
+    let account = keys.authenticate_request(req, true).await?;
     Ok(Caller {
         user: account.user_name,
         balance_cents: account.balance_cents,
@@ -435,7 +441,7 @@ async fn check_key(req: &Request) -> poem::Result<Caller> {
 }
 
 /// A refused key as the HTTP answer: 401, 429 with `Retry-After`, or 503.
-pub fn refusal(refusal: KeyRefusal, source: KeySource) -> ApiError {
+fn refusal(refusal: KeyRefusal, source: KeySource) -> ApiError {
     match refusal {
         KeyRefusal::Missing => key_required(),
         KeyRefusal::NotValid => key_not_valid(source),

@@ -15,7 +15,7 @@ use poem::http::{HeaderValue, StatusCode, header};
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 use tokio::io::AsyncReadExt;
 
-use crate::auth::{API_KEY_PARAM, Keys, client_address, key_required, presented_key, refusal};
+use crate::auth::{API_KEY_PARAM, Keys};
 use crate::connections::StallGuard;
 use crate::error::{ApiError, ErrorCode, error_response, render_poem_error};
 use crate::metrics::Metrics;
@@ -215,11 +215,7 @@ impl Edge {
     /// (roles and rate limits are the handler's business; this only decides whether another
     /// refusal may be told).
     async fn require_known_key(&self, req: &Request) -> Result<(), ApiError> {
-        let Some((key, source)) = presented_key(req)? else { return Err(key_required()) };
-        match self.keys.authenticate(client_address(req), &key, false).await {
-            Ok(_) => Ok(()),
-            Err(r) => Err(refusal(r, source)),
-        }
+        self.keys.authenticate_request(req, false).await.map(|_| ())
     }
 
     async fn cap_body(&self, req: &mut Request, max_body_bytes: u64) -> Result<(), ApiError> {

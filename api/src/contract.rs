@@ -206,7 +206,7 @@ fn describe(name: &str, rule: &Value) -> Option<String> {
 }
 
 /// A pattern that holds when a string has a character that is not White_Space.
-const NOT_BLANK: &str =
+pub const NOT_BLANK: &str =
     "[^\\t\\n\\u000b\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
 
 /// Rules of the fields of the request bodies, by schema name: (field, rule), the required
@@ -346,8 +346,8 @@ pub fn complete(doc: &mut Value) {
                 }
             }
         }
-        // A saved document has at least one word (`scribe_domain::editing::validate_document`):
-        // at least one segment, each with at least one word, and so at least one speaker.
+        // A document sent to be saved or previewed has at least one speaker, one segment and a
+        // word in each segment (`scribe_domain::editing::validate_outline`).
         match schema_name.as_str() {
             "WorkDocument" => {
                 for field in ["speakers", "segments"] {

@@ -50,7 +50,8 @@ impl SubtitlePreviewApi {
     /// `PUT /jobs/document` takes it), laid out with the rules and parameters of
     /// `GET /jobs/export-srt`: the same document and parameters give the same cues. Any key,
     /// customer or staff (the web app's editor previews with it). A parameter out of bounds
-    /// answers 400 naming it; a body that is not the document shape answers 400. Not in the
+    /// answers 400 naming it; a body that is not the document shape, or a document without a
+    /// speaker, a segment, or a word in each segment, answers 400 naming the place. Not in the
     /// original API contract.
     #[oai(path = "/subtitles/preview", method = "post", operation_id = "previewSubtitles")]
     async fn preview(
@@ -69,6 +70,7 @@ impl SubtitlePreviewApi {
     ) -> Result<Json<SubtitlePreview>, ApiError> {
         let params = SubtitleParams::new(max_chars_per_row.0, max_number_of_rows.0, max_screen_time_per_row_seconds.0)?;
         let mut doc = body.0.into_transcript("preview", "preview");
+        editing::validate_outline(&doc)?;
         // A saved document's times lie inside its media; a preview takes any document, so absurd
         // times are held to a bound no media reaches (the layout of real documents is unchanged).
         for word in doc.segments.iter_mut().flat_map(|s| &mut s.words) {

@@ -1073,8 +1073,10 @@
       }
       const asked = (this.previewAsked = (this.previewAsked || 0) + 1);
       const params = { maxCharsPerRow: this.knobs.chars, maxNumberOfRows: this.knobs.rows, maxScreenTimePerRowSeconds: this.knobs.screen };
+      const json = this.toDocument();
       try {
-        const answer = await this.opts.api("POST", "/subtitles/preview", { params, json: this.toDocument() });
+        // A document with every word deleted has no cues (the server refuses an empty one).
+        const answer = json.segments.length ? await this.opts.api("POST", "/subtitles/preview", { params, json }) : { cues: [] };
         if (asked !== this.previewAsked || this.destroyed) return;
         this.cues = answer.cues;
         this.previewError.textContent = "";

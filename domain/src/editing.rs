@@ -16,9 +16,34 @@ pub const END_TOLERANCE_S: f64 = 0.5;
 /// Times closer than this (seconds) are the same time when comparing with the machine draft.
 const SAME_TIME_S: f64 = 0.001;
 
+/// Checks the outline every document sent to the service has, saved or only previewed: at least
+/// one speaker, at least one segment, and at least one word in each segment (the document
+/// schema's `minItems`).
+pub fn validate_outline(doc: &Transcript) -> Result<(), ValidationError> {
+    if doc.speakers.is_empty() {
+        return Err(ValidationError::new(
+            "document.speakers",
+            "document.speakers is empty: declare at least one speaker",
+        ));
+    }
+    if doc.segments.is_empty() {
+        return Err(ValidationError::new("document.segments", "document has no words: the text must not be empty"));
+    }
+    match doc.segments.iter().position(|segment| segment.words.is_empty()) {
+        Some(s) => Err(ValidationError::new(
+            format!("document.segments[{s}].words"),
+            format!(
+                "document.segments[{s}].words is empty: a segment holds at least one word (leave out a segment with none)"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Checks a document saved for a task on media of `duration_s` seconds. Errors name the place,
 /// e.g. `document.segments[2].words[5].end`.
 pub fn validate_document(doc: &Transcript, duration_s: f64) -> Result<(), ValidationError> {
+    validate_outline(doc)?;
     let limit = duration_s + END_TOLERANCE_S;
     let mut declared = std::collections::HashSet::new();
     for (i, speaker) in doc.speakers.iter().enumerate() {
@@ -37,20 +62,11 @@ pub fn validate_document(doc: &Transcript, duration_s: f64) -> Result<(), Valida
         }
     }
     let mut previous_start = 0.0_f64;
-    let mut words = 0usize;
     for (s, segment) in doc.segments.iter().enumerate() {
         if !declared.contains(segment.speaker.as_str()) {
             return Err(ValidationError::new(
                 format!("document.segments[{s}].speaker"),
                 format!("document.segments[{s}].speaker {:?} is not declared in document.speakers", segment.speaker),
-            ));
-        }
-        if segment.words.is_empty() {
-            return Err(ValidationError::new(
-                format!("document.segments[{s}].words"),
-                format!(
-                    "document.segments[{s}].words is empty: a segment holds at least one word (leave out a segment with none)"
-                ),
             ));
         }
         for (w, word) in segment.words.iter().enumerate() {
@@ -85,11 +101,7 @@ pub fn validate_document(doc: &Transcript, duration_s: f64) -> Result<(), Valida
                 ));
             }
             previous_start = word.start;
-            words += 1;
         }
-    }
-    if words == 0 {
-        return Err(ValidationError::new("document.segments", "document has no words: the text must not be empty"));
     }
     for (i, h) in doc.highlights.iter().enumerate() {
         if !(h.start.is_finite() && h.end.is_finite() && 0.0 <= h.start && h.start <= h.end && h.end <= limit) {
@@ -192,6 +204,19 @@ mod tests {
 
     fn refused_field(d: &Transcript) -> String {
         validate_document(d, 10.0).unwrap_err().field
+    }
+
+    #[test]
+    fn given_a_document_without_speakers_segments_or_words_when_its_outline_is_checked_then_the_empty_list_is_named() {
+        let mut d = doc(vec![word(0.5, 1.0, "And")]);
+        assert_eq!(validate_outline(&d), Ok(()));
+        d.segments.push(Segment { speaker: "S1".into(), words: vec![] });
+        assert_eq!(validate_outline(&d).unwrap_err().field, "document.segments[1].words");
+        d.segments.clear();
+        assert_eq!(validate_outline(&d).unwrap_err().field, "document.segments");
+        d.speakers.clear();
+        assert_eq!(validate_outline(&d).unwrap_err().field, "document.speakers");
+        assert_eq!(refused_field(&d), "document.speakers");
     }
 
     #[test]

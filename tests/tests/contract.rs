@@ -264,6 +264,38 @@ fn an_empty_document_is_refused_as_the_schema_says() {
     put(&empty_turn).error(400, Some("document.segments[0].words"));
     // The document as it is still saves.
     assert_eq!(put(&current).ok()["revision"], 1);
+
+    // The preview takes the same schema and holds an unsaved document to the same outline.
+    let preview = |body: &Value| {
+        Reply::send(server.http().post(server.url("/api/subtitles/preview")).query(&[("apiKey", key)]).json(body))
+    };
+    preview(&json!({"speakers": speakers, "segments": []})).error(400, Some("document.segments"));
+    preview(&json!({"speakers": [], "segments": current["segments"]})).error(400, Some("document.speakers"));
+    preview(&empty_turn).error(400, Some("document.segments[0].words"));
+    assert!(!preview(&current).ok()["cues"].as_array().unwrap().is_empty());
+}
+
+/// The OpenAI door's `model` is required and not blank, in the document and in the server.
+#[test]
+fn the_openai_model_may_not_be_blank_in_the_document_or_the_server() {
+    let server = TestServer::start();
+    let doc = openapi(&server);
+    for path in ["/v1/audio/transcriptions", "/v1/audio/translations"] {
+        let form = &doc["paths"][path]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"];
+        let model = &form["properties"]["model"];
+        assert_eq!(model["minLength"], 1, "{path}: {model}");
+        assert!(model["pattern"].is_string(), "{path}: {model}");
+        assert!(form["required"].as_array().unwrap().contains(&json!("model")), "{path}: {form}");
+        for blank in ["", "  "] {
+            let form = multipart::Form::new().text("model", blank).part("file", media_part());
+            let reply = Reply::send(
+                server.http().post(server.url(&format!("/api{path}"))).bearer_auth(server.key()).multipart(form),
+            );
+            assert_eq!(reply.status, 400, "{path} model {blank:?}: {}", reply.text);
+            assert_eq!(reply.json()["error"]["param"], "model", "{path}: {}", reply.text);
+        }
+    }
+    assert!(server.list_jobs(server.key(), &[]).is_empty(), "a refused request leaves no job");
 }
 
 #[test]

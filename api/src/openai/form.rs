@@ -103,6 +103,11 @@ fn request_meta(fields: &[Field], what: &'static str) -> MetaRequest {
             scalar
         };
         field.description = Some(description);
+        if *name == "model" {
+            // Required and not blank: an empty or all-space model is refused as missing.
+            field.min_length = Some(1);
+            field.pattern = Some(crate::contract::NOT_BLANK.to_owned());
+        }
         schema.properties.push((name, MetaSchemaRef::Inline(Box::new(field))));
     }
     MetaRequest {

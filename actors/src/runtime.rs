@@ -71,6 +71,8 @@ pub struct RuntimeSettings {
 /// Handles to the running write side.
 #[derive(Clone)]
 pub struct Services {
+    /// This node's name: the cluster node's, or `live::LOCAL_NODE` on a single node.
+    pub node: String,
     pub data_dir: PathBuf,
     pub store: Arc<dyn EventStore>,
     pub jobs: Jobs,
@@ -142,13 +144,14 @@ impl Services {
             checkpoint: Some(CheckpointFile::new(&settings.node_dir, "retention")),
         };
         let (retention, _) = Actor::spawn(None, RetentionActor, retention_args).await?;
+        let node = settings.cluster.as_ref().map_or(crate::live::LOCAL_NODE.to_owned(), |c| c.node.clone());
         let live = LiveSessions::new(
             settings.models.default_model().clone(),
             store.clone(),
             jobs.clone(),
             media.clone(),
             settings.data_dir.clone(),
-            settings.cluster.as_ref().map_or(crate::live::LOCAL_NODE.to_owned(), |c| c.node.clone()),
+            node.clone(),
             settings.prices.direct_per_minute,
             settings.live.clone(),
         );
@@ -200,6 +203,7 @@ impl Services {
         )
         .await?;
         Ok(Services {
+            node,
             data_dir: settings.data_dir,
             store,
             jobs,

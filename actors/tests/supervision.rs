@@ -67,6 +67,7 @@ async fn submit_upload(services: &Services, data_dir: &Path, id: &str) -> JobId 
         filename: "jfk.wav".into(),
         media: StoredMedia { path: relative, bytes },
         duration_ms: 11_000,
+        awaited_on: None,
     };
     services.jobs.execute(&job_id, cmd).await.unwrap();
     job_id

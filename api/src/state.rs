@@ -107,6 +107,8 @@ impl Default for ApiSettings {
 /// Handles shared by every request.
 #[derive(Clone)]
 pub struct ApiState {
+    /// This node's name (see `scribe_actors::runtime::Services::node`).
+    pub node: String,
     pub data_dir: PathBuf,
     pub store: Arc<dyn EventStore>,
     pub jobs: Jobs,
@@ -135,6 +137,7 @@ impl ApiState {
     /// The edge over a running write side and its read models.
     pub fn new(services: &Services, read: ReadModels, settings: ApiSettings) -> ApiState {
         ApiState {
+            node: services.node.clone(),
             data_dir: services.data_dir.clone(),
             store: services.store.clone(),
             jobs: services.jobs.clone(),

@@ -214,26 +214,36 @@ impl UploadApi {
         let (temp, filename) = receive(body.0, &state, limit).await?;
         let state = Arc::clone(&state);
         let job_id = submit::new_job_id();
-        let (job_state, _) = submit_stored(state.clone(), caller, request, job_id, temp, filename).await?;
+        let upload = ReceivedUpload { caller, request, job_id, temp, filename, awaited: false };
+        let (job_state, _) = submit_stored(state.clone(), upload).await?;
         let view =
             job_state.view().ok_or_else(|| ApiError::internal("Showing the new job", &"no view after submission"))?;
         Ok(Json(view.into()))
     }
 }
 
-/// Commits, probes, charges and submits a received file as job `job_id` (in a task of its own,
+/// A received file to submit as a job.
+pub(crate) struct ReceivedUpload {
+    pub caller: Caller,
+    pub request: JobRequest,
+    pub job_id: JobId,
+    pub temp: TempMedia,
+    /// As the client named it.
+    pub filename: String,
+    /// The request stays open for the job's answer (the OpenAI door): the job records this
+    /// node as the one holding it (see `scribe_domain::job::awaited`).
+    pub awaited: bool,
+}
+
+/// Commits, probes, charges and submits a received file as its job (in a task of its own,
 /// so that it completes, or cleans up, even if the client leaves now); returns the new job and
 /// the position of its append, once the read models show it. On any failure the files are
 /// removed and nothing of the job remains. Every door that receives a file submits it here.
 pub(crate) async fn submit_stored(
     state: Arc<ApiState>,
-    caller: Caller,
-    request: JobRequest,
-    job_id: JobId,
-    temp: TempMedia,
-    filename: String,
+    upload: ReceivedUpload,
 ) -> Result<(JobState, Option<u64>), ApiError> {
-    tokio::spawn(async move { finish(&state, caller, request, &job_id, temp, filename).await })
+    tokio::spawn(async move { finish(&state, upload).await })
         .await
         .map_err(|e| ApiError::internal("Creating the job", &e))?
 }
@@ -358,37 +368,39 @@ pub(crate) async fn receive_file(
 
 /// Commits, probes, charges and submits; on any failure the files are removed and nothing of
 /// the job remains.
-async fn finish(
-    state: &ApiState,
-    caller: Caller,
-    request: JobRequest,
-    job_id: &JobId,
-    temp: TempMedia,
-    filename: String,
-) -> Result<(JobState, Option<u64>), ApiError> {
+async fn finish(state: &ApiState, upload: ReceivedUpload) -> Result<(JobState, Option<u64>), ApiError> {
+    let ReceivedUpload { caller, request, job_id, temp, filename, awaited } = upload;
     let stored = state
         .media
         .commit(temp, job_id.as_str(), &filename)
         .await
         .map_err(|e| ApiError::internal("Storing the upload", &e))?;
-    let result = create(state, &caller, request, job_id, filename, stored.path.clone(), stored.size).await;
+    let awaited_on = awaited.then(|| state.node.clone());
+    let new_job = |media, duration_ms| NewJob::Stored {
+        job_id: job_id.clone(),
+        owner: caller.user.clone(),
+        request,
+        filename,
+        media,
+        duration_ms,
+        awaited_on,
+    };
+    let result = create(state, stored.path.clone(), stored.size, new_job).await;
     if result.is_err()
         && let Err(e) = state.media.delete_job(job_id.as_str()).await
     {
-        scribe_actors::jobs::job_span(job_id)
+        scribe_actors::jobs::job_span(&job_id)
             .in_scope(|| tracing::error!(error = %e, "removing the files of a refused upload"));
     }
     result
 }
 
+/// Probes the stored file at `path` and submits the job `new_job` makes of it.
 async fn create(
     state: &ApiState,
-    caller: &Caller,
-    request: JobRequest,
-    job_id: &JobId,
-    filename: String,
     path: PathBuf,
     bytes: u64,
+    new_job: impl FnOnce(StoredMedia, u64) -> NewJob,
 ) -> Result<(JobState, Option<u64>), ApiError> {
     let duration_ms = state.media.probe(&path).await.map_err(|e| match e {
         ProbeError::NotMedia(e) => ApiError::invalid("file", e.to_string()),
@@ -398,9 +410,7 @@ async fn create(
     // are removed by the caller), charges the job (402 and no job if the balance does not cover
     // it), then records the job, its file and its duration in one append.
     let media = StoredMedia { path: state.media.relative(&path), bytes };
-    let new_job =
-        NewJob::Stored { job_id: job_id.clone(), owner: caller.user.clone(), request, filename, media, duration_ms };
-    let submitted = state.billing.submit(new_job).await.map_err(submit::billing_error)?;
+    let submitted = state.billing.submit(new_job(media, duration_ms)).await.map_err(submit::billing_error)?;
     state.settle(submitted.position).await;
     Ok((submitted.state, submitted.position))
 }

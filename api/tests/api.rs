@@ -84,6 +84,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
         Default::default(),
     );
     let state = ApiState {
+        node: "local".into(),
         data_dir: data_dir.clone(),
         store: store.clone(),
         jobs: jobs.clone(),

@@ -4,8 +4,9 @@ Reads a JSON plan on stdin: {"base_url": ..., "api_key": ..., "calls": [call, ..
 one JSON array on stdout, one outcome per call, in order. A call is
   {"op": "transcribe" | "translate", "file": PATH, "params": {...keyword arguments of create()}}
   {"op": "models.list"} | {"op": "models.retrieve", "model": ID}
-with optional "api_key" (instead of the plan's) and "timeout" (seconds). Every call runs with
-max_retries=0, so an answer is never hidden behind a retry.
+with optional "api_key" (instead of the plan's), "timeout" (seconds) and "max_retries". Every
+call runs with max_retries=0 unless it says otherwise, so an answer is never hidden behind a
+retry.
 
 An outcome is {"ok": true, "status", "headers", "value"} (value: the parsed object as the package
 understood it, a string for text/srt/vtt, or {"events": [...]} for a stream), or {"ok": false,
@@ -71,7 +72,7 @@ def main():
         client = OpenAI(
             base_url=plan["base_url"],
             api_key=call.get("api_key", plan["api_key"]),
-            max_retries=0,
+            max_retries=call.get("max_retries", 0),
             timeout=call.get("timeout", 600),
         )
         try:

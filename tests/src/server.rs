@@ -149,6 +149,18 @@ impl TestServer {
         self.launch();
     }
 
+    /// [`TestServer::crash_and_restart`] on the same port, so that a client's retry reaches the
+    /// new process.
+    pub fn crash_and_restart_on_the_same_port(&mut self) {
+        let port = self.addr().port();
+        if let Some(mut child) = self.child.take() {
+            self.addr = None;
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.launch_on(port);
+    }
+
     /// Stops the server and starts it again on the same data directory (a new port).
     pub fn restart(&mut self) {
         self.stop();
@@ -259,13 +271,18 @@ impl TestServer {
     }
 
     fn launch(&mut self) {
+        self.launch_on(0);
+    }
+
+    /// Starts `scribe serve` on `port` (0: any free port).
+    fn launch_on(&mut self, port: u16) {
         self.starts += 1;
         let n = self.starts;
         let stdout = File::create(self.log_path(n, "out")).expect("the stdout log");
         let stderr = File::create(self.log_path(n, "err")).expect("the stderr log");
         let child = Command::new(paths::scribe_bin())
             .arg("serve")
-            .args(["--bind", "127.0.0.1", "--port", "0"])
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
             .arg("--data-dir")
             .arg(self.data_dir())
             .arg("--models-dir")

@@ -48,6 +48,12 @@ fn script(name: &str) -> PathBuf {
 /// Runs `calls` (see `tests/openai/door.py`) with the `openai` package against `server`'s `/v1`
 /// with `key`; returns one outcome per call.
 fn door(server: &TestServer, key: &str, calls: &[Value]) -> Vec<Value> {
+    let child = start_door(server, key, calls);
+    door_outcomes(child, calls.len(), server)
+}
+
+/// Starts the client script on `calls` without waiting for it.
+fn start_door(server: &TestServer, key: &str, calls: &[Value]) -> std::process::Child {
     let plan = json!({"base_url": server.url("/v1"), "api_key": key, "calls": calls});
     let mut child = Command::new(paths::venv_bin("python"))
         .arg(script("door.py"))
@@ -57,12 +63,17 @@ fn door(server: &TestServer, key: &str, calls: &[Value]) -> Vec<Value> {
         .spawn()
         .expect("starting the openai client script");
     child.stdin.take().expect("its stdin").write_all(plan.to_string().as_bytes()).expect("sending the plan");
+    child
+}
+
+/// The outcomes of a started client script, `calls` of them, once it ends.
+fn door_outcomes(child: std::process::Child, calls: usize, server: &TestServer) -> Vec<Value> {
     let out = child.wait_with_output().expect("the openai client script");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the openai client script failed ({}):\n{stderr}\n{}", out.status, server.logs());
     let outcomes: Vec<Value> = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("the script printed no outcomes ({e}):\n{}", String::from_utf8_lossy(&out.stdout)));
-    assert_eq!(outcomes.len(), calls.len(), "one outcome per call");
+    assert_eq!(outcomes.len(), calls, "one outcome per call");
     outcomes
 }
 
@@ -786,7 +797,7 @@ fn models_are_listed_and_retrieved_and_errors_come_in_openais_shape_charging_not
 fn a_request_past_the_openai_wait_answers_504_with_the_job_id_and_the_job_still_finishes() {
     // The int8 engine transcribes JFK in under a second (a 1 s wait once saw it finish); 100 ms
     // is far below the media step, the model's load and the decoding together.
-    let server = TestServer::start_with(Options {
+    let mut server = TestServer::start_with(Options {
         extra_args: vec!["--openai-wait".into(), "100ms".into()],
         ..Options::default()
     });
@@ -797,8 +808,12 @@ fn a_request_past_the_openai_wait_answers_504_with_the_job_id_and_the_job_still_
     let error = refused(&out, "a job longer than --openai-wait 100ms", &want);
     assert_eq!(header(&out, "x-should-retry"), "false", "{out}");
     let id = error["job_id"].as_str().unwrap_or_else(|| panic!("no job_id in the 504: {error}"));
+    // The request let go of the job before the 504 was sent: a crash now leaves it running.
+    let history = server.scribe_ok(&["replay", id]);
+    assert!(history.contains("RequestDetached"), "{history}");
+    server.crash_and_restart();
     let done = server.wait_for_status(&key, id, &["DONE", "ERROR"], ASR_TIMEOUT);
-    assert_eq!(done["status"], "DONE", "the job goes on after the 504: {done}");
+    assert_eq!(done["status"], "DONE", "the job goes on after the 504 and a crash: {done}");
     let listed = wait_for_jobs(&server, &key, 1);
     assert_eq!(job_id(&listed[0]), id);
     let txt = server.get("/jobs/export-txt", &key, &[("jobId", id)]).text;
@@ -830,6 +845,38 @@ fn assert_a_client_that_goes_away_is_refunded(stream: bool) {
         "the failure says why: {history}"
     );
     assert_balance_settles(&server, &key, 1_000);
+}
+
+/// A crash under a waiting request: the official client, retrying as it does by default, sends
+/// the 100 s clip; the server is killed while the job is recognised and started again at once on
+/// the same port. The client's retry uploads again and gets its text; the first job, whose
+/// request died with the process, ends in ERROR saying why and is refunded: one job paid.
+#[test]
+fn a_request_cut_off_by_a_crash_is_refunded_and_its_retry_is_paid_once() {
+    let mut server = TestServer::start();
+    let key = server.create_key("crashed", Some(1_000));
+    let mut call = transcribe(
+        &paths::corpus_file(GETTYSBURG),
+        json!({"model": BASE, "language": "en", "response_format": "text"}),
+    );
+    // The default is 2, whose waits (about 0.5 s and 1 s) can pass before the new process listens.
+    call["max_retries"] = json!(5);
+    let client = start_door(&server, &key, std::slice::from_ref(&call));
+    let first = wait_for_jobs(&server, &key, 1);
+    assert_eq!(first[0]["status"], "OPEN", "killed while the job runs: {first:?}");
+    server.crash_and_restart_on_the_same_port();
+
+    let out = door_outcomes(client, 1, &server).remove(0);
+    let text = answer(&out, &call).as_str().unwrap_or_else(|| panic!("a text answer: {out}"));
+    assert!(words(text).contains("seven years ago our fathers brought forth"), "{text}");
+    let listed = wait_for_jobs(&server, &key, 2);
+    let lost = job_id(&first[0]);
+    let ended = server.wait_for_status(&key, &lost, &["DONE", "ERROR"], ASR_TIMEOUT);
+    assert_eq!(ended["status"], "ERROR", "nobody waits for the first job: {ended}");
+    assert!(ended["errorMsg"].as_str().is_some_and(|m| m.contains("restarted")), "{ended}");
+    let retried = listed.iter().find(|j| job_id(j) != lost).expect("the retry's job");
+    assert_eq!(server.wait_for_status(&key, &job_id(retried), &["DONE"], ASR_TIMEOUT)["status"], "DONE");
+    assert_balance_settles(&server, &key, 1_000 - 2 * CENTS_PER_MINUTE);
 }
 
 #[test]

@@ -50,6 +50,8 @@ pub enum NewJob {
         filename: String,
         media: StoredMedia,
         duration_ms: u64,
+        /// The node whose open request waits for the job's answer (the OpenAI door).
+        awaited_on: Option<String>,
     },
     /// Media the service fetches (`sourceUrl`): its length is unknown until then, so its first
     /// minute must be covered now and the rest is charged at probe ([`Billing::charge_probed`]).
@@ -135,7 +137,7 @@ impl Billing {
     pub async fn submit(&self, new_job: NewJob) -> Result<JobExecuted, SubmitError> {
         let at_ms = now_ms();
         let (job_id, owner, command, due) = match new_job {
-            NewJob::Stored { job_id, owner, request, filename, media, duration_ms } => {
+            NewJob::Stored { job_id, owner, request, filename, media, duration_ms, awaited_on } => {
                 self.max_duration.check(duration_ms).map_err(SubmitError::TooLong)?;
                 let price = self.prices.price_cents(
                     request.job_type,
@@ -151,6 +153,7 @@ impl Billing {
                     filename,
                     media,
                     duration_ms,
+                    awaited_on,
                 };
                 (job_id, owner, command, Due::Now(price))
             }

@@ -209,9 +209,11 @@ pub struct PipelineState {
     versions: HashMap<JobId, u64>,
     /// Position of the last checkpoint written.
     saved_position: u64,
-    /// Live jobs whose interrupted session is being finished (see `live::recording::recover`).
+    /// Jobs being finished for a process of this node that is gone: live jobs whose interrupted
+    /// session is finished (see `live::recording::recover`), jobs whose waiting request died.
     recovering: std::collections::HashSet<JobId>,
-    /// When this pipeline started: a live job submitted before then has no session any more.
+    /// When this pipeline started: a live session or a waiting request of a job submitted
+    /// before then is gone.
     started_ms: u64,
 }
 
@@ -536,6 +538,9 @@ impl PipelineState {
 
     /// Starts the work the job's stage calls for, unless it is already running.
     async fn dispatch(&mut self, myself: &ActorRef<PipelineMsg>, job_id: &JobId) {
+        if self.fail_lost_request(job_id) {
+            return;
+        }
         let Some(state) = self.open.get(job_id) else { return };
         let stage = state.stage();
         if self.in_flight.get(job_id) == Some(&stage) {
@@ -674,6 +679,35 @@ impl PipelineState {
             (self.args.jobs.clone(), self.args.workers.media.store.clone(), self.args.data_dir.clone());
         let (job_id, state) = (job_id.clone(), state.clone());
         tokio::spawn(async move { crate::live::recording::recover(&jobs, &media, &data_dir, &job_id, &state).await });
+    }
+
+    /// Fails a job whose answer a request held by this node's previous process was waiting for:
+    /// nobody will receive it (an OpenAI client retries with a new request, a new job), so the
+    /// work stops and the job is refunded. True when the job is being failed.
+    fn fail_lost_request(&mut self, job_id: &JobId) -> bool {
+        let Some(state) = self.open.get(job_id) else { return false };
+        if !state.request_lost_to_restart(self.this_node(), self.started_ms) {
+            return false;
+        }
+        if !self.recovering.insert(job_id.clone()) {
+            return true;
+        }
+        let jobs = self.args.jobs.clone();
+        let job_id = job_id.clone();
+        let span = job_span(&job_id);
+        tokio::spawn(
+            async move {
+                let error_msg = scribe_domain::job::LOST_TO_RESTART.to_owned();
+                match jobs.execute(&job_id, JobCommand::Fail { error_msg, at_ms: now_ms() }).await {
+                    Ok(_) => tracing::info!(
+                        "the request waiting for the job died with the last run: job stopped and refunded"
+                    ),
+                    Err(e) => tracing::warn!(error = %e, "failing a job whose waiting request died with the last run"),
+                }
+            }
+            .instrument(span),
+        );
+        true
     }
 
     /// The name live jobs give the node that runs their session.

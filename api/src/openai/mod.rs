@@ -11,7 +11,9 @@
 //! ([`wait`]): up to `--openai-wait`, after which the client is told the job's id (504, not to be
 //! retried) and the job goes on. A client that goes away before its answer fails the job, which
 //! stops its recognition and refunds it: nobody would read the result, and the official clients
-//! retry a timed-out request with a new upload, which must not be charged twice.
+//! retry a timed-out request with a new upload, which must not be charged twice. The same holds
+//! when the server dies under a waiting request: the job records the node holding the request,
+//! and that node fails and refunds it when it starts again (`scribe_domain::job::awaited`).
 //!
 //! Errors are in OpenAI's shape ([`errors`]); the rules of the fields and the answers are the
 //! domain's (`scribe_domain::openai`).
@@ -37,7 +39,7 @@ use crate::ApiTags;
 use crate::auth::{ApiKeyAuth, Caller};
 use crate::state::ApiState;
 use crate::submit;
-use crate::upload::{self, submit_stored};
+use crate::upload::{self, ReceivedUpload, submit_stored};
 use errors::OpenAiError;
 use form::{TranscriptionForm, TranslationForm};
 use schema::{EventStream, JsonAnswer, Model, ModelList, VttAnswer};
@@ -208,7 +210,8 @@ async fn speech(
     let job_id = submit::new_job_id();
     // Watched before it exists, so no recognised text is missed.
     let watch = request.stream.then(|| state.feed.watch(&job_id));
-    submit_stored(state.clone(), caller, job_request, job_id.clone(), temp, filename).await?;
+    let upload = ReceivedUpload { caller, request: job_request, job_id: job_id.clone(), temp, filename, awaited: true };
+    submit_stored(state.clone(), upload).await?;
     let waiting = Waiting::new(state.clone(), job_id, request, peer.clone());
     if waiting.request.stream {
         return Ok(SpeechAnswer::Events(EventStream(waiting.stream(watch))));

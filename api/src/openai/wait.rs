@@ -6,7 +6,8 @@
 //! `Abandon` guard is armed: if the client hangs up (seen on its socket, which hyper does not
 //! read while the handler works) or the request is dropped, the guard fails the job, which stops
 //! its recognition and refunds it. Once the job ended, or the wait ran
-//! out (the job then goes on for the client to fetch), the guard is disarmed.
+//! out (the job then goes on for the client to fetch), the guard is disarmed; a wait that ran
+//! out records that the request let go of the job, which a restart then leaves running.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,7 +84,10 @@ impl Waiting {
         };
         self.abandon.disarm();
         match outcome {
-            None => Err(OpenAiError::still_running(self.job_id.as_str(), self.wait().as_secs())),
+            None => {
+                self.detach().await;
+                Err(OpenAiError::still_running(self.job_id.as_str(), self.wait().as_secs()))
+            }
             Some(outcome) => self.finished(outcome).await.map(|(answer, _)| answer),
         }
     }
@@ -129,7 +133,10 @@ impl Waiting {
         drop(waiter);
         self.abandon.disarm();
         let finished = match outcome {
-            Ok(None) => Err(OpenAiError::still_running(self.job_id.as_str(), self.wait().as_secs())),
+            Ok(None) => {
+                self.detach().await;
+                Err(OpenAiError::still_running(self.job_id.as_str(), self.wait().as_secs()))
+            }
             Ok(Some(outcome)) => self.finished(outcome).await,
             Err(e) => Err(e),
         };
@@ -158,6 +165,18 @@ impl Waiting {
 
     fn wait(&self) -> Duration {
         self.state.settings.openai_wait
+    }
+
+    /// Records that the request lets go of its running job: the client, told its id, follows
+    /// it on the jobs API, so a restart must not fail it. Recorded before the 504 is sent.
+    async fn detach(&self) {
+        let command = JobCommand::DetachRequest { at_ms: now_ms() };
+        if let Err(e) = self.state.jobs.execute(&self.job_id, command).await {
+            // Ended meanwhile (the answer is then in the jobs API), or the store failed: the
+            // client is told the job's id either way.
+            scribe_actors::jobs::job_span(&self.job_id)
+                .in_scope(|| tracing::debug!(error = %e, "recording that the request let go of its job"));
+        }
     }
 
     fn waiter(&self, feed: Option<Watch>) -> Waiter {

@@ -39,6 +39,10 @@ pub struct Submission {
     /// How the engine decodes the job, as its client chose (the OpenAI door).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoding: Option<DecodingChoices>,
+    /// The server node holding the open request that waits for this job's answer (the OpenAI
+    /// door); `None`: nobody waits, the client polls or is called back (see `job::awaited`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaited_on: Option<String>,
 }
 
 /// Where a job's media comes from.
@@ -180,6 +184,9 @@ pub enum JobEvent {
         interrupted: Option<String>,
         at_ms: u64,
     },
+    /// The request that waited for the job stopped waiting, the job still running (the server's
+    /// wait ran out; the client follows the job on the jobs API). See `job::awaited`.
+    RequestDetached { at_ms: u64 },
     /// A node of a cluster took (or renewed) the job's `stage` until `lease_until_ms`; see
     /// `job::work_claim`.
     WorkClaimed {
@@ -214,6 +221,7 @@ impl VersionedEvent for JobEvent {
             JobEvent::TaskSubmitted { .. } => "TaskSubmitted",
             JobEvent::DocumentEdited { .. } => "DocumentEdited",
             JobEvent::WorkClaimed { .. } => "WorkClaimed",
+            JobEvent::RequestDetached { .. } => "RequestDetached",
             JobEvent::LiveUtteranceRecorded { .. } => "LiveUtteranceRecorded",
             JobEvent::LiveSessionEnded { .. } => "LiveSessionEnded",
         }

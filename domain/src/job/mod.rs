@@ -41,6 +41,7 @@
 //! # Ok::<(), scribe_domain::ValidationError>(())
 //! ```
 
+mod awaited;
 mod callbacks;
 mod edit;
 mod events;
@@ -59,6 +60,7 @@ pub mod work_claim;
 #[cfg(test)]
 mod tests;
 
+pub use awaited::LOST_TO_RESTART;
 pub use events::{CallbackOutcome, JobEvent, MediaSource, Submission};
 pub use media_limit::{MaxDuration, MediaTooLong};
 pub use state::{CallbackProgress, JobState, SourceJobFacts, Stage, StoredMedia, Transcript, Translation};
@@ -95,6 +97,8 @@ pub enum JobCommand {
         filename: String,
         media: StoredMedia,
         duration_ms: u64,
+        /// The node whose open request waits for the job's answer (the OpenAI door).
+        awaited_on: Option<String>,
     },
     /// Accept a request for translated subtitles of an existing manual captions job, whose
     /// facts the caller looked up.
@@ -214,6 +218,10 @@ pub enum JobCommand {
         outcome: live::LiveOutcome,
         at_ms: u64,
     },
+    /// The request that waited for the job lets go of it (see `awaited`).
+    DetachRequest {
+        at_ms: u64,
+    },
     /// The cluster node `node` takes (or renews) the job's current `stage` until `until_ms`
     /// (see `work_claim`).
     ClaimWork {
@@ -323,6 +331,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
         C::SubmitTask { task_id, by, at_ms } => tasks::hand_in(state, submission, task_id, by, at_ms),
         C::RecordUtterance { utterance, at_ms } => live::record_utterance(state, utterance, at_ms),
         C::FinishLive { outcome, at_ms } => live::finish(state, outcome, at_ms),
+        C::DetachRequest { at_ms } => awaited::detach(state, submission, at_ms),
     }
 }
 
@@ -408,6 +417,7 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
             state.callback.abandoned = Some(reason.clone());
         }
         E::JobDeleted { .. } => state.deleted = true,
+        E::RequestDetached { .. } => state.request_detached = true,
         E::LiveUtteranceRecorded { utterance, .. } => state.live_utterances.push(utterance.clone()),
         E::LiveSessionEnded { interrupted, .. } => {
             state.live_end = Some(live::LiveEnd { interrupted: interrupted.clone() })

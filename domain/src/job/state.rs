@@ -141,6 +141,8 @@ pub struct JobState {
     pub live_utterances: Vec<super::live::LiveUtterance>,
     /// How the live session ended, once it has.
     pub live_end: Option<super::live::LiveEnd>,
+    /// The request that waited for the job let go of it (see `job::awaited`).
+    pub request_detached: bool,
 }
 
 impl JobState {

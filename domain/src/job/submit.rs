@@ -27,10 +27,10 @@ pub enum NewMedia {
 pub(super) fn decide_new(command: JobCommand) -> Result<Vec<JobEvent>, JobRefusal> {
     match command {
         JobCommand::Submit { job_id, owner, at_ms, request, source } => {
-            Ok(submit(job_id, owner, at_ms, request, source))
+            Ok(submit(job_id, owner, at_ms, request, source, None))
         }
-        JobCommand::SubmitUpload { job_id, owner, at_ms, request, filename, media, duration_ms } => {
-            let mut events = submit(job_id, owner, at_ms, request, NewMedia::Upload { filename, media });
+        JobCommand::SubmitUpload { job_id, owner, at_ms, request, filename, media, duration_ms, awaited_on } => {
+            let mut events = submit(job_id, owner, at_ms, request, NewMedia::Upload { filename, media }, awaited_on);
             events.push(JobEvent::MediaProbed {
                 duration_ms,
                 nr_audio_seconds: super::nr_audio_seconds(duration_ms),
@@ -45,7 +45,14 @@ pub(super) fn decide_new(command: JobCommand) -> Result<Vec<JobEvent>, JobRefusa
     }
 }
 
-fn submit(job_id: JobId, owner: UserName, at_ms: u64, request: JobRequest, media: NewMedia) -> Vec<JobEvent> {
+fn submit(
+    job_id: JobId,
+    owner: UserName,
+    at_ms: u64,
+    request: JobRequest,
+    media: NewMedia,
+    awaited_on: Option<String>,
+) -> Vec<JobEvent> {
     let (source, stored) = match media {
         NewMedia::Upload { filename, media } => {
             (MediaSource::Upload { filename: crate::http_url::sanitize_filename(&filename) }, Some(media))
@@ -70,6 +77,7 @@ fn submit(job_id: JobId, owner: UserName, at_ms: u64, request: JobRequest, media
         source,
         delete_after_seconds: request.delete_after_seconds,
         decoding: request.decoding,
+        awaited_on,
     }))];
     if let Some(media) = stored {
         events.push(JobEvent::MediaStored { path: media.path, bytes: media.bytes, at_ms });
@@ -126,6 +134,7 @@ fn request_translation(
         },
         delete_after_seconds: None,
         decoding: None,
+        awaited_on: None,
     };
     let task = tasks::open_task(&submission, TaskKind::Translate, at_ms);
     Ok(vec![JobEvent::JobSubmitted(Box::new(submission)), task])

@@ -656,6 +656,7 @@ fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
         filename: "talk.wav".into(),
         media: media(),
         duration_ms: 61_200,
+        awaited_on: None,
     };
     let events = decide(&JobState::default(), cmd.clone()).unwrap();
     let types: Vec<_> = events.iter().map(|e| e.event_type()).collect();
@@ -667,6 +668,7 @@ fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
     assert_eq!(decide(&state, cmd), Err(JobRefusal::AlreadyExists));
 }
 
+mod awaited;
 mod claims;
 mod edits;
 mod properties;

@@ -304,6 +304,7 @@ fn schemas() -> Value {
                 "audioConfig": {"$ref": "#/components/schemas/AudioConfig"},
                 "outputConfig": {"$ref": "#/components/schemas/OutputConfig"},
                 "jobId": {"type": ["string", "null"], "description": "The job the session is saved as (saveAsJob), else null."},
+                "glossaryId": {"type": ["string", "null"], "description": "The glossary INIT gave (glossaryId), else null."},
             },
         },
         "WarningMessage": {

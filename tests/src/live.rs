@@ -3,11 +3,19 @@
 //! the INIT as JSON, audio as binary frames paced like a microphone (or faster), END, and every
 //! message the server sends, with when it arrived.
 //!
+//! The document and the server's behaviour are held to agree: every text message the server sends
+//! this client is checked against the schema of the message of the AsyncAPI document it claims to
+//! be ([`ServerMessages`], built from the document the server under test serves), and one that
+//! matches none, or fails its schema, panics with the message, the schema and the validator's
+//! errors.
+//!
 //! Audio in any of the protocol's encodings and rates comes from `ffmpeg`, an independent
 //! encoder: `pcm("audio/en_jfk.wav", 44_100, "s24be")`.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::{SinkExt, StreamExt};
@@ -125,6 +133,7 @@ impl<'a> Session<'a> {
     }
 
     pub async fn run_async(&self) -> LiveRun {
+        let declared = ServerMessages::of_server(&self.ws_url).await;
         let (socket, _) = tokio_tungstenite::connect_async(self.ws_url.as_str()).await.expect("the WebSocket opens");
         let (mut sink, mut stream) = socket.split();
         let opened = Instant::now();
@@ -167,6 +176,7 @@ impl<'a> Session<'a> {
                 Ok(None) | Ok(Some(Err(_))) => break,
                 Ok(Some(Ok(Message::Text(text)))) => {
                     let value: Value = serde_json::from_str(&text).expect("server messages are JSON");
+                    declared.assert_valid(&value);
                     messages.push((opened.elapsed(), value));
                 }
                 Ok(Some(Ok(Message::Close(frame)))) => {
@@ -189,6 +199,7 @@ impl<'a> Session<'a> {
 /// returns what came back. For the refusal tests.
 pub fn exchange(ws_url: &str, first: Message, then: Vec<Message>) -> LiveRun {
     runtime().block_on(async {
+        let declared = ServerMessages::of_server(ws_url).await;
         let (socket, _) = tokio_tungstenite::connect_async(ws_url).await.expect("the WebSocket opens");
         let opened = Instant::now();
         // Sending goes on beside reading, as a real client's does: one still sending a frame the
@@ -208,7 +219,11 @@ pub fn exchange(ws_url: &str, first: Message, then: Vec<Message>) -> LiveRun {
         let mut close = None;
         while let Ok(Some(Ok(m))) = tokio::time::timeout(Duration::from_secs(60), stream.next()).await {
             match m {
-                Message::Text(text) => messages.push((opened.elapsed(), serde_json::from_str(&text).expect("JSON"))),
+                Message::Text(text) => {
+                    let value: Value = serde_json::from_str(&text).expect("server messages are JSON");
+                    declared.assert_valid(&value);
+                    messages.push((opened.elapsed(), value));
+                }
                 Message::Close(frame) => {
                     close = frame.map(|f| (u16::from(f.code), f.reason.to_string()));
                     break;
@@ -219,6 +234,166 @@ pub fn exchange(ws_url: &str, first: Message, then: Vec<Message>) -> LiveRun {
         sending.abort();
         LiveRun { messages, close, audio_sent_at: Vec::new() }
     })
+}
+
+/// The messages a server sends, as its AsyncAPI document declares them, each with a validator
+/// of its payload schema.
+///
+/// The document describes the server, so its server→client messages are those of its `send`
+/// operations and the replies of its `receive` operations. Each payload is an envelope
+/// `{"type": T, "message": ...}` whose `type` is a `const`: that is how a received message says
+/// which one it is. Validators follow the AsyncAPI Schema format (JSON Schema draft 7, with
+/// formats asserted and `uuid` checked as the AsyncAPI parser's Ajv does), built from a root that
+/// is the whole document, so `#/components/...` references resolve inside it.
+pub struct ServerMessages {
+    /// By the `type` a message carries.
+    by_type: BTreeMap<String, Declared>,
+}
+
+/// The name the document goes by in its validators: errors locate keywords in it.
+const DOCUMENT_URI: &str = "urn:scribe:asyncapi.json";
+
+struct Declared {
+    /// The message's name in the document and where it is (`Info`, `#/components/messages/Info`).
+    name: String,
+    at: String,
+    payload: jsonschema::Validator,
+}
+
+impl ServerMessages {
+    /// The server→client messages of an AsyncAPI document. Panics when the document declares
+    /// none, or one that cannot be told apart by its `type`, or a schema that does not compile.
+    pub fn from_document(document: &Value) -> ServerMessages {
+        let operations = document["operations"].as_object().expect("the AsyncAPI document has operations");
+        let mut refs = Vec::new();
+        for (name, operation) in operations {
+            let sent = match operation["action"].as_str() {
+                Some("send") => &operation["messages"],
+                Some("receive") => &operation["reply"]["messages"],
+                other => panic!("operation {name} has action {other:?}, neither send nor receive"),
+            };
+            refs.extend(sent.as_array().into_iter().flatten().cloned());
+        }
+        let mut by_type: BTreeMap<String, Declared> = BTreeMap::new();
+        for reference in refs {
+            let (at, message) = resolve(document, "#", &reference);
+            let (payload_at, payload) = resolve(document, &format!("{at}/payload"), &message["payload"]);
+            let (_, kind) = resolve(document, &format!("{payload_at}/properties/type"), &payload["properties"]["type"]);
+            let kind = kind["const"]
+                .as_str()
+                .unwrap_or_else(|| panic!("the server message at {at} has no `type` const to tell it by: {payload}"));
+            if let Some(known) = by_type.get(kind) {
+                assert_eq!(known.at, at, "two server messages of type {kind}");
+                continue;
+            }
+            let name = message["name"].as_str().or_else(|| at.rsplit('/').next()).unwrap_or(kind).to_owned();
+            let mut root = document.clone();
+            root["$ref"] = json!(payload_at);
+            let payload = jsonschema::draft7::options()
+                .should_validate_formats(true)
+                .should_ignore_unknown_formats(true)
+                .with_format("uuid", is_uuid)
+                .with_base_uri(DOCUMENT_URI)
+                .offline()
+                .build(&root)
+                .unwrap_or_else(|e| panic!("the payload schema of {name} ({payload_at}) does not compile: {e}"));
+            by_type.insert(kind.to_owned(), Declared { name, at, payload });
+        }
+        assert!(!by_type.is_empty(), "the AsyncAPI document declares no message the server sends");
+        ServerMessages { by_type }
+    }
+
+    /// Those of the server behind `ws_url` (`ws://HOST:PORT/...`): its `/api/asyncapi.json`,
+    /// fetched once per server address and kept.
+    pub async fn of_server(ws_url: &str) -> Arc<ServerMessages> {
+        static KNOWN: Mutex<Option<HashMap<String, Arc<ServerMessages>>>> = Mutex::new(None);
+        let mut url = url::Url::parse(ws_url).expect("a WebSocket URL");
+        let scheme = if url.scheme() == "wss" { "https" } else { "http" };
+        url.set_scheme(scheme).expect("http(s) fits a ws(s) URL");
+        url.set_path("/api/asyncapi.json");
+        url.set_query(None);
+        let key = url.to_string();
+        let known = |key: &str| KNOWN.lock().unwrap_or_else(|p| p.into_inner()).as_ref()?.get(key).cloned();
+        if let Some(messages) = known(&key) {
+            return messages;
+        }
+        let reply = reqwest::get(url).await.unwrap_or_else(|e| panic!("fetching {key}: {e}"));
+        assert!(reply.status().is_success(), "{key}: {}", reply.status());
+        let document: Value = reply.json().await.unwrap_or_else(|e| panic!("{key} is not JSON: {e}"));
+        let messages = Arc::new(ServerMessages::from_document(&document));
+        KNOWN.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert_with(HashMap::new).insert(key, messages.clone());
+        messages
+    }
+
+    /// The `type`s of the declared server messages.
+    pub fn types(&self) -> Vec<&str> {
+        self.by_type.keys().map(String::as_str).collect()
+    }
+
+    /// Which declared message `message` is (its name), or why it is none: its `type` names no
+    /// server message of the document, or it fails that message's schema (the message, the
+    /// schema and every error of the validator).
+    pub fn check(&self, message: &Value) -> Result<&str, String> {
+        let Some(declared) = message["type"].as_str().and_then(|kind| self.by_type.get(kind)) else {
+            return Err(format!(
+                "the server sent {message}, which is no server message of the AsyncAPI document: its `type` is \
+                 {} and the document's are {:?}",
+                message["type"],
+                self.types()
+            ));
+        };
+        let errors: Vec<String> = declared
+            .payload
+            .iter_errors(message)
+            .map(|e| {
+                // The keyword broken, where it is in the document (`#/components/schemas/...`).
+                let keyword = e.absolute_keyword_location().and_then(|uri| uri.as_str().split_once('#'));
+                let keyword = keyword.map_or_else(|| e.evaluation_path().to_string(), |(_, at)| format!("#{at}"));
+                format!("at `{}`: {e} (schema {keyword})", e.instance_path())
+            })
+            .collect();
+        if errors.is_empty() {
+            return Ok(&declared.name);
+        }
+        Err(format!(
+            "the server sent {message}, which fails the schema of the AsyncAPI message {} ({}/payload):\n  {}",
+            declared.name,
+            declared.at,
+            errors.join("\n  ")
+        ))
+    }
+
+    /// Panics unless `message` is one of the declared server messages and matches its schema.
+    pub fn assert_valid(&self, message: &Value) {
+        if let Err(why) = self.check(message) {
+            panic!("{why}");
+        }
+    }
+}
+
+/// `value` with its `$ref`s inside `document` followed, and the JSON pointer (`#/...`) it was
+/// found at (`at` when it is not a reference).
+fn resolve<'d>(document: &'d Value, at: &str, value: &'d Value) -> (String, &'d Value) {
+    let (mut at, mut value) = (at.to_owned(), value);
+    for _ in 0..32 {
+        let Some(reference) = value.get("$ref").and_then(Value::as_str) else {
+            return (at, value);
+        };
+        let pointer = reference.strip_prefix('#').unwrap_or_else(|| panic!("a $ref outside the document: {reference}"));
+        value = document.pointer(pointer).unwrap_or_else(|| panic!("{reference} names nothing in the document"));
+        at = reference.to_owned();
+    }
+    panic!("$refs in a loop at {at}")
+}
+
+/// The `uuid` format (RFC 4122's textual form), as the AsyncAPI parser's `ajv-formats` checks it.
+fn is_uuid(text: &str) -> bool {
+    let bytes = text.strip_prefix("urn:uuid:").unwrap_or(text).as_bytes();
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
 }
 
 /// Whether `code` is the normal closure.

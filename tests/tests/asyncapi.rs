@@ -2,11 +2,15 @@
 //! `/api/asyncapi.json` passes the official AsyncAPI parser (npm `@asyncapi/parser`, installed by
 //! `ops/setup.sh`) with no error, every example in it matches its message's schema, it names
 //! every encoding and message type of the protocol, and Swagger UI's description points at it.
+//! The live tests' check of every server message against this document
+//! (`scribe_tests::live::ServerMessages`) knows every message the server sends and refuses one
+//! that breaks its schema, so it cannot pass everything unseen.
 
 use std::process::Command;
 
+use scribe_tests::live::ServerMessages;
 use scribe_tests::{Reply, TestServer, paths};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Parses the document at `argv[2]` with the official parser and checks each message's examples
 /// against its payload schema with the JSON Schema validator the parser itself uses. Prints every
@@ -113,4 +117,100 @@ fn swagger_ui_points_at_the_asyncapi_document() {
     );
     let page = Reply::send(server.http().get(server.url("/api/docs")));
     assert!(page.text.contains("/api/asyncapi.json"), "Swagger UI does not show the link");
+}
+
+#[test]
+fn the_live_clients_schema_check_knows_every_server_message_and_refuses_what_breaks_its_schema() {
+    let server = TestServer::start();
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    // The same document, fetched and compiled the same way, as every live test's client uses.
+    let declared = runtime.block_on(ServerMessages::of_server(&server.ws_url("/api/real-time")));
+    assert_eq!(declared.types(), ["Error", "FinalResult", "Info", "PartialResult", "Warning"]);
+
+    // The document's own examples of what the server sends pass, as the named message.
+    let doc = Reply::send(server.http().get(server.url("/api/asyncapi.json"))).ok();
+    let mut examples = 0;
+    for name in declared.types() {
+        for example in doc["components"]["messages"][name]["examples"].as_array().expect("examples") {
+            assert_eq!(declared.check(&example["payload"]), Ok(name), "{example}");
+            examples += 1;
+        }
+    }
+    assert!(examples >= 5, "{examples} examples");
+
+    let session_started = json!({"type": "Info", "message": {
+        "type": "Info", "message": "Session started", "sessionId": "5d0c1f9a-3b7e-4a57-9a53-1c2d3e4f5a6b",
+        "language": "en", "audioConfig": {"sample_rate": 16000, "encoding": "s16le"},
+        "outputConfig": {"format": "transcription", "partials": false, "saveAsJob": false}, "glossaryId": null,
+        "jobId": null}});
+    assert_eq!(declared.check(&session_started), Ok("Info"));
+    let final_result = json!({"type": "FinalResult", "message": {
+        "id": "0b6f3f5e-2f4e-4c1e-9d0a-7f1c2a3b4c5d", "version": "1.0",
+        "segments": [{"words": [{"word": "Testing.", "start": 0.0, "end": 0.61, "length": 0.61, "confidence": 0.97}],
+                      "start": 0.0, "end": 0.61, "length": 0.61}],
+        "transcript": "Testing."}});
+    assert_eq!(declared.check(&final_result), Ok("FinalResult"));
+
+    // Each break is refused, naming the message, where the message breaks its schema and the
+    // keyword of the document it breaks.
+    let broken = |message: Value, name: &str, at: &str, keyword: &str| {
+        let why = declared.check(&message).expect_err(&format!("{message} passed"));
+        let named = why.contains(&format!("the AsyncAPI message {name} (#/components/messages/{name}/payload)"));
+        assert!(
+            named && why.contains(&format!("at `{at}`: ")) && why.contains(&format!("(schema {keyword})")),
+            "{why}"
+        );
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| declared.assert_valid(&message)));
+        assert!(panicked.is_err(), "assert_valid let {message} through");
+    };
+    broken(
+        json!({"type": "Warning", "message": {"type": "Warning", "code": "TOO_LOUD", "message": "Mind the gain"}}),
+        "Warning",
+        "/message/code",
+        "#/components/schemas/WarningMessage/properties/code/enum",
+    );
+    broken(
+        json!({"type": "Info", "message": {"type": "Info", "language": "en"}}),
+        "Info",
+        "/message",
+        "#/components/schemas/InfoMessage/required",
+    );
+    broken(
+        json!({"type": "Error", "message": {"type": "Error", "code": "IDLE"}}),
+        "Error",
+        "/message",
+        "#/components/schemas/ErrorMessage/required",
+    );
+    // The Info that starts a session names its glossary (or null): the document types it.
+    broken(
+        json!({"type": "Info", "message": {"type": "Info", "message": "Session started", "glossaryId": 42}}),
+        "Info",
+        "/message/glossaryId",
+        "#/components/schemas/InfoMessage/properties/glossaryId/type",
+    );
+    let mut extra = session_started;
+    extra["closeCode"] = json!(1000);
+    broken(extra, "Info", "", "#/components/messages/Info/payload/additionalProperties");
+    let mut no_confidence = final_result.clone();
+    no_confidence["message"]["segments"][0]["words"][0].as_object_mut().unwrap().remove("confidence");
+    broken(no_confidence, "FinalResult", "/message/segments/0/words/0", "#/components/schemas/FinalWord/required");
+    let mut not_an_id = final_result.clone();
+    not_an_id["type"] = json!("PartialResult");
+    not_an_id["message"]["id"] = json!("utterance-1");
+    not_an_id["message"]["segments"] = json!([{"words": [{"word": "Testing."}]}]);
+    broken(not_an_id, "PartialResult", "/message/id", "#/components/schemas/PartialTranscript/properties/id/format");
+    let mut late_version = final_result;
+    late_version["message"]["version"] = json!("2.0");
+    broken(
+        late_version,
+        "FinalResult",
+        "/message/version",
+        "#/components/schemas/FinalTranscript/properties/version/const",
+    );
+
+    // A message that claims no server message of the document is refused too.
+    for stray in [json!({"type": "Hello", "message": {}}), json!({"message": "no type"}), json!("Info")] {
+        let why = declared.check(&stray).expect_err(&format!("{stray} passed"));
+        assert!(why.contains("no server message of the AsyncAPI document"), "{why}");
+    }
 }

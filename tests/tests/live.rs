@@ -2,7 +2,8 @@
 //! with a plain client (`scribe_tests::live`), real corpus speech made into raw PCM by ffmpeg, and
 //! the real engine: finals against the direct job of the same clip, partials before finals with
 //! their id, every encoding and several rates, every refusal, the balance running out, capacity,
-//! a session saved as a job, and a crash in the middle of one.
+//! a session saved as a job, and a crash in the middle of one. Every message the server sends in
+//! them is checked against its schema in the server's AsyncAPI document (`live::ServerMessages`).
 
 use std::time::Duration;
 
@@ -371,6 +372,7 @@ fn a_crash_in_the_middle_of_a_saved_session_loses_no_recorded_final() {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.block_on(async move {
             use futures::{SinkExt, StreamExt};
+            let declared = live::ServerMessages::of_server(&url).await;
             let (socket, _) = tokio_tungstenite::connect_async(url.as_str()).await.unwrap();
             let (mut sink, mut stream) = socket.split();
             sink.send(Message::text(init.to_string())).await.unwrap();
@@ -384,7 +386,13 @@ fn a_crash_in_the_middle_of_a_saved_session_loses_no_recorded_final() {
             });
             while let Some(Ok(message)) = stream.next().await {
                 match message {
-                    Message::Text(t) if tx.send(serde_json::from_str(&t).unwrap()).is_err() => break,
+                    Message::Text(t) => {
+                        let value: Value = serde_json::from_str(&t).expect("server messages are JSON");
+                        declared.assert_valid(&value);
+                        if tx.send(value).is_err() {
+                            break;
+                        }
+                    }
                     Message::Close(_) => break,
                     _ => {}
                 }
@@ -404,7 +412,10 @@ fn a_crash_in_the_middle_of_a_saved_session_loses_no_recorded_final() {
     // Every final the client saw was recorded before it was sent: none may be lost.
     server.crash_and_restart();
     drop(rx);
-    let _ = client.join();
+    // The client ends when the server goes; its panic (a message the document refuses) fails the test.
+    if let Err(panic) = client.join() {
+        std::panic::resume_unwind(panic);
+    }
     let job = server.wait_for_status(&key, &job_id, &["DONE", "ERROR"], ASR_TIMEOUT);
     assert_eq!(job["status"], "DONE", "{job}");
     let notes = job["notes"].as_str().unwrap_or_default();

@@ -152,7 +152,7 @@ impl Services {
             media.clone(),
             settings.data_dir.clone(),
             node.clone(),
-            settings.prices.direct_per_minute,
+            billing.clone(),
             settings.live.clone(),
         );
         let asr_queue = Arc::new(AtomicUsize::new(0));

@@ -222,8 +222,9 @@ fn description() -> String {
          real time says so in a Warning (`BEHIND_REAL_TIME`, with `behindSeconds`) and catches up by skipping \
          partials, never finals.\n\n\
          **Billing.** Like a direct job: `--price-direct-per-minute` per started minute of audio received, \
-         charged when the minute's first sample arrives. When the balance cannot pay the next minute, the \
-         audio already paid for is finalized, then Error `INSUFFICIENT_BALANCE` and close 1008.\n\n\
+         charged when the minute's first sample arrives. A balance that cannot pay the first minute is refused \
+         at INIT (Error `INSUFFICIENT_BALANCE`, close 1008, no session). When the balance cannot pay the next \
+         minute, the audio already paid for is finalized, then Error `INSUFFICIENT_BALANCE` and close 1008.\n\n\
          **saveAsJob** (beyond Amberscript). With `\"outputConfig\": {{\"saveAsJob\": true}}` the session is a \
          `direct` `transcription` job (its id in the first Info): each final is recorded as it happens, and \
          when the session ends the job is DONE with the audio and the finals as its transcript (exports, \

@@ -182,13 +182,10 @@ impl JobsApi {
             ));
         }
         let (source_url, request) = UrlJobParams::from(body.0).validate()?;
-        submit::check_capabilities(&state, &request)?;
-        submit::check_glossary(&state, &caller, request.glossary_id.as_ref())?;
+        submit::admit(&state, &caller, &request).await?;
         submit::vet_url(&state, "sourceUrl", source_url.url()).await?;
-        if let Some(callback) = &request.callback_url {
-            submit::vet_url(&state, "callbackUrl", callback.url()).await?;
-        }
-        // The billing saga: the balance must cover the first minute (402), then the job is recorded.
+        // The billing saga: the balance must still cover the first minute (402), then the job is
+        // recorded.
         let new_job = NewJob::Url { job_id: submit::new_job_id(), owner: caller.user, request, source_url };
         let executed = state.billing.submit(new_job).await.map_err(submit::billing_error)?;
         state.settle(executed.position).await;

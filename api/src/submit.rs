@@ -1,6 +1,8 @@
-//! The checks shared by the ways of creating a job (upload, URL, translation order): the glossary
-//! must be the caller's, client URLs must pass the address guard, and what the billing saga
-//! (`scribe_actors::billing`, which charges and records every new job) answers, in HTTP.
+//! The checks shared by the ways of creating a job (upload, URL, translation order, the OpenAI
+//! door): [`admit`], everything a job request can be refused for before its media is received
+//! (what this server's models can do, the glossary, the callback address, the first minute's
+//! price), and what the billing saga (`scribe_actors::billing`, which charges and records every
+//! new job) answers, in HTTP.
 //!
 //! Billing rule (the saga's): a job is charged when its price is known. Uploads are probed before
 //! the job exists, so they are charged at submission (402 if the balance does not cover the real
@@ -23,9 +25,21 @@ pub fn new_job_id() -> JobId {
     JobId::parse(&uuid::Uuid::new_v4().to_string()).expect("a UUID is a valid job id")
 }
 
+/// Everything `request` can be refused for before its media is received or fetched, in this
+/// order: what this server's models can do (400), the glossary (404/403/410), the callback
+/// address (400), a balance that cannot pay the first minute (402).
+pub async fn admit(state: &ApiState, caller: &Caller, request: &JobRequest) -> Result<(), ApiError> {
+    check_capabilities(state, request)?;
+    check_glossary(state, caller, request.glossary_id.as_ref())?;
+    if let Some(callback) = &request.callback_url {
+        vet_url(state, "callbackUrl", callback.url()).await?;
+    }
+    check_minimum_balance(state, caller, request).await
+}
+
 /// `glossaryId` must name one of the caller's glossaries: unknown → 404, deleted → 410,
 /// another account's → 403, each naming `glossaryId`.
-pub fn check_glossary(state: &ApiState, caller: &Caller, id: Option<&GlossaryId>) -> Result<(), ApiError> {
+fn check_glossary(state: &ApiState, caller: &Caller, id: Option<&GlossaryId>) -> Result<(), ApiError> {
     let Some(id) = id else { return Ok(()) };
     let field = Some("glossaryId".to_owned());
     let record = state.read.glossary(id).map_err(|e| ApiError::internal("Looking up the glossary", &e))?;
@@ -42,7 +56,7 @@ pub fn check_glossary(state: &ApiState, caller: &Caller, id: Option<&GlossaryId>
 /// Refuses a direct job this server's models could not finish (a translation target without a
 /// model, a language the speech model does not know): 400 naming the parameter and what the
 /// server can do, before anything is stored or charged.
-pub fn check_capabilities(state: &ApiState, request: &JobRequest) -> Result<(), ApiError> {
+fn check_capabilities(state: &ApiState, request: &JobRequest) -> Result<(), ApiError> {
     Ok(state.settings.capabilities.check(request)?)
 }
 
@@ -60,7 +74,7 @@ pub async fn vet_url(state: &ApiState, field: &str, url: &url::Url) -> Result<()
 
 /// 402 before anything is received unless the caller's balance covers the first minute of the
 /// job (the least any job costs).
-pub async fn check_minimum_balance(state: &ApiState, caller: &Caller, request: &JobRequest) -> Result<(), ApiError> {
+async fn check_minimum_balance(state: &ApiState, caller: &Caller, request: &JobRequest) -> Result<(), ApiError> {
     state.billing.check_minimum(&caller.user, request).await.map_err(billing_error)
 }
 

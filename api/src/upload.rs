@@ -181,12 +181,7 @@ impl UploadApi {
             }
             .validate()?;
             // Everything that can be refused without the file is refused before receiving it.
-            submit::check_capabilities(&state, &request)?;
-            submit::check_glossary(&state, &caller, request.glossary_id.as_ref())?;
-            if let Some(callback) = &request.callback_url {
-                submit::vet_url(&state, "callbackUrl", callback.url()).await?;
-            }
-            submit::check_minimum_balance(&state, &caller, &request).await?;
+            submit::admit(&state, &caller, &request).await?;
             let limit = state.settings.max_upload_bytes;
             if content_length(req).is_some_and(|n| n > limit.saturating_add(MULTIPART_OVERHEAD)) {
                 return Err(too_large(limit));

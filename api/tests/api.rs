@@ -73,6 +73,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
         None,
     );
     let models = Arc::new(SpeechModels::single(model.clone()));
+    let billing = Billing::new(store.clone(), jobs.clone(), Prices::FREE, MaxDuration::NONE);
     let live = LiveSessions::new(
         model,
         store.clone(),
@@ -80,7 +81,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
         media.clone(),
         data_dir.clone(),
         "local".into(),
-        0,
+        billing.clone(),
         Default::default(),
     );
     let state = ApiState {
@@ -90,7 +91,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
         jobs: jobs.clone(),
         media,
         guard: AddressGuard::new(allow_private),
-        billing: Billing::new(store.clone(), jobs, Prices::FREE, MaxDuration::NONE),
+        billing,
         read,
         asr_queue: Arc::new(AtomicUsize::new(0)),
         pipeline_dispatches: Default::default(),

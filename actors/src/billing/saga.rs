@@ -1,7 +1,8 @@
 //! The one path every new job takes to be paid for, whichever door it comes through (the upload
-//! and URL endpoints, the order of a human translation, and the doors to come: a live session,
-//! the OpenAI-compatible transcription endpoint). A door builds a [`NewJob`] and asks
-//! [`Billing::submit`]; it only maps the answer to its protocol.
+//! and URL endpoints, the order of a human translation, the OpenAI door's requests, a live
+//! session kept as a job). A door builds a [`NewJob`] and asks [`Billing::submit`]; it only maps
+//! the answer to its protocol. A live session's minutes are paid here too, as they start
+//! ([`Billing::charge_live_minute`]).
 //!
 //! The saga, in order:
 //!
@@ -59,6 +60,9 @@ pub enum NewJob {
     /// Translated subtitles of a finished manual captions job, made by a person: the translation
     /// of the source's length is charged before the order is recorded.
     Translation { job_id: JobId, owner: UserName, request: TranslationRequest, source: SourceJobFacts },
+    /// A live session kept as a job, run by the node `node`: its first minute must be covered
+    /// now; each minute is paid as it starts ([`Billing::charge_live_minute`]).
+    Live { job_id: JobId, owner: UserName, request: JobRequest, node: String },
 }
 
 /// Why a new job was not recorded. Nothing stays charged for it.
@@ -168,6 +172,17 @@ impl Billing {
                 };
                 (job_id, owner, command, Due::AtProbe)
             }
+            NewJob::Live { job_id, owner, request, node } => {
+                self.check_minimum(&owner, &request).await?;
+                let command = JobCommand::Submit {
+                    job_id: job_id.clone(),
+                    owner: owner.clone(),
+                    at_ms,
+                    request,
+                    source: NewMedia::Live { node },
+                };
+                (job_id, owner, command, Due::AsSpoken)
+            }
             NewJob::Translation { job_id, owner, request, source } => {
                 let price = self.prices.price_cents(
                     JobType::Perfect,
@@ -189,7 +204,7 @@ impl Billing {
         job::decide(&JobState::default(), command.clone()).map_err(SubmitError::Refused)?;
         let charged = match due {
             Due::Now(cents) => self.charge(&owner, &job_id, cents).await?,
-            Due::AtProbe => false,
+            Due::AtProbe | Due::AsSpoken => false,
         };
         match self.jobs.execute(&job_id, command).await {
             Ok(executed) => Ok(executed),
@@ -229,6 +244,23 @@ impl Billing {
         }
     }
 
+    /// Pays minute `minute` (1, 2, ...) of `owner`'s live session `session`, as its first sample
+    /// arrives, at the price of a minute of a direct job; a minute already paid is not paid again.
+    pub async fn charge_live_minute(&self, owner: &UserName, session: &JobId, minute: u32) -> Result<(), SubmitError> {
+        let cents = self.prices.price_cents(JobType::Direct, TranscriptionType::Transcription, 60, false);
+        if cents == 0 {
+            return Ok(());
+        }
+        let cmd = AccountCommand::ChargeLiveMinute { session: session.clone(), minute, cents, at_ms: now_ms() };
+        match command::execute::<AccountAggregate>(self.store.as_ref(), &account_stream(owner), cmd).await {
+            Ok(_) | Err(CommandError::Refused(AccountRefusal::LiveMinuteAlreadyCharged { .. })) => Ok(()),
+            Err(CommandError::Refused(AccountRefusal::InsufficientBalance { balance_cents, price_cents })) => {
+                Err(SubmitError::InsufficientBalance { balance_cents, price_cents })
+            }
+            Err(e) => Err(SubmitError::Account(e)),
+        }
+    }
+
     /// Charges `owner` `cents` for `job_id`; `Ok(false)` when the job is free (nothing recorded).
     async fn charge(&self, owner: &UserName, job_id: &JobId, cents: u64) -> Result<bool, SubmitError> {
         if cents == 0 {
@@ -263,4 +295,6 @@ enum Due {
     Now(u64),
     /// At probe, once its length is known (its first minute must be covered at submission).
     AtProbe,
+    /// Minute by minute as a live session's audio arrives (its first must be covered now).
+    AsSpoken,
 }

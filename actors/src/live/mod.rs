@@ -1,9 +1,10 @@
 //! Live transcription: the sessions behind the real-time WebSocket door.
 //!
-//! [`LiveSessions::open`] admits a session (capacity, glossary, the speech model, and for
-//! `saveAsJob` its job) and starts its actor (`session`); the door then only forwards frames
-//! in and [`LiveOutput`]s out. The rules (the INIT message, the encodings, the price of a
-//! minute) are the domain's (`scribe_domain::live`).
+//! [`LiveSessions::open`] admits a session (capacity, a balance that pays its first minute,
+//! glossary, the speech model, and for `saveAsJob` its job, recorded through the billing saga)
+//! and starts its actor (`session`), which pays each minute through the saga as it starts; the
+//! door then only forwards frames in and [`LiveOutput`]s out. The rules (the INIT message, the
+//! encodings) are the domain's (`scribe_domain::live`).
 
 mod agreement;
 mod capacity;
@@ -17,6 +18,7 @@ use std::time::Duration;
 use ractor::{Actor, ActorRef};
 use scribe_domain::glossary::GlossaryAggregate;
 use scribe_domain::ids::{JobId, UserName, glossary_stream};
+use scribe_domain::kinds::{JobType, TranscriptionType};
 use scribe_domain::live::{LiveError, LiveErrorCode, LiveInit, LiveResult};
 use scribe_eventstore::EventStore;
 use serde_json::{Value, json};
@@ -26,6 +28,7 @@ pub use capacity::Capacity;
 use recording::Recording;
 use session::{LiveSessionActor, SessionArgs, SessionMsg};
 
+use crate::billing::{Billing, NewJob, SubmitError};
 use crate::command;
 use crate::jobs::Jobs;
 use crate::media::MediaStore;
@@ -125,7 +128,8 @@ pub struct LiveSessions {
     data_dir: PathBuf,
     /// This server's name in the job of a saved session (see `recording::recover`).
     node: String,
-    price_per_minute: u64,
+    /// Pays the sessions' minutes and records their jobs.
+    billing: Billing,
     settings: LiveSettings,
     capacity: Capacity,
 }
@@ -139,11 +143,11 @@ impl LiveSessions {
         media: MediaStore,
         data_dir: PathBuf,
         node: String,
-        price_per_minute: u64,
+        billing: Billing,
         settings: LiveSettings,
     ) -> LiveSessions {
         let capacity = Capacity::new(settings.max_sessions, settings.max_per_account);
-        LiveSessions { model, store, jobs, media, data_dir, node, price_per_minute, settings, capacity }
+        LiveSessions { model, store, jobs, media, data_dir, node, billing, settings, capacity }
     }
 
     /// Sessions running now.
@@ -155,6 +159,9 @@ impl LiveSessions {
     /// configuration is in force.
     pub async fn open(&self, owner: UserName, init: LiveInit) -> Result<LiveSession, LiveError> {
         let slot = self.capacity.acquire(&owner)?;
+        // Refused before any audio: a balance that cannot pay the first minute.
+        let least = self.billing.check_least(&owner, JobType::Direct, TranscriptionType::Transcription).await;
+        least.map_err(|e| billing_error(e, 1))?;
         let hotwords = self.glossary_terms(&owner, &init).await?;
         let model = self.model.clone();
         let engine = tokio::task::spawn_blocking(move || model.lease())
@@ -168,11 +175,7 @@ impl LiveSessions {
         }
         let session_id = JobId::parse(&uuid::Uuid::new_v4().to_string()).expect("a UUID is a valid id");
         let recording = match init.output.save_as_job {
-            true => Some(
-                Recording::start(&self.jobs, &self.media, &self.data_dir, &self.node, &session_id, &owner, &init)
-                    .await
-                    .map_err(|e| internal(format!("the session's job could not be created: {e}")))?,
-            ),
+            true => Some(self.record(&session_id, &owner, &init).await?),
             false => None,
         };
         let (out, output) = mpsc::unbounded_channel();
@@ -193,8 +196,7 @@ impl LiveSessions {
             init,
             hotwords,
             engine,
-            store: self.store.clone(),
-            price_per_minute: self.price_per_minute,
+            billing: self.billing.clone(),
             settings: self.settings.clone(),
             out,
             slot,
@@ -204,6 +206,26 @@ impl LiveSessions {
             .await
             .map_err(|e| internal(format!("the session could not start: {e}")))?;
         Ok(LiveSession { session_id, actor, output })
+    }
+
+    /// Opens the audio file of a `saveAsJob` session and records its job through the saga.
+    async fn record(&self, job_id: &JobId, owner: &UserName, init: &LiveInit) -> Result<Recording, LiveError> {
+        let recording = Recording::start(&self.jobs, &self.media, &self.data_dir, job_id, init.language)
+            .map_err(|e| internal(format!("the session's audio file could not be created: {e}")))?;
+        let new_job = NewJob::Live {
+            job_id: job_id.clone(),
+            owner: owner.clone(),
+            request: recording::job_request(init),
+            node: self.node.clone(),
+        };
+        if let Err(e) = self.billing.submit(new_job).await {
+            drop(recording);
+            if let Err(removing) = self.media.delete_job(job_id.as_str()).await {
+                tracing::warn!(error = %removing, "removing the audio file of a session whose job was refused");
+            }
+            return Err(billing_error(e, 1));
+        }
+        Ok(recording)
     }
 
     /// The glossary's terms, which must be the caller's own and not deleted.
@@ -227,4 +249,21 @@ impl LiveSessions {
 
 fn internal(message: String) -> LiveError {
     LiveError::new(LiveErrorCode::Internal, message)
+}
+
+/// The saga's refusal of the session's minute `minute`, in the protocol's words.
+pub(crate) fn billing_error(error: SubmitError, minute: u32) -> LiveError {
+    match error {
+        SubmitError::InsufficientBalance { balance_cents, price_cents } => LiveError::new(
+            LiveErrorCode::InsufficientBalance,
+            format!(
+                "The balance is used up: minute {minute} of this session costs {}.{:02} and the account has {}.{:02}",
+                price_cents / 100,
+                price_cents % 100,
+                balance_cents / 100,
+                balance_cents % 100
+            ),
+        ),
+        other => internal(format!("Paying for the session failed ({other})")),
+    }
 }

@@ -1,6 +1,7 @@
 //! `saveAsJob`: a live session kept as a `direct` transcription job.
 //!
-//! The job is recorded when the session opens. The audio (16 kHz mono, 16-bit WAV written with
+//! The job is recorded when the session opens (through the billing saga, which wants its first
+//! minute covered; see `LiveSessions::open`). The audio (16 kHz mono, 16-bit WAV written with
 //! `hound`) grows on disk as it arrives, its header brought up to date every second, so a file
 //! left by a crash is a valid WAV of what came before. Each final is recorded on the job's
 //! stream as it is sent ([`Recording::utterance`]); the session's end writes the transcript
@@ -13,9 +14,9 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use scribe_domain::ids::{JobId, UserName};
+use scribe_domain::ids::JobId;
 use scribe_domain::job::live::{LiveOutcome, LiveTranscript, LiveUtterance, LiveWordRecord};
-use scribe_domain::job::{JobCommand, JobState, NewMedia, StoredMedia};
+use scribe_domain::job::{JobCommand, JobState, StoredMedia};
 use scribe_domain::kinds::{JobType, TranscriptionType};
 use scribe_domain::languages::Language;
 use scribe_domain::live::{LiveInit, LiveResult};
@@ -46,15 +47,14 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Records the job (the node that runs the session is `node`) and opens its audio file.
-    pub async fn start(
+    /// Opens the audio file of the session's job `job_id` (recorded by the caller, through the
+    /// billing saga, with [`job_request`]).
+    pub fn start(
         jobs: &Jobs,
         media: &MediaStore,
         data_dir: &Path,
-        node: &str,
         job_id: &JobId,
-        owner: &UserName,
-        init: &LiveInit,
+        language: Language,
     ) -> Result<Recording, String> {
         let path = media.media_path(job_id.as_str(), AUDIO_FILE).map_err(|e| e.to_string())?;
         if let Some(dir) = path.parent() {
@@ -67,27 +67,6 @@ impl Recording {
             sample_format: hound::SampleFormat::Int,
         };
         let writer = hound::WavWriter::create(&path, spec).map_err(|e| format!("creating {}: {e}", path.display()))?;
-        let request = JobRequest {
-            language: init.language,
-            transcription_type: TranscriptionType::Transcription,
-            job_type: JobType::Direct,
-            number_of_speakers: 1,
-            job_options: None,
-            turnaround_time: None,
-            target_language: None,
-            callback_url: init.callback_url.clone(),
-            glossary_id: init.glossary_id.clone(),
-            delete_after_seconds: None,
-            decoding: None,
-        };
-        let submit = JobCommand::Submit {
-            job_id: job_id.clone(),
-            owner: owner.clone(),
-            at_ms: now_ms(),
-            request,
-            source: NewMedia::Live { node: node.to_owned() },
-        };
-        jobs.execute(job_id, submit).await.map_err(|e| e.to_string())?;
         Ok(Recording {
             jobs: jobs.clone(),
             media: media.clone(),
@@ -97,7 +76,7 @@ impl Recording {
             writer: Some(writer),
             flushed: Instant::now(),
             utterances: 0,
-            language: init.language,
+            language,
         })
     }
 
@@ -165,6 +144,24 @@ impl Recording {
         };
         finish_job(&self.jobs, &self.media, &self.data_dir, &self.job_id, &self.path, &state, self.language, None)
             .await;
+    }
+}
+
+/// The job a session with `init` is kept as: a direct transcription in its language, with its
+/// glossary and callback.
+pub fn job_request(init: &LiveInit) -> JobRequest {
+    JobRequest {
+        language: init.language,
+        transcription_type: TranscriptionType::Transcription,
+        job_type: JobType::Direct,
+        number_of_speakers: 1,
+        job_options: None,
+        turnaround_time: None,
+        target_language: None,
+        callback_url: init.callback_url.clone(),
+        glossary_id: init.glossary_id.clone(),
+        delete_after_seconds: None,
+        decoding: None,
     }
 }
 

@@ -19,15 +19,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
-use scribe_domain::account::{AccountAggregate, AccountCommand, AccountRefusal};
-use scribe_domain::ids::{JobId, UserName, account_stream};
+use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::languages::Language;
 use scribe_domain::live::{
     self, LiveError, LiveErrorCode, LiveInit, LiveResult, LiveWord, PcmDecoder, WordTiming, started_minutes,
 };
 use scribe_domain::style::clean_read;
 use scribe_domain::transcript as doc;
-use scribe_eventstore::EventStore;
 use scribe_whisper::audio::StreamResampler;
 use scribe_whisper::engine::{Engine, EngineError, TranscribeOptions};
 use scribe_whisper::utterances::{UtteranceEvent, Utterances};
@@ -39,8 +37,7 @@ use super::agreement::Agreement;
 use super::capacity::Slot;
 use super::recording::Recording;
 use super::{LiveOutput, LiveSettings};
-use crate::clock::now_ms;
-use crate::command::{self, CommandError};
+use crate::billing::{Billing, SubmitError};
 use crate::engine_document::to_document;
 use crate::speech_model::EngineLease;
 
@@ -85,8 +82,8 @@ pub struct SessionArgs {
     pub init: LiveInit,
     pub hotwords: Vec<String>,
     pub engine: EngineLease,
-    pub store: Arc<dyn EventStore>,
-    pub price_per_minute: u64,
+    /// Pays the session's minutes.
+    pub billing: Billing,
     pub settings: LiveSettings,
     pub out: UnboundedSender<LiveOutput>,
     /// The session's place on the server: held, never read; it is freed when the session stops.
@@ -274,45 +271,24 @@ impl SessionState {
         self.warn_if_behind();
     }
 
-    /// Charges every minute `samples` start; on a balance that cannot pay, cuts `samples` at the
-    /// end of the last paid minute and answers the error.
+    /// Pays every minute `samples` start (through the billing saga); on a balance that cannot
+    /// pay, cuts `samples` at the end of the last paid minute and answers the error.
     async fn pay_for(&mut self, samples: &mut Vec<f32>) -> Result<(), LiveError> {
-        let price = self.args.price_per_minute;
         let after = started_minutes((self.received + samples.len()) as u64);
         while self.paid_minutes < after {
             let minute = self.paid_minutes + 1;
-            if price > 0 {
-                let cmd = AccountCommand::ChargeLiveMinute {
-                    session: self.args.session_id.clone(),
-                    minute,
-                    cents: price,
-                    at_ms: now_ms(),
-                };
-                let stream = account_stream(&self.args.owner);
-                match command::execute::<AccountAggregate>(self.args.store.as_ref(), &stream, cmd).await {
-                    Ok(_) | Err(CommandError::Refused(AccountRefusal::LiveMinuteAlreadyCharged { .. })) => {}
-                    Err(CommandError::Refused(AccountRefusal::InsufficientBalance { balance_cents, price_cents })) => {
-                        let paid_samples = self.paid_minutes as usize * 60 * RATE;
-                        samples.truncate(paid_samples.saturating_sub(self.received));
-                        return Err(LiveError::new(
-                            LiveErrorCode::InsufficientBalance,
-                            format!(
-                                "The balance is used up: minute {minute} of this session costs {}.{:02} and the account has {}.{:02}; the session ends with the speech already paid for",
-                                price_cents / 100,
-                                price_cents % 100,
-                                balance_cents / 100,
-                                balance_cents % 100
-                            ),
-                        ));
-                    }
-                    Err(e) => {
-                        samples.clear();
-                        return Err(LiveError::new(
-                            LiveErrorCode::Internal,
-                            format!("Charging the session failed ({e}); it ends here"),
-                        ));
-                    }
-                }
+            let paid = self.args.billing.charge_live_minute(&self.args.owner, &self.args.session_id, minute).await;
+            if let Err(error) = paid {
+                let insufficient = matches!(error, SubmitError::InsufficientBalance { .. });
+                let paid_samples = self.paid_minutes as usize * 60 * RATE;
+                samples.truncate(if insufficient { paid_samples.saturating_sub(self.received) } else { 0 });
+                let mut refusal = super::billing_error(error, minute);
+                refusal.message.push_str(if insufficient {
+                    "; the session ends with the speech already paid for"
+                } else {
+                    "; it ends here"
+                });
+                return Err(refusal);
             }
             self.paid_minutes = minute;
         }

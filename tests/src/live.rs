@@ -77,6 +77,25 @@ pub fn pcm(clip: &str, rate: u32, encoding: &str) -> Vec<u8> {
     pcm_of(&paths::corpus_file(clip), rate, encoding)
 }
 
+/// An INIT for `key`: English, 16 kHz s16le, finals only; `extra`'s fields are merged into its
+/// objects (`{"outputConfig": {"saveAsJob": true}}` keeps the format) or added.
+pub fn init(key: &str, extra: Value) -> Value {
+    let mut init = json!({
+        "messageType": "INIT",
+        "language": "en",
+        "apiKey": key,
+        "audioConfig": {"sample_rate": 16000, "encoding": "s16le"},
+        "outputConfig": {"format": "transcription", "partials": false},
+    });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        match (init[k].as_object_mut(), v.as_object()) {
+            (Some(base), Some(more)) => base.extend(more.clone()),
+            _ => init[k] = v.clone(),
+        }
+    }
+    init
+}
+
 /// A file as raw mono PCM at `rate` Hz in `encoding`.
 pub fn pcm_of(file: &Path, rate: u32, encoding: &str) -> Vec<u8> {
     let out = Command::new("ffmpeg")

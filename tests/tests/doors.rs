@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use reqwest::blocking::multipart;
-use scribe_tests::live::{self, LiveRun, Session};
+use scribe_tests::live::{self, LiveRun, Session, init};
 use scribe_tests::server::{Options, TestServer};
 use scribe_tests::{ASR_TIMEOUT, Reply, paths};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
 /// Requests a key may make in a burst in the rate-limit test (refilled at one a second).
@@ -28,24 +28,6 @@ enum Door {
 }
 
 const DOORS: [Door; 3] = [Door::Http, Door::OpenAi, Door::Live];
-
-/// An INIT with `extra` fields (merged into its objects).
-fn init(key: &str, extra: Value) -> Value {
-    let mut init = json!({
-        "messageType": "INIT",
-        "language": "en",
-        "apiKey": key,
-        "audioConfig": {"sample_rate": 16000, "encoding": "s16le"},
-        "outputConfig": {"format": "transcription", "partials": false},
-    });
-    for (k, v) in extra.as_object().into_iter().flatten() {
-        match (init[k].as_object_mut(), v.as_object()) {
-            (Some(base), Some(more)) => base.extend(more.clone()),
-            _ => init[k] = v.clone(),
-        }
-    }
-    init
-}
 
 /// An INIT answered and closed at once, the key checked first: it names a glossary that does
 /// not exist.

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use scribe_tests::live::{self, LiveRun, Pace, Session, pcm, wer};
+use scribe_tests::live::{self, LiveRun, Pace, Session, init, pcm, wer};
 use scribe_tests::{ASR_TIMEOUT, FileServer, Options, TestServer, clips, paths};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -23,24 +23,6 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn init(key: &str, extra: Value) -> Value {
-    let mut init = json!({
-        "messageType": "INIT",
-        "language": "en",
-        "apiKey": key,
-        "audioConfig": {"sample_rate": 16000, "encoding": "s16le"},
-        "outputConfig": {"format": "transcription", "partials": false},
-    });
-    for (k, v) in extra.as_object().into_iter().flatten() {
-        if let (Some(base), Some(more)) = (init[k].as_object_mut(), v.as_object()) {
-            base.extend(more.clone());
-        } else {
-            init[k] = v.clone();
-        }
-    }
-    init
 }
 
 /// The words of a TXT export, without its timestamp lines and speaker labels.

@@ -162,26 +162,12 @@ impl Billing {
                 (job_id, owner, command, Due::Now(price))
             }
             NewJob::Url { job_id, owner, request, source_url } => {
-                self.check_minimum(&owner, &request).await?;
-                let command = JobCommand::Submit {
-                    job_id: job_id.clone(),
-                    owner: owner.clone(),
-                    at_ms,
-                    request,
-                    source: NewMedia::Url { source_url },
-                };
-                (job_id, owner, command, Due::AtProbe)
+                let source = NewMedia::Url { source_url };
+                self.arriving_later(job_id, owner, request, source, Due::AtProbe, at_ms).await?
             }
             NewJob::Live { job_id, owner, request, node } => {
-                self.check_minimum(&owner, &request).await?;
-                let command = JobCommand::Submit {
-                    job_id: job_id.clone(),
-                    owner: owner.clone(),
-                    at_ms,
-                    request,
-                    source: NewMedia::Live { node },
-                };
-                (job_id, owner, command, Due::AsSpoken)
+                let source = NewMedia::Live { node };
+                self.arriving_later(job_id, owner, request, source, Due::AsSpoken, at_ms).await?
             }
             NewJob::Translation { job_id, owner, request, source } => {
                 let price = self.prices.price_cents(
@@ -215,6 +201,22 @@ impl Billing {
                 Err(SubmitError::Job(e))
             }
         }
+    }
+
+    /// The submission of a job whose media arrives after it is recorded (fetched, or spoken):
+    /// only its first minute must be covered now.
+    async fn arriving_later(
+        &self,
+        job_id: JobId,
+        owner: UserName,
+        request: JobRequest,
+        source: NewMedia,
+        due: Due,
+        at_ms: u64,
+    ) -> Result<(JobId, UserName, JobCommand, Due), SubmitError> {
+        self.check_minimum(&owner, &request).await?;
+        let command = JobCommand::Submit { job_id: job_id.clone(), owner: owner.clone(), at_ms, request, source };
+        Ok((job_id, owner, command, due))
     }
 
     /// The probe stage's part of the saga, for a job recorded before its length was known (a URL

@@ -111,6 +111,54 @@ pub fn rule(operation_id: &str, name: &str) -> Option<Value> {
 /// The operations that submit a job, whose parameters (query or body) depend on each other.
 const SUBMISSIONS: &[&str] = &["uploadMedia", "uploadMediaFromUrl", "UploadFromUrl"];
 
+/// What each job parameter means, written once for both submissions (the query of
+/// `uploadMedia` and the JSON body `UploadFromUrl`); their Rust declarations carry no text.
+pub fn job_parameter(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "language" => "A language code of the spec's table, or `auto`. Default `en`.",
+        "transcriptionType" => "`transcription` (default), `captions` or `translatedSubtitles`.",
+        "jobType" => "`direct` (default, automatic) or `perfect` (manual).",
+        "numberOfSpeakers" => {
+            "0 to 5, default 2. Direct jobs: 1 = one speaker (no diarization); 2 to 5 = at most that many speakers \
+             (fewer when fewer are heard); 0 = unknown, the number is estimated. Every word of the transcript gets \
+             its speaker and segments split at speaker changes."
+        }
+        "callbackUrl" => "http(s) URL that receives a POST with the job when it ends.",
+        "glossaryId" => "The id of one of your glossaries.",
+        "transcriptionStyle" => {
+            "`cleanread` (default: without fillers such as \"um\"/\"uh\", stutters and false starts) or `verbatim` \
+             (keeps them: Whisper is prompted to write what was said). Captions and subtitles are always clean read."
+        }
+        "turnaroundTime" => {
+            "ONE_DAY, TWO_DAYS, THREE_DAYS, FOUR_DAYS, FIVE_DAYS (default), SEVEN_DAYS (default for \
+             translatedSubtitles), TEN_DAYS, FOURTEEN_DAYS: calendar days to the deadline."
+        }
+        "targetLanguage" => {
+            "The language of the translated subtitles (this server's direct targets: `en` always, `pt` with the \
+             standard models, others with their models; see `GET /capabilities`)."
+        }
+        "deleteAfterSeconds" => {
+            "Beyond the spec: delete the job's media and transcripts this many seconds after it ends (`DONE` or \
+             `ERROR`), 1 to 315360000 (ten years); the server's own retention, if shorter, wins. The job then \
+             answers 410; its history is kept."
+        }
+        _ => return None,
+    })
+}
+
+/// The description of job parameter `name` of submission `operation_id` (an operation or body
+/// schema): its meaning, then its rule with the other parameters.
+fn submission_description(operation_id: &str, name: &str) -> Option<String> {
+    if !SUBMISSIONS.contains(&operation_id) {
+        return None;
+    }
+    let meaning = job_parameter(name)?;
+    Some(match cross_field_rule(operation_id, name) {
+        Some(rule) => with_rule(Some(meaning), &rule),
+        None => meaning.to_owned(),
+    })
+}
+
 /// The rule between `name` and the other parameters of a job submission, which OpenAPI 3.0 cannot
 /// state, as written into the parameter's description. Each is enforced by
 /// `scribe_domain::requests::JobParams::validate` with a 400 naming `name`.
@@ -288,9 +336,8 @@ pub fn complete(doc: &mut Value) {
                             param["allowEmptyValue"] = Value::Bool(true);
                         }
                     }
-                    if let Some(text) = cross_field_rule(&operation_id, &name) {
-                        param["description"] =
-                            Value::String(with_rule(param.get("description").and_then(Value::as_str), &text));
+                    if let Some(text) = submission_description(&operation_id, &name) {
+                        param["description"] = Value::String(text);
                     }
                 }
             }
@@ -340,9 +387,8 @@ pub fn complete(doc: &mut Value) {
                     (None, Some(rule)) => merge(prop, rule),
                     (None, None) => {}
                 }
-                if let Some(text) = cross_field_rule(schema_name, &name) {
-                    prop["description"] =
-                        Value::String(with_rule(prop.get("description").and_then(Value::as_str), &text));
+                if let Some(text) = submission_description(schema_name, &name) {
+                    prop["description"] = Value::String(text);
                 }
             }
         }
@@ -495,6 +541,23 @@ mod tests {
         assert_eq!(schemas["UploadFromUrl"]["properties"]["numberOfSpeakers"]["maximum"], 5);
         assert_eq!(schemas["UploadFromUrl"]["properties"]["numberOfSpeakers"]["type"], "integer");
         assert!(schemas["UserGlossary"]["required"].as_array().unwrap().contains(&json!("name")));
+    }
+
+    #[test]
+    fn both_submissions_describe_each_job_parameter_in_the_same_words() {
+        let mut doc: Value = serde_json::from_str(&crate::api_service().spec()).unwrap();
+        complete(&mut doc);
+        let query = doc["paths"]["/jobs/upload-media"]["post"]["parameters"].as_array().unwrap().clone();
+        let body = &doc["components"]["schemas"]["UploadFromUrl"]["properties"];
+        let names: Vec<&str> = query.iter().filter_map(|p| p["name"].as_str()).collect();
+        assert_eq!(names.len(), 10, "{names:?}");
+        for param in &query {
+            let name = param["name"].as_str().unwrap();
+            let meaning = job_parameter(name).unwrap_or_else(|| panic!("{name} is not described"));
+            let said = param["description"].as_str().unwrap();
+            assert!(said.starts_with(meaning), "{name}: {said}");
+            assert_eq!(body[name]["description"].as_str(), Some(said), "{name} in the body");
+        }
     }
 
     #[test]

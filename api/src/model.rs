@@ -175,30 +175,16 @@ pub struct UploadFromUrl {
     /// Required: http(s) URL of the media file, publicly reachable or presigned; at most 16 GB.
     /// (Optional in the schema so that a missing sourceUrl is answered with a 400 naming it.)
     pub source_url: Option<String>,
-    /// A language code (see the spec's table) or `auto`. Default `en`.
+    // The job parameters, described once for both submissions: `contract::job_parameter`.
     pub language: Option<String>,
-    /// `transcription` (default), `captions` or `translatedSubtitles`.
     pub transcription_type: Option<String>,
-    /// `direct` (default, automatic) or `perfect` (manual).
     pub job_type: Option<String>,
-    /// 0 to 5, default 2. Direct jobs: 1 = one speaker (no diarization); 2 to 5 = at most that many speakers (fewer when fewer are heard); 0 = unknown, the number is estimated. Every word of the transcript gets its speaker and segments split at speaker changes.
     pub number_of_speakers: Option<i64>,
-    /// http(s) URL that receives a POST when the job ends.
     pub callback_url: Option<String>,
-    /// The id of one of your glossaries.
     pub glossary_id: Option<String>,
-    /// `cleanread` (default: without fillers such as "um"/"uh", stutters and false starts) or
-    /// `verbatim` (keeps them). Captions and subtitles are always clean read.
     pub transcription_style: Option<String>,
-    /// ONE_DAY ... FOURTEEN_DAYS: calendar days to the deadline; default FIVE_DAYS, SEVEN_DAYS for
-    /// translatedSubtitles.
     pub turnaround_time: Option<String>,
-    /// The language of the translated subtitles (for direct jobs, the targets this server has
-    /// models for: `GET /capabilities`).
     pub target_language: Option<String>,
-    /// Beyond the spec: delete the job's media and transcripts this many seconds after it
-    /// ends (`DONE` or `ERROR`), 1 to 315360000 (ten years); the server's own retention, if
-    /// shorter, wins. The job then answers 410; its history is kept.
     pub delete_after_seconds: Option<i64>,
 }
 

@@ -110,41 +110,17 @@ impl UploadApi {
         auth: ApiKeyAuth,
         state: Data<&Arc<ApiState>>,
         req: &Request,
-        /// A language code of the spec's table, or `auto`. Default `en`.
+        // Each parameter is described once, with the URL job's body: `contract::job_parameter`.
         language: Query<Option<String>>,
-        /// `transcription` (default), `captions` or `translatedSubtitles`.
-        #[oai(name = "transcriptionType")]
-        transcription_type: Query<Option<String>>,
-        /// `direct` (default, automatic) or `perfect` (manual).
-        #[oai(name = "jobType")]
-        job_type: Query<Option<String>>,
-        /// 0 to 5, default 2. Direct jobs: 1 = one speaker (no diarization); 2 to 5 = at most that many speakers (fewer when fewer are heard); 0 = unknown, the number is estimated. Every word of the transcript gets its speaker and segments split at speaker changes.
-        #[oai(name = "numberOfSpeakers")]
-        number_of_speakers: Query<Option<String>>,
-        /// http(s) URL that receives a POST with the job when it ends.
-        #[oai(name = "callbackUrl")]
-        callback_url: Query<Option<String>>,
-        /// The id of one of your glossaries.
-        #[oai(name = "glossaryId")]
-        glossary_id: Query<Option<String>>,
-        /// `cleanread` (default: without fillers such as "um"/"uh", stutters and false starts) or
-        /// `verbatim` (keeps them: Whisper is prompted to write what was said). Captions and
-        /// subtitles are always clean read.
-        #[oai(name = "transcriptionStyle")]
-        transcription_style: Query<Option<String>>,
-        /// ONE_DAY, TWO_DAYS, THREE_DAYS, FOUR_DAYS, FIVE_DAYS (default), SEVEN_DAYS (default for
-        /// translatedSubtitles), TEN_DAYS, FOURTEEN_DAYS: calendar days to the deadline.
-        #[oai(name = "turnaroundTime")]
-        turnaround_time: Query<Option<String>>,
-        /// The language of the translated subtitles (this server's direct targets: `en` always,
-        /// `pt` with the standard models, others with their models; see `GET /capabilities`).
-        #[oai(name = "targetLanguage")]
-        target_language: Query<Option<String>>,
-        /// Beyond the spec: delete the job's media and transcripts this many seconds after it
-        /// ends (`DONE` or `ERROR`), 1 to 315360000 (ten years); the server's own retention, if
-        /// shorter, wins. The job then answers 410; its history is kept.
-        #[oai(name = "deleteAfterSeconds")]
-        delete_after_seconds: Query<Option<String>>,
+        #[oai(name = "transcriptionType")] transcription_type: Query<Option<String>>,
+        #[oai(name = "jobType")] job_type: Query<Option<String>>,
+        #[oai(name = "numberOfSpeakers")] number_of_speakers: Query<Option<String>>,
+        #[oai(name = "callbackUrl")] callback_url: Query<Option<String>>,
+        #[oai(name = "glossaryId")] glossary_id: Query<Option<String>>,
+        #[oai(name = "transcriptionStyle")] transcription_style: Query<Option<String>>,
+        #[oai(name = "turnaroundTime")] turnaround_time: Query<Option<String>>,
+        #[oai(name = "targetLanguage")] target_language: Query<Option<String>>,
+        #[oai(name = "deleteAfterSeconds")] delete_after_seconds: Query<Option<String>>,
         body: MediaUpload,
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;

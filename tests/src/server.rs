@@ -141,11 +141,7 @@ impl TestServer {
     /// Kills the server with SIGKILL (a crash: nothing is flushed or finished) and starts it
     /// again on the same data directory.
     pub fn crash_and_restart(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            self.addr = None;
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.kill();
         self.launch();
     }
 
@@ -153,12 +149,17 @@ impl TestServer {
     /// new process.
     pub fn crash_and_restart_on_the_same_port(&mut self) {
         let port = self.addr().port();
+        self.kill();
+        self.launch_on(port);
+    }
+
+    /// SIGKILL, and the process reaped.
+    fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             self.addr = None;
             let _ = child.kill();
             let _ = child.wait();
         }
-        self.launch_on(port);
     }
 
     /// Stops the server and starts it again on the same data directory (a new port).

@@ -223,7 +223,10 @@ impl LiveSessions {
             if let Err(removing) = self.media.delete_job(job_id.as_str()).await {
                 tracing::warn!(error = %removing, "removing the audio file of a session whose job was refused");
             }
-            return Err(billing_error(e, 1));
+            return Err(match e {
+                e @ SubmitError::InsufficientBalance { .. } => billing_error(e, 1),
+                other => internal(format!("the session's job could not be created: {other}")),
+            });
         }
         Ok(recording)
     }

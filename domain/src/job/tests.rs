@@ -646,18 +646,24 @@ fn given_stored_media_when_probed_and_refused_then_the_length_and_the_failure_ar
     );
 }
 
-#[test]
-fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
-    let cmd = JobCommand::SubmitUpload {
+/// An upload of `duration_ms` stored and probed by the edge, submitted at 1 000 ms; `awaited_on`
+/// names the node whose request waits for its answer.
+fn stored_upload(duration_ms: u64, awaited_on: Option<&str>) -> JobCommand {
+    JobCommand::SubmitUpload {
         job_id: id("j1"),
         owner: user("ann"),
         at_ms: 1_000,
         request: request(|_| {}),
         filename: "talk.wav".into(),
         media: media(),
-        duration_ms: 61_200,
-        awaited_on: None,
-    };
+        duration_ms,
+        awaited_on: awaited_on.map(str::to_owned),
+    }
+}
+
+#[test]
+fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
+    let cmd = stored_upload(61_200, None);
     let events = decide(&JobState::default(), cmd.clone()).unwrap();
     let types: Vec<_> = events.iter().map(|e| e.event_type()).collect();
     assert_eq!(types, ["JobSubmitted", "MediaStored", "MediaProbed"]);

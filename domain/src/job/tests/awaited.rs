@@ -5,17 +5,7 @@ use super::*;
 
 /// An upload submitted at 1 000 ms whose answer a request on node `a` waits for.
 fn awaited_upload() -> Vec<JobEvent> {
-    let cmd = JobCommand::SubmitUpload {
-        job_id: id("j1"),
-        owner: user("ann"),
-        at_ms: 1_000,
-        request: request(|_| {}),
-        filename: "talk.wav".into(),
-        media: media(),
-        duration_ms: 11_000,
-        awaited_on: Some("a".into()),
-    };
-    decide(&JobState::default(), cmd).unwrap()
+    decide(&JobState::default(), stored_upload(11_000, Some("a"))).unwrap()
 }
 
 #[test]

@@ -2,12 +2,17 @@
 //!
 //! Every binary frame is decoded from the announced PCM encoding, resampled to 16 kHz, paid for
 //! (a started minute is charged when its first sample arrives) and run through the VAD, whose
-//! [`Utterances`] cut the stream at pauses (or at a quiet point before 30 s). An utterance that
-//! ended is decoded whole with the direct jobs' settings (beam 5, word times, glossary, clean
-//! read) into a `FinalResult`; while one is spoken, the growing audio is decoded cheaply (greedy,
-//! no word times) about twice a second into `PartialResult`s that [`Agreement`] keeps from
-//! flickering. One decode runs at a time per session, finals first: a session that falls behind
-//! real time skips partials until it has caught up, and never drops a final.
+//! [`Utterances`] cut the stream at pauses (or at a quiet point before 30 s). An utterance is
+//! decoded whole with the direct jobs' settings (beam 5, word times, glossary, clean read) into
+//! a `FinalResult`; the decoding starts as soon as a pause has lasted the utterance's padding
+//! (`Pausing`), so it is usually done when the pause is long enough to end the utterance, and is
+//! thrown away if the speaker goes on. While an utterance is spoken, the growing audio is decoded
+//! cheaply (greedy, no word times) about twice a second into `PartialResult`s that [`Agreement`]
+//! keeps from flickering. The encoder reads only the utterance's speech and a margin
+//! ([`EncoderWindow::fitted`]), not a 30 s window. One decode runs at a time per session, finals
+//! first, and a final pre-empts a partial in flight (cancelled between two decoder steps): a
+//! session that falls behind real time skips partials until it has caught up, and never drops a
+//! final.
 //!
 //! The session ends on END, on a closed socket, on an exhausted balance, after an idle time, or
 //! when the engine fails; in every case the speech already received is finalized first (unless
@@ -16,6 +21,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
@@ -27,7 +33,7 @@ use scribe_domain::live::{
 use scribe_domain::style::clean_read;
 use scribe_domain::transcript as doc;
 use scribe_whisper::audio::StreamResampler;
-use scribe_whisper::engine::{Engine, EngineError, TranscribeOptions};
+use scribe_whisper::engine::{EncoderWindow, Engine, EngineError, TranscribeOptions};
 use scribe_whisper::utterances::{UtteranceEvent, Utterances};
 use scribe_whisper::vad::VadState;
 use serde_json::json;
@@ -71,8 +77,37 @@ pub struct Decoded {
 }
 
 enum DecodeKind {
-    Partial { id: String },
-    Final { id: String, range: Range<usize>, partials_sent: bool },
+    Partial {
+        id: String,
+    },
+    /// The final of an utterance whose pause has not yet ended it.
+    Early {
+        range: Range<usize>,
+    },
+    Final {
+        id: String,
+        range: Range<usize>,
+        partials_sent: bool,
+    },
+}
+
+/// The decode running now, and how to stop it when it is no longer wanted.
+struct InFlight {
+    partial: bool,
+    early: bool,
+    cancel: Arc<AtomicBool>,
+}
+
+/// The final of the utterance in a pause, decoded before the pause ends it.
+struct Early {
+    range: Range<usize>,
+    state: EarlyState,
+}
+
+enum EarlyState {
+    Waiting,
+    Decoding,
+    Done(Result<scribe_whisper::Transcript, EngineError>),
 }
 
 /// What the session was given when it opened.
@@ -124,7 +159,9 @@ pub struct SessionState {
     paid_minutes: u32,
     open: Option<Open>,
     ended: VecDeque<Ended>,
-    decoding: bool,
+    /// The open utterance's final, while it is in a pause.
+    early: Option<Early>,
+    decoding: Option<InFlight>,
     /// The Whisper language code in force (detected on the first utterance for `auto`).
     language: Option<&'static str>,
     last_audio: Instant,
@@ -164,7 +201,8 @@ impl Actor for LiveSessionActor {
             paid_minutes: 0,
             open: None,
             ended: VecDeque::new(),
-            decoding: false,
+            early: None,
+            decoding: None,
             language,
             last_audio: Instant::now(),
             closing: None,
@@ -197,7 +235,7 @@ impl Actor for LiveSessionActor {
                 }
             }
             SessionMsg::Decoded(decoded) => {
-                state.decoding = false;
+                state.decoding = None;
                 state.decoded(*decoded).await;
             }
         }
@@ -235,10 +273,18 @@ impl SessionState {
         self.closing = Some((code, reason.to_owned()));
         let tail = self.resampler.take().map(StreamResampler::finish).unwrap_or_default();
         self.take_audio(tail, true);
+        self.cancel_partial();
     }
 
     fn is_done(&self) -> bool {
-        self.closing.is_some() && !self.decoding && self.ended.is_empty() && self.open.is_none()
+        self.closing.is_some() && self.decoding.is_none() && self.ended.is_empty() && self.open.is_none()
+    }
+
+    /// A partial in flight is stopped: a final needs the engine.
+    fn cancel_partial(&self) {
+        if let Some(flight) = self.decoding.as_ref().filter(|f| f.partial) {
+            flight.cancel.store(true, Ordering::Relaxed);
+        }
     }
 
     async fn receive(&mut self, frame: &[u8]) {
@@ -325,9 +371,26 @@ impl SessionState {
                         partials_sent: false,
                     });
                 }
+                UtteranceEvent::Pausing { range, .. } => {
+                    let range = self.clamp(range);
+                    if self.open.is_some() && !range.is_empty() {
+                        self.early = Some(Early { range, state: EarlyState::Waiting });
+                        self.cancel_partial();
+                    }
+                }
+                UtteranceEvent::Resumed => {
+                    // The early final is wasted; one in flight is stopped.
+                    self.early = None;
+                    if let Some(flight) = self.decoding.as_ref().filter(|f| f.early) {
+                        flight.cancel.store(true, Ordering::Relaxed);
+                    }
+                }
                 UtteranceEvent::Ended { range, .. } => {
+                    self.cancel_partial();
+                    let range = self.clamp(range);
+                    // A forced cut ends the utterance elsewhere than its pause would have.
+                    self.early.take_if(|e| e.range != range);
                     let open = self.open.take();
-                    let range = range.start.max(self.base)..range.end.min(self.received);
                     if range.is_empty() {
                         continue;
                     }
@@ -343,6 +406,11 @@ impl SessionState {
             self.open = None;
         }
         self.forget_old_audio();
+    }
+
+    /// An utterance's range within the samples received and still held.
+    fn clamp(&self, range: Range<usize>) -> Range<usize> {
+        range.start.max(self.base)..range.end.min(self.received)
     }
 
     /// Drops the samples no utterance needs any more (keeping a little for the VAD's pre-roll).
@@ -387,15 +455,33 @@ impl SessionState {
         }
     }
 
-    /// Starts the next decode when none runs: the oldest final first, else a partial.
+    /// Starts the next decode when none runs: the oldest final first (taken from its early
+    /// decoding when that covered the same audio), then the final of an utterance in a pause,
+    /// else a partial.
     fn schedule(&mut self, myself: &ActorRef<SessionMsg>) {
-        if self.decoding {
+        if self.decoding.is_some() {
             return;
         }
         if let Some(next) = self.ended.front() {
-            let samples = self.samples(&next.range);
             let kind =
                 DecodeKind::Final { id: next.id.clone(), range: next.range.clone(), partials_sent: next.partials_sent };
+            if let Some(early) = self.early.take_if(|e| e.range == next.range)
+                && let EarlyState::Done(result) = early.state
+            {
+                let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
+                self.decoding = Some(InFlight { partial: false, early: false, cancel: Arc::default() });
+                return;
+            }
+            let samples = self.samples(&next.range);
+            let options = self.options(true);
+            self.spawn_decode(myself, kind, samples, options);
+            return;
+        }
+        if let Some(early) = self.early.as_mut().filter(|e| matches!(e.state, EarlyState::Waiting)) {
+            early.state = EarlyState::Decoding;
+            let range = early.range.clone();
+            let samples = self.samples(&range);
+            let kind = DecodeKind::Early { range };
             let options = self.options(true);
             self.spawn_decode(myself, kind, samples, options);
             return;
@@ -429,6 +515,7 @@ impl SessionState {
             // As the file path does: the VAD runs again inside the utterance. (Earlier finals
             // are not given as a prompt: measured, they carried their style and repeats over.)
             use_vad: true,
+            encoder_window: EncoderWindow::fitted(),
             ..TranscribeOptions::default()
         };
         if !for_final {
@@ -445,9 +532,14 @@ impl SessionState {
         myself: &ActorRef<SessionMsg>,
         kind: DecodeKind,
         samples: Vec<f32>,
-        options: TranscribeOptions,
+        mut options: TranscribeOptions,
     ) {
-        self.decoding = true;
+        let (partial, early) = (matches!(kind, DecodeKind::Partial { .. }), matches!(kind, DecodeKind::Early { .. }));
+        let cancel = Arc::new(AtomicBool::new(false));
+        if partial || early {
+            options.cancel = Some(cancel.clone());
+        }
+        self.decoding = Some(InFlight { partial, early, cancel });
         let engine = self.engine.clone();
         let myself = myself.clone();
         tokio::task::spawn_blocking(move || {
@@ -492,6 +584,17 @@ impl SessionState {
                     words: shown.into_iter().map(|word| LiveWord { word, timing: None }).collect(),
                     span: None,
                 }));
+            }
+            DecodeKind::Early { range } => {
+                if let Some(next) = self.ended.front().filter(|e| e.range == range) {
+                    // The pause ended the utterance while this was decoded: it is the final.
+                    let kind = DecodeKind::Final { id: next.id.clone(), range, partials_sent: next.partials_sent };
+                    self.early = None;
+                    Box::pin(self.decoded(Decoded { kind, result: decoded.result })).await;
+                } else if let Some(early) = self.early.as_mut().filter(|e| e.range == range) {
+                    early.state = EarlyState::Done(decoded.result);
+                }
+                // Otherwise the speaker went on: the decoding is wasted.
             }
             DecodeKind::Final { id, range, partials_sent } => {
                 self.ended.pop_front();

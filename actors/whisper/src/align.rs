@@ -50,7 +50,7 @@ pub fn find_alignment(
     tokens.push(s.eot);
     let scores = model.alignment_scores(audio, &tokens, heads);
     let n_tok = tokens.len();
-    let n_ctx = model.dims.n_audio_ctx;
+    let n_ctx = audio.positions();
     let vocab = scores.logits.len() / n_tok;
     let offset = sot_sequence.len();
 

@@ -10,6 +10,8 @@
 //! temperature, see [`temperature_schedule`]).
 
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::Rng;
 use rayon::prelude::*;
@@ -36,6 +38,15 @@ pub struct DecodeOptions {
     pub suppress: Vec<u32>,
     /// Not generated as the first token (config.json `suppress_ids_begin`: blank, end of text).
     pub suppress_begin: Vec<u32>,
+    /// Set from outside to stop a decoding between two steps (a live partial a final
+    /// pre-empts); what was decoded so far is returned and the caller discards it.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl DecodeOptions {
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
 }
 
 impl Default for DecodeOptions {
@@ -52,6 +63,7 @@ impl Default for DecodeOptions {
             max_initial_timestamp: 1.0,
             suppress: Vec::new(),
             suppress_begin: Vec::new(),
+            cancel: None,
         }
     }
 }
@@ -168,11 +180,14 @@ impl<'p> PromptParts<'p> {
         if self.sot_index < self.prefix.len() { vec![self.sot_index] } else { Vec::new() }
     }
 
-    fn rules<'a>(&self, specials: &'a Specials, opts: &'a DecodeOptions) -> Rules<'a> {
+    /// The rules of a decoding over `positions` encoder positions (20 ms each, one per
+    /// timestamp step).
+    fn rules<'a>(&self, specials: &'a Specials, opts: &'a DecodeOptions, positions: usize) -> Rules<'a> {
         Rules {
             specials,
             with_timestamps: self.with_timestamps,
             max_initial: specials.timestamp_begin + (opts.max_initial_timestamp / TIME_PRECISION).round() as u32,
+            last_timestamp: specials.timestamp_begin + positions as u32,
             opts,
         }
     }
@@ -279,6 +294,9 @@ impl Decoder<'_> {
         let mut below_cr: Vec<usize> = Vec::new();
         let mut last_t = 0.0;
         for &t in &o.temperatures {
+            if o.cancelled() && !all.is_empty() {
+                break;
+            }
             last_t = t;
             let r = match first.take() {
                 Some(r) => r,
@@ -322,7 +340,7 @@ impl Decoder<'_> {
                 no_speech_prob = Some(softmax_at(&logits, s.no_speech as usize));
             }
         }
-        let rules = parts.rules(s, self.opts);
+        let rules = parts.rules(s, self.opts, self.audio.positions());
         let (finished, nsp) = if temperature == 0.0 {
             self.beam_search(&mut cache, parts.start, parts.max_len, &rules)
         } else {
@@ -341,6 +359,9 @@ impl Decoder<'_> {
         let mut beam = Beam::new();
         let mut inputs = vec![start];
         for step in 0..max_len {
+            if self.opts.cancelled() {
+                break;
+            }
             let mut logits =
                 crate::profile::time("decoder step", || self.model.decode(self.audio, cache, &inputs, &[0]));
             let Some(origins) = beam.step(step, &mut logits, rules, self.opts, max_len) else {
@@ -369,6 +390,9 @@ impl Decoder<'_> {
         let mut finished = Vec::new();
         let mut no_speech = None;
         for step in 0..max_len {
+            if self.opts.cancelled() {
+                break;
+            }
             let mut logits = self.model.decode(self.audio, cache, &inputs, &[0]);
             let vocab = logits.len() / alive.len();
             if step == 0 {
@@ -423,7 +447,8 @@ fn finish(
             let norm = |f: &Finished| f.score / (f.tokens.len().max(1) as f32).powf(lp);
             norm(a).total_cmp(&norm(b))
         })
-        .expect("search always finishes at least one hypothesis");
+        // Only a cancelled search finishes none; its result is thrown away.
+        .unwrap_or(Finished { tokens: Vec::new(), score: 0.0 });
     let avg_logprob = best.score / (best.tokens.len() + 1) as f32;
     let text = detokenize(&best.tokens);
     WindowResult {
@@ -490,7 +515,8 @@ fn beam_search_batch(
 ) -> Vec<WindowResult> {
     let n = audios.len();
     let parts = PromptParts::new(prompt, specials, model.dims.n_text_ctx);
-    let rules = parts.rules(specials, opts);
+    let positions = audios.iter().map(|a| a.positions()).max().unwrap_or(0);
+    let rules = parts.rules(specials, opts, positions);
     let mut cache = model.new_cache(n);
     let mut row_audio: Vec<usize> = (0..n).collect();
     let mut prefix_no_speech = vec![None; n];
@@ -561,6 +587,9 @@ struct Rules<'a> {
     specials: &'a Specials,
     with_timestamps: bool,
     max_initial: u32,
+    /// The timestamp of the encoded audio's end: later ones are never generated (a window
+    /// fitted to its speech has no audio after it; a whole window's is the last timestamp).
+    last_timestamp: u32,
     opts: &'a DecodeOptions,
 }
 
@@ -587,6 +616,8 @@ impl Rules<'_> {
         let ts = s.timestamp_begin as usize;
         let eot = s.eot as usize;
         logits[s.no_timestamps as usize] = ninf;
+        let after_audio = (self.last_timestamp as usize + 1).min(logits.len());
+        logits[after_audio..].fill(ninf);
         let mut check_prob = false;
         if step == 0 {
             // The first token is a timestamp, and not later than max_initial_timestamp.

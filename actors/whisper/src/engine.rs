@@ -148,8 +148,9 @@ pub struct TranscribeOptions {
     /// Meant for drafts (live partials, with `beam_size: 1` and `word_timestamps: false`);
     /// finals keep `true`.
     pub temperature_fallback: bool,
-    /// Set from outside (e.g. when the job is deleted) to stop the work: the engine looks at it
-    /// before each 30 s window and answers [`EngineError::Cancelled`].
+    /// Set from outside (e.g. when the job is deleted, or a live final pre-empts a partial) to
+    /// stop the work: the engine looks at it before each 30 s window and between decoder
+    /// steps, and answers [`EngineError::Cancelled`].
     pub cancel: Option<Arc<AtomicBool>>,
     /// How long recordings are decoded. `1`: sequentially, 30 s windows one after the other,
     /// each prompted with the text before it (openai-whisper's long-form decoding). `n > 1`:
@@ -162,6 +163,47 @@ pub struct TranscribeOptions {
     /// before; sequential otherwise. Its batches hold as many chunks as fit in
     /// [`BATCH_MEMORY`] of cross-attention keys and values, 2 to 8 (base: 3, tiny.en: 7).
     pub batch_size: usize,
+    /// How much of each 30 s window the encoder reads: all of it (default), or, for live
+    /// utterances, only the speech plus a margin ([`EncoderWindow::Fitted`]).
+    pub encoder_window: EncoderWindow,
+}
+
+/// Mel frames (10 ms) of the padding after the speech that [`EncoderWindow::fitted`] reads.
+pub const FITTED_MARGIN_FRAMES: usize = 200;
+
+/// How much of a 30 s window the encoder reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EncoderWindow {
+    /// The whole window, its speech and the silence that pads it, as Whisper was trained.
+    #[default]
+    Whole,
+    /// The frames that hold speech plus `margin_frames` mel frames (10 ms each) of the padding
+    /// after them, when that is shorter than a window (whisper.cpp's `audio_ctx`). The encoder's
+    /// cost shrinks with the frames; a margin keeps stock weights from looping at the audio's
+    /// end. A window whose fitted decoding fails the decoding's checks (repetitive or unlikely
+    /// text) is decoded again over the whole window, so the short window never keeps a
+    /// hallucination the whole one would not have produced.
+    Fitted { margin_frames: usize },
+}
+
+impl EncoderWindow {
+    /// A window fitted to its speech with the margin measured for live finals (`scribe-bench
+    /// live --encoder`, recorded in `ops/bench/live.md`).
+    pub const fn fitted() -> EncoderWindow {
+        EncoderWindow::Fitted { margin_frames: FITTED_MARGIN_FRAMES }
+    }
+
+    /// The mel frames to encode for a window with `speech_frames` frames of speech: `None` for
+    /// the whole window.
+    pub fn frames(self, speech_frames: usize) -> Option<usize> {
+        match self {
+            EncoderWindow::Whole => None,
+            EncoderWindow::Fitted { margin_frames } => {
+                let frames = (speech_frames + margin_frames).max(2).next_multiple_of(2);
+                (frames < mel::N_FRAMES).then_some(frames)
+            }
+        }
+    }
 }
 
 impl Default for TranscribeOptions {
@@ -181,6 +223,7 @@ impl Default for TranscribeOptions {
             temperature_fallback: true,
             cancel: None,
             batch_size: 0,
+            encoder_window: EncoderWindow::Whole,
         }
     }
 }
@@ -525,6 +568,11 @@ impl Engine {
         }
     }
 
+    /// The loaded network, for measurements of its parts (`scribe-bench`).
+    pub fn model(&self) -> &Whisper {
+        &self.model
+    }
+
     /// The voice activity model, when the engine was loaded with one. A live session runs its
     /// own pass over the incoming audio with it (see [`SileroVad::push`]).
     pub fn vad(&self) -> Option<&SileroVad> {
@@ -696,8 +744,8 @@ impl Engine {
         }
         let mut window = |seek: usize| profile::time("mel", || windows.window(seek));
 
-        let (first_mel, _) = window(0)?;
-        let mut first_audio = Some(profile::time("encode", || on_pool(|| self.model.encode(&first_mel))));
+        let (first_mel, first_size) = window(0)?;
+        let mut first_audio = Some(self.encode_window(&first_mel, first_size, opts.encoder_window));
         let (language, language_probability) = match plan {
             LanguagePlan::Fixed(l) => (l, 1.0),
             LanguagePlan::Detect(among) => self.detect_language(first_audio.as_ref().expect("encoded"), &among),
@@ -723,11 +771,11 @@ impl Engine {
             let (mel_window, segment_size) = window(seek)?;
             let audio = match (seek, first_audio.take()) {
                 (0, Some(a)) => a,
-                _ => profile::time("encode", || on_pool(|| self.model.encode(&mel_window))),
+                _ => self.encode_window(&mel_window, segment_size, opts.encoder_window),
             };
             let prompt = self.prompt(&hotwords, &all_tokens[prompt_reset_since..], &sot_sequence);
-            let decoder = Decoder { model: &self.model, audio: &audio, specials: s, opts: &dopts, detokenize: &detok };
-            let result = profile::time("decode window", || on_pool(|| decoder.decode_with_fallback(&prompt, &mut rng)));
+            let (audio, result) = self.decode_window(&mel_window, audio, &prompt, &dopts, &mut rng);
+            check_cancelled(opts)?;
             let previous_seek = seek;
             if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
                 seek += segment_size;
@@ -882,6 +930,52 @@ impl Engine {
         Ok(Transcript { language: language.to_string(), language_probability, duration_s, segments })
     }
 
+    /// Encodes a window of log-mel features (`[n_mels × N_FRAMES]`, `speech_frames` of them
+    /// speech): whole, or only its speech and a margin where `window` fits it.
+    fn encode_window(&self, mel: &[f32], speech_frames: usize, window: EncoderWindow) -> AudioContext {
+        profile::time("encode", || match window.frames(speech_frames) {
+            Some(frames) => {
+                profile::count("fitted windows", 1);
+                let fitted: Vec<f32> =
+                    mel.chunks_exact(mel::N_FRAMES).flat_map(|row| &row[..frames]).copied().collect();
+                on_pool(|| self.model.encode_frames(&fitted, frames))
+            }
+            None => on_pool(|| self.model.encode(mel)),
+        })
+    }
+
+    /// Decodes an encoded window (with temperature fallback). A window fitted to its speech
+    /// is decoded once at the first temperature; when that fails the checks, the whole
+    /// window is encoded and decoded instead, and returned with its result.
+    fn decode_window(
+        &self,
+        mel: &[f32],
+        audio: AudioContext,
+        prompt: &[u32],
+        dopts: &DecodeOptions,
+        rng: &mut rand::rngs::StdRng,
+    ) -> (AudioContext, WindowResult) {
+        let detok = |t: &[u32]| self.tokenizer.decode(t);
+        let specials = &self.tokenizer.specials;
+        let decode = |audio: &AudioContext, dopts: &DecodeOptions, rng: &mut rand::rngs::StdRng| {
+            let decoder = Decoder { model: &self.model, audio, specials, opts: dopts, detokenize: &detok };
+            profile::time("decode window", || on_pool(|| decoder.decode_with_fallback(prompt, rng)))
+        };
+        if audio.positions() == self.model.dims.n_audio_ctx {
+            let result = decode(&audio, dopts, rng);
+            return (audio, result);
+        }
+        let once = DecodeOptions { temperatures: dopts.temperatures[..1].to_vec(), ..dopts.clone() };
+        let result = decode(&audio, &once, rng);
+        if result.passed {
+            return (audio, result);
+        }
+        profile::count("fitted windows decoded again whole", 1);
+        let whole = profile::time("encode", || on_pool(|| self.model.encode(mel)));
+        let result = decode(&whole, dopts, rng);
+        (whole, result)
+    }
+
     /// A window's prompt: the glossary terms and the text before it (its last half context at
     /// most) after `<|startofprev|>`, then the start-of-transcript sequence.
     fn prompt(&self, hotwords: &[u32], previous: &[u32], sot_sequence: &[u32]) -> Vec<u32> {
@@ -928,6 +1022,7 @@ impl Engine {
             temperatures: decode::temperature_schedule(opts.temperature, opts.temperature_fallback),
             suppress,
             suppress_begin: self.config.suppress_ids_begin.clone(),
+            cancel: opts.cancel.clone(),
             ..defaults
         };
         let hotwords: Vec<u32> = {

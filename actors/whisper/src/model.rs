@@ -103,6 +103,16 @@ pub struct Whisper {
 /// Cross-attention keys and values of one encoded window, per decoder layer.
 pub struct AudioContext {
     kv: Vec<AttentionKv>,
+    /// Encoder positions (20 ms each): `n_audio_ctx` for a whole window, fewer for a window
+    /// fitted to its speech ([`Whisper::encode_frames`]).
+    positions: usize,
+}
+
+impl AudioContext {
+    /// Encoder positions the decoder attends to (two mel frames, 20 ms, each).
+    pub fn positions(&self) -> usize {
+        self.positions
+    }
 }
 
 /// Self-attention keys and values of one decoder layer: per batch row, `[len, d]` row-major.
@@ -369,26 +379,41 @@ impl Whisper {
         self.encode_batch(&[mel]).pop().expect("one window in, one out")
     }
 
+    /// Encodes only the first `frames` mel frames of a window (row-major `[n_mels, frames]`,
+    /// `frames` even and at most a window's): the encoder reads `frames / 2` positions with
+    /// their own positional embeddings, as whisper.cpp's `audio_ctx` does, at a cost in
+    /// proportion. The decoder then sees no audio after them.
+    pub fn encode_frames(&self, mel: &[f32], frames: usize) -> AudioContext {
+        self.encode_batch_frames(&[mel], frames).pop().expect("one window in, one out")
+    }
+
     /// The encoder's output (after its final norm) for one window of log-mel features:
     /// `[n_audio_ctx, d_model]` row-major.
     pub fn encoder_output(&self, mel: &[f32]) -> Vec<f32> {
-        self.encoder_outputs(&[mel])
+        self.encoder_outputs(&[mel], 2 * self.dims.n_audio_ctx)
     }
 
     /// Encodes several windows in one pass: their 1500-row products are stacked into one
     /// `(windows · 1500)`-row product per layer (one read of each weight), attention stays
     /// within each window. Returns one [`AudioContext`] per window, in order.
     pub fn encode_batch(&self, mels: &[&[f32]]) -> Vec<AudioContext> {
+        self.encode_batch_frames(mels, 2 * self.dims.n_audio_ctx)
+    }
+
+    /// [`Whisper::encode_batch`] for windows of `frames` mel frames each (see
+    /// [`Whisper::encode_frames`]).
+    pub fn encode_batch_frames(&self, mels: &[&[f32]], frames: usize) -> Vec<AudioContext> {
         let b = mels.len();
         if b == 0 {
             return Vec::new();
         }
         crate::profile::count("encoder windows", b as u64);
-        let x = self.encoder_outputs(mels);
+        let x = self.encoder_outputs(mels, frames);
         let (h, dh) = self.heads();
-        let (n_ctx, d) = (self.dims.n_audio_ctx, self.dims.d_model);
+        let (n_ctx, d) = (frames / 2, self.dims.d_model);
         time("enc cross kv", || {
-            let mut contexts: Vec<AudioContext> = (0..b).map(|_| AudioContext { kv: Vec::new() }).collect();
+            let mut contexts: Vec<AudioContext> =
+                (0..b).map(|_| AudioContext { kv: Vec::new(), positions: n_ctx }).collect();
             // One layer's projection at a time, so only one layer's rows are held twice.
             for layer in &self.dec_layers {
                 let rows = layer.cross_kv.forward(&x, b * n_ctx, false);
@@ -401,26 +426,34 @@ impl Whisper {
         })
     }
 
-    /// The encoder's outputs (after its final norm) for several windows, stacked:
-    /// `[windows · n_audio_ctx, d_model]` row-major.
-    fn encoder_outputs(&self, mels: &[&[f32]]) -> Vec<f32> {
+    /// The encoder's outputs (after its final norm) for several windows of `frames` mel
+    /// frames, stacked: `[windows · frames / 2, d_model]` row-major.
+    fn encoder_outputs(&self, mels: &[&[f32]], frames: usize) -> Vec<f32> {
         let b = mels.len();
-        let n_frames = 2 * self.dims.n_audio_ctx;
-        let mut stacked = Vec::with_capacity(b * self.dims.n_mels * n_frames);
+        assert!(
+            frames >= 2 && frames.is_multiple_of(2) && frames <= 2 * self.dims.n_audio_ctx,
+            "an encoder window holds an even number of mel frames, at most a whole window's"
+        );
+        let mut stacked = Vec::with_capacity(b * self.dims.n_mels * frames);
         for mel in mels {
-            assert_eq!(mel.len(), self.dims.n_mels * n_frames, "mel window has the wrong size");
+            assert_eq!(mel.len(), self.dims.n_mels * frames, "mel window has the wrong size");
             stacked.extend_from_slice(mel);
         }
-        let x = from_vec(stacked, [b, self.dims.n_mels, n_frames], &self.device);
+        let x = from_vec(stacked, [b, self.dims.n_mels, frames], &self.device);
         let x = time("enc conv", || {
             let x = conv1d(x, self.conv1.0.clone(), Some(self.conv1.1.clone()), ConvOptions::new([1], [1], [1], 1));
             let x = fast_gelu(x);
             let x = conv1d(x, self.conv2.0.clone(), Some(self.conv2.1.clone()), ConvOptions::new([2], [1], [1], 1));
             fast_gelu(x)
         });
-        let mut x = x.swap_dims(1, 2) + self.enc_pos.clone();
         let (h, dh) = self.heads();
-        let (n_ctx, d) = (self.dims.n_audio_ctx, self.dims.d_model);
+        let (n_ctx, d) = (frames / 2, self.dims.d_model);
+        let positions = if n_ctx == self.dims.n_audio_ctx {
+            self.enc_pos.clone()
+        } else {
+            self.enc_pos.clone().narrow(1, 0, n_ctx)
+        };
+        let mut x = x.swap_dims(1, 2) + positions;
         for layer in &self.enc_layers {
             let qkv = time("enc qkv", || layer.qkv.forward(&to_vec(layer.norm.forward(x.clone())), b * n_ctx, false));
             let a = time("enc attention", || {

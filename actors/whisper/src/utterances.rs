@@ -65,6 +65,13 @@ pub enum UtteranceEvent {
     /// `at_sample` (its pre-roll included) and will end with an [`UtteranceEvent::Ended`] whose
     /// range starts there.
     Started { at_sample: usize },
+    /// The speech paused long enough for the utterance's padding to be heard: if the pause
+    /// lasts, the utterance ends with exactly this `range` and `speech_end`, so its final can
+    /// be decoded now, before the pause is long enough to end it (followed by `Resumed` or by
+    /// `Ended`; an `Ended` with another range replaces it).
+    Pausing { range: Range<usize>, speech_end: usize },
+    /// Speech came back inside the pause a `Pausing` announced: the utterance goes on.
+    Resumed,
     /// The utterance is over: decode the samples of `range` (pre-roll and padding included).
     /// `speech_end` is where its speech stopped (the end of the last speech chunk, or the cut):
     /// the moment a final's latency is measured from.
@@ -82,6 +89,8 @@ struct Open {
     silence_since: Option<usize>,
     /// Lasted `min_speech`: `Started` was reported.
     confirmed: bool,
+    /// `Pausing` was reported for the silence going on now.
+    pausing: bool,
     /// Probabilities of the chunks from `first_chunk` on (for the forced cut).
     probs: Vec<f32>,
     first_chunk: usize,
@@ -159,6 +168,12 @@ impl Utterances {
     /// Chunk `self.chunks` has probability `p`.
     fn step(&mut self, p: f32, events: &mut Vec<UtteranceEvent>) {
         let i = self.chunks;
+        let (padding, pause_chunks, silence_chunks, max_len) = (
+            self.samples(self.params.padding_ms),
+            self.chunks_for(self.params.padding_ms),
+            self.chunks_for(self.params.min_silence_ms),
+            self.max_len(),
+        );
         let prm = &self.params;
         let Some(open) = self.open.as_mut() else {
             if p >= prm.threshold {
@@ -168,6 +183,7 @@ impl Utterances {
                     speech_start: i,
                     silence_since: None,
                     confirmed: false,
+                    pausing: false,
                     probs: vec![p],
                     first_chunk: i,
                 });
@@ -178,8 +194,24 @@ impl Utterances {
         open.probs.push(p);
         if p >= prm.threshold {
             open.silence_since = None;
+            if std::mem::take(&mut open.pausing) {
+                events.push(UtteranceEvent::Resumed);
+            }
         } else if p < prm.neg_threshold && open.silence_since.is_none() {
             open.silence_since = Some(i);
+        }
+        // The pause has lasted the padding (and not yet `min_silence`): the range is known.
+        if let Some(s) = open.silence_since
+            && open.confirmed
+            && !open.pausing
+            && (i + 1 - s) >= pause_chunks
+            && (i + 1 - s) < silence_chunks
+        {
+            open.pausing = true;
+            let max_end = open.start + max_len;
+            let speech_end = (s * CHUNK).clamp(open.start, max_end);
+            let end = (speech_end + padding).min((i + 1) * CHUNK).min(max_end);
+            events.push(UtteranceEvent::Pausing { range: open.start..end, speech_end });
         }
         if let Some(s) = open.silence_since
             && (i + 1 - s) >= self.chunks_for(prm.min_silence_ms)
@@ -246,6 +278,7 @@ impl Utterances {
             speech_start: quietest + 1,
             silence_since,
             confirmed: false,
+            pausing: false,
             probs: rest,
             first_chunk: quietest + 1,
         });
@@ -265,7 +298,7 @@ impl Default for Utterances {
 
 #[cfg(test)]
 mod tests {
-    use super::UtteranceEvent::{Ended, Started};
+    use super::UtteranceEvent::{Ended, Pausing, Resumed, Started};
     use super::*;
 
     const SPEECH: f32 = 0.9;
@@ -299,10 +332,13 @@ mod tests {
         // Then it starts 100 ms in (4th speech chunk), with 200 ms of pre-roll…
         let speech_start = 31 * CHUNK;
         assert_eq!(events[0], (31 + 3, vec![Started { at_sample: speech_start - 3200 }]));
-        // …and ends 500 ms into the silence, padded by 200 ms.
+        // …is announced as pausing once its 200 ms of padding were heard…
         let speech_end = 93 * CHUNK;
-        assert_eq!(events[1], (93 + 15, vec![Ended { range: speech_start - 3200..speech_end + 3200, speech_end }]));
-        assert_eq!(events.len(), 2);
+        let range = speech_start - 3200..speech_end + 3200;
+        assert_eq!(events[1], (93 + 6, vec![Pausing { range: range.clone(), speech_end }]));
+        // …and ends 500 ms into the silence with the same range.
+        assert_eq!(events[2], (93 + 15, vec![Ended { range, speech_end }]));
+        assert_eq!(events.len(), 3);
         assert_eq!(u.finish(probs.len() * CHUNK), None);
     }
 
@@ -335,7 +371,31 @@ mod tests {
         assert_eq!(all_events(&mut Utterances::default(), &probs), vec![]);
         // But 128 ms of speech is an utterance
         let probs = run(&[(SILENCE, 20), (SPEECH, 4), (SILENCE, 30)]);
-        assert_eq!(all_events(&mut Utterances::default(), &probs).len(), 2);
+        let events = all_events(&mut Utterances::default(), &probs);
+        assert!(matches!(events[..], [Started { .. }, Pausing { .. }, Ended { .. }]), "{events:?}");
+    }
+
+    #[test]
+    fn speech_inside_the_pause_resumes_the_utterance() {
+        // Given speech, a 300 ms pause (longer than the padding, shorter than the minimum
+        // silence), more speech and a long silence
+        let probs = run(&[(SPEECH, 30), (SILENCE, 9), (SPEECH, 30), (SILENCE, 20)]);
+        // When segmented
+        let events = all_events(&mut Utterances::default(), &probs);
+        // Then the pause is announced with the range the utterance would have had, taken back
+        // when the speech resumes, and the one utterance ends with the longer range
+        let first_end = 30 * CHUNK;
+        let second_end = 69 * CHUNK;
+        assert_eq!(
+            events,
+            vec![
+                Started { at_sample: 0 },
+                Pausing { range: 0..first_end + 3200, speech_end: first_end },
+                Resumed,
+                Pausing { range: 0..second_end + 3200, speech_end: second_end },
+                Ended { range: 0..second_end + 3200, speech_end: second_end },
+            ]
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::utterances::{UtteranceEvent, Utterances};
 use scribe_whisper::vad::VadState;
-use scribe_whisper::{Engine, EngineConfig, EngineError, TranscribeOptions, Transcript, Word};
+use scribe_whisper::{EncoderWindow, Engine, EngineConfig, EngineError, TranscribeOptions, Transcript, Word};
 
 fn repo() -> PathBuf {
     PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
@@ -125,6 +125,10 @@ fn utterances_of(samples: &[f32]) -> Vec<Range<usize>> {
             UtteranceEvent::Started { at_sample } => {
                 assert_eq!(open.replace(at_sample), None, "two starts in a row");
             }
+            UtteranceEvent::Pausing { range, .. } => {
+                assert_eq!(open, Some(range.start), "a pause outside an utterance");
+            }
+            UtteranceEvent::Resumed => assert!(open.is_some(), "speech resumed outside an utterance"),
             UtteranceEvent::Ended { range, speech_end } => {
                 assert_eq!(open.take(), Some(range.start), "an end without its start");
                 assert!(range.start < speech_end && speech_end <= range.end, "{range:?} {speech_end}");
@@ -197,4 +201,89 @@ fn drafts_read_like_finals_on_clean_speech() {
     // Then the text is nearly the same
     let rate = wer(&final_text, &draft_text);
     assert!(rate <= 0.1, "WER {rate:.3}\n  final: {final_text}\n  draft: {draft_text}");
+}
+
+/// The corpus's real English clips of one window or less, with their references.
+fn short_english_clips() -> Vec<(String, String)> {
+    let manifest = std::fs::read_to_string(clip_path("").parent().unwrap().join("manifest.tsv")).unwrap();
+    let mut lines = manifest.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (file, language, duration, transcript) = (col("file"), col("language"), col("duration_s"), col("transcript"));
+    lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| {
+            f[language] == "en" && !f[transcript].is_empty() && f[duration].parse::<f64>().unwrap_or(99.0) <= 30.0
+        })
+        .filter(|f| !f[file].starts_with("audio/variants/") && !f[file].contains("en_synth_"))
+        .map(|f| (f[file].trim_start_matches("audio/").to_string(), f[transcript].to_string()))
+        .collect()
+}
+
+/// Read or clearly spoken speech by adult native speakers: where Whisper base is sure of the
+/// words, so another encoding of the same audio must not change them.
+const CLEAR_SPEECH: [&str; 6] =
+    ["en_librivox", "en_librispeech", "en_jfk", "en_dctts", "en_command", "en_pocketsphinx"];
+
+#[test]
+fn a_window_fitted_to_each_utterance_reads_like_the_whole_window() {
+    // Given the corpus's real English clips of up to 30 s, cut into utterances as a live session cuts them
+    let clips = short_english_clips();
+    assert!(clips.len() >= 30, "{} clips", clips.len());
+    let whole = final_options();
+    let fitted = TranscribeOptions { encoder_window: EncoderWindow::fitted(), ..final_options() };
+    let (mut references, mut whole_texts, mut fitted_texts) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut clear_whole, mut clear_fitted) = (Vec::new(), Vec::new());
+    let mut differing = Vec::new();
+    for (clip, reference) in &clips {
+        let samples = audio::decode_all(&clip_path(clip)).unwrap();
+        let clear = CLEAR_SPEECH.iter().any(|c| clip.starts_with(c));
+        for range in utterances_of(&samples) {
+            // When each utterance is decoded over the whole window and over a window fitted to its speech
+            let length = range.len() as f64 / SAMPLE_RATE as f64;
+            let decode =
+                |options: &TranscribeOptions| match engine().transcribe_samples(&samples[range.clone()], options) {
+                    Ok(t) => {
+                        for w in t.segments.iter().flat_map(|s| &s.words) {
+                            assert!(w.start >= 0.0 && w.end <= length + 0.02, "{clip}: {w:?} outside {length} s");
+                        }
+                        text(&t)
+                    }
+                    Err(EngineError::NoSpeech) => String::new(),
+                    Err(e) => panic!("{clip} {range:?}: {e}"),
+                };
+            let (w, f) = (decode(&whole), decode(&fitted));
+            if normalized_words(&w) != normalized_words(&f) {
+                differing.push(format!("{clip}\n    whole:  {w}\n    fitted: {f}"));
+            }
+            if clear {
+                clear_whole.push(w.clone());
+                clear_fitted.push(f.clone());
+            }
+            whole_texts.push(w);
+            fitted_texts.push(f);
+        }
+        references.push(reference.clone());
+    }
+    let (reference, whole_text, fitted_text) = (references.join(" "), whole_texts.join(" "), fitted_texts.join(" "));
+    let (whole_wer, fitted_wer) = (wer(&reference, &whole_text), wer(&reference, &fitted_text));
+    let clear_between = wer(&clear_whole.join(" "), &clear_fitted.join(" "));
+    eprintln!(
+        "{} clips, {} utterances: WER whole {:.2} %, fitted {:.2} %; on clear speech ({} utterances) fitted \
+         against whole {:.2} %; {} utterances differ:\n  {}",
+        clips.len(),
+        whole_texts.len(),
+        whole_wer * 100.0,
+        fitted_wer * 100.0,
+        clear_whole.len(),
+        clear_between * 100.0,
+        differing.len(),
+        differing.join("\n  ")
+    );
+    // Then on clear speech the fitted windows give the whole windows' words
+    assert!(clear_whole.len() >= 10, "{} utterances of clear speech", clear_whole.len());
+    assert!(clear_between <= 0.05, "clear speech, fitted against whole: WER {:.2} %", clear_between * 100.0);
+    // And over every clip (non-native speakers and a child included, where any change of the
+    // audio changes Whisper's guesses) they lose no accuracy against the references
+    assert!(fitted_wer <= whole_wer + 0.01, "WER fitted {fitted_wer:.4} against whole {whole_wer:.4}");
 }

@@ -40,6 +40,11 @@ pub struct BenchLiveArgs {
     /// A smoke test: two short clips, N up to 2 sessions on short audio.
     #[arg(long)]
     pub quick: bool,
+    /// Only the encoder's part, in this process: WER and encoder time of finals decoded over
+    /// the whole 30 s window and over windows fitted to the utterance (also run first by a
+    /// full run).
+    #[arg(long, conflicts_with = "quick")]
+    pub encoder: bool,
     /// The largest number of simultaneous sessions tried.
     #[arg(long, default_value_t = 8)]
     pub max_sessions: usize,
@@ -83,6 +88,13 @@ struct Capacity {
 fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     let corpus = args.corpus.clone().unwrap_or_else(|| PathBuf::from("../shared/corpus"));
     let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
+    if !args.quick {
+        crate::live_encoder::run(&models_dir, &corpus, &python())?;
+        if args.encoder {
+            return Ok(());
+        }
+        println!();
+    }
     let (header, all) = english_clips(&corpus)?;
     let wanted = if args.quick { QUICK_CLIPS } else { CLIPS };
     let mut clips = Vec::new();

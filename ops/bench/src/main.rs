@@ -12,6 +12,7 @@ mod eventstore;
 mod gemm;
 mod live;
 mod live_client;
+mod live_encoder;
 mod restart;
 mod server_process;
 mod status;

@@ -1,0 +1,166 @@
+//! `scribe-bench live --encoder`: what reading only an utterance's speech costs and saves.
+//!
+//! A live final is one utterance, usually a few seconds, and Whisper's encoder reads 30 s
+//! whatever the utterance's length. In this process (no server), every real English clip of the
+//! corpus is cut into utterances as a live session cuts it (the VAD and the segmenter, 100 ms
+//! at a time), and each utterance is decoded with the finals' settings, once over the whole
+//! window (the anchor) and once per margin over a window fitted to its speech
+//! ([`EncoderWindow::Fitted`]). Both are scored by the corpus's `score_wer.py`. Then the encoder
+//! alone, on continuous speech of 1 to 30 s: its time per call, whole and fitted, in the same run.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Context;
+use scribe_whisper::audio::{self, SAMPLE_RATE};
+use scribe_whisper::engine::FITTED_MARGIN_FRAMES;
+use scribe_whisper::utterances::{UtteranceEvent, Utterances};
+use scribe_whisper::vad::VadState;
+use scribe_whisper::{EncoderWindow, Engine, EngineConfig, EngineError, TranscribeOptions};
+use scribe_whisper::{mel, profile};
+
+use crate::asr::score;
+use scribe_bench::corpus::{Clip, english_clips, real_english_clips};
+
+/// Margins tried, in mel frames (10 ms).
+const MARGINS: [usize; 5] = [300, 200, 128, 64, 32];
+/// Lengths of speech whose encoding is timed (seconds).
+const LENGTHS: [f64; 6] = [1.0, 2.0, 4.0, 8.0, 16.0, 29.0];
+/// Encodings timed per length and window.
+const REPEATS: usize = 5;
+
+pub fn run(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::Result<()> {
+    let engine = Engine::load(&EngineConfig {
+        model_dir: models_dir.join("whisper-base"),
+        vad_path: Some(models_dir.join("silero_vad_16k.safetensors")),
+        threads: None,
+        compute_type: Default::default(),
+    })
+    .context("loading whisper-base and the VAD")?;
+    profile::enable();
+    let (header, clips) = real_english_clips(corpus)?;
+    let mut cut = Vec::new();
+    for clip in &clips {
+        let samples = audio::decode_all(&corpus.join(&clip.file)).with_context(|| clip.file.clone())?;
+        let utterances = utterances(&engine, &samples);
+        cut.push((samples, utterances));
+    }
+    let n_utterances: usize = cut.iter().map(|c| c.1.len()).sum();
+    let mean_s = cut.iter().flat_map(|c| &c.1).map(|r| r.len()).sum::<usize>() as f64
+        / n_utterances.max(1) as f64
+        / SAMPLE_RATE as f64;
+    println!(
+        "fitted encoder windows: {} real English clips cut into {n_utterances} utterances (mean {mean_s:.1} s), \
+         Whisper base, finals' settings",
+        clips.len()
+    );
+    println!(
+        "{:<22}{:>8}{:>10}{:>16}{:>14}{:>14}",
+        "encoder window", "WER %", "vs whole", "encode ms/utt", "decode s", "redone whole"
+    );
+    let windows = std::iter::once(EncoderWindow::Whole)
+        .chain(MARGINS.iter().map(|&m| EncoderWindow::Fitted { margin_frames: m }));
+    let mut anchor = None;
+    for window in windows {
+        let _ = profile::take();
+        let started = Instant::now();
+        let hyps = decode_all(&engine, &clips, &cut, window)?;
+        let wall = started.elapsed().as_secs_f64();
+        let stages = profile::take();
+        let stage = |name: &str| stages.iter().find(|s| s.stage == name);
+        let encode_ms = stage("encode").map_or(0.0, |s| s.total.as_secs_f64() * 1000.0) / n_utterances.max(1) as f64;
+        let redone = stage("fitted windows decoded again whole").map_or(0, |s| s.calls);
+        let wer = score(python, corpus, &header, &clips, &hyps)?;
+        let delta = anchor.map_or("anchor".to_string(), |a: f64| format!("{:+.2}", wer - a));
+        anchor.get_or_insert(wer);
+        let name = match window {
+            EncoderWindow::Whole => "whole (30 s)".to_string(),
+            EncoderWindow::Fitted { margin_frames } if margin_frames == FITTED_MARGIN_FRAMES => {
+                format!("fitted, margin {margin_frames}*")
+            }
+            EncoderWindow::Fitted { margin_frames } => format!("fitted, margin {margin_frames}"),
+        };
+        println!("{name:<22}{wer:>8.2}{delta:>10}{encode_ms:>16.1}{wall:>14.1}{redone:>14}");
+    }
+    println!("(* the margin live sessions use; margins in mel frames of 10 ms)");
+    encoder_times(&engine, corpus)
+}
+
+/// The utterances a live session cuts `samples` into (stream ranges, padding included).
+fn utterances(engine: &Engine, samples: &[f32]) -> Vec<std::ops::Range<usize>> {
+    let vad = engine.vad().expect("loaded with the VAD");
+    let mut state = VadState::new();
+    let mut segmenter = Utterances::default();
+    let mut events = Vec::new();
+    for piece in samples.chunks(SAMPLE_RATE as usize / 10) {
+        let probabilities = vad.push(&mut state, piece);
+        events.extend(segmenter.push(&probabilities));
+    }
+    events.extend(segmenter.push(&[vad.finish(state)]));
+    events.extend(segmenter.finish(samples.len()));
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            UtteranceEvent::Ended { range, .. } => Some(range),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Each clip's text: its utterances decoded one by one with `window`, joined.
+fn decode_all(
+    engine: &Engine,
+    clips: &[Clip],
+    cut: &[(Vec<f32>, Vec<std::ops::Range<usize>>)],
+    window: EncoderWindow,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let options = TranscribeOptions { language: Some("en".into()), encoder_window: window, ..Default::default() };
+    let mut hyps = Vec::new();
+    for (clip, (samples, utterances)) in clips.iter().zip(cut) {
+        let mut text = Vec::new();
+        for range in utterances {
+            match engine.transcribe_samples(&samples[range.clone()], &options) {
+                Ok(t) => text.extend(t.segments.iter().map(|s| s.text.trim().to_string())),
+                Err(EngineError::NoSpeech) => {}
+                Err(e) => return Err(e).with_context(|| format!("{} {range:?}", clip.file)),
+            }
+        }
+        hyps.push((clip.file.clone(), text.join(" ")));
+    }
+    Ok(hyps)
+}
+
+/// The encoder's time per call (with the cross-attention keys and values it precomputes) for
+/// `LENGTHS` seconds of speech: the whole window against the window [`EncoderWindow::fitted`]
+/// encodes for that much speech. Whole and fitted take turns, so that a drift of the machine's
+/// speed touches both alike. The features are a real reading's (the encoder's work does not
+/// depend on them).
+fn encoder_times(engine: &Engine, corpus: &Path) -> anyhow::Result<()> {
+    let (_, clips) = english_clips(corpus)?;
+    let reading = clips.iter().find(|c| c.long_form && c.is_real()).context("no long reading in the corpus")?;
+    let samples = audio::decode_all(&corpus.join(&reading.file))?;
+    let model = engine.model();
+    let n_mels = model.dims.n_mels;
+    let whole_frames = mel::N_FRAMES;
+    let spectrogram = mel::log_mel(&samples[..whole_frames * mel::HOP], n_mels);
+    let features: Vec<f32> =
+        spectrogram.data.chunks_exact(spectrogram.n_frames).flat_map(|row| &row[..whole_frames]).copied().collect();
+    println!();
+    println!("encoder time per call, {REPEATS} calls each (fitted = margin {FITTED_MARGIN_FRAMES}):");
+    println!("{:>10}{:>10}{:>12}{:>12}{:>10}", "speech s", "frames", "whole ms", "fitted ms", "ratio");
+    for length in LENGTHS {
+        let frames = EncoderWindow::fitted().frames((length * 100.0) as usize).unwrap_or(whole_frames);
+        let fitted: Vec<f32> = features.chunks_exact(whole_frames).flat_map(|row| &row[..frames]).copied().collect();
+        let mut ms = [0.0f64; 2];
+        for _ in 0..REPEATS {
+            let started = Instant::now();
+            std::hint::black_box(model.encode(&features));
+            ms[0] += started.elapsed().as_secs_f64() * 1000.0 / REPEATS as f64;
+            let started = Instant::now();
+            std::hint::black_box(model.encode_frames(&fitted, frames));
+            ms[1] += started.elapsed().as_secs_f64() * 1000.0 / REPEATS as f64;
+        }
+        println!("{length:>10.0}{frames:>10}{:>12.1}{:>12.1}{:>10.2}", ms[0], ms[1], ms[1] / ms[0]);
+    }
+    Ok(())
+}

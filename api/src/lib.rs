@@ -185,7 +185,7 @@ pub fn app(state: ApiState) -> impl Endpoint {
     let docs = make_sync(move |_| Html(docs_html.clone()));
     let spec_endpoint =
         make_sync(move |_| poem::Response::builder().content_type("application/json").body(document.clone()));
-    let metrics = Arc::new(Metrics::new(state.pipeline_dispatches.clone()));
+    let metrics = Arc::new(Metrics::new(state.pipeline_dispatches.clone(), state.live.decodes()));
     let keys = Arc::new(Keys::new(state.read.clone(), state.store.clone(), &state.settings));
     let state = Arc::new(state);
     let edge =

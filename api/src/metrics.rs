@@ -15,6 +15,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use scribe_actors::live::DecodeCounts;
 use scribe_actors::pipeline::DispatchCounts;
 use scribe_domain::kinds::JobStatus;
 
@@ -48,8 +49,9 @@ fn latency_histogram() -> Histogram {
 }
 
 impl Metrics {
-    /// The service's metrics, with the pipeline's `dispatches` read at each scrape.
-    pub fn new(dispatches: DispatchCounts) -> Self {
+    /// The service's metrics, with the pipeline's `dispatches` and the live sessions'
+    /// `decodes` read at each scrape.
+    pub fn new(dispatches: DispatchCounts, decodes: DecodeCounts) -> Self {
         let mut registry = Registry::with_prefix("scribe");
         let requests = Family::<RequestLabels, Histogram>::new_with_constructor(latency_histogram as fn() -> Histogram);
         let jobs = Family::<StatusLabels, Gauge>::default();
@@ -64,6 +66,7 @@ impl Metrics {
             tasks.clone(),
         );
         registry.register_collector(Box::new(PipelineDispatches(dispatches)));
+        registry.register_collector(Box::new(LiveDecodes(decodes)));
         Metrics { registry, requests, jobs, asr_queue, tasks }
     }
 
@@ -111,6 +114,32 @@ impl Collector for PipelineDispatches {
         )?;
         for (stage, n) in self.0.by_stage() {
             ConstCounter::new(n).encode(family.encode_family(&StageLabels { stage })?)?;
+        }
+        Ok(())
+    }
+}
+
+/// `scribe_live_decodes_total{kind="final"|"early"|"early_kept"|"partial"|"partial_cancelled"}`:
+/// the live sessions' decodings; `early − early_kept` were wasted (the speaker went on).
+#[derive(Debug)]
+struct LiveDecodes(DecodeCounts);
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DecodeLabels {
+    kind: &'static str,
+}
+
+impl Collector for LiveDecodes {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut family = encoder.encode_descriptor(
+            "live_decodes",
+            "Live sessions' decodings by kind: final, early (a final begun when a pause began), early_kept \
+             (early ones that became the final), partial, partial_cancelled (stopped for a final)",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        for (kind, n) in self.0.by_kind() {
+            ConstCounter::new(n).encode(family.encode_family(&DecodeLabels { kind })?)?;
         }
         Ok(())
     }

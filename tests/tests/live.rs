@@ -84,6 +84,18 @@ fn finals_match_the_direct_job_and_partials_come_first_with_their_ids() {
         assert!(segment["start"].as_f64().unwrap() <= segment["end"].as_f64().unwrap());
     }
 
+    // The server counts what it decoded: every final sent came from a decoding after its pause
+    // or from one begun when the pause began, and every partial from a decoding.
+    let metrics = server.http().get(server.url("/metrics")).send().unwrap().text().unwrap();
+    let decodes = |kind: &str| -> usize {
+        let prefix = format!("scribe_live_decodes_total{{kind=\"{kind}\"}} ");
+        let line = metrics.lines().find_map(|l| l.strip_prefix(&prefix));
+        line.unwrap_or_else(|| panic!("no {prefix}in /metrics:\n{metrics}")).trim().parse().unwrap()
+    };
+    assert!(decodes("final") + decodes("early_kept") >= finals.len(), "{metrics}");
+    assert!(decodes("early_kept") <= decodes("early"), "{metrics}");
+    assert!(decodes("partial") >= partials.len() && decodes("partial_cancelled") <= decodes("partial"), "{metrics}");
+
     // The same clip as a direct job: the finals say what it says.
     let job = server.upload_ok(key, &paths::corpus_file(clips::JFK), &[("language", "en")]);
     let id = job["jobId"].as_str().unwrap().to_owned();

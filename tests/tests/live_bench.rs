@@ -10,8 +10,10 @@ fn the_live_benchmark_prints_every_measure_next_to_its_goal() {
     assert!(run.status.success(), "scribe-bench live --quick failed\n{}", run.report());
     for row in [
         "WER %",
-        "final latency p50 s",
-        "final latency p95 s",
+        "final latency p50 s (last word)",
+        "final latency p95 s (last word)",
+        "final latency p50 s (utterance end)",
+        "final latency p95 s (utterance end)",
         "first partial latency p50 s",
         "first partial latency p95 s",
         "real-time sessions (whisper-base)",

@@ -8,6 +8,7 @@
 
 mod agreement;
 mod capacity;
+mod decodes;
 pub mod recording;
 mod session;
 
@@ -25,6 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 pub use capacity::Capacity;
+pub use decodes::{DecodeCounts, DecodeKind};
 use recording::Recording;
 use session::{LiveSessionActor, SessionArgs, SessionMsg};
 
@@ -132,6 +134,7 @@ pub struct LiveSessions {
     billing: Billing,
     settings: LiveSettings,
     capacity: Capacity,
+    decodes: DecodeCounts,
 }
 
 impl LiveSessions {
@@ -147,7 +150,23 @@ impl LiveSessions {
         settings: LiveSettings,
     ) -> LiveSessions {
         let capacity = Capacity::new(settings.max_sessions, settings.max_per_account);
-        LiveSessions { model, store, jobs, media, data_dir, node, billing, settings, capacity }
+        LiveSessions {
+            model,
+            store,
+            jobs,
+            media,
+            data_dir,
+            node,
+            billing,
+            settings,
+            capacity,
+            decodes: DecodeCounts::default(),
+        }
+    }
+
+    /// The sessions' decodings so far, by kind (`/metrics`).
+    pub fn decodes(&self) -> DecodeCounts {
+        self.decodes.clone()
     }
 
     /// Sessions running now.
@@ -197,6 +216,7 @@ impl LiveSessions {
             hotwords,
             engine,
             billing: self.billing.clone(),
+            decodes: self.decodes.clone(),
             settings: self.settings.clone(),
             out,
             slot,

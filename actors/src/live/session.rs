@@ -3,8 +3,8 @@
 //! Every binary frame is decoded from the announced PCM encoding, resampled to 16 kHz, paid for
 //! (a started minute is charged when its first sample arrives) and run through the VAD, whose
 //! [`Utterances`] cut the stream at pauses (or at a quiet point before 30 s). An utterance is
-//! decoded whole with the direct jobs' settings (beam 5, word times, glossary, clean read) into
-//! a `FinalResult`; the decoding starts as soon as a pause has lasted the utterance's padding
+//! decoded whole with the direct jobs' settings (beam 5, word times, glossary, clean read; but
+//! no sampling fallback) into a `FinalResult`; the decoding starts as soon as a pause has lasted the utterance's padding
 //! (`Pausing`), so it is usually done when the pause is long enough to end the utterance, and is
 //! thrown away if the speaker goes on. While an utterance is spoken, the growing audio is decoded
 //! cheaply (greedy, no word times) about twice a second into `PartialResult`s that [`Agreement`]
@@ -41,6 +41,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::agreement::Agreement;
 use super::capacity::Slot;
+use super::decodes::{DecodeCounts, DecodeKind as Counted};
 use super::recording::Recording;
 use super::{LiveOutput, LiveSettings};
 use crate::billing::{Billing, SubmitError};
@@ -119,6 +120,8 @@ pub struct SessionArgs {
     pub engine: EngineLease,
     /// Pays the session's minutes.
     pub billing: Billing,
+    /// The server's count of live decodings.
+    pub decodes: DecodeCounts,
     pub settings: LiveSettings,
     pub out: UnboundedSender<LiveOutput>,
     /// The session's place on the server: held, never read; it is freed when the session stops.
@@ -468,6 +471,7 @@ impl SessionState {
             if let Some(early) = self.early.take_if(|e| e.range == next.range)
                 && let EarlyState::Done(result) = early.state
             {
+                self.args.decodes.count(Counted::EarlyKept);
                 let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
                 self.decoding = Some(InFlight { partial: false, early: false, cancel: Arc::default() });
                 return;
@@ -516,13 +520,16 @@ impl SessionState {
             // are not given as a prompt: measured, they carried their style and repeats over.)
             use_vad: true,
             encoder_window: EncoderWindow::fitted(),
+            // A decoding that fails its checks is decoded again over the whole window, not
+            // sampled at higher temperatures: five candidates a temperature cost a long
+            // utterance seconds, and the session falls behind (measured in ops/bench/live.md).
+            temperature_fallback: false,
             ..TranscribeOptions::default()
         };
         if !for_final {
             options.use_vad = false;
             options.beam_size = 1;
             options.word_timestamps = false;
-            options.temperature_fallback = false;
         }
         options
     }
@@ -540,6 +547,11 @@ impl SessionState {
             options.cancel = Some(cancel.clone());
         }
         self.decoding = Some(InFlight { partial, early, cancel });
+        self.args.decodes.count(match kind {
+            DecodeKind::Partial { .. } => Counted::Partial,
+            DecodeKind::Early { .. } => Counted::Early,
+            DecodeKind::Final { .. } => Counted::Final,
+        });
         let engine = self.engine.clone();
         let myself = myself.clone();
         tokio::task::spawn_blocking(move || {
@@ -558,6 +570,9 @@ impl SessionState {
     async fn decoded(&mut self, decoded: Decoded) {
         match decoded.kind {
             DecodeKind::Partial { id } => {
+                if matches!(decoded.result, Err(EngineError::Cancelled)) {
+                    self.args.decodes.count(Counted::PartialCancelled);
+                }
                 let Ok(transcript) = decoded.result else { return };
                 let hypothesis: Vec<String> = transcript
                     .segments
@@ -590,6 +605,7 @@ impl SessionState {
                     // The pause ended the utterance while this was decoded: it is the final.
                     let kind = DecodeKind::Final { id: next.id.clone(), range, partials_sent: next.partials_sent };
                     self.early = None;
+                    self.args.decodes.count(Counted::EarlyKept);
                     Box::pin(self.decoded(Decoded { kind, result: decoded.result })).await;
                 } else if let Some(early) = self.early.as_mut().filter(|e| e.range == range) {
                     early.state = EarlyState::Done(decoded.result);

@@ -38,6 +38,10 @@ pub struct DecodeOptions {
     pub suppress: Vec<u32>,
     /// Not generated as the first token (config.json `suppress_ids_begin`: blank, end of text).
     pub suppress_begin: Vec<u32>,
+    /// Tokens a decoding may generate at most (beyond the decoder's own half context): a
+    /// budget for the audio's length, so that a decoder looping on a second of audio stops
+    /// long before 224 tokens.
+    pub max_tokens: usize,
     /// Set from outside to stop a decoding between two steps (a live partial a final
     /// pre-empts); what was decoded so far is returned and the caller discards it.
     pub cancel: Option<Arc<AtomicBool>>,
@@ -63,6 +67,7 @@ impl Default for DecodeOptions {
             max_initial_timestamp: 1.0,
             suppress: Vec::new(),
             suppress_begin: Vec::new(),
+            max_tokens: usize::MAX,
             cancel: None,
         }
     }
@@ -330,7 +335,8 @@ impl Decoder<'_> {
     /// One decoding at one temperature: beam search at 0, sampling `best_of` candidates above.
     pub fn generate(&self, prompt: &[u32], temperature: f32, rng: &mut impl Rng) -> WindowResult {
         let s = self.specials;
-        let parts = PromptParts::new(prompt, s, self.model.dims.n_text_ctx);
+        let mut parts = PromptParts::new(prompt, s, self.model.dims.n_text_ctx);
+        parts.max_len = parts.max_len.min(self.opts.max_tokens);
         let mut cache = self.model.new_cache(1);
         let mut no_speech_prob = None;
         if !parts.prefix.is_empty() {
@@ -514,7 +520,8 @@ fn beam_search_batch(
     prompt: &[u32],
 ) -> Vec<WindowResult> {
     let n = audios.len();
-    let parts = PromptParts::new(prompt, specials, model.dims.n_text_ctx);
+    let mut parts = PromptParts::new(prompt, specials, model.dims.n_text_ctx);
+    parts.max_len = parts.max_len.min(opts.max_tokens);
     let positions = audios.iter().map(|a| a.positions()).max().unwrap_or(0);
     let rules = parts.rules(specials, opts, positions);
     let mut cache = model.new_cache(n);

@@ -145,8 +145,9 @@ pub struct TranscribeOptions {
     /// temperatures (faster-whisper's default, `true`). `false` decodes each window once, at
     /// temperature 0: the result is the same whenever the first decoding passes (nearly always
     /// on clean speech), and a hallucinating window costs one decoding instead of up to six.
-    /// Meant for drafts (live partials, with `beam_size: 1` and `word_timestamps: false`);
-    /// finals keep `true`.
+    /// Live sessions use it for partials and finals, where a late caption costs more than the
+    /// rare better sampled one (a window fitted to its speech still falls back to the whole
+    /// window, see [`EncoderWindow::Fitted`]).
     pub temperature_fallback: bool,
     /// Set from outside (e.g. when the job is deleted, or a live final pre-empts a partial) to
     /// stop the work: the engine looks at it before each 30 s window and between decoder
@@ -168,6 +169,12 @@ pub struct TranscribeOptions {
     pub encoder_window: EncoderWindow,
 }
 
+/// The tokens a window fitted to its speech may decode: this many, plus
+/// [`FITTED_TOKENS_PER_S`] per second of speech. Fast English is about 4 words, 6 tokens, a
+/// second; twice that leaves room for timestamps and other languages.
+const FITTED_TOKENS_BASE: usize = 16;
+const FITTED_TOKENS_PER_S: usize = 12;
+
 /// Mel frames (10 ms) of the padding after the speech that [`EncoderWindow::fitted`] reads.
 pub const FITTED_MARGIN_FRAMES: usize = 200;
 
@@ -182,7 +189,9 @@ pub enum EncoderWindow {
     /// cost shrinks with the frames; a margin keeps stock weights from looping at the audio's
     /// end. A window whose fitted decoding fails the decoding's checks (repetitive or unlikely
     /// text) is decoded again over the whole window, so the short window never keeps a
-    /// hallucination the whole one would not have produced.
+    /// hallucination the whole one would not have produced. Both decodings stop at a number of
+    /// tokens in proportion to the speech's length (twice fast speech's), so a loop on a
+    /// second of audio costs a few dozen decoder steps, not 224.
     Fitted { margin_frames: usize },
 }
 
@@ -774,7 +783,7 @@ impl Engine {
                 _ => self.encode_window(&mel_window, segment_size, opts.encoder_window),
             };
             let prompt = self.prompt(&hotwords, &all_tokens[prompt_reset_since..], &sot_sequence);
-            let (audio, result) = self.decode_window(&mel_window, audio, &prompt, &dopts, &mut rng);
+            let (audio, result) = self.decode_window(&mel_window, segment_size, audio, &prompt, &dopts, &mut rng);
             check_cancelled(opts)?;
             let previous_seek = seek;
             if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
@@ -950,6 +959,7 @@ impl Engine {
     fn decode_window(
         &self,
         mel: &[f32],
+        speech_frames: usize,
         audio: AudioContext,
         prompt: &[u32],
         dopts: &DecodeOptions,
@@ -965,6 +975,10 @@ impl Engine {
             let result = decode(&audio, dopts, rng);
             return (audio, result);
         }
+        // The speech is short and its length known: no decoding of it needs more tokens than
+        // fast speech would give, and a looping one stops there.
+        let max_tokens = FITTED_TOKENS_BASE + speech_frames * FITTED_TOKENS_PER_S / FRAMES_PER_SECOND;
+        let dopts = DecodeOptions { max_tokens, ..dopts.clone() };
         let once = DecodeOptions { temperatures: dopts.temperatures[..1].to_vec(), ..dopts.clone() };
         let result = decode(&audio, &once, rng);
         if result.passed {
@@ -972,7 +986,7 @@ impl Engine {
         }
         profile::count("fitted windows decoded again whole", 1);
         let whole = profile::time("encode", || on_pool(|| self.model.encode(mel)));
-        let result = decode(&whole, dopts, rng);
+        let result = decode(&whole, &dopts, rng);
         (whole, result)
     }
 

@@ -120,6 +120,8 @@ fn utterances_of(samples: &[f32]) -> Vec<Range<usize>> {
     events.extend(segmenter.finish(samples.len()));
     let mut ranges = Vec::new();
     let mut open = None;
+    // A pause announced: taken back when speech resumes, or ended with exactly its range.
+    let mut pausing = None;
     for event in events {
         match event {
             UtteranceEvent::Started { at_sample } => {
@@ -127,9 +129,16 @@ fn utterances_of(samples: &[f32]) -> Vec<Range<usize>> {
             }
             UtteranceEvent::Pausing { range, .. } => {
                 assert_eq!(open, Some(range.start), "a pause outside an utterance");
+                assert_eq!(pausing.replace(range), None, "two pauses without a resume");
             }
-            UtteranceEvent::Resumed => assert!(open.is_some(), "speech resumed outside an utterance"),
+            UtteranceEvent::Resumed => {
+                assert!(open.is_some(), "speech resumed outside an utterance");
+                assert!(pausing.take().is_some(), "a resume without a pause");
+            }
             UtteranceEvent::Ended { range, speech_end } => {
+                if let Some(announced) = pausing.take() {
+                    assert_eq!(announced, range, "the pause announced another range than the end's");
+                }
                 assert_eq!(open.take(), Some(range.start), "an end without its start");
                 assert!(range.start < speech_end && speech_end <= range.end, "{range:?} {speech_end}");
                 ranges.push(range);

@@ -52,14 +52,36 @@ impl SessionLog {
         self.sent.iter().find(|(_, audio)| *audio >= stream_s - 1e-6).or(self.sent.last()).map(|(t, _)| *t)
     }
 
-    /// For each final: its arrival − when the audio of its utterance's end had been sent.
+    /// For each final with words: its arrival − when the audio up to the end of its last word
+    /// (the word's time as the final gives it) had been sent: how long after the speaker
+    /// stopped the caption was complete.
     pub fn final_latencies(&self) -> Vec<f64> {
+        self.of_type("FinalResult")
+            .filter_map(|(arrived, m)| {
+                let words = m["segments"].as_array()?.iter().filter_map(|s| s["words"].as_array()).flatten();
+                let end = words.filter_map(|w| w["end"].as_f64()).reduce(f64::max)?;
+                Some(arrived - self.sent_by(end)?)
+            })
+            .collect()
+    }
+
+    /// For each final: its arrival − when the audio of its utterance's end (the VAD's end of
+    /// speech plus the utterance's padding) had been sent.
+    pub fn final_latencies_from_utterance_end(&self) -> Vec<f64> {
         self.of_type("FinalResult")
             .filter_map(|(arrived, m)| {
                 let end = m["segments"].as_array()?.iter().filter_map(|s| s["end"].as_f64()).reduce(f64::max)?;
                 Some(arrived - self.sent_by(end)?)
             })
             .collect()
+    }
+
+    /// Seconds of audio sent ÷ seconds from the first frame until the last final arrived: 1.0
+    /// when the session's captions were done the moment its audio was (less when it lagged).
+    pub fn pace(&self) -> Option<f64> {
+        let audio = self.sent.last()?.1;
+        let last_final = self.of_type("FinalResult").map(|(t, _)| t).reduce(f64::max)?;
+        Some(audio / last_final.max(audio))
     }
 
     /// For each utterance that had partials: its first partial's arrival − when the audio of its

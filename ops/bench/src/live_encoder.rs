@@ -5,7 +5,8 @@
 //! corpus is cut into utterances as a live session cuts it (the VAD and the segmenter, 100 ms
 //! at a time), and each utterance is decoded with the finals' settings, once over the whole
 //! window (the anchor) and once per margin over a window fitted to its speech
-//! ([`EncoderWindow::Fitted`]). Both are scored by the corpus's `score_wer.py`. Then the encoder
+//! ([`EncoderWindow::Fitted`]), with the file path's temperature fallback; then with the live
+//! finals' settings (no sampling fallback). Both are scored by the corpus's `score_wer.py`. Then the encoder
 //! alone, on continuous speech of 1 to 30 s: its time per call, whole and fitted, in the same run.
 
 use std::path::Path;
@@ -55,16 +56,19 @@ pub fn run(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::Result<()
         clips.len()
     );
     println!(
-        "{:<22}{:>8}{:>10}{:>16}{:>14}{:>14}",
+        "{:<34}{:>8}{:>10}{:>16}{:>14}{:>14}",
         "encoder window", "WER %", "vs whole", "encode ms/utt", "decode s", "redone whole"
     );
-    let windows = std::iter::once(EncoderWindow::Whole)
-        .chain(MARGINS.iter().map(|&m| EncoderWindow::Fitted { margin_frames: m }));
+    // The file path's settings (sampling at higher temperatures when a decoding fails) over each
+    // window, then the live finals' own (no sampling: the fitted window, then the whole one).
+    let runs = std::iter::once((EncoderWindow::Whole, true))
+        .chain(MARGINS.iter().map(|&m| (EncoderWindow::Fitted { margin_frames: m }, true)))
+        .chain([(EncoderWindow::Whole, false), (EncoderWindow::fitted(), false)]);
     let mut anchor = None;
-    for window in windows {
+    for (window, sampling) in runs {
         let _ = profile::take();
         let started = Instant::now();
-        let hyps = decode_all(&engine, &clips, &cut, window)?;
+        let hyps = decode_all(&engine, &clips, &cut, window, sampling)?;
         let wall = started.elapsed().as_secs_f64();
         let stages = profile::take();
         let stage = |name: &str| stages.iter().find(|s| s.stage == name);
@@ -75,15 +79,100 @@ pub fn run(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::Result<()
         anchor.get_or_insert(wer);
         let name = match window {
             EncoderWindow::Whole => "whole (30 s)".to_string(),
-            EncoderWindow::Fitted { margin_frames } if margin_frames == FITTED_MARGIN_FRAMES => {
-                format!("fitted, margin {margin_frames}*")
-            }
             EncoderWindow::Fitted { margin_frames } => format!("fitted, margin {margin_frames}"),
         };
-        println!("{name:<22}{wer:>8.2}{delta:>10}{encode_ms:>16.1}{wall:>14.1}{redone:>14}");
+        let name = if sampling { name } else { format!("{name}, no sampling") };
+        let name = if !sampling && window == EncoderWindow::fitted() { format!("{name}*") } else { name };
+        println!("{name:<34}{wer:>8.2}{delta:>10}{encode_ms:>16.1}{wall:>14.1}{redone:>14}");
     }
-    println!("(* the margin live sessions use; margins in mel frames of 10 ms)");
-    encoder_times(&engine, corpus)
+    println!("(* live finals' settings; margins in mel frames of 10 ms)");
+    encoder_times(&engine, corpus)?;
+    context(&engine, corpus, python)
+}
+
+/// Finals decoded alone against finals prompted with the session's previous final, on the
+/// recordings of several utterances whose references are cased and punctuated (the long
+/// reading, Gettysburg, jfk): the WER (words, by the corpus's scorer), the formatted WER (the
+/// same edit distance over the words as written, case and punctuation included), and how many
+/// finals read back their prompt.
+fn context(engine: &Engine, corpus: &Path, python: &Path) -> anyhow::Result<()> {
+    let (header, clips) = english_clips(corpus)?;
+    let clips: Vec<Clip> = clips.into_iter().filter(|c| c.long_form || c.file.ends_with("en_jfk.wav")).collect();
+    let mut cut = Vec::new();
+    for clip in &clips {
+        let samples = audio::decode_all(&corpus.join(&clip.file)).with_context(|| clip.file.clone())?;
+        let utterances = utterances(engine, &samples);
+        cut.push((samples, utterances));
+    }
+    let n: usize = cut.iter().map(|c| c.1.len()).sum();
+    println!();
+    println!(
+        "finals with the previous final as context: {} recordings ({}), {n} utterances, live finals' settings",
+        clips.len(),
+        clips.iter().map(|c| c.file.trim_start_matches("audio/")).collect::<Vec<_>>().join(", ")
+    );
+    println!("{:<34}{:>8}{:>16}{:>12}", "finals", "WER %", "formatted WER %", "read back");
+    for with_context in [false, true] {
+        let options = TranscribeOptions {
+            language: Some("en".into()),
+            encoder_window: EncoderWindow::fitted(),
+            temperature_fallback: false,
+            ..Default::default()
+        };
+        let (mut hyps, mut formatted, mut read_back) = (Vec::new(), Vec::new(), 0);
+        for (clip, (samples, utterances)) in clips.iter().zip(&cut) {
+            let mut finals: Vec<String> = Vec::new();
+            for range in utterances {
+                let prompt = finals.last().filter(|_| with_context).cloned();
+                let options = TranscribeOptions { initial_prompt: prompt.clone(), ..options.clone() };
+                let text = match engine.transcribe_samples(&samples[range.clone()], &options) {
+                    Ok(t) => t.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" "),
+                    Err(EngineError::NoSpeech) => continue,
+                    Err(e) => return Err(e).with_context(|| format!("{} {range:?}", clip.file)),
+                };
+                if prompt.is_some_and(|p| reads_back(&p, &text)) {
+                    read_back += 1;
+                }
+                finals.push(text);
+            }
+            let text = finals.join(" ");
+            formatted.push(formatted_wer(&clip.transcript, &text));
+            hyps.push((clip.file.clone(), text));
+        }
+        let wer = score(python, corpus, &header, &clips, &hyps)?;
+        let (errors, words) = formatted.iter().fold((0, 0), |(e, w), (a, b)| (e + a, w + b));
+        let name = if with_context { "prompted with the previous final" } else { "alone (today)" };
+        println!("{name:<34}{wer:>8.2}{:>16.2}{read_back:>12}", errors as f64 * 100.0 / words.max(1) as f64);
+    }
+    Ok(())
+}
+
+/// Word edits between `reference` and `hypothesis` as written (case and punctuation count), and
+/// the reference's words.
+fn formatted_wer(reference: &str, hypothesis: &str) -> (usize, usize) {
+    let (r, h): (Vec<&str>, Vec<&str>) =
+        (reference.split_whitespace().collect(), hypothesis.split_whitespace().collect());
+    let mut row: Vec<usize> = (0..=h.len()).collect();
+    for (i, rw) in r.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, hw) in h.iter().enumerate() {
+            let substitution = diagonal + usize::from(rw != hw);
+            diagonal = row[j + 1];
+            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    (row[h.len()], r.len())
+}
+
+/// Whether `text` starts with the last words of `prompt` again (the decoder reading its context back).
+fn reads_back(prompt: &str, text: &str) -> bool {
+    let words = |s: &str| {
+        s.split_whitespace().map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase()).collect::<Vec<_>>()
+    };
+    let (p, t) = (words(prompt), words(text));
+    let tail = &p[p.len().saturating_sub(4)..];
+    tail.len() >= 3 && t.windows(tail.len()).any(|w| w == tail)
 }
 
 /// The utterances a live session cuts `samples` into (stream ranges, padding included).
@@ -113,8 +202,14 @@ fn decode_all(
     clips: &[Clip],
     cut: &[(Vec<f32>, Vec<std::ops::Range<usize>>)],
     window: EncoderWindow,
+    sampling: bool,
 ) -> anyhow::Result<Vec<(String, String)>> {
-    let options = TranscribeOptions { language: Some("en".into()), encoder_window: window, ..Default::default() };
+    let options = TranscribeOptions {
+        language: Some("en".into()),
+        encoder_window: window,
+        temperature_fallback: sampling,
+        ..Default::default()
+    };
     let mut hyps = Vec::new();
     for (clip, (samples, utterances)) in clips.iter().zip(cut) {
         let mut text = Vec::new();

@@ -137,6 +137,9 @@ fn utterances_of(samples: &[f32]) -> Vec<Range<usize>> {
             }
             UtteranceEvent::Ended { range, speech_end } => {
                 if let Some(announced) = pausing.take() {
+                    // Within the stream (the VAD's last chunk is padded past its end), as a
+                    // session holds both.
+                    let announced = announced.start..announced.end.min(samples.len());
                     assert_eq!(announced, range, "the pause announced another range than the end's");
                 }
                 assert_eq!(open.take(), Some(range.start), "an end without its start");

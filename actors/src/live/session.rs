@@ -4,11 +4,11 @@
 //! (a started minute is charged when its first sample arrives) and run through the VAD, whose
 //! [`Utterances`] cut the stream at pauses (or at a quiet point before 30 s). An utterance is
 //! decoded whole with the direct jobs' settings (beam 5, word times, glossary, clean read; but
-//! no sampling fallback) into a `FinalResult`; the decoding starts as soon as a pause has lasted the utterance's padding
-//! (`Pausing`), so it is usually done when the pause is long enough to end the utterance, and is
-//! thrown away if the speaker goes on. While an utterance is spoken, the growing audio is decoded
-//! cheaply (greedy, no word times) about twice a second into `PartialResult`s that [`Agreement`]
-//! keeps from flickering. The encoder reads only the utterance's speech and a margin
+//! no sampling fallback) into a `FinalResult`; the decoding starts as soon as a pause has lasted
+//! the utterance's padding (`Pausing`), so it is usually done when the pause is long enough to
+//! end the utterance, and is thrown away if the speaker goes on. While an utterance is spoken,
+//! the growing audio is decoded cheaply (greedy, no word times) about twice a second into
+//! `PartialResult`s that [`Agreement`] keeps from flickering. The encoder reads only the utterance's speech and a margin
 //! ([`EncoderWindow::fitted`]), not a 30 s window. One decode runs at a time per session, finals
 //! first, and a final pre-empts a partial in flight (cancelled between two decoder steps): a
 //! session that falls behind real time skips partials until it has caught up, and never drops a

@@ -8,7 +8,9 @@
 //! ends after `min_silence` below `neg_threshold`; a `pre_roll` before the start and `padding`
 //! after the end give Whisper the edges of the words; bursts shorter than `min_speech` are
 //! noise, not utterances; and a speaker who never pauses is cut at the quietest chunk of the
-//! last seconds before `max_len`, so no utterance outgrows Whisper's 30 s window.
+//! last seconds before `max_len`, so no utterance outgrows Whisper's 30 s window. A pause that
+//! has lasted the padding is announced (`Pausing`, with the range the utterance will have if it
+//! lasts), so a final can be decoded before the pause is long enough to end the utterance.
 //!
 //! Pure: no model, no I/O, so the rules are tested on synthetic probability sequences.
 

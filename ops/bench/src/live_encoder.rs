@@ -6,8 +6,9 @@
 //! at a time), and each utterance is decoded with the finals' settings, once over the whole
 //! window (the anchor) and once per margin over a window fitted to its speech
 //! ([`EncoderWindow::Fitted`]), with the file path's temperature fallback; then with the live
-//! finals' settings (no sampling fallback). Both are scored by the corpus's `score_wer.py`. Then the encoder
-//! alone, on continuous speech of 1 to 30 s: its time per call, whole and fitted, in the same run.
+//! finals' settings (no sampling fallback). All are scored by the corpus's `score_wer.py`. Then
+//! the encoder alone on 1 to 29 s of speech, whole and fitted; last, finals decoded alone
+//! against finals prompted with the previous final, on the recordings of many utterances.
 
 use std::path::Path;
 use std::time::Instant;

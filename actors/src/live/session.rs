@@ -601,6 +601,11 @@ impl SessionState {
                 }));
             }
             DecodeKind::Early { range } => {
+                // Stopped because the speaker went on: never a final. (At the end of a stream the
+                // utterance can still end with the same range; it is then decoded again.)
+                if matches!(decoded.result, Err(EngineError::Cancelled)) {
+                    return;
+                }
                 if let Some(next) = self.ended.front().filter(|e| e.range == range) {
                     // The pause ended the utterance while this was decoded: it is the final.
                     let kind = DecodeKind::Final { id: next.id.clone(), range, partials_sent: next.partials_sent };

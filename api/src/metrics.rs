@@ -119,8 +119,9 @@ impl Collector for PipelineDispatches {
     }
 }
 
-/// `scribe_live_decodes_total{kind="final"|"early"|"early_kept"|"partial"|"partial_cancelled"}`:
-/// the live sessions' decodings; `early − early_kept` were wasted (the speaker went on).
+/// `scribe_live_decodes_total{kind="final"|"early"|"early_kept"|"partial"|"partial_cancelled"|"shared"}`:
+/// the live sessions' decodings; `early − early_kept` were wasted (the speaker went on);
+/// `shared` of them shared the decoder's steps with another session's.
 #[derive(Debug)]
 struct LiveDecodes(DecodeCounts);
 
@@ -134,7 +135,8 @@ impl Collector for LiveDecodes {
         let mut family = encoder.encode_descriptor(
             "live_decodes",
             "Live sessions' decodings by kind: final, early (a final begun when a pause began), early_kept \
-             (early ones that became the final), partial, partial_cancelled (stopped for a final)",
+             (early ones that became the final), partial, partial_cancelled (stopped for a final), shared \
+             (decoded in one batch with another session's)",
             None,
             prometheus_client::metrics::MetricType::Counter,
         )?;

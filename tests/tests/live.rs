@@ -1,9 +1,10 @@
 //! Live transcription over a real WebSocket (`/api/real-time`, Amberscript's real-time protocol),
 //! with a plain client (`scribe_tests::live`), real corpus speech made into raw PCM by ffmpeg, and
 //! the real engine: finals against the direct job of the same clip, partials before finals with
-//! their id, every encoding and several rates, every refusal, the balance running out, capacity,
-//! a session saved as a job, and a crash in the middle of one. Every message the server sends in
-//! them is checked against its schema in the server's AsyncAPI document (`live::ServerMessages`).
+//! their id, sessions at once sharing the decoder, every encoding and several rates, every
+//! refusal, the balance running out, capacity, a session saved as a job, and a crash in the
+//! middle of one. Every message the server sends in them is checked against its schema in the
+//! server's AsyncAPI document (`live::ServerMessages`).
 
 use std::time::Duration;
 
@@ -145,6 +146,44 @@ fn refused(run: &LiveRun, code: &str, close: u16) -> Value {
     assert!(error["message"].as_str().is_some_and(|m| m.len() > 10), "a sentence: {error}");
     assert_eq!(run.close_code(), Some(close), "{:?}", run.close);
     error
+}
+
+#[test]
+fn sessions_at_once_share_the_decoder_and_each_reads_as_alone() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start_with(Options {
+        extra_args: ["--live-sessions-per-account", "3"].map(String::from).to_vec(),
+        ..Options::default()
+    });
+    let key = server.key().to_owned();
+    let url = server.ws_url("/api/real-time");
+    // Three sessions stream JFK at once, each starting a little later into its audio than the
+    // one before (leading silence), faster than real time so their decodings wait together.
+    let clip = pcm(clips::JFK, 16_000, "s16le");
+    let runs: Vec<_> = (0..3)
+        .map(|i| {
+            let mut audio = vec![0u8; i * 16_000 * 2 * 7 / 10];
+            audio.extend_from_slice(&clip);
+            let (url, key) = (url.clone(), key.clone());
+            std::thread::spawn(move || {
+                let mut s =
+                    Session::new(url, init(&key, json!({"outputConfig": {"partials": true}})), &audio, 16_000, "s16le");
+                s.pace = Pace::Faster(3.0);
+                s.run()
+            })
+        })
+        .collect();
+    for run in runs {
+        let run = run.join().expect("a session's thread");
+        assert_ended_normally(&run);
+        assert!(wer(JFK_TEXT, &run.final_text()) <= 0.10, "{}", run.final_text());
+    }
+    // The server decoded some of their utterances in one batch.
+    let metrics = server.http().get(server.url("/metrics")).send().unwrap().text().unwrap();
+    let shared = metrics.lines().find_map(|l| l.strip_prefix("scribe_live_decodes_total{kind=\"shared\"} "));
+    let shared: u64 =
+        shared.unwrap_or_else(|| panic!("no shared count in /metrics:\n{metrics}")).trim().parse().unwrap();
+    assert!(shared >= 2, "no decoding was shared:\n{metrics}");
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! A server's live decodings counted by kind, for `/metrics` and `scribe-bench live`: what the
-//! finals decoded when a pause begins and the partials a final pre-empts cost in engine work.
+//! finals decoded when a pause begins and the partials a final pre-empts cost in engine work,
+//! and how many decodings shared the decoder with other sessions'.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What a live session decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DecodeKind {
+pub enum DecodeCount {
     /// A final decoded once its utterance had ended.
     Final,
     /// A final decoded when a pause began, before it was long enough to end the utterance.
@@ -17,40 +18,44 @@ pub enum DecodeKind {
     Partial,
     /// A partial stopped before its end because a final needed the engine.
     PartialCancelled,
+    /// A decoding (of any kind) run in one batch with other sessions' ([`super::decoder`]).
+    Shared,
 }
 
-impl DecodeKind {
-    pub const ALL: [DecodeKind; 5] = [
-        DecodeKind::Final,
-        DecodeKind::Early,
-        DecodeKind::EarlyKept,
-        DecodeKind::Partial,
-        DecodeKind::PartialCancelled,
+impl DecodeCount {
+    pub const ALL: [DecodeCount; 6] = [
+        DecodeCount::Final,
+        DecodeCount::Early,
+        DecodeCount::EarlyKept,
+        DecodeCount::Partial,
+        DecodeCount::PartialCancelled,
+        DecodeCount::Shared,
     ];
 
     /// The metric label.
     pub fn as_str(self) -> &'static str {
         match self {
-            DecodeKind::Final => "final",
-            DecodeKind::Early => "early",
-            DecodeKind::EarlyKept => "early_kept",
-            DecodeKind::Partial => "partial",
-            DecodeKind::PartialCancelled => "partial_cancelled",
+            DecodeCount::Final => "final",
+            DecodeCount::Early => "early",
+            DecodeCount::EarlyKept => "early_kept",
+            DecodeCount::Partial => "partial",
+            DecodeCount::PartialCancelled => "partial_cancelled",
+            DecodeCount::Shared => "shared",
         }
     }
 }
 
 /// The counts since the server started; cheap to clone and share between sessions.
 #[derive(Clone, Debug, Default)]
-pub struct DecodeCounts(Arc<[AtomicU64; 5]>);
+pub struct DecodeCounts(Arc<[AtomicU64; 6]>);
 
 impl DecodeCounts {
-    pub fn count(&self, kind: DecodeKind) {
+    pub fn count(&self, kind: DecodeCount) {
         self.0[kind as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Each kind with its count, in [`DecodeKind::ALL`]'s order.
+    /// Each kind with its count, in [`DecodeCount::ALL`]'s order.
     pub fn by_kind(&self) -> Vec<(&'static str, u64)> {
-        DecodeKind::ALL.iter().map(|&k| (k.as_str(), self.0[k as usize].load(Ordering::Relaxed))).collect()
+        DecodeCount::ALL.iter().map(|&k| (k.as_str(), self.0[k as usize].load(Ordering::Relaxed))).collect()
     }
 }

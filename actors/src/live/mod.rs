@@ -8,6 +8,7 @@
 
 mod agreement;
 mod capacity;
+mod decoder;
 mod decodes;
 pub mod recording;
 mod session;
@@ -26,7 +27,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 pub use capacity::Capacity;
-pub use decodes::{DecodeCounts, DecodeKind};
+use decoder::LiveDecoder;
+pub use decodes::{DecodeCount, DecodeCounts};
 use recording::Recording;
 use session::{LiveSessionActor, SessionArgs, SessionMsg};
 
@@ -135,6 +137,7 @@ pub struct LiveSessions {
     settings: LiveSettings,
     capacity: Capacity,
     decodes: DecodeCounts,
+    decoder: LiveDecoder,
 }
 
 impl LiveSessions {
@@ -150,18 +153,9 @@ impl LiveSessions {
         settings: LiveSettings,
     ) -> LiveSessions {
         let capacity = Capacity::new(settings.max_sessions, settings.max_per_account);
-        LiveSessions {
-            model,
-            store,
-            jobs,
-            media,
-            data_dir,
-            node,
-            billing,
-            settings,
-            capacity,
-            decodes: DecodeCounts::default(),
-        }
+        let decodes = DecodeCounts::default();
+        let decoder = LiveDecoder::start(decodes.clone());
+        LiveSessions { model, store, jobs, media, data_dir, node, billing, settings, capacity, decodes, decoder }
     }
 
     /// The sessions' decodings so far, by kind (`/metrics`).
@@ -217,6 +211,7 @@ impl LiveSessions {
             engine,
             billing: self.billing.clone(),
             decodes: self.decodes.clone(),
+            decoder: self.decoder.clone(),
             settings: self.settings.clone(),
             out,
             slot,

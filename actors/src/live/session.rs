@@ -9,10 +9,11 @@
 //! end the utterance, and is thrown away if the speaker goes on. While an utterance is spoken,
 //! the growing audio is decoded cheaply (greedy, no word times) about twice a second into
 //! `PartialResult`s that [`Agreement`] keeps from flickering. The encoder reads only the utterance's speech and a margin
-//! ([`EncoderWindow::fitted`]), not a 30 s window. One decode runs at a time per session, finals
-//! first, and a final pre-empts a partial in flight (cancelled between two decoder steps): a
-//! session that falls behind real time skips partials until it has caught up, and never drops a
-//! final.
+//! ([`EncoderWindow::fitted`]), not a 30 s window. Decodings go through the server's
+//! [`LiveDecoder`], which decodes the sessions' finals first and what is ready at the same moment
+//! together. One decode is asked for at a time per session, finals first, and a final pre-empts
+//! a partial in flight (cancelled between two decoder steps): a session that falls behind real
+//! time skips partials until it has caught up, and never drops a final.
 //!
 //! The session ends on END, on a closed socket, on an exhausted balance, after an idle time, or
 //! when the engine fails; in every case the speech already received is finalized first (unless
@@ -41,7 +42,8 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::agreement::Agreement;
 use super::capacity::Slot;
-use super::decodes::{DecodeCounts, DecodeKind as Counted};
+use super::decoder::{LiveDecoder, Request};
+use super::decodes::{DecodeCount as Counted, DecodeCounts};
 use super::recording::Recording;
 use super::{LiveOutput, LiveSettings};
 use crate::billing::{Billing, SubmitError};
@@ -92,10 +94,10 @@ enum DecodeKind {
     },
 }
 
-/// The decode running now, and how to stop it when it is no longer wanted.
+/// The decode asked for (waiting in the server's queue, or running), and how to stop it when
+/// it is no longer wanted.
 struct InFlight {
-    partial: bool,
-    early: bool,
+    kind: Counted,
     cancel: Arc<AtomicBool>,
 }
 
@@ -122,6 +124,8 @@ pub struct SessionArgs {
     pub billing: Billing,
     /// The server's count of live decodings.
     pub decodes: DecodeCounts,
+    /// The server's queue of live decodings, shared by its sessions.
+    pub decoder: LiveDecoder,
     pub settings: LiveSettings,
     pub out: UnboundedSender<LiveOutput>,
     /// The session's place on the server: held, never read; it is freed when the session stops.
@@ -285,7 +289,7 @@ impl SessionState {
 
     /// A partial in flight is stopped: a final needs the engine.
     fn cancel_partial(&self) {
-        if let Some(flight) = self.decoding.as_ref().filter(|f| f.partial) {
+        if let Some(flight) = self.decoding.as_ref().filter(|f| f.kind == Counted::Partial) {
             flight.cancel.store(true, Ordering::Relaxed);
         }
     }
@@ -384,7 +388,7 @@ impl SessionState {
                 UtteranceEvent::Resumed => {
                     // The early final is wasted; one in flight is stopped.
                     self.early = None;
-                    if let Some(flight) = self.decoding.as_ref().filter(|f| f.early) {
+                    if let Some(flight) = self.decoding.as_ref().filter(|f| f.kind == Counted::Early) {
                         flight.cancel.store(true, Ordering::Relaxed);
                     }
                 }
@@ -473,12 +477,12 @@ impl SessionState {
             {
                 self.args.decodes.count(Counted::EarlyKept);
                 let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
-                self.decoding = Some(InFlight { partial: false, early: false, cancel: Arc::default() });
+                self.decoding = Some(InFlight { kind: Counted::EarlyKept, cancel: Arc::default() });
                 return;
             }
             let samples = self.samples(&next.range);
             let options = self.options(true);
-            self.spawn_decode(myself, kind, samples, options);
+            self.request_decode(myself, kind, samples, options);
             return;
         }
         if let Some(early) = self.early.as_mut().filter(|e| matches!(e.state, EarlyState::Waiting)) {
@@ -487,7 +491,7 @@ impl SessionState {
             let samples = self.samples(&range);
             let kind = DecodeKind::Early { range };
             let options = self.options(true);
-            self.spawn_decode(myself, kind, samples, options);
+            self.request_decode(myself, kind, samples, options);
             return;
         }
         if !self.args.init.output.partials || self.closing.is_some() || !self.speaking {
@@ -504,7 +508,7 @@ impl SessionState {
         let range = open.start..received;
         let samples = self.samples(&range);
         let options = self.options(false);
-        self.spawn_decode(myself, kind, samples, options);
+        self.request_decode(myself, kind, samples, options);
     }
 
     fn options(&self, for_final: bool) -> TranscribeOptions {
@@ -534,36 +538,35 @@ impl SessionState {
         options
     }
 
-    fn spawn_decode(
+    /// Asks the server's decoder for `kind`'s decoding of `samples`; the answer comes back as
+    /// [`SessionMsg::Decoded`].
+    fn request_decode(
         &mut self,
         myself: &ActorRef<SessionMsg>,
         kind: DecodeKind,
         samples: Vec<f32>,
         mut options: TranscribeOptions,
     ) {
-        let (partial, early) = (matches!(kind, DecodeKind::Partial { .. }), matches!(kind, DecodeKind::Early { .. }));
-        let cancel = Arc::new(AtomicBool::new(false));
-        if partial || early {
-            options.cancel = Some(cancel.clone());
-        }
-        self.decoding = Some(InFlight { partial, early, cancel });
-        self.args.decodes.count(match kind {
+        let counted = match kind {
             DecodeKind::Partial { .. } => Counted::Partial,
             DecodeKind::Early { .. } => Counted::Early,
             DecodeKind::Final { .. } => Counted::Final,
-        });
-        let engine = self.engine.clone();
+        };
+        let cancel = Arc::new(AtomicBool::new(false));
+        if counted != Counted::Final {
+            options.cancel = Some(cancel.clone());
+        }
+        self.decoding = Some(InFlight { kind: counted, cancel });
+        self.args.decodes.count(counted);
         let myself = myself.clone();
-        tokio::task::spawn_blocking(move || {
-            // A panic in the engine must still report back, or the session would wait forever.
-            let decode = std::panic::AssertUnwindSafe(|| engine.transcribe_samples(&samples, &options));
-            let result = std::panic::catch_unwind(decode).unwrap_or_else(|_| {
-                Err(EngineError::Model {
-                    path: engine.info().model_dir.clone(),
-                    reason: "the decoder stopped on an internal error".into(),
-                })
-            });
-            let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
+        self.args.decoder.submit(Request {
+            engine: self.engine.clone(),
+            samples,
+            options,
+            urgent: counted != Counted::Partial,
+            reply: Box::new(move |result| {
+                let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
+            }),
         });
     }
 

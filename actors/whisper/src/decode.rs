@@ -291,8 +291,8 @@ impl Decoder<'_> {
     }
 
     /// [`Decoder::decode_with_fallback`], the first temperature's result given when it is
-    /// already known (decoded with other windows by [`decode_batch`]).
-    fn fallback_from(&self, prompt: &[u32], first: Option<WindowResult>, rng: &mut impl Rng) -> WindowResult {
+    /// already known (decoded with other windows by [`beam_search_batch`]).
+    pub fn fallback_from(&self, prompt: &[u32], first: Option<WindowResult>, rng: &mut impl Rng) -> WindowResult {
         let o = self.opts;
         let mut first = first;
         let mut all: Vec<WindowResult> = Vec::new();
@@ -481,10 +481,9 @@ fn loops_in_a_segment(tokens: &[u32], timestamp_begin: u32, detokenize: &(dyn Fn
 }
 
 /// Decodes several windows with the same prompt, as [`Decoder::decode_with_fallback`] decodes
-/// each: the first temperature's beam searches run side by side, every decoder step taking the
-/// live hypotheses of all windows as one batch (one read of the weights per step, each row
-/// attending to its own window); a window that needs a higher temperature is then retried
-/// on its own. Results are in the order of `audios`.
+/// each: the first temperature's beam searches run side by side ([`beam_search_batch`]); a
+/// window that needs a higher temperature is then retried on its own. Results are in the order
+/// of `audios`.
 pub fn decode_batch(
     model: &Whisper,
     audios: &[&AudioContext],
@@ -495,7 +494,8 @@ pub fn decode_batch(
     rng: &mut impl Rng,
 ) -> Vec<WindowResult> {
     let first: Vec<Option<WindowResult>> = if opts.temperatures.first() == Some(&0.0) && audios.len() > 1 {
-        beam_search_batch(model, audios, specials, opts, detokenize, prompt).into_iter().map(Some).collect()
+        let each = vec![opts; audios.len()];
+        beam_search_batch(model, audios, &each, specials, detokenize, prompt).into_iter().map(Some).collect()
     } else {
         vec![None; audios.len()]
     };
@@ -510,20 +510,25 @@ pub fn decode_batch(
         .collect()
 }
 
-/// Beam search at temperature 0 of several windows in lockstep (see [`decode_batch`]).
-fn beam_search_batch(
+/// Beam search at temperature 0 of several windows in lockstep, all after the same `prompt`:
+/// every decoder step takes the live hypotheses of all windows as one batch (one read of the
+/// weights per step, each row attending to its own window, which may have its own length).
+/// Each window keeps its own options (`opts[i]`: beam size, token budget, suppression, and a
+/// cancel flag that takes it out of the batch) and its own timestamp rules. The checks
+/// (`passed`) are not applied: [`Decoder::fallback_from`] applies them.
+pub fn beam_search_batch(
     model: &Whisper,
     audios: &[&AudioContext],
+    opts: &[&DecodeOptions],
     specials: &Specials,
-    opts: &DecodeOptions,
     detokenize: &(dyn Fn(&[u32]) -> String + Sync),
     prompt: &[u32],
 ) -> Vec<WindowResult> {
     let n = audios.len();
-    let mut parts = PromptParts::new(prompt, specials, model.dims.n_text_ctx);
-    parts.max_len = parts.max_len.min(opts.max_tokens);
-    let positions = audios.iter().map(|a| a.positions()).max().unwrap_or(0);
-    let rules = parts.rules(specials, opts, positions);
+    assert_eq!(opts.len(), n, "options for every window");
+    let parts = PromptParts::new(prompt, specials, model.dims.n_text_ctx);
+    let max_len: Vec<usize> = opts.iter().map(|o| parts.max_len.min(o.max_tokens)).collect();
+    let rules: Vec<Rules> = (0..n).map(|w| parts.rules(specials, opts[w], audios[w].positions())).collect();
     let mut cache = model.new_cache(n);
     let mut row_audio: Vec<usize> = (0..n).collect();
     let mut prefix_no_speech = vec![None; n];
@@ -541,12 +546,33 @@ fn beam_search_batch(
     let mut beams: Vec<Beam> = (0..n).map(|_| Beam::new()).collect();
     let mut live: Vec<usize> = (0..n).collect(); // windows still searching, in row order
     let mut inputs = vec![parts.start; n];
-    for step in 0..parts.max_len {
+    for step in 0..max_len.iter().copied().max().unwrap_or(0) {
+        // A cancelled window leaves the batch with what it has (its caller discards it).
+        if live.iter().any(|&w| opts[w].cancelled()) {
+            let (mut keep, mut next_live, mut next_rows, mut next_inputs) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let mut row = 0;
+            for &w in &live {
+                let rows = beams[w].alive.len();
+                if !opts[w].cancelled() {
+                    keep.extend(row..row + rows);
+                    next_rows.extend(std::iter::repeat_n(w, rows));
+                    next_inputs.extend_from_slice(&inputs[row..row + rows]);
+                    next_live.push(w);
+                }
+                row += rows;
+            }
+            if next_live.is_empty() {
+                break;
+            }
+            cache.select(&keep);
+            (live, row_audio, inputs) = (next_live, next_rows, next_inputs);
+        }
         let mut logits =
             crate::profile::time("decoder step", || model.decode_multi(audios, &row_audio, &mut cache, &inputs, &[0]));
         let vocab = logits.len() / row_audio.len();
         // Each live window's rows, side by side: one slice each, stepped in parallel.
-        let mut slices: Vec<(usize, &mut Beam, &mut [f32])> = Vec::with_capacity(live.len());
+        let mut slices: Vec<(usize, usize, &mut Beam, &mut [f32])> = Vec::with_capacity(live.len());
         let mut rest: &mut [f32] = &mut logits;
         let mut beam_refs: Vec<Option<&mut Beam>> = beams.iter_mut().map(Some).collect();
         let mut first_row = 0;
@@ -555,13 +581,14 @@ fn beam_search_batch(
             let (mine, tail) = std::mem::take(&mut rest).split_at_mut(beam.alive.len() * vocab);
             rest = tail;
             let rows = mine.len() / vocab;
-            slices.push((first_row, beam, mine));
+            slices.push((w, first_row, beam, mine));
             first_row += rows;
         }
         let steps: Vec<Option<Vec<usize>>> = slices
             .into_par_iter()
-            .map(|(first_row, beam, lg)| {
-                beam.step(step, lg, &rules, opts, parts.max_len).map(|o| o.into_iter().map(|r| r + first_row).collect())
+            .map(|(w, first_row, beam, lg)| {
+                beam.step(step, lg, &rules[w], opts[w], max_len[w])
+                    .map(|o| o.into_iter().map(|r| r + first_row).collect())
             })
             .collect();
         let mut origins = Vec::new();
@@ -583,7 +610,8 @@ fn beam_search_batch(
     beams
         .into_iter()
         .zip(prefix_no_speech)
-        .map(|(beam, nsp)| {
+        .zip(opts)
+        .map(|((beam, nsp), opts)| {
             finish(beam.finished, nsp.or(beam.no_speech).unwrap_or(0.0), 0.0, specials, opts, detokenize)
         })
         .collect()

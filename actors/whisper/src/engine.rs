@@ -40,6 +40,7 @@ use crate::tokenizer::WhisperTokenizer;
 use crate::vad::{self, SileroVad, VadParams};
 
 mod batched;
+mod together;
 
 /// Where the model lives and how to run it.
 #[derive(Clone, Debug)]
@@ -614,6 +615,13 @@ impl Engine {
         opts: &TranscribeOptions,
         on_progress: &mut dyn FnMut(Progress),
     ) -> Result<Transcript, EngineError> {
+        let prepared = self.prepare(media, opts)?;
+        self.finish_transcription(prepared, opts, None, on_progress)
+    }
+
+    /// Everything a transcription does before its first decoding: the languages checked, the
+    /// media scanned for speech, and its features' level found.
+    fn prepare<'m>(&self, media: Media<'m>, opts: &TranscribeOptions) -> Result<Prepared<'m>, EngineError> {
         let plan = self.plan_languages(opts)?;
         let scan = self.scan(media, opts.use_vad)?;
         let spans = self.spans_of(&scan, opts.use_vad, &opts.vad);
@@ -633,14 +641,27 @@ impl Engine {
         let found = SpeechFound { probabilities: scan.probabilities, threshold: opts.vad.threshold };
         let speech_samples = spans.iter().map(|s| s.len()).sum();
         // Passes 2 and 3 stream the speech again (see `speech`): the features' level, then windows.
-        let mut windows =
+        let windows =
             profile::time("mel level pass", || Windows::open(media, &spans, speech_samples, self.info.n_mels))?;
+        let batch = batch.map(|n| (n, batched::chunks(&spans, windows.content_frames())));
+        Ok(Prepared { media, plan, windows, duration_s, map, found, batch })
+    }
+
+    /// Decodes a prepared transcription to its end (its first window given when it was
+    /// decoded already, with other utterances: [`Engine::transcribe_together`]).
+    fn finish_transcription(
+        &self,
+        prepared: Prepared<'_>,
+        opts: &TranscribeOptions,
+        first: Option<FirstWindow>,
+        on_progress: &mut dyn FnMut(Progress),
+    ) -> Result<Transcript, EngineError> {
+        let Prepared { media, plan, mut windows, duration_s, map, found, batch } = prepared;
         let result = match batch {
-            Some(n) => {
-                let chunks = batched::chunks(&spans, windows.content_frames());
+            Some((n, chunks)) => {
                 self.transcribe_batched(&mut windows, chunks, n, duration_s, &map, &found, opts, plan, on_progress)
             }
-            None => self.transcribe_windows(&mut windows, duration_s, &map, &found, opts, plan, on_progress),
+            None => self.transcribe_windows(&mut windows, duration_s, &map, &found, opts, plan, first, on_progress),
         };
         profile::report(&format!("{media} ({duration_s:.1} s)"));
         result
@@ -745,6 +766,7 @@ impl Engine {
         found: &SpeechFound,
         opts: &TranscribeOptions,
         plan: LanguagePlan,
+        first: Option<FirstWindow>,
         on_progress: &mut dyn FnMut(Progress),
     ) -> Result<Transcript, EngineError> {
         let content_frames = windows.content_frames();
@@ -753,11 +775,14 @@ impl Engine {
         }
         let mut window = |seek: usize| profile::time("mel", || windows.window(seek));
 
-        let (first_mel, first_size) = window(0)?;
-        let mut first_audio = Some(self.encode_window(&first_mel, first_size, opts.encoder_window));
-        let (language, language_probability) = match plan {
-            LanguagePlan::Fixed(l) => (l, 1.0),
-            LanguagePlan::Detect(among) => self.detect_language(first_audio.as_ref().expect("encoded"), &among),
+        let (mut first_audio, mut first_result, language, language_probability) = match first {
+            Some(f) => (Some(f.audio), f.result, f.language, f.language_probability),
+            None => {
+                let (first_mel, first_size) = window(0)?;
+                let audio = self.encode_window(&first_mel, first_size, opts.encoder_window);
+                let (language, probability) = self.language_of(&audio, plan);
+                (Some(audio), None, language, probability)
+            }
         };
 
         let s = &self.tokenizer.specials;
@@ -783,7 +808,9 @@ impl Engine {
                 _ => self.encode_window(&mel_window, segment_size, opts.encoder_window),
             };
             let prompt = self.prompt(&hotwords, &all_tokens[prompt_reset_since..], &sot_sequence);
-            let (audio, result) = self.decode_window(&mel_window, segment_size, audio, &prompt, &dopts, &mut rng);
+            let decoded = if seek == 0 { first_result.take() } else { None };
+            let (audio, result) =
+                self.decode_window(&mel_window, segment_size, audio, decoded, &prompt, &dopts, &mut rng);
             check_cancelled(opts)?;
             let previous_seek = seek;
             if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
@@ -953,40 +980,60 @@ impl Engine {
         })
     }
 
-    /// Decodes an encoded window (with temperature fallback). A window fitted to its speech
-    /// is decoded once at the first temperature; when that fails the checks, the whole
-    /// window is encoded and decoded instead, and returned with its result.
+    /// The language of the first window: the one asked for, or the likeliest of those allowed.
+    fn language_of(&self, audio: &AudioContext, plan: LanguagePlan) -> (&'static str, f32) {
+        match plan {
+            LanguagePlan::Fixed(l) => (l, 1.0),
+            LanguagePlan::Detect(among) => self.detect_language(audio, &among),
+        }
+    }
+
+    /// The options of an encoded window's first decoding. The speech of a window fitted to it
+    /// is short and its length known: no decoding of it needs more tokens than fast speech
+    /// would give, and a looping one stops there; and it is decoded at the first temperature
+    /// only (the whole window is the fallback: [`Engine::decode_window`]).
+    fn first_decoding(&self, audio: &AudioContext, speech_frames: usize, dopts: &DecodeOptions) -> DecodeOptions {
+        if audio.positions() == self.model.dims.n_audio_ctx {
+            return dopts.clone();
+        }
+        let max_tokens = FITTED_TOKENS_BASE + speech_frames * FITTED_TOKENS_PER_S / FRAMES_PER_SECOND;
+        DecodeOptions { max_tokens, temperatures: dopts.temperatures[..1].to_vec(), ..dopts.clone() }
+    }
+
+    /// Decodes an encoded window (with temperature fallback); `decoded` is its first
+    /// temperature's decoding when that was done already (with other windows). A window
+    /// fitted to its speech is decoded once at the first temperature; when that fails the
+    /// checks, the whole window is encoded and decoded instead, and returned with its result.
+    #[allow(clippy::too_many_arguments)]
     fn decode_window(
         &self,
         mel: &[f32],
         speech_frames: usize,
         audio: AudioContext,
+        decoded: Option<WindowResult>,
         prompt: &[u32],
         dopts: &DecodeOptions,
         rng: &mut rand::rngs::StdRng,
     ) -> (AudioContext, WindowResult) {
         let detok = |t: &[u32]| self.tokenizer.decode(t);
         let specials = &self.tokenizer.specials;
-        let decode = |audio: &AudioContext, dopts: &DecodeOptions, rng: &mut rand::rngs::StdRng| {
+        let decode = |audio: &AudioContext, dopts: &DecodeOptions, first, rng: &mut rand::rngs::StdRng| {
             let decoder = Decoder { model: &self.model, audio, specials, opts: dopts, detokenize: &detok };
-            profile::time("decode window", || on_pool(|| decoder.decode_with_fallback(prompt, rng)))
+            profile::time("decode window", || on_pool(|| decoder.fallback_from(prompt, first, rng)))
         };
+        let once = self.first_decoding(&audio, speech_frames, dopts);
         if audio.positions() == self.model.dims.n_audio_ctx {
-            let result = decode(&audio, dopts, rng);
+            let result = decode(&audio, &once, decoded, rng);
             return (audio, result);
         }
-        // The speech is short and its length known: no decoding of it needs more tokens than
-        // fast speech would give, and a looping one stops there.
-        let max_tokens = FITTED_TOKENS_BASE + speech_frames * FITTED_TOKENS_PER_S / FRAMES_PER_SECOND;
-        let dopts = DecodeOptions { max_tokens, ..dopts.clone() };
-        let once = DecodeOptions { temperatures: dopts.temperatures[..1].to_vec(), ..dopts.clone() };
-        let result = decode(&audio, &once, rng);
+        let result = decode(&audio, &once, decoded, rng);
         if result.passed {
             return (audio, result);
         }
         profile::count("fitted windows decoded again whole", 1);
         let whole = profile::time("encode", || on_pool(|| self.model.encode(mel)));
-        let result = decode(&whole, &dopts, rng);
+        let dopts = DecodeOptions { max_tokens: once.max_tokens, ..dopts.clone() };
+        let result = decode(&whole, &dopts, None, rng);
         (whole, result)
     }
 
@@ -1281,9 +1328,32 @@ struct DecodeSetup {
     hotwords: Vec<u32>,
 }
 
+#[derive(Clone)]
 enum LanguagePlan {
     Fixed(&'static str),
     Detect(Vec<&'static str>),
+}
+
+/// A transcription up to its first decoding ([`Engine::prepare`]).
+struct Prepared<'m> {
+    media: Media<'m>,
+    plan: LanguagePlan,
+    windows: Windows<'m>,
+    duration_s: f64,
+    map: TimeMap,
+    found: SpeechFound,
+    /// `Some((n, chunks))`: the chunks are decoded `n` at a time (the batched path); `None`:
+    /// the speech is walked window by window.
+    batch: Option<(usize, Vec<std::ops::Range<usize>>)>,
+}
+
+/// The first window of a transcription, encoded already (and decoded at its first
+/// temperature, when it was decoded with others).
+struct FirstWindow {
+    audio: AudioContext,
+    result: Option<WindowResult>,
+    language: &'static str,
+    language_probability: f32,
 }
 
 /// A stretch of a window without words is looked at again from this length (seconds) on, when

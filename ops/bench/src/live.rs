@@ -11,8 +11,9 @@
 //! padding included) and the first-partial latency (an utterance's first PartialResult − when the
 //! audio of its start had been sent). Last, the capacity: N = 1, 2, 3, 4, 6, 8, ... sessions at
 //! once, each streaming about a minute of the Gettysburg clip looped (each from another point of
-//! it, so that utterances do not end in step), with each N's latencies and the slowest session's
-//! pace (audio seconds ÷ seconds until its last final); N keeps up when every session ends
+//! it, so that utterances do not end in step), with each N's latencies, the slowest session's
+//! pace (audio seconds ÷ seconds until its last final) and the finals' WER against direct jobs
+//! of the same streams (transcribed once, before the runs); N keeps up when every session ends
 //! normally, none says BEHIND_REAL_TIME, and the finals' p95 latency is 2 s or less. The first N
 //! that does not keep up ends the search. The same for tiny.en on a second server. A full run
 //! starts with `--encoder`'s part (`live_encoder`).
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::asr::{Clip, english_clips, score};
+use crate::asr::{Clip, english_clips, score, score_rows};
 use crate::env::{bench_key, in_scratch_dir};
 use crate::live_client::{self, SessionLog};
 use crate::server_process::ServerProcess;
@@ -86,6 +87,38 @@ struct Capacity {
     model: String,
     kept_up: Option<usize>,
     skipped: Option<String>,
+    /// Decodings of the capacity runs in all, and those decoded in a batch with another
+    /// session's.
+    decodings: u64,
+    shared: u64,
+}
+
+/// One session's audio in the capacity runs, and its direct job's text.
+struct CapacityStream {
+    name: String,
+    pcm: Arc<Vec<u8>>,
+    direct: String,
+}
+
+/// What scoring WER takes: the corpus's scorer and its manifest's header.
+struct Scoring<'a> {
+    python: &'a Path,
+    corpus: &'a Path,
+    header: &'a str,
+}
+
+impl Scoring<'_> {
+    /// Pooled WER (%) of each stream's finals (`hyps[i]` for `streams[i]`) against its direct
+    /// job's text.
+    fn against_direct(&self, streams: &[CapacityStream], hyps: &[String]) -> anyhow::Result<f64> {
+        let rows: Vec<String> = streams
+            .iter()
+            .map(|s| format!("{}\ten\t{:.2}\t{}\t\t\tasr\t\t", s.name, live_client::seconds(&s.pcm), s.direct))
+            .collect();
+        let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
+        let hyps: Vec<(String, String)> = streams.iter().zip(hyps).map(|(s, h)| (s.name.clone(), h.clone())).collect();
+        score_rows(self.python, self.corpus, self.header, &rows, &hyps)
+    }
 }
 
 fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
@@ -181,7 +214,21 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     let direct_wer = score(&python, &corpus, &header, &plain, &direct_hyps)?;
     let live_wer = score(&python, &corpus, &header, &plain, &live_hyps)?;
 
-    let base_capacity = capacity(&runtime, &ws_url, &key, &base_model, &capacity_pcm, capacity_s, &levels)?;
+    // The capacity runs' audio, one stream per session (each from another point of the clip, so
+    // that utterances do not end in step), and each transcribed by a direct job: the reference
+    // each N's finals are scored against.
+    let streams = levels.last().copied().unwrap_or(1);
+    let clip_s = live_client::seconds(&capacity_pcm);
+    let mut runs = Vec::new();
+    for i in 0..streams {
+        let pcm = live_client::looped(&capacity_pcm, clip_s * i as f64 / streams as f64, capacity_s);
+        let wav = work.join(format!("capacity-{i}.wav"));
+        write_wav(&wav, &pcm)?;
+        let direct = runtime.block_on(direct_job(&http, &base_url, &key, &wav))?;
+        runs.push(CapacityStream { name: format!("capacity-{i}.wav"), pcm: Arc::new(pcm), direct });
+    }
+    let scoring = Scoring { python: &python, corpus: &corpus, header: &header };
+    let base_capacity = capacity(&runtime, &ws_url, &key, &base_model, &runs, &scoring, &levels)?;
     drop(server);
 
     let small_dir = models_dir.join(&args.small_model);
@@ -191,12 +238,14 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         let server = start(&data, &models_dir, Some(&small_dir), args.max_sessions, &work.join("serve-small.stderr"))?;
         let ws_url = format!("ws://{}/api/real-time", server.addr);
         runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), true, true))?;
-        capacity(&runtime, &ws_url, &key, &args.small_model, &capacity_pcm, capacity_s, &levels)?
+        capacity(&runtime, &ws_url, &key, &args.small_model, &runs, &scoring, &levels)?
     } else {
         Capacity {
             model: args.small_model.clone(),
             kept_up: None,
             skipped: Some(format!("no {}", small_dir.display())),
+            decodings: 0,
+            shared: 0,
         }
     };
 
@@ -230,6 +279,14 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         n("partial"),
         n("partial_cancelled")
     );
+    for c in [&base_capacity, &small_capacity] {
+        if c.skipped.is_none() {
+            println!(
+                "{}'s capacity runs: {} of {} decodings shared the decoder's steps with another session's",
+                c.model, c.shared, c.decodings
+            );
+        }
+    }
     for c in [&base_capacity, &small_capacity] {
         let name = format!("real-time sessions ({})", c.model);
         let value = match (&c.skipped, c.kept_up) {
@@ -385,26 +442,29 @@ async fn live_decodes(http: &reqwest::Client, url: &str) -> anyhow::Result<Vec<(
         .collect())
 }
 
-/// Runs N sessions at once for each N of `levels` until one does not keep up; returns the largest
-/// N that did.
+/// Streams `streams[..n]` at once for each N of `levels` until an N falls behind; prints each
+/// N's latencies, pace and WER against the direct jobs of the same audio.
+#[allow(clippy::too_many_arguments)]
 fn capacity(
     runtime: &tokio::runtime::Runtime,
     ws_url: &str,
     key: &str,
     model: &str,
-    pcm: &[u8],
-    seconds: f64,
+    streams: &[CapacityStream],
+    scoring: &Scoring<'_>,
     levels: &[usize],
 ) -> anyhow::Result<Capacity> {
-    let clip_s = live_client::seconds(pcm);
     let mut kept_up = None;
+    let metrics = ws_url.replace("ws://", "http://").replace("/api/real-time", "/metrics");
+    let http = reqwest::Client::new();
+    let count = |decodes: &[(String, u64)], kind: &str| decodes.iter().find(|(k, _)| k == kind).map_or(0, |(_, n)| *n);
+    let before = runtime.block_on(live_decodes(&http, &metrics))?;
     for &n in levels {
         let logs: Vec<SessionLog> = runtime.block_on(async {
-            let sessions: Vec<_> = (0..n)
-                .map(|i| {
-                    // Each session from another point of the clip, so utterances do not end in step.
-                    let audio = Arc::new(live_client::looped(pcm, clip_s * i as f64 / n as f64, seconds));
-                    let (ws_url, key) = (ws_url.to_string(), key.to_string());
+            let sessions: Vec<_> = streams[..n]
+                .iter()
+                .map(|stream| {
+                    let (ws_url, key, audio) = (ws_url.to_string(), key.to_string(), Arc::clone(&stream.pcm));
                     tokio::spawn(async move { live_client::stream(&ws_url, &key, audio, true, false).await })
                 })
                 .collect();
@@ -422,10 +482,13 @@ fn capacity(
         let abnormal = logs.iter().filter(|l| !l.ended_normally()).count();
         let finals: usize = logs.iter().map(SessionLog::finals).sum();
         let pace = logs.iter().filter_map(SessionLog::pace).reduce(f64::min);
+        let texts: Vec<String> = logs.iter().map(SessionLog::final_text).collect();
+        let wer = scoring.against_direct(&streams[..n], &texts)?;
         let ok = abnormal == 0 && behind == 0 && finals > 0 && p95.is_some_and(|p| p <= KEEP_UP_S);
         println!(
             "  {model}: {n:>2} at once: {finals:>3} finals, final p50 {} p95 {} max {worst:.2} s; first partial p50 {} \
-             p95 {} s; slowest pace {}; {behind} BEHIND_REAL_TIME, {abnormal} abnormal: {}",
+             p95 {} s; slowest pace {}; WER {wer:.2} % against direct jobs; {behind} BEHIND_REAL_TIME, {abnormal} \
+             abnormal: {}",
             secs(percentile(&latencies, 50.0)),
             secs(p95),
             secs(percentile(&partials, 50.0)),
@@ -438,5 +501,24 @@ fn capacity(
         }
         kept_up = Some(n);
     }
-    Ok(Capacity { model: model.to_string(), kept_up, skipped: None })
+    let after = runtime.block_on(live_decodes(&http, &metrics))?;
+    let decodings = ["final", "early", "partial"].iter().map(|k| count(&after, k) - count(&before, k)).sum();
+    let shared = count(&after, "shared") - count(&before, "shared");
+    Ok(Capacity { model: model.to_string(), kept_up, skipped: None, decodings, shared })
+}
+
+/// Writes s16le mono PCM at the live door's rate as a WAV file (for a direct job).
+fn write_wav(path: &Path, pcm: &[u8]) -> anyhow::Result<()> {
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: live_client::RATE as u32,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut wav = hound::WavWriter::create(path, spec).with_context(|| format!("cannot create {}", path.display()))?;
+    for pair in pcm.chunks_exact(2) {
+        wav.write_sample(i16::from_le_bytes([pair[0], pair[1]]))?;
+    }
+    wav.finalize()?;
+    Ok(())
 }

@@ -1,0 +1,185 @@
+//! The server's one queue of live decodings, so that sessions share the engine.
+//!
+//! Decoding is bound by reading the decoder's weights once a step; two sessions decoding apart
+//! read them twice, and one session's partial used to hold another's final on the same two
+//! cores. Every session's finals and partials come here instead, and one thread takes what is
+//! waiting: the finals (and finals begun at a pause) first, all of them at once, else every
+//! partial waiting, and decodes them together ([`Engine::transcribe_together`]). A final
+//! submitted while a batch of partials only runs stops those partials between two decoder steps
+//! (their sessions ask again later), and a request cancelled while it waits is answered
+//! `Cancelled` without being decoded.
+
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+
+use scribe_whisper::Transcript;
+use scribe_whisper::engine::{Engine, EngineError, TranscribeOptions};
+
+use super::decodes::{DecodeCount, DecodeCounts};
+
+/// Decodings in one batch at most: every fitted window's keys and values are held at once.
+const MAX_BATCH: usize = 8;
+
+/// What a decoding's answer is given to.
+pub type Reply = Box<dyn FnOnce(Result<Transcript, EngineError>) + Send>;
+
+/// One decoding a session asks for.
+pub struct Request {
+    pub engine: Arc<Engine>,
+    pub samples: Vec<f32>,
+    /// Its `cancel` flag is the request's own ([`Request::cancel`]).
+    pub options: TranscribeOptions,
+    /// A final (or a final begun at a pause): decoded before any partial.
+    pub urgent: bool,
+    pub reply: Reply,
+}
+
+impl Request {
+    fn cancelled(&self) -> bool {
+        self.options.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+}
+
+/// A handle on the queue; cheap to clone. The thread ends when the last handle is dropped.
+#[derive(Clone)]
+pub struct LiveDecoder {
+    requests: mpsc::Sender<Request>,
+    /// The cancel flags of the batch running, while it holds partials only.
+    running_partials: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
+}
+
+impl LiveDecoder {
+    pub fn start(counts: DecodeCounts) -> LiveDecoder {
+        let (requests, queue) = mpsc::channel();
+        let running_partials = Arc::new(Mutex::new(Vec::new()));
+        let running = running_partials.clone();
+        std::thread::Builder::new()
+            .name("live-decoder".into())
+            .spawn(move || run(queue, running, counts))
+            .expect("the live decoder's thread starts");
+        LiveDecoder { requests, running_partials }
+    }
+
+    /// Queues `request`; its reply comes from the decoder's thread.
+    pub fn submit(&self, request: Request) {
+        if request.urgent {
+            for cancel in self.running_partials.lock().expect("the running batch's lock").drain(..) {
+                cancel.store(true, Ordering::Relaxed);
+            }
+        }
+        if let Err(mpsc::SendError(request)) = self.requests.send(request) {
+            (request.reply)(Err(stopped()));
+        }
+    }
+}
+
+fn stopped() -> EngineError {
+    EngineError::Model { path: Default::default(), reason: "the live decoder has stopped".into() }
+}
+
+/// The decoder's thread: waits for requests, then decodes batches until none waits.
+fn run(queue: mpsc::Receiver<Request>, running: Arc<Mutex<Vec<Arc<AtomicBool>>>>, counts: DecodeCounts) {
+    let mut waiting: VecDeque<Request> = VecDeque::new();
+    loop {
+        if waiting.is_empty() {
+            match queue.recv() {
+                Ok(request) => waiting.push_back(request),
+                Err(_) => return,
+            }
+        }
+        waiting.extend(queue.try_iter());
+        let batch = next_batch(&mut waiting);
+        if batch.is_empty() {
+            continue;
+        }
+        if batch.iter().all(|r| !r.urgent) {
+            let mut flags = running.lock().expect("the running batch's lock");
+            *flags = batch.iter().filter_map(|r| r.options.cancel.clone()).collect();
+        }
+        if batch.len() > 1 {
+            (0..batch.len()).for_each(|_| counts.count(DecodeCount::Shared));
+        }
+        decode(batch);
+        running.lock().expect("the running batch's lock").clear();
+    }
+}
+
+/// Takes the next batch from `waiting` (see [`choose`]); requests cancelled while they waited
+/// are answered here.
+fn next_batch(waiting: &mut VecDeque<Request>) -> Vec<Request> {
+    let (cancelled, kept): (Vec<Request>, Vec<Request>) = waiting.drain(..).partition(Request::cancelled);
+    for request in cancelled {
+        (request.reply)(Err(EngineError::Cancelled));
+    }
+    let keys: Vec<(bool, usize)> = kept.iter().map(|r| (r.urgent, Arc::as_ptr(&r.engine) as usize)).collect();
+    let chosen = choose(&keys);
+    let (mut batch, mut rest) = (Vec::new(), VecDeque::new());
+    for (i, request) in kept.into_iter().enumerate() {
+        if chosen.contains(&i) { batch.push(request) } else { rest.push_back(request) }
+    }
+    *waiting = rest;
+    batch
+}
+
+/// The next batch among requests waiting in arrival order, each given as (urgent, engine):
+/// the urgent ones if any wait, else the others; at most [`MAX_BATCH`], oldest first, all for
+/// the oldest one's engine. Indices into `waiting`.
+fn choose(waiting: &[(bool, usize)]) -> Vec<usize> {
+    let urgent = waiting.iter().any(|w| w.0);
+    let Some(&(_, engine)) = waiting.iter().find(|w| w.0 == urgent) else { return Vec::new() };
+    (0..waiting.len()).filter(|&i| waiting[i] == (urgent, engine)).take(MAX_BATCH).collect()
+}
+
+/// Decodes a batch and answers every request in it (an engine panic answers them all with an
+/// error: a session must never wait forever).
+fn decode(batch: Vec<Request>) {
+    let engine = batch[0].engine.clone();
+    let items: Vec<(&[f32], &TranscribeOptions)> = batch.iter().map(|r| (r.samples.as_slice(), &r.options)).collect();
+    let results = std::panic::catch_unwind(AssertUnwindSafe(|| engine.transcribe_together(&items)));
+    drop(items);
+    match results {
+        Ok(results) => {
+            for (request, result) in batch.into_iter().zip(results) {
+                (request.reply)(result);
+            }
+        }
+        Err(_) => {
+            for request in batch {
+                (request.reply)(Err(EngineError::Model {
+                    path: engine.info().model_dir.clone(),
+                    reason: "the decoder stopped on an internal error".into(),
+                }));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finals_go_first_all_together_oldest_first() {
+        // given partials of three sessions and finals of two, waiting in this order
+        let waiting = [(false, 1), (true, 1), (false, 1), (true, 1), (false, 1)];
+        // when the next batch is chosen, then it is both finals
+        assert_eq!(choose(&waiting), vec![1, 3]);
+    }
+
+    #[test]
+    fn partials_go_together_when_no_final_waits() {
+        assert_eq!(choose(&[(false, 1), (false, 1), (false, 1)]), vec![0, 1, 2]);
+        assert_eq!(choose(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn a_batch_holds_one_engine_and_at_most_the_limit() {
+        // given finals for two engines (a model reloaded while sessions ran) and many partials
+        let waiting = [(true, 2), (true, 1), (true, 2)];
+        assert_eq!(choose(&waiting), vec![0, 2]);
+        let many = vec![(false, 1); MAX_BATCH + 3];
+        assert_eq!(choose(&many), (0..MAX_BATCH).collect::<Vec<_>>());
+    }
+}

@@ -12,11 +12,29 @@
 //! has lasted the padding is announced (`Pausing`, with the range the utterance will have if it
 //! lasts), so a final can be decoded before the pause is long enough to end the utterance.
 //!
-//! Pure: no model, no I/O, so the rules are tested on synthetic probability sequences.
+//! The rules are pure: no model, no I/O, so they are tested on synthetic probability sequences.
+//! [`of_recording`] runs them with the VAD over a whole recording, as a session streams it, for
+//! the benchmarks and tests that cut recordings as sessions do.
 
 use std::ops::Range;
 
-use crate::vad::CHUNK;
+use crate::audio::SAMPLE_RATE;
+use crate::vad::{CHUNK, SileroVad, VadState};
+
+/// Every event of `samples` streamed through `vad` and a segmenter with the default settings
+/// in 100 ms pieces, as a live session receives them, to the stream's end.
+pub fn of_recording(vad: &SileroVad, samples: &[f32]) -> Vec<UtteranceEvent> {
+    let mut state = VadState::new();
+    let mut segmenter = Utterances::default();
+    let mut events = Vec::new();
+    for piece in samples.chunks(SAMPLE_RATE as usize / 10) {
+        let probabilities = vad.push(&mut state, piece);
+        events.extend(segmenter.push(&probabilities));
+    }
+    events.extend(segmenter.push(&[vad.finish(state)]));
+    events.extend(segmenter.finish(samples.len()));
+    events
+}
 
 /// Samples per second of the stream.
 const RATE: usize = 16_000;

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
-use scribe_whisper::utterances::{UtteranceEvent, Utterances};
-use scribe_whisper::vad::VadState;
+use scribe_whisper::utterances::{self, UtteranceEvent};
 use scribe_whisper::{EncoderWindow, Engine, EngineConfig, EngineError, TranscribeOptions, Transcript, Word};
 
 fn repo() -> PathBuf {
@@ -108,16 +107,7 @@ fn samples_without_speech_or_without_samples_are_errors() {
 /// Streams `samples` through the engine's VAD and the segmenter in 100 ms pieces, as a live
 /// session does; returns the utterances, checking that events come in pairs.
 fn utterances_of(samples: &[f32]) -> Vec<Range<usize>> {
-    let vad = engine().vad().expect("the engine has a VAD");
-    let mut state = VadState::new();
-    let mut segmenter = Utterances::default();
-    let mut events = Vec::new();
-    for piece in samples.chunks(SAMPLE_RATE as usize / 10) {
-        let probs = vad.push(&mut state, piece);
-        events.extend(segmenter.push(&probs));
-    }
-    events.extend(segmenter.push(&[vad.finish(state)]));
-    events.extend(segmenter.finish(samples.len()));
+    let events = utterances::of_recording(engine().vad().expect("the engine has a VAD"), samples);
     let mut ranges = Vec::new();
     let mut open = None;
     // A pause announced: taken back when speech resumes, or ended with exactly its range.

@@ -140,7 +140,7 @@ pub(crate) fn score_per_clip(
 }
 
 /// Pooled WER (%) of `hyps` against the manifest `rows`, and the WER of each file it scored.
-fn score_rows_per_file(
+pub(crate) fn score_rows_per_file(
     python: &Path,
     corpus: &Path,
     header: &str,

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::asr::{Clip, english_clips, score, score_rows};
+use crate::asr::{Clip, english_clips, score, score_rows_per_file};
 use crate::env::{bench_key, in_scratch_dir};
 use crate::live_client::{self, SessionLog};
 use crate::server_process::ServerProcess;
@@ -49,6 +49,10 @@ pub struct BenchLiveArgs {
     /// full run).
     #[arg(long, conflicts_with = "quick")]
     pub encoder: bool,
+    /// Only the table of utterances decoded together (as sessions share the decoder) against
+    /// one after another, in this process (also part of `--encoder`).
+    #[arg(long, conflicts_with_all = ["quick", "encoder"])]
+    pub together: bool,
     /// The largest number of simultaneous sessions tried.
     #[arg(long, default_value_t = 8)]
     pub max_sessions: usize,
@@ -109,21 +113,29 @@ struct Scoring<'a> {
 
 impl Scoring<'_> {
     /// Pooled WER (%) of each stream's finals (`hyps[i]` for `streams[i]`) against its direct
-    /// job's text.
-    fn against_direct(&self, streams: &[CapacityStream], hyps: &[String]) -> anyhow::Result<f64> {
+    /// job's text, and each stream's WER (%) in order.
+    fn against_direct(&self, streams: &[CapacityStream], hyps: &[String]) -> anyhow::Result<(f64, Vec<f64>)> {
         let rows: Vec<String> = streams
             .iter()
             .map(|s| format!("{}\ten\t{:.2}\t{}\t\t\tasr\t\t", s.name, live_client::seconds(&s.pcm), s.direct))
             .collect();
         let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
         let hyps: Vec<(String, String)> = streams.iter().zip(hyps).map(|(s, h)| (s.name.clone(), h.clone())).collect();
-        score_rows(self.python, self.corpus, self.header, &rows, &hyps)
+        let (pooled, per_file) = score_rows_per_file(self.python, self.corpus, self.header, &rows, &hyps)?;
+        let each = streams
+            .iter()
+            .map(|s| per_file.iter().find(|(f, _)| *f == s.name).map(|p| p.1).context("the scorer skipped a stream"))
+            .collect::<anyhow::Result<_>>()?;
+        Ok((pooled, each))
     }
 }
 
 fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     let corpus = args.corpus.clone().unwrap_or_else(|| PathBuf::from("../shared/corpus"));
     let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
+    if args.together {
+        return crate::live_encoder::run_together(&models_dir, &corpus);
+    }
     if !args.quick {
         crate::live_encoder::run(&models_dir, &corpus, &python())?;
         if args.encoder {
@@ -483,17 +495,19 @@ fn capacity(
         let finals: usize = logs.iter().map(SessionLog::finals).sum();
         let pace = logs.iter().filter_map(SessionLog::pace).reduce(f64::min);
         let texts: Vec<String> = logs.iter().map(SessionLog::final_text).collect();
-        let wer = scoring.against_direct(&streams[..n], &texts)?;
+        let (wer, each) = scoring.against_direct(&streams[..n], &texts)?;
+        let each: Vec<String> = each.iter().map(|w| format!("{w:.1}")).collect();
         let ok = abnormal == 0 && behind == 0 && finals > 0 && p95.is_some_and(|p| p <= KEEP_UP_S);
         println!(
             "  {model}: {n:>2} at once: {finals:>3} finals, final p50 {} p95 {} max {worst:.2} s; first partial p50 {} \
-             p95 {} s; slowest pace {}; WER {wer:.2} % against direct jobs; {behind} BEHIND_REAL_TIME, {abnormal} \
-             abnormal: {}",
+             p95 {} s; slowest pace {}; WER {wer:.2} % against direct jobs (each stream: {}); {behind} \
+             BEHIND_REAL_TIME, {abnormal} abnormal: {}",
             secs(percentile(&latencies, 50.0)),
             secs(p95),
             secs(percentile(&partials, 50.0)),
             secs(percentile(&partials, 95.0)),
             pace.map_or("-".into(), |p| format!("{p:.2}")),
+            each.join(", "),
             if ok { "keeps up" } else { "falls behind" }
         );
         if !ok {

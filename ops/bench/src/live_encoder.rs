@@ -7,7 +7,8 @@
 //! window (the anchor) and once per margin over a window fitted to its speech
 //! ([`EncoderWindow::Fitted`]), with the file path's temperature fallback; then with the live
 //! finals' settings (no sampling fallback). All are scored by the corpus's `score_wer.py`. Then
-//! the encoder alone on 1 to 29 s of speech, whole and fitted; last, finals decoded alone
+//! the encoder alone on 1 to 29 s of speech, whole and fitted; then the utterances decoded in
+//! batches, as sessions share the decoder, against one after another; last, finals decoded alone
 //! against finals prompted with the previous final, on the recordings of many utterances.
 
 use std::path::Path;
@@ -16,8 +17,7 @@ use std::time::Instant;
 use anyhow::Context;
 use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::engine::FITTED_MARGIN_FRAMES;
-use scribe_whisper::utterances::{UtteranceEvent, Utterances};
-use scribe_whisper::vad::VadState;
+use scribe_whisper::utterances::{self, UtteranceEvent};
 use scribe_whisper::{EncoderWindow, Engine, EngineConfig, EngineError, TranscribeOptions};
 use scribe_whisper::{mel, profile};
 
@@ -31,22 +31,13 @@ const LENGTHS: [f64; 6] = [1.0, 2.0, 4.0, 8.0, 16.0, 29.0];
 /// Encodings timed per length and window.
 const REPEATS: usize = 5;
 
+/// The corpus's real English clips, each with the utterances a live session cuts it into.
+type Cut = Vec<(Vec<f32>, Vec<std::ops::Range<usize>>)>;
+
 pub fn run(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::Result<()> {
-    let engine = Engine::load(&EngineConfig {
-        model_dir: models_dir.join("whisper-base"),
-        vad_path: Some(models_dir.join("silero_vad_16k.safetensors")),
-        threads: None,
-        compute_type: Default::default(),
-    })
-    .context("loading whisper-base and the VAD")?;
-    profile::enable();
+    let engine = load(models_dir)?;
     let (header, clips) = real_english_clips(corpus)?;
-    let mut cut = Vec::new();
-    for clip in &clips {
-        let samples = audio::decode_all(&corpus.join(&clip.file)).with_context(|| clip.file.clone())?;
-        let utterances = utterances(&engine, &samples);
-        cut.push((samples, utterances));
-    }
+    let cut = cut_clips(&engine, corpus, &clips)?;
     let n_utterances: usize = cut.iter().map(|c| c.1.len()).sum();
     let mean_s = cut.iter().flat_map(|c| &c.1).map(|r| r.len()).sum::<usize>() as f64
         / n_utterances.max(1) as f64
@@ -88,7 +79,89 @@ pub fn run(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::Result<()
     }
     println!("(* live finals' settings; margins in mel frames of 10 ms)");
     encoder_times(&engine, corpus)?;
+    together(&engine, &cut)?;
     context(&engine, corpus, python)
+}
+
+/// `scribe-bench live --together`: only the table of utterances decoded together.
+pub fn run_together(models_dir: &Path, corpus: &Path) -> anyhow::Result<()> {
+    let engine = load(models_dir)?;
+    let (_, clips) = real_english_clips(corpus)?;
+    together(&engine, &cut_clips(&engine, corpus, &clips)?)
+}
+
+fn load(models_dir: &Path) -> anyhow::Result<Engine> {
+    let engine = Engine::load(&EngineConfig {
+        model_dir: models_dir.join("whisper-base"),
+        vad_path: Some(models_dir.join("silero_vad_16k.safetensors")),
+        threads: None,
+        compute_type: Default::default(),
+    })
+    .context("loading whisper-base and the VAD")?;
+    profile::enable();
+    Ok(engine)
+}
+
+fn cut_clips(engine: &Engine, corpus: &Path, clips: &[Clip]) -> anyhow::Result<Cut> {
+    let mut cut = Vec::new();
+    for clip in clips {
+        let samples = audio::decode_all(&corpus.join(&clip.file)).with_context(|| clip.file.clone())?;
+        let utterances = utterances(engine, &samples);
+        cut.push((samples, utterances));
+    }
+    Ok(cut)
+}
+
+/// Utterances decoded together, as a server's live sessions share the decoder
+/// ([`Engine::transcribe_together`]), against the same utterances decoded one after another
+/// (the anchor, timed group by group in turn with the batches so that a drift of the machine's
+/// speed touches both alike): the 46 utterances in groups of `k` consecutive ones (most groups
+/// mix clips, as the utterances of different sessions), with the finals' and the partials'
+/// settings. Also counts the utterances whose text differs between the two.
+fn together(engine: &Engine, cut: &Cut) -> anyhow::Result<()> {
+    let utterances: Vec<&[f32]> =
+        cut.iter().flat_map(|(samples, ranges)| ranges.iter().map(move |r| &samples[r.clone()])).collect();
+    let finals = TranscribeOptions {
+        language: Some("en".into()),
+        encoder_window: EncoderWindow::fitted(),
+        temperature_fallback: false,
+        ..Default::default()
+    };
+    let partials = TranscribeOptions { beam_size: 1, word_timestamps: false, use_vad: false, ..finals.clone() };
+    println!();
+    println!("utterances decoded together (one batch of k, as k sessions' at once) against one after another:");
+    println!("{:<12}{:>4}{:>16}{:>14}{:>10}{:>12}", "settings", "k", "one by one s", "together s", "ratio", "differ");
+    let text = |r: Result<scribe_whisper::Transcript, EngineError>| -> anyhow::Result<String> {
+        match r {
+            Ok(t) => Ok(t.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" ")),
+            Err(EngineError::NoSpeech) => Ok(String::new()),
+            Err(e) => Err(e.into()),
+        }
+    };
+    for (name, options) in [("finals", &finals), ("partials", &partials)] {
+        for k in [2usize, 4, 8] {
+            let (mut alone_s, mut together_s, mut differ) = (0.0, 0.0, 0);
+            for group in utterances.chunks(k) {
+                let started = Instant::now();
+                let alone: Vec<String> =
+                    group.iter().map(|u| text(engine.transcribe_samples(u, options))).collect::<anyhow::Result<_>>()?;
+                alone_s += started.elapsed().as_secs_f64();
+                let items: Vec<(&[f32], &TranscribeOptions)> = group.iter().map(|&u| (u, options)).collect();
+                let started = Instant::now();
+                let results = engine.transcribe_together(&items);
+                together_s += started.elapsed().as_secs_f64();
+                for (a, r) in alone.iter().zip(results) {
+                    differ += usize::from(*a != text(r)?);
+                }
+            }
+            println!(
+                "{name:<12}{k:>4}{alone_s:>16.2}{together_s:>14.2}{:>9.2}×{differ:>12}",
+                alone_s / together_s.max(1e-9)
+            );
+        }
+    }
+    println!("(ratio: one by one ÷ together, above 1 together is faster; differ: of {} utterances)", utterances.len());
+    Ok(())
 }
 
 /// Finals decoded alone against finals prompted with the session's previous final, on the
@@ -179,16 +252,7 @@ fn reads_back(prompt: &str, text: &str) -> bool {
 /// The utterances a live session cuts `samples` into (stream ranges, padding included).
 fn utterances(engine: &Engine, samples: &[f32]) -> Vec<std::ops::Range<usize>> {
     let vad = engine.vad().expect("loaded with the VAD");
-    let mut state = VadState::new();
-    let mut segmenter = Utterances::default();
-    let mut events = Vec::new();
-    for piece in samples.chunks(SAMPLE_RATE as usize / 10) {
-        let probabilities = vad.push(&mut state, piece);
-        events.extend(segmenter.push(&probabilities));
-    }
-    events.extend(segmenter.push(&[vad.finish(state)]));
-    events.extend(segmenter.finish(samples.len()));
-    events
+    utterances::of_recording(vad, samples)
         .into_iter()
         .filter_map(|e| match e {
             UtteranceEvent::Ended { range, .. } => Some(range),

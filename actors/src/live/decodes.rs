@@ -18,7 +18,7 @@ pub enum DecodeCount {
     Partial,
     /// A partial stopped before its end because a final needed the engine.
     PartialCancelled,
-    /// A decoding (of any kind) run in one batch with other sessions' ([`super::decoder`]).
+    /// A decoding (of any kind) run in one batch with other sessions' (the server's live decoder).
     Shared,
 }
 

@@ -8,7 +8,9 @@
 //! (and glossary terms) as prompt, and finally map times back to the original file's timeline.
 //! The media is streamed ([`crate::speech`]): memory is bounded by a window, not by the file.
 //! `transcribe_samples` takes the same path for 16 kHz samples already in memory (a live
-//! utterance), so a clip decodes to the same transcript from a file or from memory.
+//! utterance), so a clip decodes to the same transcript from a file or from memory;
+//! `transcribe_together` does it for several utterances at once, their first windows decoded
+//! in one batch (live sessions sharing the engine).
 //! Each window's segments are handed to the progress callback as soon as they are final
 //! ([`Progress::segments`]), for callers that stream the text while the rest is decoded.
 //!
@@ -1022,12 +1024,8 @@ impl Engine {
             profile::time("decode window", || on_pool(|| decoder.fallback_from(prompt, first, rng)))
         };
         let once = self.first_decoding(&audio, speech_frames, dopts);
-        if audio.positions() == self.model.dims.n_audio_ctx {
-            let result = decode(&audio, &once, decoded, rng);
-            return (audio, result);
-        }
         let result = decode(&audio, &once, decoded, rng);
-        if result.passed {
+        if result.passed || audio.positions() == self.model.dims.n_audio_ctx {
             return (audio, result);
         }
         profile::count("fitted windows decoded again whole", 1);

@@ -1,13 +1,13 @@
 //! The server's one queue of live decodings, so that sessions share the engine.
 //!
-//! Decoding is bound by reading the decoder's weights once a step; two sessions decoding apart
-//! read them twice, and one session's partial used to hold another's final on the same two
-//! cores. Every session's finals and partials come here instead, and one thread takes what is
-//! waiting: the finals (and finals begun at a pause) first, all of them at once, else every
-//! partial waiting, and decodes them together ([`Engine::transcribe_together`]); after each
-//! batch it waits a moment ([`GATHER`]) for the sessions it answered to ask again. A final
-//! submitted while a batch of partials only runs stops those partials between two decoder steps
-//! (their sessions ask again later), and a request cancelled while it waits is answered
+//! A decoder step reads all of the decoder's weights however many hypotheses it carries; two
+//! sessions decoding apart read them twice, and one session's partial used to hold another's
+//! final on the same two cores. Every session's finals and partials come here instead, and one
+//! thread takes what is waiting: the finals (and finals begun at a pause) first, all of them at
+//! once, else every partial waiting, and decodes them together ([`Engine::transcribe_together`]);
+//! after each batch it waits a moment ([`GATHER`]) for the sessions it answered to ask again. A
+//! final submitted while a batch of partials only runs stops those partials between two decoder
+//! steps (their sessions ask again later), and a request cancelled while it waits is answered
 //! `Cancelled` without being decoded.
 
 use std::collections::VecDeque;
@@ -36,7 +36,8 @@ pub type Reply = Box<dyn FnOnce(Result<Transcript, EngineError>) + Send>;
 pub struct Request {
     pub engine: Arc<Engine>,
     pub samples: Vec<f32>,
-    /// Its `cancel` flag is the request's own ([`Request::cancel`]).
+    /// The engine's options; their `cancel` flag, once set, stops the request whether it is
+    /// waiting or running.
     pub options: TranscribeOptions,
     /// A final (or a final begun at a pause): decoded before any partial.
     pub urgent: bool,

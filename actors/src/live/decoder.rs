@@ -46,7 +46,7 @@ pub struct Request {
 
 impl Request {
     fn cancelled(&self) -> bool {
-        self.options.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+        self.options.cancelled()
     }
 }
 

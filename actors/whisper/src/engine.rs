@@ -310,11 +310,18 @@ pub enum EngineError {
     Cancelled,
 }
 
+impl TranscribeOptions {
+    /// Whether the caller has asked the work to stop (through [`TranscribeOptions::cancel`]).
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
+}
+
 /// `Err(Cancelled)` once the caller has asked the work to stop.
 fn check_cancelled(opts: &TranscribeOptions) -> Result<(), EngineError> {
-    match &opts.cancel {
-        Some(flag) if flag.load(Ordering::Relaxed) => Err(EngineError::Cancelled),
-        _ => Ok(()),
+    match opts.cancelled() {
+        true => Err(EngineError::Cancelled),
+        false => Ok(()),
     }
 }
 

@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
-use scribe_whisper::{Engine, EngineConfig, EngineError, Progress, TranscribeOptions, Transcript};
+use scribe_whisper::{ComputeType, Engine, EngineError, Progress, TranscribeOptions, Transcript};
 
 mod common;
-use common::{corpus, models_dir, write_wav};
+use common::{corpus, write_wav};
 
 /// The corpus's real English speech (no synthetic voices, no format variants).
 const CLIPS: [&str; 5] = [
@@ -26,14 +26,7 @@ const CLIPS: [&str; 5] = [
 ];
 
 fn engine(model: &str) -> Engine {
-    let models = models_dir();
-    Engine::load(&EngineConfig {
-        model_dir: models.join(format!("whisper-{model}")),
-        vad_path: Some(models.join("silero_vad_16k.safetensors")),
-        threads: None,
-        compute_type: Default::default(),
-    })
-    .expect("the model and the VAD are installed (SCRIBE_MODELS_DIR)")
+    common::engine(&format!("whisper-{model}"), ComputeType::Int8)
 }
 
 fn english(batch_size: usize) -> TranscribeOptions {

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
-use scribe_whisper::{Engine, EngineConfig, EngineError, TranscribeOptions, profile};
+use scribe_whisper::{ComputeType, EngineError, TranscribeOptions, profile};
 
 mod common;
-use common::{corpus, models_dir};
+use common::corpus;
 
 fn decoder_steps() -> u64 {
     profile::take().iter().find(|s| s.stage == "decoder step").map_or(0, |s| s.calls)
@@ -18,14 +18,7 @@ fn decoder_steps() -> u64 {
 
 #[test]
 fn a_cancelled_decoding_stops_between_decoder_steps() {
-    let models = models_dir();
-    let engine = Engine::load(&EngineConfig {
-        model_dir: models.join("whisper-base"),
-        vad_path: Some(models.join("silero_vad_16k.safetensors")),
-        threads: None,
-        compute_type: Default::default(),
-    })
-    .expect("whisper-base and the VAD are installed (SCRIBE_MODELS_DIR)");
+    let engine = common::engine("whisper-base", ComputeType::Int8);
     // Given 28 s of continuous reading, whose decoding takes many decoder steps
     let reading = audio::decode_all(&corpus().join("audio/en_dctts_reader_lj003_longform.wav")).unwrap();
     let speech = &reading[SAMPLE_RATE as usize * 30..SAMPLE_RATE as usize * 58];

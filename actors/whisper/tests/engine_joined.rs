@@ -13,10 +13,10 @@
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::vad::VadParams;
-use scribe_whisper::{Engine, EngineConfig, TranscribeOptions, Transcript};
+use scribe_whisper::{ComputeType, TranscribeOptions, Transcript};
 
 mod common;
-use common::{corpus, models_dir, words, write_wav};
+use common::{corpus, words, write_wav};
 
 /// The words said between `from` and `to` seconds (by their timings).
 fn words_between(t: &Transcript, from: f64, to: f64) -> Vec<String> {
@@ -45,7 +45,6 @@ fn recalled(got: &[String], expected: &[String]) -> usize {
 
 #[test]
 fn two_clips_joined_with_a_short_pause_both_come_back() {
-    let models = models_dir();
     let dir = std::env::temp_dir().join(format!("scribe-joined-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pause = vec![0.0f32; SAMPLE_RATE as usize * 7 / 10];
@@ -60,13 +59,7 @@ fn two_clips_joined_with_a_short_pause_both_come_back() {
     ];
     let mut failures = Vec::new();
     for model in ["whisper-base", "whisper-tiny.en"] {
-        let engine = Engine::load(&EngineConfig {
-            model_dir: models.join(model),
-            vad_path: Some(models.join("silero_vad_16k.safetensors")),
-            threads: None,
-            compute_type: Default::default(),
-        })
-        .expect("the models and the VAD are installed (SCRIBE_MODELS_DIR)");
+        let engine = common::engine(model, ComputeType::Int8);
         let sequential = TranscribeOptions { language: Some("en".into()), ..Default::default() };
         let alone = |clip: &str| -> Vec<String> {
             let opts = &sequential;

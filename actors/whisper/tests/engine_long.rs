@@ -4,10 +4,10 @@
 //! `scribe transcribe` under `/usr/bin/time -v`).
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
-use scribe_whisper::{Engine, EngineConfig, Progress, TranscribeOptions, Transcript};
+use scribe_whisper::{ComputeType, Progress, TranscribeOptions, Transcript};
 
 mod common;
-use common::{corpus, models_dir, words, write_wav};
+use common::{corpus, words, write_wav};
 
 fn transcript_words(t: &Transcript) -> Vec<String> {
     t.segments.iter().flat_map(|s| words(&s.text)).collect()
@@ -37,14 +37,7 @@ fn edit_distance(a: &[String], b: &[String]) -> usize {
 
 #[test]
 fn a_long_file_gives_the_words_of_its_clips_at_their_places() {
-    let models = models_dir();
-    let engine = Engine::load(&EngineConfig {
-        model_dir: models.join("whisper-tiny.en"),
-        vad_path: Some(models.join("silero_vad_16k.safetensors")),
-        threads: None,
-        compute_type: scribe_whisper::ComputeType::Float16,
-    })
-    .expect("tiny.en and the VAD are installed (SCRIBE_MODELS_DIR)");
+    let engine = common::engine("whisper-tiny.en", ComputeType::Float16);
     let opts = TranscribeOptions { language: Some("en".into()), ..Default::default() };
     let clips = [
         "audio/en_jfk.wav",

@@ -14,10 +14,10 @@ use std::sync::OnceLock;
 use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::repetition::{self, repeated_insertions};
 use scribe_whisper::vad::VadParams;
-use scribe_whisper::{ComputeType, Engine, EngineConfig, TranscribeOptions, Transcript};
+use scribe_whisper::{ComputeType, Engine, TranscribeOptions, Transcript};
 
 mod common;
-use common::{corpus, models_dir, write_wav};
+use common::{corpus, write_wav};
 
 /// A clip of the corpus with its reference.
 struct Clip {
@@ -51,16 +51,7 @@ fn clips() -> Vec<Clip> {
 /// The default engine: base at the default compute type, with voice detection.
 fn engine() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
-    ENGINE.get_or_init(|| {
-        let models = models_dir();
-        Engine::load(&EngineConfig {
-            model_dir: models.join("whisper-base"),
-            vad_path: Some(models.join("silero_vad_16k.safetensors")),
-            threads: None,
-            compute_type: ComputeType::default(),
-        })
-        .unwrap_or_else(|e| panic!("loading whisper-base: {e} (run `bash ops/setup.sh`)"))
-    })
+    ENGINE.get_or_init(|| common::engine("whisper-base", ComputeType::Int8))
 }
 
 fn transcribe(path: &Path, opts: &TranscribeOptions) -> Transcript {

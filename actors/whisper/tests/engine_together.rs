@@ -8,20 +8,13 @@ use std::time::Duration;
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::engine::EncoderWindow;
-use scribe_whisper::{Engine, EngineConfig, EngineError, TranscribeOptions, Transcript, profile};
+use scribe_whisper::{ComputeType, Engine, EngineError, TranscribeOptions, Transcript, profile};
 
 mod common;
-use common::{corpus, models_dir};
+use common::corpus;
 
 fn engine() -> Engine {
-    let models = models_dir();
-    Engine::load(&EngineConfig {
-        model_dir: models.join("whisper-base"),
-        vad_path: Some(models.join("silero_vad_16k.safetensors")),
-        threads: None,
-        compute_type: Default::default(),
-    })
-    .expect("whisper-base and the VAD are installed (SCRIBE_MODELS_DIR)")
+    common::engine("whisper-base", ComputeType::Int8)
 }
 
 fn clip(name: &str) -> Vec<f32> {

@@ -1,11 +1,13 @@
-//! What the engine's integration tests share: where the models and the corpus are, a WAV
-//! writer for the recordings they build, and the words of a text as the tests compare them.
+//! What the engine's integration tests share: where the models and the corpus are, an engine
+//! loaded from them, a WAV writer for the recordings they build, and the words of a text as the
+//! tests compare them.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use scribe_whisper::audio::SAMPLE_RATE;
+use scribe_whisper::{ComputeType, Engine, EngineConfig};
 
 /// The repository's root.
 pub fn repo() -> PathBuf {
@@ -15,6 +17,19 @@ pub fn repo() -> PathBuf {
 /// The installed models (`SCRIBE_MODELS_DIR`, else `./models`).
 pub fn models_dir() -> PathBuf {
     std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("models"))
+}
+
+/// The installed speech model `name` (a folder of the models directory, e.g. `whisper-base`)
+/// with the VAD, at `compute_type`.
+pub fn engine(name: &str, compute_type: ComputeType) -> Engine {
+    let models = models_dir();
+    Engine::load(&EngineConfig {
+        model_dir: models.join(name),
+        vad_path: Some(models.join("silero_vad_16k.safetensors")),
+        threads: None,
+        compute_type,
+    })
+    .unwrap_or_else(|e| panic!("loading {name} and the VAD from {} (set SCRIBE_MODELS_DIR): {e}", models.display()))
 }
 
 /// The speech corpus (`SCRIBE_CORPUS_DIR`, else `../shared/corpus`).

@@ -20,7 +20,7 @@ use crate::callbacks::{CallbackArgs, CallbackSettings};
 use crate::checkpoint::CheckpointFile;
 use crate::cluster::ClusterSettings;
 use crate::jobs::Jobs;
-use crate::live::{LiveSessions, LiveSettings};
+use crate::live::{LiveSessions, LiveSettings, PartialsModel};
 use crate::media::{AddressGuard, FetchConfig, Fetcher, MediaStore};
 use crate::media_worker::MediaArgs;
 use crate::pipeline::{DispatchCounts, Pipeline, PipelineArgs, PipelineMsg, WorkerArgs, WorkerRefs};
@@ -53,7 +53,7 @@ pub struct RuntimeSettings {
     /// How long an idle job actor lives.
     pub job_idle: Duration,
     /// The speech models (shared by every ASR worker, each loaded while there is work); live
-    /// sessions use the default.
+    /// sessions use the default, and `live.partials_model` for partials if the operator named one.
     pub models: Arc<SpeechModels>,
     /// English→xx text translation models (`translation/en-xx/` of the models folder).
     pub text_models: TranslationModels,
@@ -109,6 +109,18 @@ pub enum StartError {
     Media(#[from] crate::media::MediaError),
     #[error("an actor did not start: {0}")]
     Spawn(#[from] ractor::SpawnErr),
+    #[error("--live-partials-model {name}: no such speech model is installed (installed: {installed})")]
+    NoPartialsModel { name: String, installed: String },
+}
+
+/// The installed model the operator named for live partials, if any.
+fn partials_model(settings: &RuntimeSettings) -> Result<Option<PartialsModel>, StartError> {
+    let Some(name) = &settings.live.partials_model else { return Ok(None) };
+    let Some((entry, model)) = settings.models.get(name) else {
+        let installed = settings.models.list().iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
+        return Err(StartError::NoPartialsModel { name: name.clone(), installed });
+    };
+    Ok(Some(PartialsModel { name: entry.name.clone(), languages: entry.languages.clone(), model: model.clone() }))
 }
 
 /// Opens the embedded SQLite event store in `data_dir`.
@@ -145,6 +157,7 @@ impl Services {
         };
         let (retention, _) = Actor::spawn(None, RetentionActor, retention_args).await?;
         let node = settings.cluster.as_ref().map_or(crate::live::LOCAL_NODE.to_owned(), |c| c.node.clone());
+        let partials = partials_model(&settings)?;
         let live = LiveSessions::new(
             settings.models.default_model().clone(),
             store.clone(),
@@ -154,6 +167,7 @@ impl Services {
             node.clone(),
             billing.clone(),
             settings.live.clone(),
+            partials,
         );
         let asr_queue = Arc::new(AtomicUsize::new(0));
         let feed = RecognitionFeed::default();

@@ -306,6 +306,7 @@ fn schemas() -> Value {
                 "outputConfig": {"$ref": "#/components/schemas/OutputConfig"},
                 "jobId": {"type": ["string", "null"], "description": "The job the session is saved as (saveAsJob), else null."},
                 "glossaryId": {"type": ["string", "null"], "description": "The glossary INIT gave (glossaryId), else null."},
+                "partialsModel": {"type": ["string", "null"], "description": "Beyond Amberscript: the smaller speech model the operator set to decode partials in this session's language (--live-partials-model), else null: the session's model decodes partials and finals. Finals always come from the session's model."},
             },
         },
         "WarningMessage": {
@@ -452,7 +453,7 @@ fn messages() -> Value {
                     "type": "Info", "message": "Session started", "sessionId": "5d0c1f9a-3b7e-4a57-9a53-1c2d3e4f5a6b",
                     "language": "en", "audioConfig": {"sample_rate": 16000, "encoding": "s16le"},
                     "outputConfig": {"format": "transcription", "partials": false, "saveAsJob": false},
-                    "jobId": null}}},
+                    "jobId": null, "partialsModel": null}}},
                 {"name": "languageDetected", "payload": {"type": "Info", "message": {
                     "type": "Info", "message": "Detected language: en", "language": "en", "languageProbability": 0.98}}},
             ],

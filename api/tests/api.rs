@@ -83,6 +83,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
         "local".into(),
         billing.clone(),
         Default::default(),
+        None,
     );
     let state = ApiState {
         node: "local".into(),

@@ -184,6 +184,12 @@ pub struct ServeArgs {
     #[arg(long, env = "SCRIBE_LIVE_IDLE_TIMEOUT", value_parser = humantime::parse_duration)]
     #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub live_idle_timeout: Option<Duration>,
+    /// An installed speech model (a folder name of the models directory, e.g. whisper-tiny.en)
+    /// that decodes live sessions' partials in the languages it knows; finals stay with the
+    /// default model (default: the default model decodes both).
+    #[arg(long, env = "SCRIBE_LIVE_PARTIALS_MODEL")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_partials_model: Option<String>,
     /// How long an OpenAI-API request waits for its job before answering 504 with the job's id
     /// (default: 9m, below the openai packages' 10-minute timeout). The job goes on.
     #[arg(long, env = "SCRIBE_OPENAI_WAIT", value_parser = humantime::parse_duration)]
@@ -240,6 +246,7 @@ struct Layered {
     live_sessions_per_account: usize,
     #[serde(with = "humantime_serde")]
     live_idle_timeout: Duration,
+    live_partials_model: Option<String>,
     #[serde(with = "humantime_serde")]
     openai_wait: Duration,
 }
@@ -285,6 +292,7 @@ impl Default for Layered {
             live_sessions: live.max_sessions,
             live_sessions_per_account: live.max_per_account,
             live_idle_timeout: live.idle_timeout,
+            live_partials_model: live.partials_model,
             openai_wait: api.openai_wait,
         }
     }
@@ -417,6 +425,7 @@ impl Config {
                 max_sessions: layered.live_sessions,
                 max_per_account: layered.live_sessions_per_account.max(1),
                 idle_timeout: layered.live_idle_timeout.max(Duration::from_secs(1)),
+                partials_model: layered.live_partials_model,
             },
             openai_wait: layered.openai_wait,
         })

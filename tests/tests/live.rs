@@ -1,7 +1,7 @@
 //! Live transcription over a real WebSocket (`/api/real-time`, Amberscript's real-time protocol),
 //! with a plain client (`scribe_tests::live`), real corpus speech made into raw PCM by ffmpeg, and
 //! the real engine: finals against the direct job of the same clip, partials before finals with
-//! their id, sessions at once sharing the decoder, every encoding and several rates, every
+//! their id, sessions at once sharing the decoder, the operator's partials model, every encoding and several rates, every
 //! refusal, the balance running out, capacity, a session saved as a job, and a crash in the
 //! middle of one. Every message the server sends in them is checked against its schema in the
 //! server's AsyncAPI document (`live::ServerMessages`).
@@ -184,6 +184,54 @@ fn sessions_at_once_share_the_decoder_and_each_reads_as_alone() {
     let shared: u64 =
         shared.unwrap_or_else(|| panic!("no shared count in /metrics:\n{metrics}")).trim().parse().unwrap();
     assert!(shared >= 2, "no decoding was shared:\n{metrics}");
+}
+
+#[test]
+fn the_operators_partials_model_decodes_partials_in_its_languages_and_finals_stay_with_the_model() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start_with(Options {
+        extra_args: ["--live-partials-model", "whisper-tiny.en"].map(String::from).to_vec(),
+        ..Options::default()
+    });
+    let key = server.key();
+    // English with partials: tiny.en (loaded for it) decodes the partials, base the finals.
+    let audio = pcm(clips::JFK, 16_000, "s16le");
+    let mut live = session(&server, init(key, json!({"outputConfig": {"partials": true}})), &audio, 16_000, "s16le");
+    live.pace = Pace::RealTime;
+    let run = live.run();
+    assert_ended_normally(&run);
+    assert_eq!(run.messages[0].1["message"]["partialsModel"], "whisper-tiny.en", "{:?}", run.messages[0]);
+    assert!(!run.of_type("PartialResult").is_empty(), "partials were asked for: {:?}", run.messages);
+    assert!(wer(JFK_TEXT, &run.final_text()) <= 0.10, "{}", run.final_text());
+    let logs = server.full_logs();
+    let loaded = logs.lines().any(|l| l.contains("loading the speech model") && l.contains("whisper-tiny.en"));
+    assert!(loaded, "tiny.en was never loaded:\n{logs}");
+
+    // tiny.en knows no German, and a session without partials has none to decode.
+    let silence = vec![0u8; 16_000 * 2];
+    for extra in [json!({"language": "de", "outputConfig": {"partials": true}}), json!({})] {
+        let run = session(&server, init(key, extra.clone()), &silence, 16_000, "s16le").run();
+        assert_ended_normally(&run);
+        assert_eq!(run.messages[0].1["message"]["partialsModel"], Value::Null, "{extra}: {:?}", run.messages[0]);
+    }
+
+    // A model that is not installed stops the server at start, naming what is.
+    let home = tempfile::tempdir().expect("a temp dir");
+    let out = std::process::Command::new(paths::scribe_bin())
+        .args(["serve", "--port", "0", "--live-partials-model", "whisper-huge"])
+        .arg("--data-dir")
+        .arg(home.path())
+        .env("SCRIBE_MODELS_DIR", paths::models_dir())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("running scribe serve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("--live-partials-model whisper-huge: no such speech model is installed")
+            && stderr.contains("whisper-tiny.en"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -36,7 +36,7 @@ use crate::billing::{Billing, NewJob, SubmitError};
 use crate::command;
 use crate::jobs::Jobs;
 use crate::media::MediaStore;
-use crate::speech_model::SpeechModel;
+use crate::speech_model::{EngineLease, SpeechModel};
 
 /// The node name a saved session's job records on a server that is not part of a cluster.
 pub const LOCAL_NODE: &str = "local";
@@ -50,12 +50,28 @@ pub struct LiveSettings {
     pub max_per_account: usize,
     /// A session without audio for this long is closed (`--live-idle-timeout`).
     pub idle_timeout: Duration,
+    /// The installed speech model that decodes the partials of sessions in a language it knows
+    /// (`--live-partials-model`, e.g. `whisper-tiny.en`); `None`: the session's own model.
+    pub partials_model: Option<String>,
 }
 
 impl Default for LiveSettings {
     fn default() -> Self {
-        LiveSettings { max_sessions: 4, max_per_account: 2, idle_timeout: Duration::from_secs(30) }
+        LiveSettings {
+            max_sessions: 4,
+            max_per_account: 2,
+            idle_timeout: Duration::from_secs(30),
+            partials_model: None,
+        }
     }
+}
+
+/// The model that decodes partials when the operator named one, and the languages it knows.
+#[derive(Clone)]
+pub struct PartialsModel {
+    pub name: String,
+    pub languages: Vec<String>,
+    pub model: Arc<SpeechModel>,
 }
 
 /// What a session sends the client, in order; `Close` is always last.
@@ -138,6 +154,7 @@ pub struct LiveSessions {
     capacity: Capacity,
     decodes: DecodeCounts,
     decoder: LiveDecoder,
+    partials: Option<PartialsModel>,
 }
 
 impl LiveSessions {
@@ -151,11 +168,25 @@ impl LiveSessions {
         node: String,
         billing: Billing,
         settings: LiveSettings,
+        partials: Option<PartialsModel>,
     ) -> LiveSessions {
         let capacity = Capacity::new(settings.max_sessions, settings.max_per_account);
         let decodes = DecodeCounts::default();
         let decoder = LiveDecoder::start(decodes.clone());
-        LiveSessions { model, store, jobs, media, data_dir, node, billing, settings, capacity, decodes, decoder }
+        LiveSessions {
+            model,
+            store,
+            jobs,
+            media,
+            data_dir,
+            node,
+            billing,
+            settings,
+            capacity,
+            decodes,
+            decoder,
+            partials,
+        }
     }
 
     /// The sessions' decodings so far, by kind (`/metrics`).
@@ -176,11 +207,17 @@ impl LiveSessions {
         let least = self.billing.check_least(&owner, JobType::Direct, TranscriptionType::Transcription).await;
         least.map_err(|e| billing_error(e, 1))?;
         let hotwords = self.glossary_terms(&owner, &init).await?;
-        let model = self.model.clone();
-        let engine = tokio::task::spawn_blocking(move || model.lease())
-            .await
-            .map_err(|e| internal(format!("loading the speech model failed: {e}")))?
-            .map_err(|e| internal(format!("the speech model cannot be used: {e}")))?;
+        let engine = lease(&self.model).await?;
+        // The operator's partials model, for a session with partials in a language it knows
+        // (`auto` is not known before the first utterance: the session's model decodes those).
+        let partials = self.partials.as_ref().filter(|p| {
+            init.output.partials
+                && init.language.whisper_code().is_some_and(|code| p.languages.iter().any(|l| l == code))
+        });
+        let partials_engine = match partials {
+            Some(p) => Some(lease(&p.model).await?),
+            None => None,
+        };
         if engine.vad().is_none() {
             return Err(internal(
                 "live sessions need the voice activity model (Silero VAD), which is not installed".into(),
@@ -201,6 +238,7 @@ impl LiveSessions {
                 "outputConfig": {"format": "transcription", "partials": init.output.partials, "saveAsJob": init.output.save_as_job},
                 "glossaryId": init.glossary_id.as_ref().map(|g| g.as_str()),
                 "jobId": init.output.save_as_job.then(|| session_id.as_str()),
+                "partialsModel": partials.map(|p| p.name.as_str()),
             }),
         ));
         let args = SessionArgs {
@@ -209,6 +247,7 @@ impl LiveSessions {
             init,
             hotwords,
             engine,
+            partials_engine,
             billing: self.billing.clone(),
             decodes: self.decodes.clone(),
             decoder: self.decoder.clone(),
@@ -263,6 +302,15 @@ impl LiveSessions {
         }
         Ok(glossary.hotwords())
     }
+}
+
+/// The engine of `model`, loading it first if it was released.
+async fn lease(model: &Arc<SpeechModel>) -> Result<EngineLease, LiveError> {
+    let model = model.clone();
+    tokio::task::spawn_blocking(move || model.lease())
+        .await
+        .map_err(|e| internal(format!("loading the speech model failed: {e}")))?
+        .map_err(|e| internal(format!("the speech model cannot be used: {e}")))
 }
 
 fn internal(message: String) -> LiveError {

@@ -120,6 +120,9 @@ pub struct SessionArgs {
     pub init: LiveInit,
     pub hotwords: Vec<String>,
     pub engine: EngineLease,
+    /// The operator's partials model (`--live-partials-model`) when it knows the session's
+    /// language; else `engine` decodes the partials too.
+    pub partials_engine: Option<EngineLease>,
     /// Pays the session's minutes.
     pub billing: Billing,
     /// The server's count of live decodings.
@@ -559,8 +562,12 @@ impl SessionState {
         self.decoding = Some(InFlight { kind: counted, cancel });
         self.args.decodes.count(counted);
         let myself = myself.clone();
+        let engine = match (&self.args.partials_engine, counted) {
+            (Some(partials), Counted::Partial) => partials.shared(),
+            _ => self.engine.clone(),
+        };
         self.args.decoder.submit(Request {
-            engine: self.engine.clone(),
+            engine,
             samples,
             options,
             urgent: counted != Counted::Partial,

@@ -53,6 +53,10 @@ pub struct BenchLiveArgs {
     /// one after another, in this process (also part of `--encoder`).
     #[arg(long, conflicts_with_all = ["quick", "encoder"])]
     pub together: bool,
+    /// Only the tables of finals prompted with the previous final and of finals joined at their
+    /// seams, in this process (also part of `--encoder`).
+    #[arg(long, conflicts_with_all = ["quick", "encoder", "together"])]
+    pub context: bool,
     /// The largest number of simultaneous sessions tried.
     #[arg(long, default_value_t = 8)]
     pub max_sessions: usize,
@@ -62,6 +66,10 @@ pub struct BenchLiveArgs {
     /// The second model of the capacity runs, by name under the models directory.
     #[arg(long, default_value = "whisper-tiny.en")]
     pub small_model: String,
+    /// The base server's `--live-partials-model` (e.g. whisper-tiny.en): partials of the live
+    /// clips and of base's capacity runs come from it [default: base decodes its own partials].
+    #[arg(long)]
+    pub partials_model: Option<String>,
     /// Directory holding the models (as for `scribe serve`).
     #[arg(long, env = "SCRIBE_MODELS_DIR")]
     pub models_dir: Option<PathBuf>,
@@ -136,6 +144,9 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     if args.together {
         return crate::live_encoder::run_together(&models_dir, &corpus);
     }
+    if args.context {
+        return crate::live_encoder::run_context(&models_dir, &corpus, &python());
+    }
     if !args.quick {
         crate::live_encoder::run(&models_dir, &corpus, &python())?;
         if args.encoder {
@@ -174,7 +185,14 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     let base_model = "whisper-base".to_string();
     let data = work.join("data-base");
     let key = bench_key(&data)?;
-    let server = start(&data, &models_dir, None, args.max_sessions, &work.join("serve-base.stderr"))?;
+    let server = start(
+        &data,
+        &models_dir,
+        None,
+        args.partials_model.as_deref(),
+        args.max_sessions,
+        &work.join("serve-base.stderr"),
+    )?;
     let base_url = format!("http://{}/api", server.addr);
     let ws_url = format!("ws://{}/api/real-time", server.addr);
 
@@ -247,7 +265,8 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     let small_capacity = if small_dir.join("model.bin").is_file() || small_dir.is_dir() {
         let data = work.join("data-small");
         let key = bench_key(&data)?;
-        let server = start(&data, &models_dir, Some(&small_dir), args.max_sessions, &work.join("serve-small.stderr"))?;
+        let server =
+            start(&data, &models_dir, Some(&small_dir), None, args.max_sessions, &work.join("serve-small.stderr"))?;
         let ws_url = format!("ws://{}/api/real-time", server.addr);
         runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), true, true))?;
         capacity(&runtime, &ws_url, &key, &args.small_model, &runs, &scoring, &levels)?
@@ -265,9 +284,10 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     let (pp50, pp95) = (percentile(&partial_latencies, 50.0), percentile(&partial_latencies, 95.0));
     println!();
     println!(
-        "live vs direct (the anchor) on {} clips, {audio_s:.1} s of audio, Whisper base; {finals} finals, {} with partials, \
-         {behind} BEHIND_REAL_TIME warnings; direct jobs took {direct_wall:.1} s in all",
+        "live vs direct (the anchor) on {} clips, {audio_s:.1} s of audio, Whisper base (partials from {}); {finals} finals, \
+         {} with partials, {behind} BEHIND_REAL_TIME warnings; direct jobs took {direct_wall:.1} s in all",
         clips.len(),
+        args.partials_model.as_deref().unwrap_or("base"),
         partial_latencies.len()
     );
     println!("{:<40}{:>10}{:>10}  {:<28}met", "measure", "live", "direct", "goal");
@@ -374,6 +394,7 @@ fn start(
     data: &Path,
     models_dir: &Path,
     model_dir: Option<&Path>,
+    partials_model: Option<&str>,
     sessions: usize,
     stderr: &Path,
 ) -> anyhow::Result<ServerProcess> {
@@ -394,6 +415,10 @@ fn start(
     if let Some(dir) = model_dir {
         extra.push("--model-dir".into());
         extra.push(dir.display().to_string());
+    }
+    if let Some(name) = partials_model {
+        extra.push("--live-partials-model".into());
+        extra.push(name.into());
     }
     ServerProcess::start(data, models_dir, &extra, stderr)
 }

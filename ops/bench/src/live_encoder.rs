@@ -9,7 +9,8 @@
 //! finals' settings (no sampling fallback). All are scored by the corpus's `score_wer.py`. Then
 //! the encoder alone on 1 to 29 s of speech, whole and fitted; then the utterances decoded in
 //! batches, as sessions share the decoder, against one after another; last, finals decoded alone
-//! against finals prompted with the previous final, on the recordings of many utterances.
+//! against finals prompted with the previous final, on the recordings of many utterances, and
+//! the finals alone joined at their seams by each casing rule of `live_seams`.
 
 use std::path::Path;
 use std::time::Instant;
@@ -22,6 +23,7 @@ use scribe_whisper::{EncoderWindow, Engine, EngineConfig, EngineError, Transcrib
 use scribe_whisper::{mel, profile};
 
 use crate::asr::score;
+use crate::live_seams::{self, SeamRules};
 use scribe_bench::corpus::{Clip, english_clips, real_english_clips};
 
 /// Margins tried, in mel frames (10 ms).
@@ -88,6 +90,11 @@ pub fn run_together(models_dir: &Path, corpus: &Path) -> anyhow::Result<()> {
     let engine = load(models_dir)?;
     let (_, clips) = real_english_clips(corpus)?;
     together(&engine, &cut_clips(&engine, corpus, &clips)?)
+}
+
+/// `scribe-bench live --context`: only the tables of finals with context and joined at seams.
+pub fn run_context(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::Result<()> {
+    context(&load(models_dir)?, corpus, python)
 }
 
 fn load(models_dir: &Path) -> anyhow::Result<Engine> {
@@ -186,6 +193,7 @@ fn context(engine: &Engine, corpus: &Path, python: &Path) -> anyhow::Result<()> 
         clips.iter().map(|c| c.file.trim_start_matches("audio/")).collect::<Vec<_>>().join(", ")
     );
     println!("{:<34}{:>8}{:>16}{:>12}", "finals", "WER %", "formatted WER %", "read back");
+    let mut alone: Vec<Vec<String>> = Vec::new();
     for with_context in [false, true] {
         let options = TranscribeOptions {
             language: Some("en".into()),
@@ -212,13 +220,92 @@ fn context(engine: &Engine, corpus: &Path, python: &Path) -> anyhow::Result<()> 
             let text = finals.join(" ");
             formatted.push(formatted_wer(&clip.transcript, &text));
             hyps.push((clip.file.clone(), text));
+            if !with_context {
+                alone.push(finals);
+            }
         }
         let wer = score(python, corpus, &header, &clips, &hyps)?;
         let (errors, words) = formatted.iter().fold((0, 0), |(e, w), (a, b)| (e + a, w + b));
         let name = if with_context { "prompted with the previous final" } else { "alone (today)" };
         println!("{name:<34}{wer:>8.2}{:>16.2}{read_back:>12}", errors as f64 * 100.0 / words.max(1) as f64);
     }
+    seams(&clips, &alone);
     Ok(())
+}
+
+/// The finals decoded alone, joined at their seams by each rule of `live_seams` on its own: the
+/// formatted WER per recording and pooled, the finals changed, and the words right but for
+/// their case. (The rules change letters' case only, so the WER of the words is the same.)
+fn seams(clips: &[Clip], finals: &[Vec<String>]) {
+    let only = |f: fn(&mut SeamRules)| {
+        let mut rules = SeamRules::NONE;
+        f(&mut rules);
+        rules
+    };
+    let variants = [
+        ("as decoded", SeamRules::NONE),
+        ("capitalize sentence starts", only(|r| r.capitalize_sentence_starts = true)),
+        ("lower continuations", only(|r| r.lower_continuations = true)),
+        ("unshout", only(|r| r.unshout = true)),
+    ];
+    println!();
+    println!("finals joined at their seams (formatted WER %, per recording and pooled; finals changed):");
+    let names: Vec<&str> = clips.iter().map(|c| c.file.trim_start_matches("audio/").trim_end_matches(".wav")).collect();
+    let columns: String = names.iter().map(|n| format!("{:>14.14}", n)).collect();
+    println!("{:<30}{columns}{:>10}{:>10}{:>10}", "rules", "pooled", "changed", "miscased");
+    for (name, rules) in variants {
+        let (mut errors, mut words, mut changed, mut miscased, mut each) = (0, 0, 0, 0, String::new());
+        for (clip, finals) in clips.iter().zip(finals) {
+            let mut previous: Option<String> = None;
+            let mut joined = Vec::new();
+            for text in finals {
+                let mut final_words: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+                let before = final_words.clone();
+                live_seams::join(previous.as_deref(), &mut final_words, rules);
+                changed += usize::from(before != final_words);
+                previous = final_words.last().cloned().or(previous);
+                joined.extend(final_words);
+            }
+            let (e, w) = formatted_wer(&clip.transcript, &joined.join(" "));
+            each.push_str(&format!("{:>14.2}", e as f64 * 100.0 / w.max(1) as f64));
+            (errors, words) = (errors + e, words + w);
+            let (c, _) = case_errors(&clip.transcript, &joined);
+            miscased += c;
+        }
+        println!("{name:<30}{each}{:>10.2}{changed:>10}{miscased:>10}", errors as f64 * 100.0 / words.max(1) as f64);
+    }
+    println!("(miscased: words the reference has, written in another case)");
+}
+
+/// Of the words `hypothesis` gets right (the same letters as the reference's word it aligns
+/// with, whatever their case and punctuation), how many are in another case than the
+/// reference's, and how many were aligned.
+fn case_errors(reference: &str, hypothesis: &[String]) -> (usize, usize) {
+    let letters = |w: &str| w.chars().filter(|c| c.is_alphanumeric() || *c == '\'').collect::<String>();
+    let r: Vec<String> = reference.split_whitespace().map(letters).collect();
+    let h: Vec<String> = hypothesis.iter().map(|w| letters(w)).collect();
+    let (rn, hn): (Vec<String>, Vec<String>) =
+        (r.iter().map(|w| w.to_lowercase()).collect(), h.iter().map(|w| w.to_lowercase()).collect());
+    // Longest common subsequence of the words without case, then the matched pairs' case.
+    let mut table = vec![vec![0usize; hn.len() + 1]; rn.len() + 1];
+    for i in (0..rn.len()).rev() {
+        for j in (0..hn.len()).rev() {
+            table[i][j] = if rn[i] == hn[j] { table[i + 1][j + 1] + 1 } else { table[i + 1][j].max(table[i][j + 1]) };
+        }
+    }
+    let (mut i, mut j, mut miscased, mut aligned) = (0, 0, 0, 0);
+    while i < rn.len() && j < hn.len() {
+        if rn[i] == hn[j] {
+            aligned += 1;
+            miscased += usize::from(r[i] != h[j]);
+            (i, j) = (i + 1, j + 1);
+        } else if table[i + 1][j] >= table[i][j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    (miscased, aligned)
 }
 
 /// Word edits between `reference` and `hypothesis` as written (case and punctuation count), and

@@ -16,8 +16,8 @@ pub struct SeamRules {
     /// with `.`, `!`, `?` or `…`) starts with a capital.
     pub capitalize_sentence_starts: bool,
     /// A final that goes on with the previous one's sentence (which ended without terminal
-    /// punctuation) starts with a small letter, unless its first word is `I` (English only:
-    /// other languages capitalise nouns).
+    /// punctuation) starts with a small letter, unless its first word is `I` (a rule for
+    /// English: German, for one, capitalises every noun).
     pub lower_continuations: bool,
     /// A final of several words all in capitals (Whisper's rendering of emphatic speech) is
     /// written in small letters, but for words of one letter.

@@ -1,9 +1,9 @@
 //! Live transcription over a real WebSocket (`/api/real-time`, Amberscript's real-time protocol),
 //! with a plain client (`scribe_tests::live`), real corpus speech made into raw PCM by ffmpeg, and
 //! the real engine: finals against the direct job of the same clip, partials before finals with
-//! their id, sessions at once sharing the decoder, the operator's partials model, every encoding and several rates, every
-//! refusal, the balance running out, capacity, a session saved as a job, and a crash in the
-//! middle of one. Every message the server sends in them is checked against its schema in the
+//! their id, sessions at once sharing the decoder, the operator's partials model, every encoding
+//! and several rates, every refusal, the balance running out, capacity, a session saved as a job,
+//! and a crash in the middle of one. Every message the server sends in them is checked against its schema in the
 //! server's AsyncAPI document (`live::ServerMessages`).
 
 use std::time::Duration;

@@ -7,9 +7,10 @@
 //! no sampling fallback) into a `FinalResult`; the decoding starts as soon as a pause has lasted
 //! the utterance's padding (`Pausing`), so it is usually done when the pause is long enough to
 //! end the utterance, and is thrown away if the speaker goes on. While an utterance is spoken,
-//! the growing audio is decoded cheaply (greedy, no word times) about twice a second into
-//! `PartialResult`s that [`Agreement`] keeps from flickering. The encoder reads only the utterance's speech and a margin
-//! ([`EncoderWindow::fitted`]), not a 30 s window. Decodings go through the server's
+//! the growing audio is decoded cheaply (greedy, no word times) every 0.6 s of speech, or less
+//! often while partials take long (the cores shared by many sessions), into `PartialResult`s
+//! that [`Agreement`] keeps from flickering. The encoder reads only the utterance's speech and
+//! a margin ([`EncoderWindow::fitted`]), not a 30 s window. Decodings go through the server's
 //! [`LiveDecoder`], which decodes the sessions' finals first and what is ready at the same moment
 //! together. One decode is asked for at a time per session, finals first, and a final pre-empts
 //! a partial in flight (cancelled between two decoder steps): a session that falls behind real
@@ -53,11 +54,25 @@ use crate::speech_model::EngineLease;
 const RATE: usize = live::SAMPLE_RATE as usize;
 /// A partial is decoded once the open utterance has grown by this much audio since the last.
 const PARTIAL_EVERY: usize = RATE * 6 / 10;
+/// ... or by this many times as long as the last partial took, from asking to answer, when
+/// that is longer: under load (sessions sharing the cores, a long utterance) partials come less
+/// often, a session waiting for partials at most half of the time, and finals find the decoder
+/// free.
+const PARTIAL_SPACING: u32 = 2;
 /// The first partial of an utterance waits for this much speech.
 const FIRST_PARTIAL_AFTER: usize = RATE * 4 / 10;
 /// Finals waiting longer than this (seconds of audio received since their utterance ended)
 /// make the session say it is behind real time.
 const BEHIND_WARNING_S: f64 = 2.0;
+
+/// Whether the open utterance, `spoken` samples long, is due a partial `since_last` samples
+/// after its last one (its start before the first), the last one having taken `last_took`: the
+/// first once it holds [`FIRST_PARTIAL_AFTER`], then each time it has grown by [`PARTIAL_EVERY`]
+/// or [`PARTIAL_SPACING`] times `last_took`, whichever is more.
+fn partial_due(spoken: usize, since_last: usize, last_took: Duration) -> bool {
+    let spacing = ((last_took * PARTIAL_SPACING).as_secs_f64() * RATE as f64) as usize;
+    spoken >= FIRST_PARTIAL_AFTER && since_last >= PARTIAL_EVERY.max(spacing).min(spoken)
+}
 
 pub enum SessionMsg {
     /// A binary frame, as received.
@@ -99,6 +114,7 @@ enum DecodeKind {
 struct InFlight {
     kind: Counted,
     cancel: Arc<AtomicBool>,
+    asked: Instant,
 }
 
 /// The final of the utterance in a pause, decoded before the pause ends it.
@@ -182,6 +198,8 @@ pub struct SessionState {
     /// The VAD's last chunk was speech: a partial started in a pause would only delay the
     /// final that the pause may be about to bring.
     speaking: bool,
+    /// How long the last partial answered took, from asking to answer (waiting included).
+    partial_took: Duration,
 }
 
 pub struct LiveSessionActor;
@@ -219,6 +237,7 @@ impl Actor for LiveSessionActor {
             warned_split_sample: false,
             warned_behind: false,
             speaking: false,
+            partial_took: Duration::ZERO,
             engine,
             args,
         })
@@ -245,7 +264,12 @@ impl Actor for LiveSessionActor {
                 }
             }
             SessionMsg::Decoded(decoded) => {
-                state.decoding = None;
+                if let Some(flight) = state.decoding.take()
+                    && flight.kind == Counted::Partial
+                    && decoded.result.is_ok()
+                {
+                    state.partial_took = flight.asked.elapsed();
+                }
                 state.decoded(*decoded).await;
             }
         }
@@ -480,7 +504,8 @@ impl SessionState {
             {
                 self.args.decodes.count(Counted::EarlyKept);
                 let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
-                self.decoding = Some(InFlight { kind: Counted::EarlyKept, cancel: Arc::default() });
+                self.decoding =
+                    Some(InFlight { kind: Counted::EarlyKept, cancel: Arc::default(), asked: Instant::now() });
                 return;
             }
             let samples = self.samples(&next.range);
@@ -503,7 +528,7 @@ impl SessionState {
         let received = self.received;
         let Some(open) = self.open.as_mut() else { return };
         let spoken = received.saturating_sub(open.start);
-        if spoken < FIRST_PARTIAL_AFTER || received.saturating_sub(open.partial_at) < PARTIAL_EVERY.min(spoken) {
+        if !partial_due(spoken, received.saturating_sub(open.partial_at), self.partial_took) {
             return;
         }
         open.partial_at = received;
@@ -559,7 +584,7 @@ impl SessionState {
         if counted != Counted::Final {
             options.cancel = Some(cancel.clone());
         }
-        self.decoding = Some(InFlight { kind: counted, cancel });
+        self.decoding = Some(InFlight { kind: counted, cancel, asked: Instant::now() });
         self.args.decodes.count(counted);
         let myself = myself.clone();
         let engine = match (&self.args.partials_engine, counted) {
@@ -696,4 +721,37 @@ impl SessionState {
 
 fn round_cs(seconds: f64) -> f64 {
     (seconds * 100.0).round() / 100.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: usize = RATE / 1000;
+
+    #[test]
+    fn the_first_partial_comes_once_the_utterance_holds_enough_speech_however_long_the_last_took() {
+        let slow = Duration::from_secs(2);
+        assert!(!partial_due(300 * MS, 300 * MS, Duration::ZERO));
+        assert!(partial_due(400 * MS, 400 * MS, Duration::ZERO));
+        assert!(partial_due(400 * MS, 400 * MS, slow));
+    }
+
+    #[test]
+    fn on_idle_cores_partials_come_every_0_6_s_of_speech() {
+        // given a last partial that took 0.1 s
+        let took = Duration::from_millis(100);
+        // then the next is due 0.6 s of speech later, not sooner
+        assert!(!partial_due(3000 * MS, 500 * MS, took));
+        assert!(partial_due(3000 * MS, 600 * MS, took));
+    }
+
+    #[test]
+    fn under_load_partials_wait_twice_as_long_as_the_last_one_took() {
+        // given a last partial that took 0.8 s (waiting behind other sessions' decodings)
+        let took = Duration::from_millis(800);
+        // then the next waits for 1.6 s of speech
+        assert!(!partial_due(5000 * MS, 1500 * MS, took));
+        assert!(partial_due(5000 * MS, 1600 * MS, took));
+    }
 }

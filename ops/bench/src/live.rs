@@ -57,6 +57,9 @@ pub struct BenchLiveArgs {
     /// seams, in this process (also part of `--encoder`).
     #[arg(long, conflicts_with_all = ["quick", "encoder", "together"])]
     pub context: bool,
+    /// Only the capacity runs (base, then the small model): no in-process part, no clips.
+    #[arg(long, conflicts_with_all = ["quick", "encoder", "together", "context"])]
+    pub capacity: bool,
     /// The largest number of simultaneous sessions tried.
     #[arg(long, default_value_t = 8)]
     pub max_sessions: usize,
@@ -147,7 +150,7 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     if args.context {
         return crate::live_encoder::run_context(&models_dir, &corpus, &python());
     }
-    if !args.quick {
+    if !args.quick && !args.capacity {
         crate::live_encoder::run(&models_dir, &corpus, &python())?;
         if args.encoder {
             return Ok(());
@@ -197,52 +200,19 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     let ws_url = format!("ws://{}/api/real-time", server.addr);
 
     let http = reqwest::Client::new();
-    let mut direct_hyps = Vec::new();
-    let direct_started = Instant::now();
-    for c in &clips {
-        let text = runtime.block_on(direct_job(&http, &base_url, &key, &corpus.join(&c.clip.file)))?;
-        eprintln!("  direct {:<50} {text}", c.clip.file);
-        direct_hyps.push((c.clip.file.clone(), text));
-    }
-    let direct_wall = direct_started.elapsed().as_secs_f64();
-
     // One unmeasured session first, so that the live engine's start-up is not billed to a clip.
     runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), true, true))?;
-    let mut live_hyps = Vec::new();
-    let (mut final_latencies, mut partial_latencies, mut utterance_end_latencies) =
-        (Vec::new(), Vec::new(), Vec::new());
-    let (mut finals, mut behind) = (0, 0);
-    for c in &clips {
-        let log = runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&c.pcm), true, false))?;
-        if !log.ended_normally() {
-            bail!(
-                "the live session of {} did not end normally: close {:?}, error {:?}",
-                c.clip.file,
-                log.close,
-                log.error()
-            );
-        }
-        let (f, p) = (log.final_latencies(), log.first_partial_latencies());
-        eprintln!(
-            "  live   {:<50} {}  [{} finals, {} partials, {} utterances with partials; final latency max {:.2} s]",
-            c.clip.file,
-            log.final_text(),
-            log.finals(),
-            log.partials(),
-            p.len(),
-            f.iter().copied().fold(0.0, f64::max),
-        );
-        finals += log.finals();
-        behind += log.behind_warnings();
-        final_latencies.extend(f);
-        partial_latencies.extend(p);
-        utterance_end_latencies.extend(log.final_latencies_from_utterance_end());
-        live_hyps.push((c.clip.file.clone(), log.final_text()));
-    }
-    let decodes = runtime.block_on(live_decodes(&http, &format!("http://{}/metrics", server.addr)))?;
-    let plain: Vec<Clip> = clips.iter().map(|c| c.clip.clone()).collect();
-    let direct_wer = score(&python, &corpus, &header, &plain, &direct_hyps)?;
-    let live_wer = score(&python, &corpus, &header, &plain, &live_hyps)?;
+    let clip_figures = match args.capacity {
+        true => None,
+        false => Some(stream_clips(
+            &runtime,
+            &http,
+            &server,
+            &key,
+            &clips,
+            &Scoring { python: &python, corpus: &corpus, header: &header },
+        )?),
+    };
 
     // The capacity runs' audio, one stream per session (each from another point of the clip, so
     // that utterances do not end in step), and each transcribed by a direct job: the reference
@@ -280,37 +250,12 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         }
     };
 
-    let (fp50, fp95) = (percentile(&final_latencies, 50.0), percentile(&final_latencies, 95.0));
-    let (pp50, pp95) = (percentile(&partial_latencies, 50.0), percentile(&partial_latencies, 95.0));
     println!();
-    println!(
-        "live vs direct (the anchor) on {} clips, {audio_s:.1} s of audio, Whisper base (partials from {}); {finals} finals, \
-         {} with partials, {behind} BEHIND_REAL_TIME warnings; direct jobs took {direct_wall:.1} s in all",
-        clips.len(),
-        args.partials_model.as_deref().unwrap_or("base"),
-        partial_latencies.len()
-    );
-    println!("{:<40}{:>10}{:>10}  {:<28}met", "measure", "live", "direct", "goal");
-    let wer_met = live_wer <= direct_wer + 1.0;
-    row("WER %", &format!("{live_wer:.2}"), &format!("{direct_wer:.2}"), "within 1 point of direct", Some(wer_met));
-    row("final latency p50 s (last word)", &secs(fp50), "-", "<= 0.8", fp50.map(|v| v <= 0.8));
-    row("final latency p95 s (last word)", &secs(fp95), "-", "<= 1.0", fp95.map(|v| v <= 1.0));
-    let (up50, up95) = (percentile(&utterance_end_latencies, 50.0), percentile(&utterance_end_latencies, 95.0));
-    row("final latency p50 s (utterance end)", &secs(up50), "-", "-", None);
-    row("final latency p95 s (utterance end)", &secs(up95), "-", "-", None);
-    row("first partial latency p50 s", &secs(pp50), "-", "-", None);
-    row("first partial latency p95 s", &secs(pp95), "-", "<= 1.0", pp95.map(|v| v <= 1.0));
-    let n = |kind: &str| decodes.iter().find(|(k, _)| k == kind).map_or(0, |(_, n)| *n);
-    println!(
-        "decodings of the clips' sessions (warm-up included): {} finals after the pause, {} begun when a pause began \
-         ({} became the final, {} wasted: the speaker went on), {} partials ({} stopped for a final)",
-        n("final"),
-        n("early"),
-        n("early_kept"),
-        n("early") - n("early_kept"),
-        n("partial"),
-        n("partial_cancelled")
-    );
+    if let Some(figures) = &clip_figures {
+        figures.print(args.partials_model.as_deref().unwrap_or("base"));
+    } else {
+        println!("{:<40}{:>10}{:>10}  {:<28}met", "measure", "live", "direct", "goal");
+    }
     for c in [&base_capacity, &small_capacity] {
         if c.skipped.is_none() {
             println!(
@@ -336,12 +281,138 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
             let met = c.kept_up.map(|n| n >= 8);
             ("at least 8", if top < 8 && c.kept_up == Some(top) { None } else { Some(met.unwrap_or(false)) })
         };
-        row(&name, &value, "-", goal, met);
+        row(&name, &value, "-", goal, if c.skipped.is_some() { None } else { met });
         if let Some(why) = &c.skipped {
             println!("  ({} skipped: {why})", c.model);
         }
     }
     Ok(())
+}
+
+/// The clips' sessions, one after another, against their direct jobs.
+struct ClipFigures {
+    clips: usize,
+    audio_s: f64,
+    direct_wall: f64,
+    direct_wer: f64,
+    live_wer: f64,
+    finals: usize,
+    behind: usize,
+    final_latencies: Vec<f64>,
+    partial_latencies: Vec<f64>,
+    utterance_end_latencies: Vec<f64>,
+    /// The server's decodings by kind, after the clips' sessions (warm-up included).
+    decodes: Vec<(String, u64)>,
+}
+
+/// Transcribes each clip as a direct job, then streams it into a live session at real-time pace.
+fn stream_clips(
+    runtime: &tokio::runtime::Runtime,
+    http: &reqwest::Client,
+    server: &ServerProcess,
+    key: &str,
+    clips: &[Streamed],
+    scoring: &Scoring<'_>,
+) -> anyhow::Result<ClipFigures> {
+    let base_url = format!("http://{}/api", server.addr);
+    let ws_url = format!("ws://{}/api/real-time", server.addr);
+    let mut direct_hyps = Vec::new();
+    let direct_started = Instant::now();
+    for c in clips {
+        let text = runtime.block_on(direct_job(http, &base_url, key, &scoring.corpus.join(&c.clip.file)))?;
+        eprintln!("  direct {:<50} {text}", c.clip.file);
+        direct_hyps.push((c.clip.file.clone(), text));
+    }
+    let direct_wall = direct_started.elapsed().as_secs_f64();
+
+    let mut live_hyps = Vec::new();
+    let (mut final_latencies, mut partial_latencies, mut utterance_end_latencies) =
+        (Vec::new(), Vec::new(), Vec::new());
+    let (mut finals, mut behind) = (0, 0);
+    for c in clips {
+        let log = runtime.block_on(live_client::stream(&ws_url, key, Arc::clone(&c.pcm), true, false))?;
+        if !log.ended_normally() {
+            bail!(
+                "the live session of {} did not end normally: close {:?}, error {:?}",
+                c.clip.file,
+                log.close,
+                log.error()
+            );
+        }
+        let (f, p) = (log.final_latencies(), log.first_partial_latencies());
+        eprintln!(
+            "  live   {:<50} {}  [{} finals, {} partials, {} utterances with partials; final latency max {:.2} s]",
+            c.clip.file,
+            log.final_text(),
+            log.finals(),
+            log.partials(),
+            p.len(),
+            f.iter().copied().fold(0.0, f64::max),
+        );
+        finals += log.finals();
+        behind += log.behind_warnings();
+        final_latencies.extend(f);
+        partial_latencies.extend(p);
+        utterance_end_latencies.extend(log.final_latencies_from_utterance_end());
+        live_hyps.push((c.clip.file.clone(), log.final_text()));
+    }
+    let decodes = runtime.block_on(live_decodes(http, &format!("http://{}/metrics", server.addr)))?;
+    let plain: Vec<Clip> = clips.iter().map(|c| c.clip.clone()).collect();
+    let (python, corpus, header) = (scoring.python, scoring.corpus, scoring.header);
+    Ok(ClipFigures {
+        clips: clips.len(),
+        audio_s: clips.iter().map(|c| live_client::seconds(&c.pcm)).sum(),
+        direct_wall,
+        direct_wer: score(python, corpus, header, &plain, &direct_hyps)?,
+        live_wer: score(python, corpus, header, &plain, &live_hyps)?,
+        finals,
+        behind,
+        final_latencies,
+        partial_latencies,
+        utterance_end_latencies,
+        decodes,
+    })
+}
+
+impl ClipFigures {
+    /// The table's rows of the clips' sessions, next to the goals, under the table's header.
+    fn print(&self, partials_from: &str) {
+        let (fp50, fp95) = (percentile(&self.final_latencies, 50.0), percentile(&self.final_latencies, 95.0));
+        let (pp50, pp95) = (percentile(&self.partial_latencies, 50.0), percentile(&self.partial_latencies, 95.0));
+        println!(
+            "live vs direct (the anchor) on {} clips, {:.1} s of audio, Whisper base (partials from {partials_from}); \
+             {} finals, {} with partials, {} BEHIND_REAL_TIME warnings; direct jobs took {:.1} s in all",
+            self.clips,
+            self.audio_s,
+            self.finals,
+            self.partial_latencies.len(),
+            self.behind,
+            self.direct_wall,
+        );
+        println!("{:<40}{:>10}{:>10}  {:<28}met", "measure", "live", "direct", "goal");
+        let (live_wer, direct_wer) = (self.live_wer, self.direct_wer);
+        let wer_met = live_wer <= direct_wer + 1.0;
+        row("WER %", &format!("{live_wer:.2}"), &format!("{direct_wer:.2}"), "within 1 point of direct", Some(wer_met));
+        row("final latency p50 s (last word)", &secs(fp50), "-", "<= 0.8", fp50.map(|v| v <= 0.8));
+        row("final latency p95 s (last word)", &secs(fp95), "-", "<= 1.0", fp95.map(|v| v <= 1.0));
+        let ends = &self.utterance_end_latencies;
+        let (up50, up95) = (percentile(ends, 50.0), percentile(ends, 95.0));
+        row("final latency p50 s (utterance end)", &secs(up50), "-", "-", None);
+        row("final latency p95 s (utterance end)", &secs(up95), "-", "-", None);
+        row("first partial latency p50 s", &secs(pp50), "-", "-", None);
+        row("first partial latency p95 s", &secs(pp95), "-", "<= 1.0", pp95.map(|v| v <= 1.0));
+        let n = |kind: &str| self.decodes.iter().find(|(k, _)| k == kind).map_or(0, |(_, n)| *n);
+        println!(
+            "decodings of the clips' sessions (warm-up included): {} finals after the pause, {} begun when a pause \
+             began ({} became the final, {} wasted: the speaker went on), {} partials ({} stopped for a final)",
+            n("final"),
+            n("early"),
+            n("early_kept"),
+            n("early") - n("early_kept"),
+            n("partial"),
+            n("partial_cancelled")
+        );
+    }
 }
 
 fn row(name: &str, live: &str, direct: &str, goal: &str, met: Option<bool>) {

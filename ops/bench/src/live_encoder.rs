@@ -251,7 +251,8 @@ fn seams(clips: &[Clip], finals: &[Vec<String>]) {
     println!();
     println!("finals joined at their seams (formatted WER %, per recording and pooled; finals changed):");
     let names: Vec<&str> = clips.iter().map(|c| c.file.trim_start_matches("audio/").trim_end_matches(".wav")).collect();
-    let columns: String = names.iter().map(|n| format!("{:>14.14}", n)).collect();
+    // Each recording's column under the start of its name, a space before it.
+    let columns: String = names.iter().map(|n| format!("{:>14}", format!(" {n:.13}"))).collect();
     println!("{:<30}{columns}{:>10}{:>10}{:>10}", "rules", "pooled", "changed", "miscased");
     for (name, rules) in variants {
         let (mut errors, mut words, mut changed, mut miscased, mut each) = (0, 0, 0, 0, String::new());

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
-use scribe_whisper::engine::EncoderWindow;
 use scribe_whisper::{ComputeType, EngineError, TranscribeOptions, profile};
 
 mod common;
@@ -60,12 +59,7 @@ fn utterances_of_a_batch_cancelled_before_their_turn_are_not_encoded() {
     let _turn = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
     let engine = common::engine("whisper-base", ComputeType::Int8);
     let jfk = audio::decode_all(&corpus().join("audio/en_jfk.wav")).unwrap();
-    let live = TranscribeOptions {
-        language: Some("en".into()),
-        encoder_window: EncoderWindow::fitted(),
-        temperature_fallback: false,
-        ..Default::default()
-    };
+    let live = common::live_final_options();
     profile::enable();
     let _ = profile::take();
     let alone = engine.transcribe_samples(&jfk, &live).expect("jfk decodes");
@@ -74,8 +68,7 @@ fn utterances_of_a_batch_cancelled_before_their_turn_are_not_encoded() {
 
     // Given three partials whose session has asked them to stop (a final came), batched before a final
     let stop = Arc::new(AtomicBool::new(true));
-    let partial =
-        TranscribeOptions { beam_size: 1, word_timestamps: false, use_vad: false, cancel: Some(stop), ..live.clone() };
+    let partial = TranscribeOptions { cancel: Some(stop), ..common::live_partial_options() };
     let items: Vec<(&[f32], &TranscribeOptions)> =
         vec![(&jfk, &partial), (&jfk, &partial), (&jfk, &partial), (&jfk, &live)];
     // When the batch is transcribed

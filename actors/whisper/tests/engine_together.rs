@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
-use scribe_whisper::engine::EncoderWindow;
 use scribe_whisper::{ComputeType, Engine, EngineError, TranscribeOptions, Transcript, profile};
 
 mod common;
@@ -19,21 +18,6 @@ fn engine() -> Engine {
 
 fn clip(name: &str) -> Vec<f32> {
     audio::decode_all(&corpus().join("audio").join(name)).unwrap()
-}
-
-/// A live final's options: fitted window, beam 5, word times, no sampling fallback.
-fn final_options() -> TranscribeOptions {
-    TranscribeOptions {
-        language: Some("en".into()),
-        encoder_window: EncoderWindow::fitted(),
-        temperature_fallback: false,
-        ..Default::default()
-    }
-}
-
-/// A live partial's options: greedy, no word times, no VAD.
-fn partial_options() -> TranscribeOptions {
-    TranscribeOptions { beam_size: 1, word_timestamps: false, use_vad: false, ..final_options() }
 }
 
 fn text(result: &Result<Transcript, EngineError>) -> String {
@@ -55,7 +39,7 @@ fn utterances_decoded_together_read_as_each_alone() {
     let child = clip("en_childes_macwhinney_010411a_18s.wav");
     let learner = clip("en_speechocean762_001220015.wav");
     let piece = &reading[s * 30..s * 38];
-    let (fin, partial) = (final_options(), partial_options());
+    let (fin, partial) = (common::live_final_options(), common::live_partial_options());
     let items: Vec<(&[f32], &TranscribeOptions)> =
         vec![(&jfk, &fin), (piece, &partial), (&child, &fin), (&learner, &fin), (&jfk[..s * 4], &partial)];
     let alone: Vec<String> =
@@ -84,12 +68,12 @@ fn a_cancelled_utterance_leaves_the_others_whole() {
     let reading = clip("en_dctts_reader_lj003_longform.wav");
     let s = SAMPLE_RATE as usize;
     let long = &reading[s * 30..s * 58];
-    let fin = final_options();
+    let fin = common::live_final_options();
     let alone = text(&engine.transcribe_samples(&jfk, &fin));
 
     // Given a long partial beside a final, the partial cancelled once the batch has begun
     let cancel = Arc::new(AtomicBool::new(false));
-    let partial = TranscribeOptions { cancel: Some(cancel.clone()), ..partial_options() };
+    let partial = TranscribeOptions { cancel: Some(cancel.clone()), ..common::live_partial_options() };
     let items: Vec<(&[f32], &TranscribeOptions)> = vec![(long, &partial), (&jfk, &fin)];
     let canceller = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));

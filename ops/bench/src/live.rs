@@ -200,18 +200,12 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     let ws_url = format!("ws://{}/api/real-time", server.addr);
 
     let http = reqwest::Client::new();
+    let scoring = Scoring { python: &python, corpus: &corpus, header: &header };
     // One unmeasured session first, so that the live engine's start-up is not billed to a clip.
     runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), true, true))?;
     let clip_figures = match args.capacity {
         true => None,
-        false => Some(stream_clips(
-            &runtime,
-            &http,
-            &server,
-            &key,
-            &clips,
-            &Scoring { python: &python, corpus: &corpus, header: &header },
-        )?),
+        false => Some(stream_clips(&runtime, &http, &server, &key, &clips, &scoring)?),
     };
 
     // The capacity runs' audio, one stream per session (each from another point of the clip, so
@@ -227,7 +221,6 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         let direct = runtime.block_on(direct_job(&http, &base_url, &key, &wav))?;
         runs.push(CapacityStream { name: format!("capacity-{i}.wav"), pcm: Arc::new(pcm), direct });
     }
-    let scoring = Scoring { python: &python, corpus: &corpus, header: &header };
     let base_capacity = capacity(&runtime, &ws_url, &key, &base_model, &runs, &scoring, &levels)?;
     drop(server);
 
@@ -401,7 +394,7 @@ impl ClipFigures {
         row("final latency p95 s (utterance end)", &secs(up95), "-", "-", None);
         row("first partial latency p50 s", &secs(pp50), "-", "-", None);
         row("first partial latency p95 s", &secs(pp95), "-", "<= 1.0", pp95.map(|v| v <= 1.0));
-        let n = |kind: &str| self.decodes.iter().find(|(k, _)| k == kind).map_or(0, |(_, n)| *n);
+        let n = |kind: &str| decodings_of(&self.decodes, kind);
         println!(
             "decodings of the clips' sessions (warm-up included): {} finals after the pause, {} begun when a pause \
              began ({} became the final, {} wasted: the speaker went on), {} partials ({} stopped for a final)",
@@ -550,6 +543,11 @@ async fn live_decodes(http: &reqwest::Client, url: &str) -> anyhow::Result<Vec<(
         .collect())
 }
 
+/// The count of `kind` among the server's decodings (0 when it has none of them).
+fn decodings_of(decodes: &[(String, u64)], kind: &str) -> u64 {
+    decodes.iter().find(|(k, _)| k == kind).map_or(0, |(_, n)| *n)
+}
+
 /// Streams `streams[..n]` at once for each N of `levels` until an N falls behind; prints each
 /// N's latencies, pace and WER against the direct jobs of the same audio.
 #[allow(clippy::too_many_arguments)]
@@ -565,7 +563,6 @@ fn capacity(
     let mut kept_up = None;
     let metrics = ws_url.replace("ws://", "http://").replace("/api/real-time", "/metrics");
     let http = reqwest::Client::new();
-    let count = |decodes: &[(String, u64)], kind: &str| decodes.iter().find(|(k, _)| k == kind).map_or(0, |(_, n)| *n);
     let before = runtime.block_on(live_decodes(&http, &metrics))?;
     for &n in levels {
         let logs: Vec<SessionLog> = runtime.block_on(async {
@@ -612,8 +609,9 @@ fn capacity(
         kept_up = Some(n);
     }
     let after = runtime.block_on(live_decodes(&http, &metrics))?;
-    let decodings = ["final", "early", "partial"].iter().map(|k| count(&after, k) - count(&before, k)).sum();
-    let shared = count(&after, "shared") - count(&before, "shared");
+    let decodings =
+        ["final", "early", "partial"].iter().map(|k| decodings_of(&after, k) - decodings_of(&before, k)).sum();
+    let shared = decodings_of(&after, "shared") - decodings_of(&before, "shared");
     Ok(Capacity { model: model.to_string(), kept_up, skipped: None, decodings, shared })
 }
 

@@ -1,13 +1,14 @@
 //! What the engine's integration tests share: where the models and the corpus are, an engine
-//! loaded from them, a WAV writer for the recordings they build, and the words of a text as the
-//! tests compare them.
+//! loaded from them, a live session's decoding options, a WAV writer for the recordings they
+//! build, and the words of a text as the tests compare them.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use scribe_whisper::audio::SAMPLE_RATE;
-use scribe_whisper::{ComputeType, Engine, EngineConfig};
+use scribe_whisper::engine::EncoderWindow;
+use scribe_whisper::{ComputeType, Engine, EngineConfig, TranscribeOptions};
 
 /// The repository's root.
 pub fn repo() -> PathBuf {
@@ -64,4 +65,19 @@ pub fn words(text: &str) -> Vec<String> {
         .map(|w| w.to_lowercase().chars().filter(|c| c.is_alphanumeric()).collect::<String>())
         .filter(|w| !w.is_empty())
         .collect()
+}
+
+/// A live final's options in English: fitted window, beam 5, word times, no sampling fallback.
+pub fn live_final_options() -> TranscribeOptions {
+    TranscribeOptions {
+        language: Some("en".into()),
+        encoder_window: EncoderWindow::fitted(),
+        temperature_fallback: false,
+        ..Default::default()
+    }
+}
+
+/// A live partial's options: greedy, no word times, no VAD.
+pub fn live_partial_options() -> TranscribeOptions {
+    TranscribeOptions { beam_size: 1, word_timestamps: false, use_vad: false, ..live_final_options() }
 }

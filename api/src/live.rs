@@ -35,6 +35,9 @@ pub const PONG_WITHIN: Duration = Duration::from_secs(30);
 /// of the frame is still arriving and is never read; closing at once would reset the
 /// connection, and a reset can drop the answer before the client reads it.
 const LINGER_AFTER_REFUSAL: Duration = Duration::from_secs(1);
+/// How long the server waits for the client to answer its Close (the closing handshake of
+/// RFC 6455 §7.1.1) before it drops the connection anyway.
+const CLOSE_ANSWER_WITHIN: Duration = Duration::from_secs(2);
 
 /// `GET /api/real-time`: upgrades to a WebSocket and serves one live session on it.
 #[handler]
@@ -72,15 +75,15 @@ async fn serve(socket: WebSocketStream, state: Arc<ApiState>, keys: Arc<Keys>, c
     let init = match first_message(&mut stream).await {
         Ok(Some(init)) => init,
         Ok(None) => return,
-        Err(error) => return refuse(&mut sink, error).await,
+        Err(error) => return refuse(&mut sink, &mut stream, error).await,
     };
     let owner = match account_of(&keys, client, &init.api_key).await {
         Ok(owner) => owner,
-        Err(error) => return refuse(&mut sink, error).await,
+        Err(error) => return refuse(&mut sink, &mut stream, error).await,
     };
     let mut session = match state.live.open(owner, init).await {
         Ok(session) => session,
-        Err(error) => return refuse(&mut sink, error).await,
+        Err(error) => return refuse(&mut sink, &mut stream, error).await,
     };
     let mut ping = tokio::time::interval(PING_EVERY);
     ping.tick().await;
@@ -100,6 +103,8 @@ async fn serve(socket: WebSocketStream, state: Arc<ApiState>, keys: Arc<Keys>, c
                         let _ = sink.close().await;
                         if deaf {
                             tokio::time::sleep(LINGER_AFTER_REFUSAL).await;
+                        } else {
+                            await_close_answer(&mut stream).await;
                         }
                     }
                     return;
@@ -218,7 +223,11 @@ async fn account_of(keys: &Keys, client: IpAddr, api_key: &str) -> Result<UserNa
 }
 
 /// Sends `error` and closes with its code.
-async fn refuse(sink: &mut futures::stream::SplitSink<WebSocketStream, Message>, error: LiveError) {
+async fn refuse(
+    sink: &mut futures::stream::SplitSink<WebSocketStream, Message>,
+    stream: &mut futures::stream::SplitStream<WebSocketStream>,
+    error: LiveError,
+) {
     let code = error.close_code;
     let reason = error.code.as_str().to_owned();
     let unread = error.code == LiveErrorCode::FrameTooLarge;
@@ -227,7 +236,24 @@ async fn refuse(sink: &mut futures::stream::SplitSink<WebSocketStream, Message>,
     let _ = sink.close().await;
     if unread {
         tokio::time::sleep(LINGER_AFTER_REFUSAL).await;
+    } else {
+        await_close_answer(stream).await;
     }
+}
+
+/// After the server's Close: reads and drops what the client still sends (audio already on its
+/// way) until the client answers with its own Close, leaves, or [`CLOSE_ANSWER_WITHIN`] passes.
+/// Dropping a connection with unread data resets it, and the reset can destroy the Error and
+/// the Close before the client reads them.
+async fn await_close_answer(stream: &mut futures::stream::SplitStream<WebSocketStream>) {
+    let answered = async {
+        while let Some(Ok(message)) = stream.next().await {
+            if matches!(message, Message::Close(_)) {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(CLOSE_ANSWER_WITHIN, answered).await;
 }
 
 async fn warn(sink: &mut futures::stream::SplitSink<WebSocketStream, Message>, message: &str) {

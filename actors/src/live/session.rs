@@ -562,6 +562,7 @@ impl SessionState {
             options.use_vad = false;
             options.beam_size = 1;
             options.word_timestamps = false;
+            options.encoder_window = EncoderWindow::fitted_for_partials();
         }
         options
     }

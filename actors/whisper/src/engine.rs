@@ -190,19 +190,40 @@ pub enum EncoderWindow {
     /// The frames that hold speech plus `margin_frames` mel frames (10 ms each) of the padding
     /// after them, when that is shorter than a window (whisper.cpp's `audio_ctx`). The encoder's
     /// cost shrinks with the frames; a margin keeps stock weights from looping at the audio's
-    /// end. A window whose fitted decoding fails the decoding's checks (repetitive or unlikely
-    /// text) is decoded again over the whole window, so the short window never keeps a
-    /// hallucination the whole one would not have produced. Both decodings stop at a number of
-    /// tokens in proportion to the speech's length (twice fast speech's), so a loop on a
-    /// second of audio costs a few dozen decoder steps, not 224.
-    Fitted { margin_frames: usize },
+    /// end. A decoding over it that fails the decoding's checks (repetitive or unlikely text)
+    /// is followed as `if_failed` says. Decodings stop at a number of tokens in proportion to
+    /// the speech's length (twice fast speech's), so a loop on a second of audio costs a few
+    /// dozen decoder steps, not 224.
+    Fitted { margin_frames: usize, if_failed: IfFitFails },
+}
+
+/// What follows a decoding over a fitted window that fails the decoding's checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IfFitFails {
+    /// The whole window is encoded and decoded instead, so the short window never keeps a
+    /// hallucination the whole one would not have produced.
+    #[default]
+    DecodeWhole,
+    /// Kept unless it repeats itself (too compressible, or a run of words three times), which
+    /// is decoded again whole: for text a later decoding replaces (live partials). Keeping
+    /// repetitive ones too showed loops in half of the first partials (`scribe-bench live
+    /// --first-partials`, recorded in `ops/bench/live.md`).
+    KeepUnlessRepetitive,
 }
 
 impl EncoderWindow {
     /// A window fitted to its speech with the margin measured for live finals (`scribe-bench
     /// live --encoder`, recorded in `ops/bench/live.md`).
     pub const fn fitted() -> EncoderWindow {
-        EncoderWindow::Fitted { margin_frames: FITTED_MARGIN_FRAMES }
+        EncoderWindow::Fitted { margin_frames: FITTED_MARGIN_FRAMES, if_failed: IfFitFails::DecodeWhole }
+    }
+
+    /// [`EncoderWindow::fitted`] for live partials, which the next partial or the final
+    /// replaces: a failed decoding is kept unless it is repetitive. An utterance's first
+    /// partial, on half a second of speech, fails the checks half of the time, and decoding it
+    /// again whole made it come a second late for the same words.
+    pub const fn fitted_for_partials() -> EncoderWindow {
+        EncoderWindow::Fitted { margin_frames: FITTED_MARGIN_FRAMES, if_failed: IfFitFails::KeepUnlessRepetitive }
     }
 
     /// The mel frames to encode for a window with `speech_frames` frames of speech: `None` for
@@ -210,7 +231,7 @@ impl EncoderWindow {
     pub fn frames(self, speech_frames: usize) -> Option<usize> {
         match self {
             EncoderWindow::Whole => None,
-            EncoderWindow::Fitted { margin_frames } => {
+            EncoderWindow::Fitted { margin_frames, .. } => {
                 let frames = (speech_frames + margin_frames).max(2).next_multiple_of(2);
                 (frames < mel::N_FRAMES).then_some(frames)
             }
@@ -818,8 +839,16 @@ impl Engine {
             };
             let prompt = self.prompt(&hotwords, &all_tokens[prompt_reset_since..], &sot_sequence);
             let decoded = if seek == 0 { first_result.take() } else { None };
-            let (audio, result) =
-                self.decode_window(&mel_window, segment_size, audio, decoded, &prompt, &dopts, &mut rng);
+            let (audio, result) = self.decode_window(
+                &mel_window,
+                segment_size,
+                audio,
+                decoded,
+                &prompt,
+                &dopts,
+                opts.encoder_window,
+                &mut rng,
+            );
             check_cancelled(opts)?;
             let previous_seek = seek;
             if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
@@ -1022,6 +1051,7 @@ impl Engine {
         decoded: Option<WindowResult>,
         prompt: &[u32],
         dopts: &DecodeOptions,
+        window: EncoderWindow,
         rng: &mut rand::rngs::StdRng,
     ) -> (AudioContext, WindowResult) {
         let detok = |t: &[u32]| self.tokenizer.decode(t);
@@ -1033,6 +1063,11 @@ impl Engine {
         let once = self.first_decoding(&audio, speech_frames, dopts);
         let result = decode(&audio, &once, decoded, rng);
         if result.passed || audio.positions() == self.model.dims.n_audio_ctx {
+            return (audio, result);
+        }
+        let repetitive = result.compression_ratio > dopts.compression_ratio_threshold || result.loops;
+        if !repetitive && matches!(window, EncoderWindow::Fitted { if_failed: IfFitFails::KeepUnlessRepetitive, .. }) {
+            profile::count("fitted windows kept though failed", 1);
             return (audio, result);
         }
         profile::count("fitted windows decoded again whole", 1);

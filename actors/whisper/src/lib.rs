@@ -28,6 +28,6 @@ pub mod vad;
 pub mod verbatim;
 
 pub use engine::{
-    ComputeType, EncoderWindow, Engine, EngineConfig, EngineError, ModelCost, ModelInfo, ModelSummary, Progress,
-    Segment, Task, TranscribeOptions, Transcript, Word, inspect_model,
+    ComputeType, EncoderWindow, Engine, EngineConfig, EngineError, IfFitFails, ModelCost, ModelInfo, ModelSummary,
+    Progress, Segment, Task, TranscribeOptions, Transcript, Word, inspect_model,
 };

@@ -10,6 +10,8 @@ use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::utterances::{self, UtteranceEvent};
 use scribe_whisper::{EncoderWindow, Engine, EngineConfig, EngineError, TranscribeOptions, Transcript, Word};
 
+mod common;
+
 fn repo() -> PathBuf {
     PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into()))
         .join("../..")
@@ -205,23 +207,6 @@ fn drafts_read_like_finals_on_clean_speech() {
     assert!(rate <= 0.1, "WER {rate:.3}\n  final: {final_text}\n  draft: {draft_text}");
 }
 
-/// The corpus's real English clips of one window or less, with their references.
-fn short_english_clips() -> Vec<(String, String)> {
-    let manifest = std::fs::read_to_string(clip_path("").parent().unwrap().join("manifest.tsv")).unwrap();
-    let mut lines = manifest.lines();
-    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
-    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
-    let (file, language, duration, transcript) = (col("file"), col("language"), col("duration_s"), col("transcript"));
-    lines
-        .map(|l| l.split('\t').collect::<Vec<_>>())
-        .filter(|f| {
-            f[language] == "en" && !f[transcript].is_empty() && f[duration].parse::<f64>().unwrap_or(99.0) <= 30.0
-        })
-        .filter(|f| !f[file].starts_with("audio/variants/") && !f[file].contains("en_synth_"))
-        .map(|f| (f[file].trim_start_matches("audio/").to_string(), f[transcript].to_string()))
-        .collect()
-}
-
 /// Read or clearly spoken speech by adult native speakers: where Whisper base is sure of the
 /// words, so another encoding of the same audio must not change them.
 const CLEAR_SPEECH: [&str; 6] =
@@ -230,7 +215,7 @@ const CLEAR_SPEECH: [&str; 6] =
 #[test]
 fn a_window_fitted_to_each_utterance_reads_like_the_whole_window() {
     // Given the corpus's real English clips of up to 30 s, cut into utterances as a live session cuts them
-    let clips = short_english_clips();
+    let clips = common::short_english_clips();
     assert!(clips.len() >= 30, "{} clips", clips.len());
     let whole = final_options();
     let fitted = TranscribeOptions { encoder_window: EncoderWindow::fitted(), ..final_options() };

@@ -57,9 +57,17 @@ pub struct BenchLiveArgs {
     /// seams, in this process (also part of `--encoder`).
     #[arg(long, conflicts_with_all = ["quick", "encoder", "together"])]
     pub context: bool,
+    /// Only the table of utterances' first partials decoded over each encoder window tried, in
+    /// this process.
+    #[arg(long, conflicts_with_all = ["quick", "encoder", "together", "context"])]
+    pub first_partials: bool,
     /// Only the capacity runs (base, then the small model): no in-process part, no clips.
     #[arg(long, conflicts_with_all = ["quick", "encoder", "together", "context"])]
     pub capacity: bool,
+    /// Only the live clips streamed one at a time (latency and WER against direct jobs): no
+    /// in-process part, no capacity runs.
+    #[arg(long, conflicts_with_all = ["quick", "encoder", "together", "context", "capacity"])]
+    pub clips: bool,
     /// The largest number of simultaneous sessions tried.
     #[arg(long, default_value_t = 8)]
     pub max_sessions: usize,
@@ -150,7 +158,10 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     if args.context {
         return crate::live_encoder::run_context(&models_dir, &corpus, &python());
     }
-    if !args.quick && !args.capacity {
+    if args.first_partials {
+        return crate::live_partials::run(&models_dir, &corpus);
+    }
+    if !args.quick && !args.capacity && !args.clips {
         crate::live_encoder::run(&models_dir, &corpus, &python())?;
         if args.encoder {
             return Ok(());
@@ -207,6 +218,11 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         true => None,
         false => Some(stream_clips(&runtime, &http, &server, &key, &clips, &scoring)?),
     };
+    if let (true, Some(figures)) = (args.clips, &clip_figures) {
+        println!();
+        figures.print(args.partials_model.as_deref().unwrap_or("base"));
+        return Ok(());
+    }
 
     // The capacity runs' audio, one stream per session (each from another point of the clip, so
     // that utterances do not end in step), and each transcribed by a direct job: the reference

@@ -56,7 +56,9 @@ pub fn run(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::Result<()
     // The file path's settings (sampling at higher temperatures when a decoding fails) over each
     // window, then the live finals' own (no sampling: the fitted window, then the whole one).
     let runs = std::iter::once((EncoderWindow::Whole, true))
-        .chain(MARGINS.iter().map(|&m| (EncoderWindow::Fitted { margin_frames: m }, true)))
+        .chain(
+            MARGINS.iter().map(|&m| (EncoderWindow::Fitted { margin_frames: m, if_failed: Default::default() }, true)),
+        )
         .chain([(EncoderWindow::Whole, false), (EncoderWindow::fitted(), false)]);
     let mut anchor = None;
     for (window, sampling) in runs {
@@ -73,7 +75,7 @@ pub fn run(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::Result<()
         anchor.get_or_insert(wer);
         let name = match window {
             EncoderWindow::Whole => "whole (30 s)".to_string(),
-            EncoderWindow::Fitted { margin_frames } => format!("fitted, margin {margin_frames}"),
+            EncoderWindow::Fitted { margin_frames, .. } => format!("fitted, margin {margin_frames}"),
         };
         let name = if sampling { name } else { format!("{name}, no sampling") };
         let name = if !sampling && window == EncoderWindow::fitted() { format!("{name}*") } else { name };
@@ -97,7 +99,7 @@ pub fn run_context(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::R
     context(&load(models_dir)?, corpus, python)
 }
 
-fn load(models_dir: &Path) -> anyhow::Result<Engine> {
+pub(crate) fn load(models_dir: &Path) -> anyhow::Result<Engine> {
     let engine = Engine::load(&EngineConfig {
         model_dir: models_dir.join("whisper-base"),
         vad_path: Some(models_dir.join("silero_vad_16k.safetensors")),
@@ -109,7 +111,7 @@ fn load(models_dir: &Path) -> anyhow::Result<Engine> {
     Ok(engine)
 }
 
-fn cut_clips(engine: &Engine, corpus: &Path, clips: &[Clip]) -> anyhow::Result<Cut> {
+pub(crate) fn cut_clips(engine: &Engine, corpus: &Path, clips: &[Clip]) -> anyhow::Result<Cut> {
     let mut cut = Vec::new();
     for clip in clips {
         let samples = audio::decode_all(&corpus.join(&clip.file)).with_context(|| clip.file.clone())?;

@@ -13,6 +13,7 @@ mod gemm;
 mod live;
 mod live_client;
 mod live_encoder;
+mod live_partials;
 mod live_seams;
 mod restart;
 mod server_process;

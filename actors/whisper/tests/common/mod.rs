@@ -33,6 +33,24 @@ pub fn engine(name: &str, compute_type: ComputeType) -> Engine {
     .unwrap_or_else(|e| panic!("loading {name} and the VAD from {} (set SCRIBE_MODELS_DIR): {e}", models.display()))
 }
 
+/// The corpus's real English clips of one window or less (paths under its `audio/`), with
+/// their references.
+pub fn short_english_clips() -> Vec<(String, String)> {
+    let manifest = std::fs::read_to_string(corpus().join("manifest.tsv")).expect("the corpus's manifest.tsv");
+    let mut lines = manifest.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (file, language, duration, transcript) = (col("file"), col("language"), col("duration_s"), col("transcript"));
+    lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| {
+            f[language] == "en" && !f[transcript].is_empty() && f[duration].parse::<f64>().unwrap_or(99.0) <= 30.0
+        })
+        .filter(|f| !f[file].starts_with("audio/variants/") && !f[file].contains("en_synth_"))
+        .map(|f| (f[file].trim_start_matches("audio/").to_string(), f[transcript].to_string()))
+        .collect()
+}
+
 /// The speech corpus (`SCRIBE_CORPUS_DIR`, else `../shared/corpus`).
 pub fn corpus() -> PathBuf {
     std::env::var_os("SCRIBE_CORPUS_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("../shared/corpus"))
@@ -77,7 +95,14 @@ pub fn live_final_options() -> TranscribeOptions {
     }
 }
 
-/// A live partial's options: greedy, no word times, no VAD.
+/// A live partial's options: greedy, no word times, no VAD, a failed fitted decoding kept
+/// unless it repeats itself.
 pub fn live_partial_options() -> TranscribeOptions {
-    TranscribeOptions { beam_size: 1, word_timestamps: false, use_vad: false, ..live_final_options() }
+    TranscribeOptions {
+        beam_size: 1,
+        word_timestamps: false,
+        use_vad: false,
+        encoder_window: EncoderWindow::fitted_for_partials(),
+        ..live_final_options()
+    }
 }

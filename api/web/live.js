@@ -1,8 +1,9 @@
 // The Live page of Scribe's web app: a customer picks a language (and a glossary), presses
 // Start, and the microphone streams over the live protocol (WebSocket `/api/real-time`, see the
 // README) while captions appear: partials greyed, replaced in place until their final arrives
-// in black. A level meter, a running clock, the server's Info and Warning in a status line and
-// its Errors in red; with "save as job", a link to the finished job's editor after Stop.
+// in black. A level meter, a running clock, how long after its last word the latest final came,
+// the server's Info and Warning in a status line and its Errors in red; with "save as job", a
+// link to the finished job's editor after Stop.
 // The microphone's samples become `s16le` frames of about 100 ms in an AudioWorklet
 // (`live-worklet.js`) at the AudioContext's rate, which the INIT announces.
 "use strict";
@@ -18,6 +19,8 @@
   const END_TIMEOUT_MS = 60000;
   // How long the page waits for a saved session's job to be DONE before it links the job page.
   const JOB_TIMEOUT_MS = 120000;
+  // Frames whose capture time the page remembers (60 s), to tell a final's delay.
+  const TIMELINE_FRAMES = 600;
 
   const mmss = (ms) => {
     const s = Math.max(0, Math.floor(ms / 1000));
@@ -26,6 +29,15 @@
 
   // RMS (0..1) to a meter position (0..1): -60 dBFS and quieter is empty, 0 dBFS full.
   const meterLevel = (rms) => (rms > 0 ? Math.min(1, Math.max(0, (20 * Math.log10(rms) + 60) / 60)) : 0);
+
+  // Where a result's speech ends (seconds since the session's first sample): its last word's end,
+  // else its segment's.
+  const speechEndOf = (result) => {
+    const segments = result.segments || [];
+    const words = segments.flatMap((s) => (s.words || []).map((w) => w.end)).filter(Number.isFinite);
+    const ends = words.length ? words : segments.map((s) => s.end).filter(Number.isFinite);
+    return ends.length ? Math.max(...ends) : null;
+  };
 
   const wordsOf = (result) => (result.segments || []).flatMap((s) => (s.words || []).map((w) => w.word)).join(" ");
   const textOf = (result) => (typeof result.transcript === "string" ? result.transcript : wordsOf(result)).trim();
@@ -39,7 +51,7 @@
     return new AudioContext({ sampleRate: MAX_RATE });
   }
 
-  // The microphone through the worklet: `onFrame({pcm, rms, last})` for every frame. Returns
+  // The microphone through the worklet: `onFrame({pcm, rms, last}, rate)` for every frame. Returns
   // the rate and `close()`, which posts the last, shorter frame and releases the microphone.
   async function openMicrophone(context, onFrame) {
     let stream = null;
@@ -64,7 +76,7 @@
     });
     let flushed = null;
     node.port.onmessage = (e) => {
-      onFrame(e.data);
+      onFrame(e.data, context.sampleRate);
       if (e.data.last && flushed) flushed();
     };
     source.connect(node);
@@ -117,6 +129,8 @@
     const bar = el("span", { class: "live-level-bar" });
     const level = el("span", { class: "live-level", id: "live-level", role: "meter", "aria-label": "Microphone level",
       "aria-valuemin": 0, "aria-valuemax": 100, "aria-valuenow": 0 }, bar);
+    const delay = el("span", { class: "hint live-delay", id: "live-delay",
+      title: "How long after the end of its last word the latest caption was final" });
     const status = el("p", { class: "live-status", id: "live-status", role: "status" });
     const captions = el("div", { class: "live-captions", id: "live-captions", role: "log", "aria-live": "polite",
       "aria-labelledby": "live-captions-h", tabindex: "0" });
@@ -135,7 +149,7 @@
             el("label", { for: "live-save" }, saveAsJob, " Save as job"),
             el("span", { class: "hint" }, "Keep the audio and the transcript as a job to edit and export"))),
         el("div", { class: "row live-controls" }, start, stop,
-          el("span", { class: "live-meters" }, clock, el("span", { class: "hint", "aria-hidden": "true" }, "Level"), level))),
+          el("span", { class: "live-meters" }, delay, clock, el("span", { class: "hint", "aria-hidden": "true" }, "Level"), level))),
       status, err,
       el("h2", { id: "live-captions-h" }, "Captions"), captions, jobBox);
 
@@ -188,11 +202,17 @@
         line.textContent = textOf(result);
       });
     }
-    function final(result) {
+    function final(s, result) {
       follow(() => {
         const text = textOf(result);
         const old = lineOf(result.id);
         const line = el("p", { class: "final", "data-id": result.id }, text);
+        const spokenAt = capturedAt(s, speechEndOf(result));
+        if (spokenAt !== null) {
+          const seconds = Math.max(0, (performance.now() - spokenAt) / 1000);
+          line.dataset.delay = seconds.toFixed(2);
+          delay.textContent = `Delay ${seconds.toFixed(1)} s`;
+        }
         if (old) old.replaceWith(line);
         else if (text) captions.append(line);
         if (!text) line.remove();
@@ -201,11 +221,26 @@
 
     // ---- the session ----
 
-    function onFrame(s, frame) {
+    function onFrame(s, frame, rate) {
       if (!frame.last) setLevel(frame.rms);
       if (!frame.pcm.byteLength) return;
       if (s.started && s.ws.readyState === WebSocket.OPEN) s.ws.send(frame.pcm);
       else if (!s.started && s.queue.length < MAX_QUEUED_FRAMES) s.queue.push(frame.pcm);
+      else return;
+      // The stream's clock: where this frame ends in what the server hears, captured now.
+      s.streamSeconds += frame.pcm.byteLength / 2 / rate;
+      s.timeline.push([s.streamSeconds, performance.now()]);
+      if (s.timeline.length > TIMELINE_FRAMES) s.timeline.shift();
+    }
+
+    // When the microphone captured the instant `t` of the stream (seconds since its first
+    // sample), or null when the page no longer knows.
+    function capturedAt(s, t) {
+      if (!Number.isFinite(t) || !s.timeline.length) return null;
+      const i = s.timeline.findIndex(([end]) => end >= t);
+      if (i < 0 || (i === 0 && s.timeline.length === TIMELINE_FRAMES)) return null;
+      const [end, at] = s.timeline[i];
+      return at - (end - t) * 1000;
     }
 
     function onMessage(s, e) {
@@ -241,7 +276,7 @@
           partial(m);
           break;
         case "FinalResult":
-          final(m);
+          final(s, m);
           break;
         default:
           break;
@@ -300,8 +335,10 @@
       jobBox.replaceChildren();
       captions.replaceChildren();
       clock.textContent = "00:00";
+      delay.textContent = "";
       setBusy(true);
-      const s = { saveAsJob: saveAsJob.checked, jobId: null, queue: [], started: false, stopping: false, failed: false };
+      const s = { saveAsJob: saveAsJob.checked, jobId: null, queue: [], started: false, stopping: false, failed: false,
+        streamSeconds: 0, timeline: [] };
       session = s;
       const init = {
         messageType: "INIT",
@@ -312,7 +349,7 @@
       };
       if (glossary.value) init.glossaryId = glossary.value;
       try {
-        s.mic = await openMicrophone(audioContext(), (frame) => onFrame(s, frame));
+        s.mic = await openMicrophone(audioContext(), (frame, rate) => onFrame(s, frame, rate));
       } catch (e) {
         if (session === s) {
           session = null;

@@ -57,14 +57,15 @@ fn wait_until(browser: &Browser, what: &str, timeout: Duration, js: &str) -> Val
 }
 
 /// Makes the page remember what passes too fast to poll: whether a partial line was ever
-/// shown, and the highest level the meter showed.
+/// shown, the highest level the meter showed, and each final's delay (by its id).
 fn watch_captions_and_meter(browser: &Browser) {
     browser.script(
-        "window.liveSeen = { partial: false, level: 0 };
+        "window.liveSeen = { partial: false, level: 0, delays: {} };
          const captions = document.getElementById('live-captions');
          const level = document.getElementById('live-level');
          new MutationObserver(() => {
            if (captions.querySelector('.partial')) window.liveSeen.partial = true;
+           for (const f of captions.querySelectorAll('.final[data-delay]')) window.liveSeen.delays[f.dataset.id] = Number(f.dataset.delay);
            window.liveSeen.level = Math.max(window.liveSeen.level, Number(level.getAttribute('aria-valuenow')));
          }).observe(document.getElementById('main'), { childList: true, subtree: true, characterData: true, attributes: true });",
         vec![],
@@ -156,6 +157,23 @@ fn the_live_page_captions_the_microphone_and_saves_the_session_as_a_job() {
     let clock = browser.text(&browser.find("#live-clock"));
     assert!(clock.len() == 5 && clock != "00:00", "the clock runs: {clock:?}");
     assert!(!shown.contains("speaker"), "captions are speaker-neutral: {shown}");
+    // Each final tells how long after its last word it came: measured, reported, never timed
+    // here (`scribe-bench live` holds the goals). It cannot come before the pause that ends
+    // its utterance (half a second) has begun.
+    let delays: Vec<f64> =
+        seen(&browser)["delays"].as_object().expect("delays").values().filter_map(Value::as_f64).collect();
+    assert!(!delays.is_empty(), "no final's delay was shown: {}", browser.page_text());
+    assert!(delays.iter().all(|d| (0.2..600.0).contains(d)), "{delays:?}");
+    let readout = browser.text(&browser.find("#live-delay"));
+    assert!(readout.starts_with("Delay ") && readout.ends_with(" s"), "{readout:?}");
+    let mut sorted = delays.clone();
+    sorted.sort_by(f64::total_cmp);
+    eprintln!(
+        "Live page: {} finals, delay after the last word p50 {:.2} s, max {:.2} s",
+        sorted.len(),
+        sorted[sorted.len() / 2],
+        sorted[sorted.len() - 1]
+    );
     let partial_style = browser.script(
         "const p = document.createElement('p'); p.className = 'partial'; document.getElementById('live-captions').append(p);
          const grey = getComputedStyle(p).color; p.remove();

@@ -207,7 +207,7 @@
         const text = textOf(result);
         const old = lineOf(result.id);
         const line = el("p", { class: "final", "data-id": result.id }, text);
-        const spokenAt = capturedAt(s, speechEndOf(result));
+        const spokenAt = text ? capturedAt(s, speechEndOf(result)) : null;
         if (spokenAt !== null) {
           const seconds = Math.max(0, (performance.now() - spokenAt) / 1000);
           line.dataset.delay = seconds.toFixed(2);

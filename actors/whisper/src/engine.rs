@@ -221,7 +221,7 @@ impl EncoderWindow {
     /// [`EncoderWindow::fitted`] for live partials, which the next partial or the final
     /// replaces: a failed decoding is kept unless it is repetitive. An utterance's first
     /// partial, on half a second of speech, fails the checks half of the time, and decoding it
-    /// again whole made it come a second late for the same words.
+    /// again whole made it come 0.7 s later for no better words.
     pub const fn fitted_for_partials() -> EncoderWindow {
         EncoderWindow::Fitted { margin_frames: FITTED_MARGIN_FRAMES, if_failed: IfFitFails::KeepUnlessRepetitive }
     }
@@ -1041,7 +1041,8 @@ impl Engine {
     /// Decodes an encoded window (with temperature fallback); `decoded` is its first
     /// temperature's decoding when that was done already (with other windows). A window
     /// fitted to its speech is decoded once at the first temperature; when that fails the
-    /// checks, the whole window is encoded and decoded instead, and returned with its result.
+    /// checks, the whole window is encoded and decoded instead, and returned with its result,
+    /// unless the window's [`IfFitFails`] keeps the failed decoding.
     #[allow(clippy::too_many_arguments)]
     fn decode_window(
         &self,

@@ -24,8 +24,13 @@ use crate::vad::{CHUNK, SileroVad, VadState};
 /// Every event of `samples` streamed through `vad` and a segmenter with the default settings
 /// in 100 ms pieces, as a live session receives them, to the stream's end.
 pub fn of_recording(vad: &SileroVad, samples: &[f32]) -> Vec<UtteranceEvent> {
+    of_recording_with(vad, samples, UtteranceParams::default())
+}
+
+/// [`of_recording`] with a segmenter of other settings.
+pub fn of_recording_with(vad: &SileroVad, samples: &[f32], params: UtteranceParams) -> Vec<UtteranceEvent> {
     let mut state = VadState::new();
-    let mut segmenter = Utterances::default();
+    let mut segmenter = Utterances::new(params);
     let mut events = Vec::new();
     for piece in samples.chunks(SAMPLE_RATE as usize / 10) {
         let probabilities = vad.push(&mut state, piece);

@@ -61,6 +61,10 @@ pub struct BenchLiveArgs {
     /// this process.
     #[arg(long, conflicts_with_all = ["quick", "encoder", "together", "context"])]
     pub first_partials: bool,
+    /// Only the table of the corpus's clips cut at each pause length tried (the pause that ends
+    /// an utterance) and decoded as finals, in this process.
+    #[arg(long, conflicts_with_all = ["quick", "encoder", "together", "context", "first_partials"])]
+    pub pauses: bool,
     /// Only the capacity runs (base, then the small model): no in-process part, no clips.
     #[arg(long, conflicts_with_all = ["quick", "encoder", "together", "context"])]
     pub capacity: bool,
@@ -160,6 +164,9 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     }
     if args.first_partials {
         return crate::live_partials::run(&models_dir, &corpus);
+    }
+    if args.pauses {
+        return crate::live_pauses::run(&models_dir, &corpus, &python());
     }
     if !args.quick && !args.capacity && !args.clips {
         crate::live_encoder::run(&models_dir, &corpus, &python())?;

@@ -14,6 +14,7 @@ mod live;
 mod live_client;
 mod live_encoder;
 mod live_partials;
+mod live_pauses;
 mod live_seams;
 mod restart;
 mod server_process;

@@ -357,13 +357,15 @@ fn stream_clips(
         }
         let (f, p) = (log.final_latencies(), log.first_partial_latencies());
         eprintln!(
-            "  live   {:<50} {}  [{} finals, {} partials, {} utterances with partials; final latency max {:.2} s]",
+            "  live   {:<50} {}  [{} finals, {} partials, {} utterances with partials; final latency max {:.2} s; \
+             first partials after {} s]",
             c.clip.file,
             log.final_text(),
             log.finals(),
             log.partials(),
             p.len(),
             f.iter().copied().fold(0.0, f64::max),
+            p.iter().map(|l| format!("{l:.2}")).collect::<Vec<_>>().join(", "),
         );
         finals += log.finals();
         behind += log.behind_warnings();

@@ -2,8 +2,9 @@
 //! should read.
 //!
 //! A live session asks for its first partial once the utterance holds about half a second, and
-//! a window fitted to so little speech often fails the decoding's checks, so the whole 30 s
-//! window is encoded again: the first partial then comes a second late (`ops/bench/live.md`).
+//! a window fitted to so little speech often fails the decoding's checks. Decoding it again over
+//! the whole 30 s window made the first partial 0.7 s later; partials now keep a failed decoding
+//! unless it is repetitive (`EncoderWindow::fitted_for_partials`, `ops/bench/live.md`).
 //! In this process (no server), every real English clip of the corpus is cut into utterances as
 //! a live session cuts it; each utterance's first half second, second, ... (from its start, the
 //! pre-roll included) is decoded with the partials' settings over each window tried, taking

@@ -48,7 +48,7 @@ pub struct DecodeOptions {
 }
 
 impl DecodeOptions {
-    fn cancelled(&self) -> bool {
+    pub(crate) fn cancelled(&self) -> bool {
         self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
     }
 }

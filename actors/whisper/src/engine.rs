@@ -204,11 +204,13 @@ pub enum IfFitFails {
     /// hallucination the whole one would not have produced.
     #[default]
     DecodeWhole,
-    /// Kept unless it repeats itself (too compressible, or a run of words three times), which
-    /// is decoded again whole: for text a later decoding replaces (live partials). Keeping
-    /// repetitive ones too showed loops in half of the first partials (`scribe-bench live
-    /// --first-partials`, recorded in `ops/bench/live.md`).
-    KeepUnlessRepetitive,
+    /// Kept; one that repeats itself (too compressible, or a run of words three times) up to
+    /// where it starts to, or dropped (no words) when nothing repeats in a row. For text a
+    /// later decoding replaces (live partials): kept whole, the repetitive ones showed loops
+    /// in half of the first partials; decoded again whole, they held the cores for a second,
+    /// a final waiting behind; dropped, a fifth of first partials said nothing
+    /// (`scribe-bench live --first-partials` and `--clips`, recorded in `ops/bench/live.md`).
+    KeepBeforeLoop,
 }
 
 impl EncoderWindow {
@@ -219,11 +221,12 @@ impl EncoderWindow {
     }
 
     /// [`EncoderWindow::fitted`] for live partials, which the next partial or the final
-    /// replaces: a failed decoding is kept unless it is repetitive. An utterance's first
-    /// partial, on half a second of speech, fails the checks half of the time, and decoding it
-    /// again whole made it come 0.7 s later for no better words.
+    /// replaces: a failed decoding is kept (a repetitive one up to its loop), never decoded
+    /// again whole. An utterance's first partial, on half a second of speech, fails the checks
+    /// half of the time, and decoding it again whole made it come 0.7 s later for no better
+    /// words.
     pub const fn fitted_for_partials() -> EncoderWindow {
-        EncoderWindow::Fitted { margin_frames: FITTED_MARGIN_FRAMES, if_failed: IfFitFails::KeepUnlessRepetitive }
+        EncoderWindow::Fitted { margin_frames: FITTED_MARGIN_FRAMES, if_failed: IfFitFails::KeepBeforeLoop }
     }
 
     /// The mel frames to encode for a window with `speech_frames` frames of speech: `None` for
@@ -852,6 +855,7 @@ impl Engine {
             check_cancelled(opts)?;
             let previous_seek = seek;
             if result.no_speech_prob > dopts.no_speech_threshold && result.avg_logprob < dopts.log_prob_threshold {
+                profile::count("windows skipped as silence", 1);
                 seek += segment_size;
                 on_progress(Progress {
                     done_s: map.to_original(seek as f64 / FRAMES_PER_SECOND as f64, true).min(duration_s),
@@ -1067,8 +1071,24 @@ impl Engine {
             return (audio, result);
         }
         let repetitive = result.compression_ratio > dopts.compression_ratio_threshold || result.loops;
-        if !repetitive && matches!(window, EncoderWindow::Fitted { if_failed: IfFitFails::KeepUnlessRepetitive, .. }) {
-            profile::count("fitted windows kept though failed", 1);
+        if let EncoderWindow::Fitted { if_failed: IfFitFails::KeepBeforeLoop, .. } = window {
+            if !repetitive {
+                profile::count("fitted windows kept though failed", 1);
+                return (audio, result);
+            }
+            let mut tokens = result.tokens.clone();
+            let keep = repetition::before_loop(&tokens);
+            if keep < tokens.len() {
+                profile::count("fitted windows cut where they loop", 1);
+                tokens.truncate(keep);
+            } else {
+                profile::count("fitted windows dropped as repetitive", 1);
+                tokens.clear();
+            }
+            return (audio, WindowResult { tokens, ..result });
+        }
+        // Whoever asked may no longer want it (its caller sees the flag and stops).
+        if dopts.cancelled() {
             return (audio, result);
         }
         profile::count("fitted windows decoded again whole", 1);

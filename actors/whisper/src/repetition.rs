@@ -52,6 +52,22 @@ pub fn loops(words: &[String]) -> bool {
     ngram_counts(words).values().any(|&c| c >= LOOP_TIMES)
 }
 
+/// How much of `items` says something before it starts repeating itself: up to the end of the
+/// first occurrence of the earliest run that follows itself [`LOOP_TIMES`] times in a row
+/// ("how do do do do" keeps "how do"); all of it when no run does.
+pub fn before_loop<T: PartialEq>(items: &[T]) -> usize {
+    let n = items.len();
+    for start in 0..n {
+        for period in 1..=(n - start) / LOOP_TIMES {
+            let unit = &items[start..start + period];
+            if (1..LOOP_TIMES).all(|k| &items[start + k * period..start + (k + 1) * period] == unit) {
+                return start + period;
+            }
+        }
+    }
+    n
+}
+
 /// The share (0..=1) of `piece`'s words that lie inside a run of [`N`] words also found in
 /// `before`; 0 for a piece of fewer than [`N`] words.
 pub fn repeated_share(piece: &[String], before: &[String]) -> f32 {
@@ -146,6 +162,27 @@ mod tests {
         assert!(!loops(&childes));
         // nor does the Gettysburg Address's threefold "we can not" (three words)
         assert!(!loops(&words("we can not dedicate, we can not consecrate, we can not hallow this ground")));
+    }
+
+    #[test]
+    fn a_decoding_is_kept_up_to_where_it_starts_repeating_itself() {
+        let kept = |text: &str| {
+            let w: Vec<&str> = text.split_whitespace().collect();
+            w[..before_loop(&w)].join(" ")
+        };
+        // given decodings that loop on one word, on a phrase, and after some speech
+        assert_eq!(kept("people people people people people"), "people");
+        assert_eq!(kept("Mr. Quilter is Mr. Quilter is Mr. Quilter is Mr. Mr."), "Mr. Quilter is");
+        assert_eq!(kept("The person who is the one who is the one who is the one who"), "The person who is the one");
+        assert_eq!(kept("How do do do do do"), "How do");
+        // then each keeps its first saying; and speech repeated twice, or nothing, is all kept
+        assert_eq!(kept("give me a kiss give me a kiss come on"), "give me a kiss give me a kiss come on");
+        assert_eq!(before_loop::<u32>(&[]), 0);
+        // as is a run of LOOP_TIMES that does not follow itself
+        assert_eq!(
+            kept("we can not dedicate we can not consecrate we can not hallow"),
+            "we can not dedicate we can not consecrate we can not hallow"
+        );
     }
 
     #[test]

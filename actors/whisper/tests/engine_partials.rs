@@ -1,7 +1,7 @@
 //! A live partial's encoder window: a decoding over the window fitted to half a second of speech
-//! often fails the checks, and a partial keeps it (the next partial or the final replaces it)
-//! instead of encoding the whole 30 s window again, unless it repeats itself. One test in its own
-//! binary: it reads the engine's global profile counters.
+//! often fails the checks, and a partial keeps it (the next partial or the final replaces it), a
+//! decoding that repeats itself up to its loop, instead of encoding the whole 30 s window again.
+//! One test in its own binary: it reads the engine's global profile counters.
 
 use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::utterances::{self, UtteranceEvent};
@@ -14,7 +14,7 @@ fn counter(stages: &[profile::StageTime], name: &str) -> u64 {
 }
 
 #[test]
-fn a_partials_failed_fitted_decoding_is_kept_unless_it_repeats_itself() {
+fn a_partials_failed_fitted_decoding_is_kept_without_its_loop_never_decoded_again_whole() {
     // Given the first half second (the pre-roll included) of each utterance of the corpus's real
     // English clips, as a live session's first partial
     let engine = common::engine("whisper-base", ComputeType::Int8);
@@ -44,21 +44,28 @@ fn a_partials_failed_fitted_decoding_is_kept_unless_it_repeats_itself() {
             let redone = counter(&profile::take(), "fitted windows decoded again whole");
             let text = decode(&samples[prefix.clone()], &partial);
             let stages = profile::take();
-            let (kept_here, redone_here) = (
-                counter(&stages, "fitted windows kept though failed"),
+            let (kept_here, dropped_here, redone_here) = (
+                counter(&stages, "fitted windows kept though failed")
+                    + counter(&stages, "fitted windows cut where they loop"),
+                counter(&stages, "fitted windows dropped as repetitive"),
                 counter(&stages, "fitted windows decoded again whole"),
             );
+            // Then the partial never encodes the whole window
+            assert_eq!(redone_here, 0, "{clip} {prefix:?}");
             if redone == 0 {
-                // Then a decoding that passed its checks reads the same either way
-                assert_eq!((kept_here, redone_here), (0, 0), "{clip} {prefix:?}");
+                // And a decoding that passed its checks reads the same either way
+                assert_eq!((kept_here, dropped_here), (0, 0), "{clip} {prefix:?}");
                 assert_eq!(text, whole_if_failed, "{clip} {prefix:?}");
             } else {
-                // And one that failed is either kept, never repeating itself, or decoded again whole
+                // And one that failed is kept, never looping (a repetitive one cut where it starts
+                // to), or dropped (no words)
                 failed += 1;
-                assert_eq!(kept_here + redone_here, 1, "{clip} {prefix:?}");
+                assert_eq!(kept_here + dropped_here, 1, "{clip} {prefix:?}");
                 if kept_here == 1 {
                     kept += 1;
                     assert!(!repetition::loops(&repetition::words(&text)), "{clip} {prefix:?}: {text:?}");
+                } else {
+                    assert_eq!(text, "", "{clip} {prefix:?}");
                 }
             }
         }

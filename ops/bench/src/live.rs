@@ -2,8 +2,9 @@
 //! run. A benchmark, not a test: it prints figures next to issue 42's goals and says which are
 //! met, but fails only when something does not work.
 //!
-//! On a `scribe serve` it starts (Whisper base, the default model), it uploads each English clip
-//! with a reference transcript as a direct job (language en) and reads its TXT export: the anchor.
+//! On a `scribe serve` it starts (Whisper base, the default model), it uploads each of the
+//! corpus's real English clips (36 of read, spontaneous, non-native and children's speech, each
+//! with its human reference) as a direct job (language en) and reads its TXT export: the anchor.
 //! Then it streams the same clips, one session each, at real-time pace (100 ms s16le frames at
 //! 16 kHz, each sent once its audio has been "spoken", partials on) and measures the finals' WER
 //! (both sides scored by the corpus's `score_wer.py`), the final latency (a FinalResult's arrival
@@ -25,13 +26,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::asr::{Clip, english_clips, score, score_rows_per_file};
+use crate::asr::{Clip, english_clips, score_per_clip, score_rows_per_file};
 use crate::env::{bench_key, in_scratch_dir};
 use crate::live_client::{self, SessionLog};
 use crate::server_process::ServerProcess;
+use scribe_bench::corpus::real_english_clips;
 
-/// The clips streamed: English, with a reference transcript, by file-name stem prefix.
-const CLIPS: &[&str] = &["en_jfk", "en_librispeech", "en_librivox", "en_command", "en_synth_gettysburg"];
+/// The clips `--quick` streams, by file-name stem prefix (the others stream the corpus's real
+/// English clips, those the README's accuracy table and `--pauses` score).
 const QUICK_CLIPS: &[&str] = &["en_jfk", "en_command"];
 const CAPACITY_CLIP: &str = "en_synth_gettysburg";
 const QUICK_CAPACITY_CLIP: &str = "en_jfk";
@@ -175,17 +177,16 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         }
         println!();
     }
-    let (header, all) = english_clips(&corpus)?;
-    let wanted = if args.quick { QUICK_CLIPS } else { CLIPS };
+    let (header, all) = if args.quick { english_clips(&corpus)? } else { real_english_clips(&corpus)? };
     let mut clips = Vec::new();
     for clip in all {
-        if wanted.iter().any(|w| stem(&clip.file).starts_with(w)) {
+        if !args.quick || QUICK_CLIPS.iter().any(|w| stem(&clip.file).starts_with(w)) {
             let pcm = live_client::pcm(&corpus.join(&clip.file))?;
             clips.push(Streamed { clip, pcm: Arc::new(pcm) });
         }
     }
     if clips.is_empty() {
-        bail!("none of the clips {wanted:?} is in {}", corpus.join("manifest.tsv").display());
+        bail!("no clip to stream in {}", corpus.join("manifest.tsv").display());
     }
     let capacity_stem = if args.quick { QUICK_CAPACITY_CLIP } else { CAPACITY_CLIP };
     let capacity_pcm = live_client::pcm(&corpus.join(capacity_file(&corpus, capacity_stem)?))?;
@@ -312,6 +313,8 @@ struct ClipFigures {
     direct_wall: f64,
     direct_wer: f64,
     live_wer: f64,
+    /// Each clip's WER (%) live and direct, where they differ.
+    differing: Vec<(String, f64, f64)>,
     finals: usize,
     behind: usize,
     final_latencies: Vec<f64>,
@@ -377,12 +380,21 @@ fn stream_clips(
     let decodes = runtime.block_on(live_decodes(http, &format!("http://{}/metrics", server.addr)))?;
     let plain: Vec<Clip> = clips.iter().map(|c| c.clip.clone()).collect();
     let (python, corpus, header) = (scoring.python, scoring.corpus, scoring.header);
+    let (direct_wer, direct_each) = score_per_clip(python, corpus, header, &plain, &direct_hyps)?;
+    let (live_wer, live_each) = score_per_clip(python, corpus, header, &plain, &live_hyps)?;
+    let differing = plain
+        .iter()
+        .zip(live_each.iter().zip(&direct_each))
+        .filter(|(_, (l, d))| (*l - *d).abs() > 1e-9)
+        .map(|(c, (l, d))| (stem(&c.file).to_string(), *l, *d))
+        .collect();
     Ok(ClipFigures {
         clips: clips.len(),
         audio_s: clips.iter().map(|c| live_client::seconds(&c.pcm)).sum(),
         direct_wall,
-        direct_wer: score(python, corpus, header, &plain, &direct_hyps)?,
-        live_wer: score(python, corpus, header, &plain, &live_hyps)?,
+        direct_wer,
+        live_wer,
+        differing,
         finals,
         behind,
         final_latencies,
@@ -419,6 +431,10 @@ impl ClipFigures {
         row("final latency p95 s (utterance end)", &secs(up95), "-", "-", None);
         row("first partial latency p50 s", &secs(pp50), "-", "-", None);
         row("first partial latency p95 s", &secs(pp95), "-", "<= 1.0", pp95.map(|v| v <= 1.0));
+        println!("clips whose WER differs, live / direct %: {}", self.differing.len());
+        for (clip, live, direct) in &self.differing {
+            println!("  {clip:<56}{live:>8.2}{direct:>8.2}");
+        }
         let n = |kind: &str| decodings_of(&self.decodes, kind);
         println!(
             "decodings of the clips' sessions (warm-up included): {} finals after the pause, {} begun when a pause \

@@ -3,13 +3,14 @@
 //!
 //! A live session asks for its first partial once the utterance holds about half a second, and
 //! a window fitted to so little speech often fails the decoding's checks. Decoding it again over
-//! the whole 30 s window made the first partial 0.7 s later; partials now keep a failed decoding
-//! unless it is repetitive (`EncoderWindow::fitted_for_partials`, `ops/bench/live.md`).
+//! the whole 30 s window made the first partial 0.7 s later; partials now keep a failed decoding,
+//! a repetitive one up to its loop (`EncoderWindow::fitted_for_partials`, `ops/bench/live.md`).
 //! In this process (no server), every real English clip of the corpus is cut into utterances as
 //! a live session cuts it; each utterance's first half second, second, ... (from its start, the
 //! pre-roll included) is decoded with the partials' settings over each window tried, taking
 //! turns, and compared with the utterance's final (its whole audio with the finals' settings):
-//! how often the partial is empty, how often the fitted window was decoded again whole, how many
+//! how often the partial is empty, how often the fitted window was decoded again whole (or its
+//! repetitive decoding cut at its loop, or dropped), how many
 //! of its words begin the final and how many do not, and what one partial costs.
 
 use std::path::Path;
@@ -32,6 +33,8 @@ struct Cell {
     partials: usize,
     empty: usize,
     redone: usize,
+    cut: usize,
+    dropped: usize,
     kept: usize,
     /// Words that begin the final, and words after the first that does not.
     right: usize,
@@ -58,8 +61,18 @@ pub fn run(models_dir: &Path, corpus: &Path) -> anyhow::Result<()> {
         clips.len()
     );
     println!(
-        "{:<24}{:>8}{:>10}{:>9}{:>10}{:>8}{:>13}{:>13}{:>10}",
-        "encoder window", "prefix", "partials", "empty", "redone", "kept", "right words", "wrong words", "ms each"
+        "{:<24}{:>8}{:>10}{:>9}{:>10}{:>6}{:>9}{:>8}{:>13}{:>13}{:>10}",
+        "encoder window",
+        "prefix",
+        "partials",
+        "empty",
+        "redone",
+        "cut",
+        "dropped",
+        "kept",
+        "right words",
+        "wrong words",
+        "ms each"
     );
     for prefix in PREFIXES {
         let len = (prefix * SAMPLE_RATE as f64) as usize;
@@ -76,6 +89,8 @@ pub fn run(models_dir: &Path, corpus: &Path) -> anyhow::Result<()> {
                 cell.seconds += started.elapsed().as_secs_f64();
                 let stages = profile::take();
                 cell.redone += stages.iter().any(|s| s.stage == "fitted windows decoded again whole") as usize;
+                cell.cut += stages.iter().any(|s| s.stage == "fitted windows cut where they loop") as usize;
+                cell.dropped += stages.iter().any(|s| s.stage == "fitted windows dropped as repetitive") as usize;
                 cell.kept += stages.iter().any(|s| s.stage == "fitted windows kept though failed") as usize;
                 cell.partials += 1;
                 let said = words(&text);
@@ -88,11 +103,13 @@ pub fn run(models_dir: &Path, corpus: &Path) -> anyhow::Result<()> {
         for ((name, _), cell) in windows.iter().zip(&cells) {
             let n = cell.partials.max(1) as f64;
             println!(
-                "{name:<24}{:>7.1}s{:>10}{:>8.0}%{:>9.0}%{:>7.0}%{:>13.2}{:>13.2}{:>10.0}",
+                "{name:<24}{:>7.1}s{:>10}{:>8.0}%{:>9.0}%{:>5.0}%{:>8.0}%{:>7.0}%{:>13.2}{:>13.2}{:>10.0}",
                 prefix,
                 cell.partials,
                 100.0 * cell.empty as f64 / n,
                 100.0 * cell.redone as f64 / n,
+                100.0 * cell.cut as f64 / n,
+                100.0 * cell.dropped as f64 / n,
                 100.0 * cell.kept as f64 / n,
                 cell.right as f64 / n,
                 cell.wrong as f64 / n,
@@ -101,7 +118,8 @@ pub fn run(models_dir: &Path, corpus: &Path) -> anyhow::Result<()> {
         }
     }
     println!("(right words: a partial's words that begin its utterance's final; wrong: the words after them;");
-    println!(" a fitted decoding that fails the checks is decoded again whole, or kept* unless repetitive)");
+    println!(" a fitted decoding that fails the checks is decoded again whole, or kept*: a repetitive one cut at its");
+    println!(" loop, or dropped when nothing repeats in a row; kept counts every kept failure, cut ones included)");
     Ok(())
 }
 

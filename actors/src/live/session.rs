@@ -61,6 +61,10 @@ const PARTIAL_EVERY: usize = RATE * 6 / 10;
 const PARTIAL_SPACING: u32 = 2;
 /// The first partial of an utterance waits for this much speech.
 const FIRST_PARTIAL_AFTER: usize = RATE * 4 / 10;
+/// Until a partial of the utterance has shown words, the next comes after this much more
+/// audio rather than [`PARTIAL_EVERY`]: the first half second often decodes to nothing, and the
+/// client has seen nothing yet.
+const PARTIAL_RETRY: usize = RATE * 3 / 10;
 /// Finals waiting longer than this (seconds of audio received since their utterance ended)
 /// make the session say it is behind real time.
 const BEHIND_WARNING_S: f64 = 2.0;
@@ -68,10 +72,12 @@ const BEHIND_WARNING_S: f64 = 2.0;
 /// Whether the open utterance, `spoken` samples long, is due a partial `since_last` samples
 /// after its last one (its start before the first), the last one having taken `last_took`: the
 /// first once it holds [`FIRST_PARTIAL_AFTER`], then each time it has grown by [`PARTIAL_EVERY`]
-/// or [`PARTIAL_SPACING`] times `last_took`, whichever is more.
-fn partial_due(spoken: usize, since_last: usize, last_took: Duration) -> bool {
+/// ([`PARTIAL_RETRY`] while none has `shown` words) or [`PARTIAL_SPACING`] times `last_took`,
+/// whichever is more.
+fn partial_due(spoken: usize, since_last: usize, last_took: Duration, shown: bool) -> bool {
     let spacing = ((last_took * PARTIAL_SPACING).as_secs_f64() * RATE as f64) as usize;
-    spoken >= FIRST_PARTIAL_AFTER && since_last >= PARTIAL_EVERY.max(spacing).min(spoken)
+    let every = if shown { PARTIAL_EVERY } else { PARTIAL_RETRY };
+    spoken >= FIRST_PARTIAL_AFTER && since_last >= every.max(spacing).min(spoken)
 }
 
 pub enum SessionMsg {
@@ -528,7 +534,7 @@ impl SessionState {
         let received = self.received;
         let Some(open) = self.open.as_mut() else { return };
         let spoken = received.saturating_sub(open.start);
-        if !partial_due(spoken, received.saturating_sub(open.partial_at), self.partial_took) {
+        if !partial_due(spoken, received.saturating_sub(open.partial_at), self.partial_took, open.partials_sent) {
             return;
         }
         open.partial_at = received;
@@ -733,26 +739,39 @@ mod tests {
     #[test]
     fn the_first_partial_comes_once_the_utterance_holds_enough_speech_however_long_the_last_took() {
         let slow = Duration::from_secs(2);
-        assert!(!partial_due(300 * MS, 300 * MS, Duration::ZERO));
-        assert!(partial_due(400 * MS, 400 * MS, Duration::ZERO));
-        assert!(partial_due(400 * MS, 400 * MS, slow));
+        assert!(!partial_due(300 * MS, 300 * MS, Duration::ZERO, false));
+        assert!(partial_due(400 * MS, 400 * MS, Duration::ZERO, false));
+        assert!(partial_due(400 * MS, 400 * MS, slow, false));
     }
 
     #[test]
     fn on_idle_cores_partials_come_every_0_6_s_of_speech() {
-        // given a last partial that took 0.1 s
+        // given a last partial that took 0.1 s, after words were shown
         let took = Duration::from_millis(100);
         // then the next is due 0.6 s of speech later, not sooner
-        assert!(!partial_due(3000 * MS, 500 * MS, took));
-        assert!(partial_due(3000 * MS, 600 * MS, took));
+        assert!(!partial_due(3000 * MS, 500 * MS, took, true));
+        assert!(partial_due(3000 * MS, 600 * MS, took, true));
+    }
+
+    #[test]
+    fn until_a_partial_shows_words_the_next_comes_after_0_3_s() {
+        // given partials of an utterance that have all decoded to nothing, the last in 0.1 s
+        let took = Duration::from_millis(100);
+        // then the next is due 0.3 s later
+        assert!(!partial_due(700 * MS, 200 * MS, took, false));
+        assert!(partial_due(700 * MS, 300 * MS, took, false));
+        // but no sooner than twice what the last took
+        assert!(!partial_due(1000 * MS, 300 * MS, Duration::from_millis(200), false));
     }
 
     #[test]
     fn under_load_partials_wait_twice_as_long_as_the_last_one_took() {
         // given a last partial that took 0.8 s (waiting behind other sessions' decodings)
         let took = Duration::from_millis(800);
-        // then the next waits for 1.6 s of speech
-        assert!(!partial_due(5000 * MS, 1500 * MS, took));
-        assert!(partial_due(5000 * MS, 1600 * MS, took));
+        // then the next waits for 1.6 s of speech, whether or not words were shown
+        for shown in [true, false] {
+            assert!(!partial_due(5000 * MS, 1500 * MS, took, shown));
+            assert!(partial_due(5000 * MS, 1600 * MS, took, shown));
+        }
     }
 }

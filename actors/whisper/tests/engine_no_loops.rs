@@ -29,22 +29,12 @@ struct Clip {
 /// The corpus's speech clips with a transcript (not the format variants, not the long-form
 /// recordings, not the synthetic voices), in manifest order.
 fn clips() -> Vec<Clip> {
-    let manifest = std::fs::read_to_string(corpus().join("manifest.tsv")).expect("the corpus's manifest");
-    let mut lines = manifest.lines();
-    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
-    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
-    let (file, language, transcript, task) = (col("file"), col("language"), col("transcript"), col("task"));
-    lines
-        .map(|l| l.split('\t').collect::<Vec<_>>())
-        .filter(|f| {
-            let tasks: Vec<&str> = f[task].split('+').collect();
-            tasks.contains(&"asr")
-                && !tasks.contains(&"longform")
-                && !f[transcript].is_empty()
-                && !f[file].starts_with("audio/variants/")
-                && !f[file].contains("/en_synth_")
+    common::manifest()
+        .into_iter()
+        .filter(|r| {
+            r.tasks.iter().any(|t| t == "asr") && !r.tasks.iter().any(|t| t == "longform") && r.is_real_with_reference()
         })
-        .map(|f| Clip { file: f[file].into(), language: f[language].into(), reference: f[transcript].into() })
+        .map(|r| Clip { file: r.file, language: r.language, reference: r.transcript })
         .collect()
 }
 

@@ -9,10 +9,6 @@ use scribe_whisper::{ComputeType, EncoderWindow, EngineError, TranscribeOptions,
 
 mod common;
 
-fn counter(stages: &[profile::StageTime], name: &str) -> u64 {
-    stages.iter().find(|s| s.stage == name).map_or(0, |s| s.calls)
-}
-
 #[test]
 fn a_partials_failed_fitted_decoding_is_kept_without_its_loop_never_decoded_again_whole() {
     // Given the first half second (the pre-roll included) of each utterance of the corpus's real
@@ -41,14 +37,14 @@ fn a_partials_failed_fitted_decoding_is_kept_without_its_loop_never_decoded_agai
             // whole, and with the partials' window
             let _ = profile::take();
             let whole_if_failed = decode(&samples[prefix.clone()], &again_whole);
-            let redone = counter(&profile::take(), "fitted windows decoded again whole");
+            let redone = common::counter(&profile::take(), "fitted windows decoded again whole");
             let text = decode(&samples[prefix.clone()], &partial);
             let stages = profile::take();
             let (kept_here, dropped_here, redone_here) = (
-                counter(&stages, "fitted windows kept though failed")
-                    + counter(&stages, "fitted windows cut where they loop"),
-                counter(&stages, "fitted windows dropped as repetitive"),
-                counter(&stages, "fitted windows decoded again whole"),
+                common::counter(&stages, "fitted windows kept though failed")
+                    + common::counter(&stages, "fitted windows cut where they loop"),
+                common::counter(&stages, "fitted windows dropped as repetitive"),
+                common::counter(&stages, "fitted windows decoded again whole"),
             );
             // Then the partial never encodes the whole window
             assert_eq!(redone_here, 0, "{clip} {prefix:?}");

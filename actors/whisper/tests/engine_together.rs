@@ -25,10 +25,6 @@ fn text(result: &Result<Transcript, EngineError>) -> String {
     transcript.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" ")
 }
 
-fn counter(stages: &[profile::StageTime], name: &str) -> u64 {
-    stages.iter().find(|s| s.stage == name).map_or(0, |s| s.calls)
-}
-
 #[test]
 fn utterances_decoded_together_read_as_each_alone() {
     let engine = engine();
@@ -53,7 +49,7 @@ fn utterances_decoded_together_read_as_each_alone() {
 
     // Then the finals' first windows and the partials' shared the decoder's steps, and every
     // utterance reads as it read alone
-    assert_eq!(counter(&stages, "windows decoded together"), items.len() as u64);
+    assert_eq!(common::counter(&stages, "windows decoded together"), items.len() as u64);
     let together: Vec<String> = together.iter().map(text).collect();
     for (i, (a, t)) in alone.iter().zip(&together).enumerate() {
         assert_eq!(t, a, "utterance {i} read differently together");

@@ -1,6 +1,7 @@
 //! What the engine's integration tests share: where the models and the corpus are, an engine
-//! loaded from them, a live session's decoding options, a WAV writer for the recordings they
-//! build, and the words of a text as the tests compare them.
+//! loaded from them, the corpus's manifest, a live session's decoding options, the profile's
+//! counters, a WAV writer for the recordings they build, and the words of a text as the tests
+//! compare them.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::io::Write;
@@ -33,22 +34,58 @@ pub fn engine(name: &str, compute_type: ComputeType) -> Engine {
     .unwrap_or_else(|e| panic!("loading {name} and the VAD from {} (set SCRIBE_MODELS_DIR): {e}", models.display()))
 }
 
-/// The corpus's real English clips of one window or less (paths under its `audio/`), with
-/// their references.
-pub fn short_english_clips() -> Vec<(String, String)> {
+/// One row of the corpus's `manifest.tsv`, the columns the tests read.
+pub struct ManifestRow {
+    /// Path under the corpus (`audio/...`).
+    pub file: String,
+    pub language: String,
+    pub duration_s: f64,
+    /// The human reference; empty for clips without one.
+    pub transcript: String,
+    /// The row's tasks (`asr`, `longform`, ...).
+    pub tasks: Vec<String>,
+}
+
+impl ManifestRow {
+    /// Real speech with a reference: not a format variant of another clip, not a synthetic voice.
+    pub fn is_real_with_reference(&self) -> bool {
+        !self.transcript.is_empty() && !self.file.starts_with("audio/variants/") && !self.file.contains("/en_synth_")
+    }
+}
+
+/// Every row of the corpus's manifest, in its order.
+pub fn manifest() -> Vec<ManifestRow> {
     let manifest = std::fs::read_to_string(corpus().join("manifest.tsv")).expect("the corpus's manifest.tsv");
     let mut lines = manifest.lines();
     let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
-    let col = |name: &str| header.iter().position(|c| *c == name).unwrap();
-    let (file, language, duration, transcript) = (col("file"), col("language"), col("duration_s"), col("transcript"));
+    let col = |name: &str| header.iter().position(|c| *c == name).unwrap_or_else(|| panic!("no column {name}"));
+    let (file, language, duration, transcript, task) =
+        (col("file"), col("language"), col("duration_s"), col("transcript"), col("task"));
     lines
         .map(|l| l.split('\t').collect::<Vec<_>>())
-        .filter(|f| {
-            f[language] == "en" && !f[transcript].is_empty() && f[duration].parse::<f64>().unwrap_or(99.0) <= 30.0
+        .map(|f| ManifestRow {
+            file: f[file].to_string(),
+            language: f[language].to_string(),
+            duration_s: f[duration].parse().unwrap_or(f64::INFINITY),
+            transcript: f[transcript].to_string(),
+            tasks: f[task].split('+').map(str::to_string).collect(),
         })
-        .filter(|f| !f[file].starts_with("audio/variants/") && !f[file].contains("en_synth_"))
-        .map(|f| (f[file].trim_start_matches("audio/").to_string(), f[transcript].to_string()))
         .collect()
+}
+
+/// The corpus's real English clips of one window or less (paths under its `audio/`), with
+/// their references.
+pub fn short_english_clips() -> Vec<(String, String)> {
+    manifest()
+        .into_iter()
+        .filter(|r| r.language == "en" && r.is_real_with_reference() && r.duration_s <= 30.0)
+        .map(|r| (r.file.trim_start_matches("audio/").to_string(), r.transcript))
+        .collect()
+}
+
+/// How many times the engine's profile counted `name` in `stages`.
+pub fn counter(stages: &[scribe_whisper::profile::StageTime], name: &str) -> u64 {
+    stages.iter().find(|s| s.stage == name).map_or(0, |s| s.calls)
 }
 
 /// The speech corpus (`SCRIBE_CORPUS_DIR`, else `../shared/corpus`).

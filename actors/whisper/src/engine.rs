@@ -1076,16 +1076,16 @@ impl Engine {
                 profile::count("fitted windows kept though failed", 1);
                 return (audio, result);
             }
-            let mut tokens = result.tokens.clone();
-            let keep = repetition::before_loop(&tokens);
-            if keep < tokens.len() {
+            let mut result = result;
+            let keep = repetition::before_loop(&result.tokens);
+            if keep < result.tokens.len() {
                 profile::count("fitted windows cut where they loop", 1);
-                tokens.truncate(keep);
+                result.tokens.truncate(keep);
             } else {
                 profile::count("fitted windows dropped as repetitive", 1);
-                tokens.clear();
+                result.tokens.clear();
             }
-            return (audio, WindowResult { tokens, ..result });
+            return (audio, result);
         }
         // Whoever asked may no longer want it (its caller sees the flag and stops).
         if dopts.cancelled() {

@@ -88,10 +88,11 @@ pub fn run(models_dir: &Path, corpus: &Path) -> anyhow::Result<()> {
                 let text = decode(&engine, &utterance[..len], &options)?;
                 cell.seconds += started.elapsed().as_secs_f64();
                 let stages = profile::take();
-                cell.redone += stages.iter().any(|s| s.stage == "fitted windows decoded again whole") as usize;
-                cell.cut += stages.iter().any(|s| s.stage == "fitted windows cut where they loop") as usize;
-                cell.dropped += stages.iter().any(|s| s.stage == "fitted windows dropped as repetitive") as usize;
-                cell.kept += stages.iter().any(|s| s.stage == "fitted windows kept though failed") as usize;
+                let counted = |name: &str| stages.iter().any(|s| s.stage == name) as usize;
+                cell.redone += counted("fitted windows decoded again whole");
+                cell.cut += counted("fitted windows cut where they loop");
+                cell.dropped += counted("fitted windows dropped as repetitive");
+                cell.kept += counted("fitted windows kept though failed");
                 cell.partials += 1;
                 let said = words(&text);
                 cell.empty += said.is_empty() as usize;

@@ -211,6 +211,9 @@ pub enum IfFitFails {
     /// a final waiting behind; dropped, a fifth of first partials said nothing
     /// (`scribe-bench live --first-partials` and `--clips`, recorded in `ops/bench/live.md`).
     KeepBeforeLoop,
+    /// Dropped (no words): for a window whose text is kept only when its decoding passes the
+    /// checks anyway, the rest of a window decoded again ([`EncoderWindow::decoding_again`]).
+    Drop,
 }
 
 impl EncoderWindow {
@@ -227,6 +230,20 @@ impl EncoderWindow {
     /// words.
     pub const fn fitted_for_partials() -> EncoderWindow {
         EncoderWindow::Fitted { margin_frames: FITTED_MARGIN_FRAMES, if_failed: IfFitFails::KeepBeforeLoop }
+    }
+
+    /// The window for one that decodes `again` the rest of the window before (speech its
+    /// decoding left out): fitted, its failed decoding is dropped rather than decoded again
+    /// whole, as what it gives there is kept only if it passes the checks. On the corpus's
+    /// live utterances cut at every pause length tried (`scribe-bench live --pauses`, 271 of
+    /// them), the whole window's second try there changed no word, and cost its final 0.5 s.
+    pub fn decoding_again(self, again: bool) -> EncoderWindow {
+        match self {
+            EncoderWindow::Fitted { margin_frames, .. } if again => {
+                EncoderWindow::Fitted { margin_frames, if_failed: IfFitFails::Drop }
+            }
+            window => window,
+        }
     }
 
     /// The mel frames to encode for a window with `speech_frames` frames of speech: `None` for
@@ -849,7 +866,7 @@ impl Engine {
                 decoded,
                 &prompt,
                 &dopts,
-                opts.encoder_window,
+                opts.encoder_window.decoding_again(again_until > time_offset),
                 &mut rng,
             );
             check_cancelled(opts)?;
@@ -942,13 +959,16 @@ impl Engine {
                 for row in mel.chunks_mut(mel::N_FRAMES) {
                     row[frames..].fill(0.0); // the rest of the window is silence, as after a last word
                 }
-                let audio = profile::time("encode", || on_pool(|| self.model.encode(&mel)));
+                // A window fitted to its speech (a live utterance) reads the stretch and a
+                // margin, not 30 s: this pass cost a final a whole window's encoding.
+                let audio = self.encode_window(&mel, frames, opts.encoder_window);
                 let before: Vec<u32> = all_tokens[prompt_reset_since..]
                     .iter()
                     .copied()
                     .chain(decoded.iter().filter(|d| d.0.end <= from + 0.01).flat_map(|d| d.0.tokens.iter().copied()))
                     .collect();
                 let prompt = self.prompt(&hotwords, &before, &sot_sequence);
+                let dopts = self.first_decoding(&audio, frames, &dopts);
                 let decoder =
                     Decoder { model: &self.model, audio: &audio, specials: s, opts: &dopts, detokenize: &detok };
                 let again =
@@ -1071,6 +1091,12 @@ impl Engine {
             return (audio, result);
         }
         let repetitive = result.compression_ratio > dopts.compression_ratio_threshold || result.loops;
+        if let EncoderWindow::Fitted { if_failed: IfFitFails::Drop, .. } = window {
+            profile::count("fitted windows dropped as failed", 1);
+            let mut result = result;
+            result.tokens.clear();
+            return (audio, result);
+        }
         if let EncoderWindow::Fitted { if_failed: IfFitFails::KeepBeforeLoop, .. } = window {
             if !repetitive {
                 profile::count("fitted windows kept though failed", 1);
@@ -1615,6 +1641,17 @@ impl TimeMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fitted_window_that_decodes_a_rest_again_drops_a_failed_decoding() {
+        let drop = EncoderWindow::Fitted { margin_frames: FITTED_MARGIN_FRAMES, if_failed: IfFitFails::Drop };
+        // given the finals' and the partials' fitted windows, when a window decodes a rest again
+        assert_eq!(EncoderWindow::fitted().decoding_again(true), drop);
+        assert_eq!(EncoderWindow::fitted_for_partials().decoding_again(true), drop);
+        // then it drops what fails; a first window, and the whole window, are as they were
+        assert_eq!(EncoderWindow::fitted().decoding_again(false), EncoderWindow::fitted());
+        assert_eq!(EncoderWindow::Whole.decoding_again(true), EncoderWindow::Whole);
+    }
 
     #[test]
     fn a_piece_is_cut_around_a_stretch_decoded_again_between_its_words() {

@@ -28,9 +28,10 @@ use serde_json::Value;
 
 use crate::asr::{Clip, english_clips, score_per_clip, score_rows_per_file};
 use crate::env::{bench_key, in_scratch_dir};
-use crate::live_client::{self, SessionLog};
+use crate::live_client::{self, SessionLog, TimedFinal};
 use crate::server_process::ServerProcess;
 use scribe_bench::corpus::real_english_clips;
+use scribe_whisper::utterances::UtteranceParams;
 
 /// The clips `--quick` streams, by file-name stem prefix (the others stream the corpus's real
 /// English clips, those the README's accuracy table and `--pauses` score).
@@ -320,9 +321,15 @@ struct ClipFigures {
     final_latencies: Vec<f64>,
     partial_latencies: Vec<f64>,
     utterance_end_latencies: Vec<f64>,
+    end_of_speech_latencies: Vec<f64>,
+    /// The finals later than [`SLOW_FINAL_S`] after their last word: clip, final.
+    slow: Vec<(String, TimedFinal)>,
     /// The server's decodings by kind, after the clips' sessions (warm-up included).
     decodes: Vec<(String, u64)>,
 }
+
+/// A final this long after its last word is listed with where its utterance ended.
+const SLOW_FINAL_S: f64 = 1.0;
 
 /// Transcribes each clip as a direct job, then streams it into a live session at real-time pace.
 fn stream_clips(
@@ -347,6 +354,9 @@ fn stream_clips(
     let mut live_hyps = Vec::new();
     let (mut final_latencies, mut partial_latencies, mut utterance_end_latencies) =
         (Vec::new(), Vec::new(), Vec::new());
+    let (mut end_of_speech_latencies, mut slow) = (Vec::new(), Vec::new());
+    // The server's utterances are padded as the engine's defaults say.
+    let padding_s = f64::from(UtteranceParams::default().padding_ms) / 1000.0;
     let (mut finals, mut behind) = (0, 0);
     for c in clips {
         let log = runtime.block_on(live_client::stream(&ws_url, key, Arc::clone(&c.pcm), true, false))?;
@@ -375,6 +385,12 @@ fn stream_clips(
         final_latencies.extend(f);
         partial_latencies.extend(p);
         utterance_end_latencies.extend(log.final_latencies_from_utterance_end());
+        end_of_speech_latencies.extend(log.final_latencies_from_end_of_speech(padding_s));
+        for timed in log.timed_finals() {
+            if log.sent_by(timed.last_word_s).is_some_and(|sent| timed.arrived - sent > SLOW_FINAL_S) {
+                slow.push((stem(&c.clip.file).to_string(), timed));
+            }
+        }
         live_hyps.push((c.clip.file.clone(), log.final_text()));
     }
     let decodes = runtime.block_on(live_decodes(http, &format!("http://{}/metrics", server.addr)))?;
@@ -400,6 +416,8 @@ fn stream_clips(
         final_latencies,
         partial_latencies,
         utterance_end_latencies,
+        end_of_speech_latencies,
+        slow,
         decodes,
     })
 }
@@ -429,8 +447,23 @@ impl ClipFigures {
         let (up50, up95) = (percentile(ends, 50.0), percentile(ends, 95.0));
         row("final latency p50 s (utterance end)", &secs(up50), "-", "-", None);
         row("final latency p95 s (utterance end)", &secs(up95), "-", "-", None);
+        let speech = &self.end_of_speech_latencies;
+        let (sp50, sp95) = (percentile(speech, 50.0), percentile(speech, 95.0));
+        row("final latency p50 s (VAD end of speech)", &secs(sp50), "-", "<= 0.8", sp50.map(|v| v <= 0.8));
+        row("final latency p95 s (VAD end of speech)", &secs(sp95), "-", "<= 1.0", sp95.map(|v| v <= 1.0));
         row("first partial latency p50 s", &secs(pp50), "-", "-", None);
         row("first partial latency p95 s", &secs(pp95), "-", "<= 1.0", pp95.map(|v| v <= 1.0));
+        println!(
+            "finals over {SLOW_FINAL_S} s after their last word: {} (the speech after that word, to the utterance's end, \
+             gave no words)",
+            self.slow.len()
+        );
+        for (clip, f) in &self.slow {
+            println!(
+                "  {clip:<44} last word at {:>6.2} s, utterance end at {:>6.2} s: \"{}\"",
+                f.last_word_s, f.end_s, f.text
+            );
+        }
         println!("clips whose WER differs, live / direct %: {}", self.differing.len());
         for (clip, live, direct) in &self.differing {
             println!("  {clip:<56}{live:>8.2}{direct:>8.2}");

@@ -48,7 +48,7 @@ impl SessionLog {
     }
 
     /// When the audio up to `stream_s` seconds of the stream had been sent (the frame holding it).
-    fn sent_by(&self, stream_s: f64) -> Option<f64> {
+    pub fn sent_by(&self, stream_s: f64) -> Option<f64> {
         self.sent.iter().find(|(_, audio)| *audio >= stream_s - 1e-6).or(self.sent.last()).map(|(t, _)| *t)
     }
 
@@ -72,6 +72,28 @@ impl SessionLog {
             .filter_map(|(arrived, m)| {
                 let end = m["segments"].as_array()?.iter().filter_map(|s| s["end"].as_f64()).reduce(f64::max)?;
                 Some(arrived - self.sent_by(end)?)
+            })
+            .collect()
+    }
+
+    /// For each final: its arrival − when the audio up to the VAD's end of speech had been
+    /// sent, the utterance's end less its `padding_s`.
+    pub fn final_latencies_from_end_of_speech(&self, padding_s: f64) -> Vec<f64> {
+        self.timed_finals().into_iter().filter_map(|f| Some(f.arrived - self.sent_by(f.end_s - padding_s)?)).collect()
+    }
+
+    /// Each final's text, arrival, and where its last word and its utterance end.
+    pub fn timed_finals(&self) -> Vec<TimedFinal> {
+        self.of_type("FinalResult")
+            .filter_map(|(arrived, m)| {
+                let segments = m["segments"].as_array()?;
+                let words = segments.iter().filter_map(|s| s["words"].as_array()).flatten();
+                Some(TimedFinal {
+                    text: m["transcript"].as_str().unwrap_or_default().to_string(),
+                    arrived,
+                    last_word_s: words.filter_map(|w| w["end"].as_f64()).reduce(f64::max)?,
+                    end_s: segments.iter().filter_map(|s| s["end"].as_f64()).reduce(f64::max)?,
+                })
             })
             .collect()
     }
@@ -116,6 +138,16 @@ impl SessionLog {
     pub fn ended_normally(&self) -> bool {
         self.error().is_none() && self.close == Some(1000)
     }
+}
+
+/// A final as the session saw it (stream seconds).
+pub struct TimedFinal {
+    pub text: String,
+    pub arrived: f64,
+    /// The end of its last word.
+    pub last_word_s: f64,
+    /// Its utterance's end: the VAD's end of speech plus the utterance's padding.
+    pub end_s: f64,
 }
 
 /// Streams `audio` (16 kHz mono s16le) into the live door at `ws_url` at real-time pace, with

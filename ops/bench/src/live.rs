@@ -454,8 +454,7 @@ impl ClipFigures {
         row("first partial latency p50 s", &secs(pp50), "-", "-", None);
         row("first partial latency p95 s", &secs(pp95), "-", "<= 1.0", pp95.map(|v| v <= 1.0));
         println!(
-            "finals over {SLOW_FINAL_S} s after their last word: {} (the speech after that word, to the utterance's end, \
-             gave no words)",
+            "finals over {SLOW_FINAL_S} s after their last word: {} (with where their utterance ended)",
             self.slow.len()
         );
         for (clip, f) in &self.slow {

@@ -1090,13 +1090,13 @@ impl Engine {
         if result.passed || audio.positions() == self.model.dims.n_audio_ctx {
             return (audio, result);
         }
-        let repetitive = result.compression_ratio > dopts.compression_ratio_threshold || result.loops;
         if let EncoderWindow::Fitted { if_failed: IfFitFails::Drop, .. } = window {
             profile::count("fitted windows dropped as failed", 1);
             let mut result = result;
             result.tokens.clear();
             return (audio, result);
         }
+        let repetitive = result.compression_ratio > dopts.compression_ratio_threshold || result.loops;
         if let EncoderWindow::Fitted { if_failed: IfFitFails::KeepBeforeLoop, .. } = window {
             if !repetitive {
                 profile::count("fitted windows kept though failed", 1);

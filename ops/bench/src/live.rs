@@ -386,11 +386,9 @@ fn stream_clips(
         partial_latencies.extend(p);
         utterance_end_latencies.extend(log.final_latencies_from_utterance_end());
         end_of_speech_latencies.extend(log.final_latencies_from_end_of_speech(padding_s));
-        for timed in log.timed_finals() {
-            if log.sent_by(timed.last_word_s).is_some_and(|sent| timed.arrived - sent > SLOW_FINAL_S) {
-                slow.push((stem(&c.clip.file).to_string(), timed));
-            }
-        }
+        slow.extend(
+            log.finals_late_after_last_word(SLOW_FINAL_S).into_iter().map(|f| (stem(&c.clip.file).to_string(), f)),
+        );
         live_hyps.push((c.clip.file.clone(), log.final_text()));
     }
     let decodes = runtime.block_on(live_decodes(http, &format!("http://{}/metrics", server.addr)))?;
@@ -460,7 +458,9 @@ impl ClipFigures {
         for (clip, f) in &self.slow {
             println!(
                 "  {clip:<44} last word at {:>6.2} s, utterance end at {:>6.2} s: \"{}\"",
-                f.last_word_s, f.end_s, f.text
+                f.last_word_s.unwrap_or_default(),
+                f.end_s,
+                f.text
             );
         }
         println!("clips whose WER differs, live / direct %: {}", self.differing.len());

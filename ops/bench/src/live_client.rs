@@ -48,42 +48,12 @@ impl SessionLog {
     }
 
     /// When the audio up to `stream_s` seconds of the stream had been sent (the frame holding it).
-    pub fn sent_by(&self, stream_s: f64) -> Option<f64> {
+    fn sent_by(&self, stream_s: f64) -> Option<f64> {
         self.sent.iter().find(|(_, audio)| *audio >= stream_s - 1e-6).or(self.sent.last()).map(|(t, _)| *t)
     }
 
-    /// For each final with words: its arrival − when the audio up to the end of its last word
-    /// (the word's time as the final gives it) had been sent: how long after the speaker
-    /// stopped the caption was complete.
-    pub fn final_latencies(&self) -> Vec<f64> {
-        self.of_type("FinalResult")
-            .filter_map(|(arrived, m)| {
-                let words = m["segments"].as_array()?.iter().filter_map(|s| s["words"].as_array()).flatten();
-                let end = words.filter_map(|w| w["end"].as_f64()).reduce(f64::max)?;
-                Some(arrived - self.sent_by(end)?)
-            })
-            .collect()
-    }
-
-    /// For each final: its arrival − when the audio of its utterance's end (the VAD's end of
-    /// speech plus the utterance's padding) had been sent.
-    pub fn final_latencies_from_utterance_end(&self) -> Vec<f64> {
-        self.of_type("FinalResult")
-            .filter_map(|(arrived, m)| {
-                let end = m["segments"].as_array()?.iter().filter_map(|s| s["end"].as_f64()).reduce(f64::max)?;
-                Some(arrived - self.sent_by(end)?)
-            })
-            .collect()
-    }
-
-    /// For each final: its arrival − when the audio up to the VAD's end of speech had been
-    /// sent, the utterance's end less its `padding_s`.
-    pub fn final_latencies_from_end_of_speech(&self, padding_s: f64) -> Vec<f64> {
-        self.timed_finals().into_iter().filter_map(|f| Some(f.arrived - self.sent_by(f.end_s - padding_s)?)).collect()
-    }
-
     /// Each final's text, arrival, and where its last word and its utterance end.
-    pub fn timed_finals(&self) -> Vec<TimedFinal> {
+    fn timed_finals(&self) -> Vec<TimedFinal> {
         self.of_type("FinalResult")
             .filter_map(|(arrived, m)| {
                 let segments = m["segments"].as_array()?;
@@ -91,10 +61,38 @@ impl SessionLog {
                 Some(TimedFinal {
                     text: m["transcript"].as_str().unwrap_or_default().to_string(),
                     arrived,
-                    last_word_s: words.filter_map(|w| w["end"].as_f64()).reduce(f64::max)?,
+                    last_word_s: words.filter_map(|w| w["end"].as_f64()).reduce(f64::max),
                     end_s: segments.iter().filter_map(|s| s["end"].as_f64()).reduce(f64::max)?,
                 })
             })
+            .collect()
+    }
+
+    /// For each final with words: its arrival − when the audio up to the end of its last word
+    /// (the word's time as the final gives it) had been sent: how long after the speaker
+    /// stopped the caption was complete.
+    pub fn final_latencies(&self) -> Vec<f64> {
+        self.timed_finals().iter().filter_map(|f| Some(f.arrived - self.sent_by(f.last_word_s?)?)).collect()
+    }
+
+    /// For each final: its arrival − when the audio of its utterance's end (the VAD's end of
+    /// speech plus the utterance's padding) had been sent.
+    pub fn final_latencies_from_utterance_end(&self) -> Vec<f64> {
+        self.final_latencies_from_end_of_speech(0.0)
+    }
+
+    /// For each final: its arrival − when the audio up to the VAD's end of speech had been
+    /// sent, the utterance's end less its `padding_s`.
+    pub fn final_latencies_from_end_of_speech(&self, padding_s: f64) -> Vec<f64> {
+        self.timed_finals().iter().filter_map(|f| Some(f.arrived - self.sent_by(f.end_s - padding_s)?)).collect()
+    }
+
+    /// The finals that arrived more than `over_s` after the audio up to their last word had
+    /// been sent.
+    pub fn finals_late_after_last_word(&self, over_s: f64) -> Vec<TimedFinal> {
+        self.timed_finals()
+            .into_iter()
+            .filter(|f| f.last_word_s.and_then(|w| self.sent_by(w)).is_some_and(|sent| f.arrived - sent > over_s))
             .collect()
     }
 
@@ -144,8 +142,8 @@ impl SessionLog {
 pub struct TimedFinal {
     pub text: String,
     pub arrived: f64,
-    /// The end of its last word.
-    pub last_word_s: f64,
+    /// The end of its last word (none: a final without words).
+    pub last_word_s: Option<f64>,
     /// Its utterance's end: the VAD's end of speech plus the utterance's padding.
     pub end_s: f64,
 }

@@ -42,6 +42,7 @@ use crate::tokenizer::WhisperTokenizer;
 use crate::vad::{self, SileroVad, VadParams};
 
 mod batched;
+mod readings;
 mod together;
 
 /// Where the model lives and how to run it.

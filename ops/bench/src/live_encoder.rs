@@ -10,7 +10,8 @@
 //! the encoder alone on 1 to 29 s of speech, whole and fitted; then the utterances decoded in
 //! batches, as sessions share the decoder, against one after another; last, finals decoded alone
 //! against finals prompted with the previous final, on the recordings of many utterances, and
-//! the finals alone joined at their seams by each casing rule of `live_seams`.
+//! the finals alone joined at their seams by each casing rule of `live_seams`, and by the
+//! decoder over the audio of each seam.
 
 use std::path::Path;
 use std::time::Instant;
@@ -23,7 +24,7 @@ use scribe_whisper::{EncoderWindow, Engine, EngineConfig, EngineError, Transcrib
 use scribe_whisper::{mel, profile};
 
 use crate::asr::score;
-use crate::live_seams::{self, SeamRules};
+use crate::live_seams::{self, SeamRules, TimedWord};
 use scribe_bench::corpus::{Clip, english_clips, real_english_clips};
 
 /// Margins tried, in mel frames (10 ms).
@@ -196,6 +197,7 @@ fn context(engine: &Engine, corpus: &Path, python: &Path) -> anyhow::Result<()> 
     );
     println!("{:<34}{:>8}{:>16}{:>12}", "finals", "WER %", "formatted WER %", "read back");
     let mut alone: Vec<Vec<String>> = Vec::new();
+    let mut timed: Vec<Vec<Vec<TimedWord>>> = Vec::new();
     for with_context in [false, true] {
         let options = TranscribeOptions {
             language: Some("en".into()),
@@ -206,11 +208,27 @@ fn context(engine: &Engine, corpus: &Path, python: &Path) -> anyhow::Result<()> 
         let (mut hyps, mut formatted, mut read_back) = (Vec::new(), Vec::new(), 0);
         for (clip, (samples, utterances)) in clips.iter().zip(&cut) {
             let mut finals: Vec<String> = Vec::new();
+            let mut words_of_finals: Vec<Vec<TimedWord>> = Vec::new();
             for range in utterances {
                 let prompt = finals.last().filter(|_| with_context).cloned();
                 let options = TranscribeOptions { initial_prompt: prompt.clone(), ..options.clone() };
                 let text = match engine.transcribe_samples(&samples[range.clone()], &options) {
-                    Ok(t) => t.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" "),
+                    Ok(t) => {
+                        let offset = range.start as f64 / SAMPLE_RATE as f64;
+                        words_of_finals.push(
+                            t.segments
+                                .iter()
+                                .flat_map(|s| &s.words)
+                                .map(|w| TimedWord {
+                                    text: w.text.trim().to_string(),
+                                    start: offset + w.start,
+                                    end: offset + w.end,
+                                })
+                                .filter(|w| !w.text.is_empty())
+                                .collect(),
+                        );
+                        t.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" ")
+                    }
                     Err(EngineError::NoSpeech) => continue,
                     Err(e) => return Err(e).with_context(|| format!("{} {range:?}", clip.file)),
                 };
@@ -224,6 +242,7 @@ fn context(engine: &Engine, corpus: &Path, python: &Path) -> anyhow::Result<()> 
             hyps.push((clip.file.clone(), text));
             if !with_context {
                 alone.push(finals);
+                timed.push(words_of_finals);
             }
         }
         let wer = score(python, corpus, &header, &clips, &hyps)?;
@@ -232,6 +251,36 @@ fn context(engine: &Engine, corpus: &Path, python: &Path) -> anyhow::Result<()> 
         println!("{name:<34}{wer:>8.2}{:>16.2}{read_back:>12}", errors as f64 * 100.0 / words.max(1) as f64);
     }
     seams(&clips, &alone);
+    seams_by_decoder(engine, &clips, &cut, &timed)?;
+    Ok(())
+}
+
+/// The finals decoded alone, joined where each meets the next by the decoder
+/// ([`live_seams::join_by_decoder`]): formatted WER and miscased words pooled, against the
+/// same finals' words as decoded.
+fn seams_by_decoder(engine: &Engine, clips: &[Clip], cut: &Cut, timed: &[Vec<Vec<TimedWord>>]) -> anyhow::Result<()> {
+    let (mut errors, mut words, mut miscased, mut errors_before, mut miscased_before) = (0, 0, 0, 0, 0);
+    let mut joins = live_seams::Joins::default();
+    let log = std::env::var_os("SCRIBE_SEAM_DEBUG").is_some();
+    for ((clip, (samples, _)), finals) in clips.iter().zip(cut).zip(timed) {
+        let before: Vec<String> = finals.iter().flatten().map(|w| w.text.clone()).collect();
+        errors_before += formatted_wer(&clip.transcript, &before.join(" ")).0;
+        miscased_before += case_errors(&clip.transcript, &before).0;
+        let joined = live_seams::join_by_decoder(engine, samples, finals, &mut joins, log)?;
+        let (e, w) = formatted_wer(&clip.transcript, &joined.join(" "));
+        (errors, words) = (errors + e, words + w);
+        miscased += case_errors(&clip.transcript, &joined).0;
+    }
+    let percent = |e: usize| e as f64 * 100.0 / words.max(1) as f64;
+    println!("{:<30}{:>10.2}{:>10}{miscased_before:>10}", "as decoded (by their words)", percent(errors_before), 0);
+    println!(
+        "{:<30}{:>10.2}{:>10}{miscased:>10}   ({} seams, {:.0} ms each)",
+        "joined by the decoder",
+        percent(errors),
+        joins.changed,
+        joins.seams,
+        joins.took_s * 1000.0 / joins.seams.max(1) as f64
+    );
     Ok(())
 }
 

@@ -5,9 +5,15 @@
 //! back as several, each with a capital ("for you Ask what you can do"), and a short emphatic
 //! one often in capitals ("ASK NOT"). Decoding a final with the previous one as its prompt costs
 //! words, so these rules join the finals' text instead: they look only at the seam (the previous
-//! final's last word and the new final's words) and change letters' case, never a word. Measured
-//! on the corpus, none helped enough to be adopted (`ops/bench/live.md`); they stay here, with
-//! their measurement, for the next attempt.
+//! final's last word and the new final's words) and change letters' case, never a word. Last,
+//! the decoder itself joins them: it hears the audio on both sides of each seam and scores the
+//! ways of writing it ([`join_by_decoder`]). Measured on the corpus, none helped enough to be
+//! adopted (`ops/bench/live.md`); they stay here, with their measurement, for the next attempt.
+
+use std::time::Instant;
+
+use scribe_whisper::Engine;
+use scribe_whisper::audio::SAMPLE_RATE;
 
 /// Which rules join a session's finals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -86,6 +92,98 @@ fn with_first_letter(word: &str, upper: bool) -> String {
     format!("{}{changed}{}", &word[..at], &word[at + letter.len_utf8()..])
 }
 
+/// A word of a final, its times in seconds from the recording's start.
+#[derive(Clone, Debug)]
+pub struct TimedWord {
+    pub text: String,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// What [`join_by_decoder`] did, summed over recordings.
+#[derive(Debug, Default)]
+pub struct Joins {
+    pub seams: usize,
+    pub changed: usize,
+    pub took_s: f64,
+}
+
+/// How much speech on each side of a seam the decoder hears when it scores the seam.
+const SEAM_SIDE_S: f64 = 8.0;
+
+/// Silence kept around the words a seam's audio is cut to.
+const SEAM_EDGE_S: f64 = 0.3;
+
+/// Joins a recording's `finals` (their words, timed on `samples`) where each meets the next: the
+/// decoder hears the seam (up to [`SEAM_SIDE_S`] of words on each side, the pause between) and
+/// scores each way of writing it ([`seam_ways`]) with the words around it, and the likeliest is
+/// kept. Only the previous final's last mark and the next one's first letter may change.
+/// With `log`, prints each seam changed.
+pub fn join_by_decoder(
+    engine: &Engine,
+    samples: &[f32],
+    finals: &[Vec<TimedWord>],
+    joins: &mut Joins,
+    log: bool,
+) -> anyhow::Result<Vec<String>> {
+    let at = |s: f64| ((s.max(0.0) * SAMPLE_RATE as f64) as usize).min(samples.len());
+    let mut joined: Vec<Vec<TimedWord>> = Vec::new();
+    for next in finals.iter().filter(|f| !f.is_empty()) {
+        let mut next = next.clone();
+        if let Some(prev) = joined.last_mut() {
+            let last = prev.len() - 1;
+            let from = prev.iter().position(|w| w.start >= prev[last].end - SEAM_SIDE_S).unwrap_or(last);
+            let to = next.iter().rposition(|w| w.end <= next[0].start + SEAM_SIDE_S).unwrap_or(0);
+            let audio = at(prev[from].start - SEAM_EDGE_S)..at(next[to].end + SEAM_EDGE_S);
+            if !audio.is_empty() && audio.len() <= 30 * SAMPLE_RATE as usize {
+                let prefix: Vec<&str> = prev[from..last].iter().map(|w| w.text.as_str()).collect();
+                let rest: String = next[1..=to].iter().map(|w| format!(" {}", w.text)).collect();
+                let ways = seam_ways(&prev[last].text, &next[0].text);
+                let readings: Vec<String> = ways.iter().map(|(end, start)| format!(" {end} {start}{rest}")).collect();
+                let started = Instant::now();
+                let scores = engine.likelihoods_of_readings(&samples[audio], "en", &prefix.join(" "), &readings)?;
+                joins.took_s += started.elapsed().as_secs_f64();
+                joins.seams += 1;
+                let best = (0..scores.len()).max_by(|&a, &b| scores[a].total_cmp(&scores[b])).unwrap_or(0);
+                if best != 0 {
+                    joins.changed += 1;
+                    if log {
+                        let (end, start) = &ways[best];
+                        let gain = scores[best] - scores[0];
+                        eprintln!("seam: …{} | {} … → …{end} | {start} …  ({gain:+.2})", prev[last].text, next[0].text);
+                    }
+                    (prev[last].text, next[0].text) = ways[best].clone();
+                }
+            }
+        }
+        joined.push(next);
+    }
+    Ok(joined.into_iter().flatten().map(|w| w.text).collect())
+}
+
+/// Ways to write a seam between a final's `last` word and the next one's `first`, each a
+/// reading of the sentence: as decoded; a sentence that ends there (a full stop, a capital
+/// after); one that goes on (a comma or no mark, a small letter after, but for "I" and words
+/// not written as a capital then small letters).
+fn seam_ways(last: &str, first: &str) -> Vec<(String, String)> {
+    let mut ways = vec![(last.to_owned(), first.to_owned())];
+    let bare = last.trim_end_matches(['.', ',', '!', '?', ';', ':', '…']);
+    if bare.is_empty() {
+        return ways;
+    }
+    let own_case = is_pronoun_i(first) || !(is_capitalized(first) || first.chars().all(|c| !c.is_uppercase()));
+    let (capital, small) = match own_case {
+        true => (first.to_owned(), first.to_owned()),
+        false => (with_first_letter(first, true), with_first_letter(first, false)),
+    };
+    for way in [(format!("{bare}."), capital), (format!("{bare},"), small.clone()), (bare.to_owned(), small)] {
+        if !ways.contains(&way) {
+            ways.push(way);
+        }
+    }
+    ways
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +217,25 @@ mod tests {
         assert_eq!(joined(Some("Americans"), "ASK NOT!", ALL), "ask not!");
         assert_eq!(joined(Some("x."), "FBI", ALL), "FBI", "one word may be an acronym");
         assert_eq!(joined(Some("x."), "THE FBI A", ALL), "THE FBI A", "a one-letter word is not shouting");
+    }
+
+    #[test]
+    fn given_a_seam_when_its_ways_are_listed_then_each_reads_as_one_sentence_or_two() {
+        let ways = |last: &str, first: &str| seam_ways(last, first);
+        let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+        assert_eq!(
+            ways("Americans.", "Ask"),
+            [pair("Americans.", "Ask"), pair("Americans,", "ask"), pair("Americans", "ask")],
+            "as decoded first"
+        );
+        assert_eq!(
+            ways("you", "ask"),
+            [pair("you", "ask"), pair("you.", "Ask"), pair("you,", "ask")],
+            "a way already listed is not listed again"
+        );
+        assert_eq!(ways("said", "I"), [pair("said", "I"), pair("said.", "I"), pair("said,", "I")], "I keeps its case");
+        assert_eq!(ways("the", "USA")[1], pair("the.", "USA"), "an acronym keeps its case");
+        assert_eq!(ways("...", "so"), [pair("...", "so")], "no word to mark");
     }
 
     #[test]

@@ -274,3 +274,26 @@ fn a_window_fitted_to_each_utterance_reads_like_the_whole_window() {
     // audio changes Whisper's guesses) they lose no accuracy against the references
     assert!(fitted_wer <= whole_wer + 0.01, "WER fitted {fitted_wer:.4} against whole {whole_wer:.4}");
 }
+
+#[test]
+fn readings_of_speech_are_scored_by_how_likely_the_model_hears_them() {
+    // Given jfk's speech
+    let samples = audio::decode_all(&clip_path("en_jfk.wav")).unwrap();
+    let engine = engine();
+    let prefix = "And so my fellow Americans, ask not what your";
+    let readings: Vec<String> =
+        [" country can do for you", " county can do for you", " country can do for me"].map(String::from).to_vec();
+    // When each reading of its end is scored after the words they share
+    let scores = engine.likelihoods_of_readings(&samples, "en", prefix, &readings).unwrap();
+    // Then the words spoken are likelier than either with a word changed
+    assert!(scores[0] > scores[1] && scores[0] > scores[2], "{scores:?}");
+    assert!(scores.iter().all(|s| s.is_finite() && *s < 0.0), "{scores:?}");
+    // And a reading scores the same alone as beside others (rows of one batch are independent)
+    let alone = engine.likelihoods_of_readings(&samples, "en", prefix, &readings[1..2]).unwrap();
+    assert!((alone[0] - scores[1]).abs() < 1e-2, "{} against {}", alone[0], scores[1]);
+    // And a language the model lacks is an error, not a score
+    assert!(matches!(
+        engine.likelihoods_of_readings(&samples, "xx", prefix, &readings),
+        Err(EngineError::UnsupportedLanguage { .. })
+    ));
+}

@@ -26,6 +26,10 @@ impl Engine {
             !samples.is_empty() && samples.len() <= mel::N_FRAMES * mel::HOP && !readings.is_empty(),
             "readings are scored over 1 sample to 30 s of audio"
         );
+        let fixed = TranscribeOptions { language: Some(language.to_string()), ..Default::default() };
+        let LanguagePlan::Fixed(language) = self.plan_languages(&fixed)? else {
+            return Err(EngineError::UnsupportedLanguage { code: language.to_string(), model: self.info.name.clone() });
+        };
         let power = mel::log_mel(samples, self.model.dims.n_mels);
         let frames = (samples.len() / mel::HOP).min(mel::N_FRAMES);
         let mut window = vec![0.0f32; power.n_mels * mel::N_FRAMES];
@@ -34,10 +38,6 @@ impl Engine {
                 .copy_from_slice(&power.data[m * power.n_frames..m * power.n_frames + frames]);
         }
         let audio = self.encode_window(&window, frames, EncoderWindow::fitted());
-        let fixed = TranscribeOptions { language: Some(language.to_string()), ..Default::default() };
-        let LanguagePlan::Fixed(language) = self.plan_languages(&fixed)? else {
-            return Err(EngineError::UnsupportedLanguage { code: language.to_string(), model: self.info.name.clone() });
-        };
         let setup = self.decode_setup(language, &Default::default());
         let mut prompt = setup.sot_sequence;
         prompt.push(self.tokenizer.specials.no_timestamps);

@@ -259,25 +259,29 @@ fn context(engine: &Engine, corpus: &Path, python: &Path) -> anyhow::Result<()> 
 /// ([`live_seams::join_by_decoder`]): formatted WER and miscased words pooled, against the
 /// same finals' words as decoded.
 fn seams_by_decoder(engine: &Engine, clips: &[Clip], cut: &Cut, timed: &[Vec<Vec<TimedWord>>]) -> anyhow::Result<()> {
-    let (mut errors, mut words, mut miscased, mut errors_before, mut miscased_before) = (0, 0, 0, 0, 0);
+    // Per row (as decoded, joined): formatted WER per recording, errors and words pooled, miscased.
+    let mut rows = [(String::new(), 0, 0, 0), (String::new(), 0, 0, 0)];
     let mut joins = live_seams::Joins::default();
     let log = std::env::var_os("SCRIBE_SEAM_DEBUG").is_some();
     for ((clip, (samples, _)), finals) in clips.iter().zip(cut).zip(timed) {
         let before: Vec<String> = finals.iter().flatten().map(|w| w.text.clone()).collect();
-        errors_before += formatted_wer(&clip.transcript, &before.join(" ")).0;
-        miscased_before += case_errors(&clip.transcript, &before).0;
         let joined = live_seams::join_by_decoder(engine, samples, finals, &mut joins, log)?;
-        let (e, w) = formatted_wer(&clip.transcript, &joined.join(" "));
-        (errors, words) = (errors + e, words + w);
-        miscased += case_errors(&clip.transcript, &joined).0;
+        for (row, text) in rows.iter_mut().zip([before, joined]) {
+            let (e, w) = formatted_wer(&clip.transcript, &text.join(" "));
+            row.0.push_str(&format!("{:>14.2}", e as f64 * 100.0 / w.max(1) as f64));
+            (row.1, row.2, row.3) = (row.1 + e, row.2 + w, row.3 + case_errors(&clip.transcript, &text).0);
+        }
     }
-    let percent = |e: usize| e as f64 * 100.0 / words.max(1) as f64;
-    println!("{:<30}{:>10.2}{:>10}{miscased_before:>10}", "as decoded (by their words)", percent(errors_before), 0);
+    for ((each, errors, words, miscased), (name, changed)) in
+        rows.iter().zip([("as decoded (their timed words)", 0), ("joined by the decoder", joins.changed)])
+    {
+        println!(
+            "{name:<30}{each}{:>10.2}{changed:>10}{miscased:>10}",
+            *errors as f64 * 100.0 / (*words).max(1) as f64
+        );
+    }
     println!(
-        "{:<30}{:>10.2}{:>10}{miscased:>10}   ({} seams, {:.0} ms each)",
-        "joined by the decoder",
-        percent(errors),
-        joins.changed,
+        "(the decoder scored {} seams, {:.0} ms each)",
         joins.seams,
         joins.took_s * 1000.0 / joins.seams.max(1) as f64
     );

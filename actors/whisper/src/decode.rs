@@ -695,7 +695,7 @@ impl Rules<'_> {
 }
 
 /// `x - logsumexp(x)` in place; `lse` when the caller already has it.
-fn log_softmax(x: &mut [f32], lse: Option<f32>) {
+pub(crate) fn log_softmax(x: &mut [f32], lse: Option<f32>) {
     let lse = lse.unwrap_or_else(|| log_sum_exp(x));
     for v in x {
         *v -= lse;

@@ -7,9 +7,11 @@
 //! and the log-probability the decoder gives them summed. No timestamps: only the words count.
 
 use super::{EncoderWindow, Engine, EngineError, LanguagePlan, TranscribeOptions, on_pool};
+use crate::decode::log_softmax;
 use crate::mel;
 use crate::model::AudioContext;
 use crate::profile;
+use crate::speech::{Media, Windows};
 
 impl Engine {
     /// The log-likelihood of each of `readings` (texts, each starting with a space) after
@@ -30,13 +32,11 @@ impl Engine {
         let LanguagePlan::Fixed(language) = self.plan_languages(&fixed)? else {
             return Err(EngineError::UnsupportedLanguage { code: language.to_string(), model: self.info.name.clone() });
         };
-        let power = mel::log_mel(samples, self.model.dims.n_mels);
-        let frames = (samples.len() / mel::HOP).min(mel::N_FRAMES);
-        let mut window = vec![0.0f32; power.n_mels * mel::N_FRAMES];
-        for m in 0..power.n_mels {
-            window[m * mel::N_FRAMES..m * mel::N_FRAMES + frames]
-                .copy_from_slice(&power.data[m * power.n_frames..m * power.n_frames + frames]);
-        }
+        // The features as a transcription of these samples has them (one window, its level).
+        let all = 0..samples.len();
+        let mut windows =
+            Windows::open(Media::Samples(samples), std::slice::from_ref(&all), samples.len(), self.info.n_mels)?;
+        let (window, frames) = windows.window(0)?;
         let audio = self.encode_window(&window, frames, EncoderWindow::fitted());
         let setup = self.decode_setup(language, &Default::default());
         let mut prompt = setup.sot_sequence;
@@ -55,7 +55,7 @@ impl Engine {
         let vocab = self.model.dims.n_vocab;
         let mut cache = self.model.new_cache(1);
         let mut first = self.model.decode(audio, &mut cache, prompt, &[prompt.len() - 1]);
-        log_softmax(&mut first);
+        log_softmax(&mut first, None);
         let mut scores: Vec<f32> = readings.iter().map(|r| r.first().map_or(0.0, |&t| first[t as usize])).collect();
         let longest = readings.iter().map(Vec::len).max().unwrap_or(0);
         if longest < 2 {
@@ -72,16 +72,10 @@ impl Engine {
             for (i, &next) in reading.iter().enumerate().skip(1) {
                 let at = (row * steps + i - 1) * vocab;
                 let mut position = logits[at..at + vocab].to_vec();
-                log_softmax(&mut position);
+                log_softmax(&mut position, None);
                 scores[row] += position[next as usize];
             }
         }
         scores
     }
-}
-
-fn log_softmax(x: &mut [f32]) {
-    let max = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let lse = max + x.iter().map(|v| (v - max).exp()).sum::<f32>().ln();
-    x.iter_mut().for_each(|v| *v -= lse);
 }

@@ -267,7 +267,7 @@ impl WorkerContext {
         let document = match crate::diarization::label_speakers(
             models_dir,
             media_path.clone(),
-            submission.number_of_speakers,
+            submission.speaker_count(),
             document,
             self.cancel.clone(),
         )

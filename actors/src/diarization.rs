@@ -1,9 +1,10 @@
 //! Speakers for direct jobs: after recognition, the ASR worker asks this module who spoke
 //! each word (see `scribe-diarize`), unless the client said there is one speaker.
 //!
-//! `numberOfSpeakers` decides: 1 skips diarization (every word is Speaker 1), 2–5 allow at
-//! most that many speakers (fewer when the voices are alike enough), 0 lets diarization
-//! estimate the number. The models load on the first job that needs them and stay loaded
+//! `numberOfSpeakers` decides ([`SpeakerCount`]): 1 skips diarization (every word is Speaker 1);
+//! 2–5 given by the client is the number of speakers (exactly that many whenever that many
+//! voices speak); left out, the default 2 is a bound (a monologue is one speaker); 0 lets
+//! diarization estimate the number. The models load on the first job that needs them and stay loaded
 //! (about 35 MB); a missing or broken model file fails the job with an error naming it.
 
 use std::collections::HashMap;
@@ -13,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use scribe_diarize::{DiarizeOptions, Diarizer, Speakers};
-use scribe_domain::speakers::assign_speakers;
+use scribe_domain::speakers::{SpeakerCount, assign_speakers};
 use scribe_domain::transcript as doc;
 
 /// The loaded diarization models, per models folder.
@@ -40,15 +41,17 @@ enum Stop {
 pub async fn label_speakers(
     models_dir: PathBuf,
     media_path: PathBuf,
-    number_of_speakers: u8,
+    count: SpeakerCount,
     document: doc::Transcript,
     cancel: Arc<AtomicBool>,
 ) -> Result<Option<doc::Transcript>, String> {
-    if number_of_speakers == 1 || document.segments.is_empty() {
-        return Ok(Some(document));
-    }
-    let speakers =
-        if number_of_speakers == 0 { Speakers::Estimate } else { Speakers::AtMost(number_of_speakers as usize) };
+    let speakers = match count {
+        _ if document.segments.is_empty() => return Ok(Some(document)),
+        SpeakerCount::One => return Ok(Some(document)),
+        SpeakerCount::Exactly(n) => Speakers::Exactly(n as usize),
+        SpeakerCount::AtMost(n) => Speakers::AtMost(n as usize),
+        SpeakerCount::Estimate => Speakers::Estimate,
+    };
     // The caller's span (the job's) goes with the work onto the blocking pool.
     let span = tracing::Span::current();
     let result = tokio::task::spawn_blocking(move || {
@@ -110,7 +113,14 @@ mod tests {
     /// numberOfSpeakers=1 needs neither the models nor the media.
     #[tokio::test]
     async fn one_speaker_skips_diarization() {
-        let out = label_speakers("/nonexistent".into(), "/nonexistent.wav".into(), 1, document(), Arc::default()).await;
+        let out = label_speakers(
+            "/nonexistent".into(),
+            "/nonexistent.wav".into(),
+            SpeakerCount::One,
+            document(),
+            Arc::default(),
+        )
+        .await;
         assert_eq!(out, Ok(Some(document())));
     }
 
@@ -118,9 +128,15 @@ mod tests {
     #[tokio::test]
     async fn missing_models_are_named() {
         let dir = tempfile::tempdir().unwrap();
-        let err = label_speakers(dir.path().into(), "/nonexistent.wav".into(), 2, document(), Arc::default())
-            .await
-            .unwrap_err();
+        let err = label_speakers(
+            dir.path().into(),
+            "/nonexistent.wav".into(),
+            SpeakerCount::AtMost(2),
+            document(),
+            Arc::default(),
+        )
+        .await
+        .unwrap_err();
         assert!(err.contains("pyannote_segmentation_3.0.bin"), "{err}");
     }
 }

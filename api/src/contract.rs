@@ -119,9 +119,10 @@ pub fn job_parameter(name: &str) -> Option<&'static str> {
         "transcriptionType" => "`transcription` (default), `captions` or `translatedSubtitles`.",
         "jobType" => "`direct` (default, automatic) or `perfect` (manual).",
         "numberOfSpeakers" => {
-            "0 to 5, default 2. Direct jobs: 1 = one speaker (no diarization); 2 to 5 = at most that many speakers \
-             (fewer when fewer are heard); 0 = unknown, the number is estimated. Every word of the transcript gets \
-             its speaker and segments split at speaker changes."
+            "The number of speakers in the file, 0 to 5. Direct jobs: 1 = one speaker (no diarization); 2 to 5 \
+             given = exactly that many speakers whenever that many voices speak; left out = the default 2 as a \
+             bound: at most 2 speakers, so a monologue stays one; 0 = unknown, the number (up to 5) is estimated. \
+             Every word of the transcript gets its speaker and segments split at speaker changes."
         }
         "callbackUrl" => "http(s) URL that receives a POST with the job when it ends.",
         "glossaryId" => "The id of one of your glossaries.",

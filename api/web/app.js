@@ -352,7 +352,7 @@
       field("o-jobType", "Job type", select([["direct", "direct (automatic)"], ["perfect", "perfect (by people)"]], "direct")),
       field("o-transcriptionType", "Transcription type", select([["transcription", "transcription"], ["captions", "captions"], ["translatedSubtitles", "translated subtitles"]], "transcription")),
       field("o-transcriptionStyle", "Style", select([["cleanread", "clean read"], ["verbatim", "verbatim"]], "cleanread"), "transcription only"),
-      field("o-numberOfSpeakers", "Speakers", el("input", { type: "number", min: 0, max: 5, step: 1, value: 2 }), "0 to 5, 0 = unknown"),
+      field("o-numberOfSpeakers", "Speakers", el("input", { type: "number", min: 0, max: 5, step: 1, placeholder: "up to 2" }), "how many speak, 1 to 5; empty = up to 2; 0 = unknown"),
       field("o-turnaroundTime", "Turnaround", select([["", "default (5 days; 7 for translations)"], ...TURNAROUNDS.map((t) => [t, turnaroundLabel(t)])], ""), "perfect only"),
       field("o-targetLanguage", "Target language", target, "translated subtitles only"),
       field("o-glossaryId", "Glossary", select([["", "none"]], "")),

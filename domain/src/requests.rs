@@ -100,6 +100,9 @@ pub struct JobRequest {
     pub job_type: JobType,
     /// 0 to 5; 0 means the client does not know.
     pub number_of_speakers: u8,
+    /// Whether the client gave `numberOfSpeakers` (then it is the number in the file) or it is
+    /// the spec's default (then it is a bound); see [`crate::speakers::SpeakerCount`].
+    pub number_of_speakers_given: bool,
     /// `Some` only when the client gave `transcriptionStyle` (only allowed for transcripts).
     pub job_options: Option<JobOptions>,
     /// `Some` exactly for `perfect` jobs (the given value or the spec's default).
@@ -164,6 +167,7 @@ impl JobParams {
                 ),
             ));
         }
+        let number_of_speakers_given = self.number_of_speakers.is_some();
         let number_of_speakers = match self.number_of_speakers {
             Some(n) if (0..=MAX_SPEAKERS).contains(&n) => n as u8,
             Some(_) => {
@@ -229,6 +233,7 @@ impl JobParams {
             transcription_type,
             job_type,
             number_of_speakers,
+            number_of_speakers_given,
             job_options,
             turnaround_time,
             target_language,

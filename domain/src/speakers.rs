@@ -10,6 +10,36 @@
 
 use crate::transcript::{Segment, Speaker, Transcript, Word};
 
+/// How many speakers diarization looks for, from the job's `numberOfSpeakers`.
+///
+/// The spec's `numberOfSpeakers` is the number of speakers in the file. Given by the client
+/// (1 to 5) it is that number; left out, the spec's default of 2 is only a bound, so a
+/// monologue stays one speaker; 0 (given) asks for the number to be estimated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpeakerCount {
+    /// One speaker: diarization is skipped.
+    One,
+    /// Exactly this many (2 to 5) whenever that many voices speak.
+    Exactly(u8),
+    /// At most this many (the default's meaning).
+    AtMost(u8),
+    /// As many as the voices tell apart (up to the API's maximum of 5).
+    Estimate,
+}
+
+impl SpeakerCount {
+    /// `number` is the job's `numberOfSpeakers` (the default applied), `given` whether the
+    /// client set it.
+    pub fn of(number: u8, given: bool) -> SpeakerCount {
+        match (number, given) {
+            (0, _) => SpeakerCount::Estimate,
+            (1, _) => SpeakerCount::One,
+            (n, true) => SpeakerCount::Exactly(n),
+            (n, false) => SpeakerCount::AtMost(n),
+        }
+    }
+}
+
 /// `doc` with each word's speaker given by `speaker_of` (any numbering; renumbered here).
 pub fn assign_speakers(doc: &Transcript, mut speaker_of: impl FnMut(&Word) -> usize) -> Transcript {
     let mut order: Vec<usize> = Vec::new();
@@ -105,6 +135,17 @@ fn spkid(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_given_number_is_the_number_and_the_default_a_bound() {
+        // Given numberOfSpeakers as the client sent it (or the default 2 when left out),
+        // when diarization is planned, then:
+        assert_eq!(SpeakerCount::of(3, true), SpeakerCount::Exactly(3));
+        assert_eq!(SpeakerCount::of(2, true), SpeakerCount::Exactly(2));
+        assert_eq!(SpeakerCount::of(2, false), SpeakerCount::AtMost(2));
+        assert_eq!(SpeakerCount::of(1, true), SpeakerCount::One);
+        assert_eq!(SpeakerCount::of(0, true), SpeakerCount::Estimate);
+    }
 
     fn word(start: f64, text: &str) -> Word {
         Word { start, end: start + 0.5, text: text.into(), conf: 1.0, pristine: true }

@@ -1,7 +1,9 @@
 //! Speakers of direct jobs over real HTTP: the corpus's two-voice clip (espeak-ng, two voices
 //! taking turns, reference turns in `audio/ref/`) uploaded with `numberOfSpeakers=2` comes back
 //! with two speakers whose segments follow the reference turns, in JSON and TXT; with
-//! `numberOfSpeakers=1` the same clip is one speaker (diarization skipped).
+//! `numberOfSpeakers=1` the same clip is one speaker (diarization skipped). A number given is
+//! the number of speakers (a three-speaker meeting excerpt asked for 3 has 3); left out, the
+//! default 2 is a bound (a monologue stays one speaker).
 
 use scribe_tests::{ASR_TIMEOUT, TestServer, paths};
 use serde_json::Value;
@@ -9,8 +11,12 @@ use serde_json::Value;
 const TWO_VOICES: &str = "audio/en_synth_gettysburg_2voices.wav";
 
 fn transcribe(server: &TestServer, key: &str, speakers: &str) -> (Value, String) {
-    let job =
-        server.upload_ok(key, &paths::corpus_file(TWO_VOICES), &[("language", "en"), ("numberOfSpeakers", speakers)]);
+    transcribe_clip(server, key, TWO_VOICES, &[("numberOfSpeakers", speakers)])
+}
+
+fn transcribe_clip(server: &TestServer, key: &str, clip: &str, params: &[(&str, &str)]) -> (Value, String) {
+    let params: Vec<(&str, &str)> = [("language", "en")].into_iter().chain(params.iter().copied()).collect();
+    let job = server.upload_ok(key, &paths::corpus_file(clip), &params);
     let id = job["jobId"].as_str().expect("a jobId").to_owned();
     let done = server.wait_for_status(key, &id, &["DONE", "ERROR"], ASR_TIMEOUT);
     assert_eq!(done["status"], "DONE", "{done}");
@@ -99,5 +105,26 @@ fn one_speaker_when_the_client_says_so() {
     assert_eq!(speakers.len(), 1, "{}", json["speakers"]);
     let spk = speakers[0]["spkid"].as_str().unwrap();
     assert!(json["segments"].as_array().unwrap().iter().all(|s| s["speaker"] == spk));
+    assert!(txt.lines().filter(|l| l.starts_with("Speaker ")).all(|l| l.starts_with("Speaker 1: ")), "{txt}");
+}
+
+/// The number given is the number of speakers: the AMI excerpt with three people (two of them
+/// briefly) asked for 3 comes back with 3.
+#[test]
+fn the_number_given_is_the_number_of_speakers() {
+    let server = TestServer::start();
+    let key = server.key();
+    let (json, _) = transcribe_clip(&server, key, "audio/en_ami_pyannote_trn04.wav", &[("numberOfSpeakers", "3")]);
+    let speakers = json["speakers"].as_array().expect("speakers");
+    assert_eq!(speakers.len(), 3, "{}", json["speakers"]);
+}
+
+/// Left out, `numberOfSpeakers` is the spec's default 2, as a bound: one voice is one speaker.
+#[test]
+fn the_default_is_a_bound_and_a_monologue_stays_one_speaker() {
+    let server = TestServer::start();
+    let key = server.key();
+    let (json, txt) = transcribe_clip(&server, key, scribe_tests::clips::JFK, &[]);
+    assert_eq!(json["speakers"].as_array().expect("speakers").len(), 1, "{}", json["speakers"]);
     assert!(txt.lines().filter(|l| l.starts_with("Speaker ")).all(|l| l.starts_with("Speaker 1: ")), "{txt}");
 }

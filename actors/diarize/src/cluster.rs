@@ -18,8 +18,12 @@ struct Merge {
 /// How many clusters to keep.
 #[derive(Clone, Copy, Debug)]
 pub struct Stop {
-    /// At most this many clusters.
+    /// At most this many clusters (exactly this many when [`Stop::exact`]).
     pub max_clusters: usize,
+    /// The caller knows the number: `max_clusters` clusters are kept whenever there are that
+    /// many items, however close they are; the silhouette only chooses among the cuts that
+    /// give that many, and no cluster is too small to be kept.
+    pub exact: bool,
     /// Among the dendrogram's cuts into 2..=`max_clusters` clusters, the one with the best mean
     /// silhouette is kept when that silhouette reaches this; otherwise everything is one
     /// cluster. (Silhouette: for each item, how much nearer it is to its own cluster than to
@@ -69,9 +73,10 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], weight: &[f32], sto
     // the smallest ones beyond the maximum with them: the dendrogram's first splits are often
     // outliers rather than voices.
     let upper = (stop.max_clusters + 3).max(floor).min(n);
+    let (lower, min_share) = if stop.exact { (stop.max_clusters, 0.0) } else { (2, stop.min_share) };
     let mut best: Option<(f32, Vec<usize>)> = None;
-    for k in floor.max(2)..=upper {
-        let labels = absorb_small(&cut(&merges, n, k), &unit, weight, stop.min_share, stop.max_clusters.max(floor));
+    for k in floor.max(lower)..=upper {
+        let labels = absorb_small(&cut(&merges, n, k), &unit, weight, min_share, stop.max_clusters.max(floor));
         if best.as_ref().is_some_and(|b| b.1 == labels) {
             continue;
         }
@@ -84,7 +89,9 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], weight: &[f32], sto
         }
     }
     match best {
-        Some((s, labels)) if s >= stop.min_silhouette || floor >= 2 => labels,
+        Some((s, labels)) if s >= stop.min_silhouette || floor >= 2 || stop.exact => labels,
+        // Known number, but no cut has a silhouette (too few items apart): the plain cut.
+        None if stop.exact => cut(&merges, n, stop.max_clusters.max(floor)),
         _ => vec![0; n],
     }
 }
@@ -268,7 +275,7 @@ mod tests {
     #[test]
     fn threshold_separates_directions() {
         let emb = vec![e(1.0, 0.0), e(0.99, 0.1), e(0.0, 1.0), e(0.1, 0.99)];
-        let stop = Stop { max_clusters: 5, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 };
+        let stop = Stop { max_clusters: 5, exact: false, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 };
         let labels = agglomerate(&emb, &[0, 1, 2, 3], &[1.0; 4], &stop);
         assert_eq!(labels, vec![0, 0, 1, 1]);
         // Capped at one cluster, everything merges.
@@ -282,8 +289,30 @@ mod tests {
             &emb,
             &[0, 0, 1],
             &[1.0; 3],
-            &Stop { max_clusters: 1, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 },
+            &Stop { max_clusters: 1, exact: false, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 },
         );
         assert_ne!(labels[0], labels[1]);
+    }
+
+    #[test]
+    fn a_known_number_splits_even_close_voices() {
+        // Given two tight groups that are close to each other, and one far outlier,
+        let emb = vec![e(1.0, 0.0), e(0.999, 0.04), e(0.97, 0.24), e(0.96, 0.28), e(-1.0, 0.0)];
+        let groups = [0, 1, 2, 3, 4];
+        // When the number is only a bound, the outlier (a fifth of the weight) is no speaker and the
+        // close groups are one voice;
+        let bound = Stop { max_clusters: 2, exact: false, min_silhouette: 0.9, overlapping_groups: 0, min_share: 0.3 };
+        assert_eq!(agglomerate(&emb, &groups, &[1.0; 5], &bound), vec![0; 5]);
+        // when three speakers are known to speak, each group and the outlier are one.
+        let known = Stop { max_clusters: 3, exact: true, ..bound };
+        let labels = agglomerate(&emb, &groups, &[1.0; 5], &known);
+        assert_eq!(labels, vec![0, 0, 1, 1, 2]);
+    }
+
+    #[test]
+    fn a_known_number_beyond_the_items_keeps_them_apart() {
+        let emb = vec![e(1.0, 0.0), e(0.99, 0.1)];
+        let known = Stop { max_clusters: 3, exact: true, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.2 };
+        assert_eq!(agglomerate(&emb, &[0, 1], &[1.0; 2], &known), vec![0, 1]);
     }
 }

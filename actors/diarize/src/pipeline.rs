@@ -11,6 +11,8 @@
 //!    speech across windows ([`crate::cluster`]): the number of speakers is the cut with the
 //!    best silhouette, at most the caller's maximum; shorter local speakers join the nearest
 //!    cluster afterwards, and clusters with under a fifth of the speech join a larger one.
+//!    When the caller knows the number ([`Speakers::Exactly`]), the cut has that many clusters
+//!    (from all local speakers when the long ones are too few) and none is too small to keep.
 //! 4. Reconstruction: each global frame's speaker scores are the mean, over the windows that
 //!    cover it, of their local activity mapped to clusters; the number of speakers of a frame
 //!    is the windows' mean local count, rounded, and the frame keeps that many top scorers.
@@ -38,6 +40,8 @@ const SAMPLE_RATE: f64 = 16_000.0;
 pub enum Speakers {
     /// At most this many (1–5); fewer when the voices do not separate clearly.
     AtMost(usize),
+    /// Exactly this many (1–5) whenever the audio holds that many voices: the caller knows.
+    Exactly(usize),
     /// Estimate the number (up to 5, the API's maximum).
     Estimate,
 }
@@ -258,20 +262,22 @@ impl Diarizer {
             "diarization stages"
         );
         // 3. clustering: long local speakers first, the short ones attached afterwards.
-        let max = match opts.speakers {
-            Speakers::AtMost(k) => k.max(1),
-            Speakers::Estimate => 5,
+        let (max, exact) = match opts.speakers {
+            Speakers::AtMost(k) => (k.max(1), false),
+            Speakers::Exactly(k) => (k.max(1), true),
+            Speakers::Estimate => (5, false),
         };
         const LONG: usize = 150; // 1.5 s of fbank frames
         let long: Vec<usize> = {
             let l: Vec<usize> = (0..locals.len()).filter(|&i| locals[i].frames.len() >= LONG).collect();
-            if l.is_empty() { (0..locals.len()).collect() } else { l }
+            if l.is_empty() || (exact && l.len() < max) { (0..locals.len()).collect() } else { l }
         };
         let long_emb: Vec<Vec<f32>> = long.iter().map(|&i| embeddings[i].clone()).collect();
         let groups: Vec<usize> = long.iter().map(|&i| locals[i].window).collect();
         let overlapping_groups = (WINDOW - 1) / step;
         let stop = cluster::Stop {
             max_clusters: max,
+            exact,
             min_silhouette: opts.min_silhouette,
             overlapping_groups,
             min_share: opts.min_cluster_share,
@@ -307,7 +313,8 @@ impl Diarizer {
         let mut by_size: Vec<usize> = (0..k).collect();
         by_size.sort_by(|a, b| size[*b].cmp(&size[*a]));
         let kept: Vec<usize> = by_size.into_iter().take(max).collect();
-        let small = |c: usize| !kept.contains(&c) || (size[c] as f32) < opts.min_cluster_share * total as f32;
+        let min_share = if exact { 0.0 } else { opts.min_cluster_share };
+        let small = |c: usize| !kept.contains(&c) || (size[c] as f32) < min_share * total as f32;
         if (0..k).any(|c| !small(c)) {
             for i in 0..locals.len() {
                 if small(label[i]) {

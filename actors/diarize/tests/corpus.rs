@@ -80,6 +80,33 @@ fn real_recordings_print_their_der() {
     }
 }
 
+/// `numberOfSpeakers` given: every corpus recording with reference turns (the manifest's
+/// `diarization` rows) comes back with as many speakers as speak in its reference.
+#[test]
+fn the_number_asked_for_is_the_number_found() {
+    let manifest = std::fs::read_to_string(corpus().join("manifest.tsv")).expect("corpus manifest");
+    let header: Vec<&str> = manifest.lines().next().expect("a header").split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).expect("manifest column");
+    let (file, task, sidecars) = (col("file"), col("task"), col("sidecars"));
+    let mut checked = 0;
+    for row in manifest.lines().skip(1).map(|l| l.split('\t').collect::<Vec<_>>()) {
+        if !row[task].split('+').any(|t| t == "diarization") {
+            continue;
+        }
+        let reference = row[sidecars].split(',').map(str::trim).find(|s| s.ends_with(".rttm") || s.ends_with(".tsv"));
+        let reference = reference.expect("reference turns").trim_start_matches("audio/ref/");
+        let turns = der::read_turns(&std::fs::read_to_string(corpus().join("audio/ref").join(reference)).unwrap());
+        let mut voices: Vec<&str> = turns.iter().map(|t| t.speaker.as_str()).collect();
+        voices.sort_unstable();
+        voices.dedup();
+        let clip = row[file].trim_start_matches("audio/");
+        let (_, speakers) = run(clip, reference, Speakers::Exactly(voices.len()));
+        assert_eq!(speakers, voices.len(), "{clip}: reference voices {voices:?}");
+        checked += 1;
+    }
+    assert!(checked >= 4, "only {checked} corpus recordings have reference turns");
+}
+
 /// One voice stays one speaker under the API's default (at most 2): the single-speaker clips
 /// of the corpus (a speech, audiobook sentences, voice commands in two languages).
 #[test]

@@ -155,6 +155,7 @@ pub fn job_request(init: &LiveInit) -> JobRequest {
         transcription_type: TranscriptionType::Transcription,
         job_type: JobType::Direct,
         number_of_speakers: 1,
+        number_of_speakers_given: true,
         job_options: None,
         turnaround_time: None,
         target_language: None,

@@ -26,6 +26,10 @@ pub struct Submission {
     pub transcription_type: TranscriptionType,
     pub job_type: JobType,
     pub number_of_speakers: u8,
+    /// The client gave `numberOfSpeakers` (absent in events of jobs accepted before this was
+    /// told apart: those kept the default's meaning, a bound).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub number_of_speakers_given: bool,
     pub job_options: Option<JobOptions>,
     pub turnaround_time: Option<TurnaroundTime>,
     pub target_language: Option<TargetLanguage>,
@@ -43,6 +47,13 @@ pub struct Submission {
     /// door); `None`: nobody waits, the client polls or is called back (see `job::awaited`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub awaited_on: Option<String>,
+}
+
+impl Submission {
+    /// What diarization looks for, from `numberOfSpeakers` and whether the client gave it.
+    pub fn speaker_count(&self) -> crate::speakers::SpeakerCount {
+        crate::speakers::SpeakerCount::of(self.number_of_speakers, self.number_of_speakers_given)
+    }
 }
 
 /// Where a job's media comes from.

@@ -68,6 +68,7 @@ fn submit(
         transcription_type: request.transcription_type,
         job_type: request.job_type,
         number_of_speakers: request.number_of_speakers,
+        number_of_speakers_given: request.number_of_speakers_given,
         job_options: request.job_options,
         turnaround_time: request.turnaround_time,
         target_language: request.target_language,
@@ -119,6 +120,8 @@ fn request_translation(
         transcription_type: TranscriptionType::TranslatedSubtitles,
         job_type: JobType::Perfect,
         number_of_speakers: source.number_of_speakers,
+        // A translation is not diarized again: its speakers come from the source's transcript.
+        number_of_speakers_given: false,
         job_options: None,
         turnaround_time: Some(request.turnaround_time),
         target_language: Some(request.target_language),

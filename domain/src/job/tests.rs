@@ -6,6 +6,7 @@ use super::*;
 use crate::codec::VersionedEvent;
 use crate::kinds::{JobType, TranscriptionType};
 use crate::requests::JobParams;
+use crate::speakers::SpeakerCount;
 use crate::testing::given;
 
 fn user(name: &str) -> UserName {
@@ -605,6 +606,27 @@ fn events_are_stored_with_type_and_version() {
     let submitted = submitted(request(with_callback)).remove(0).encode();
     assert_eq!((submitted["type"].as_str(), submitted["v"].as_u64()), (Some("JobSubmitted"), Some(1)));
     assert_eq!(submitted["source"], json!({"kind": "upload", "filename": "talk.wav"}));
+}
+
+#[test]
+fn the_speakers_asked_for_are_stored_and_old_submissions_keep_the_bound() {
+    // Given a submission that named its number of speakers, and one that left it out,
+    let given = submitted(request(|p| p.number_of_speakers = Some(3))).remove(0);
+    let left_out = submitted(request(|_| {})).remove(0);
+    let JobEvent::JobSubmitted(s) = &given else { panic!("{given:?}") };
+    assert_eq!(s.speaker_count(), SpeakerCount::Exactly(3));
+    let JobEvent::JobSubmitted(s) = &left_out else { panic!("{left_out:?}") };
+    assert_eq!(s.speaker_count(), SpeakerCount::AtMost(2));
+    // when stored and read back, then the choice survives;
+    let stored = given.encode();
+    assert_eq!(stored["number_of_speakers_given"], true);
+    assert_eq!(JobEvent::decode(&stored).unwrap(), given);
+    // and a submission stored before the choice was recorded reads as the default's bound.
+    let mut old = left_out.encode();
+    old.as_object_mut().unwrap().remove("number_of_speakers_given");
+    old["number_of_speakers"] = json!(3);
+    let JobEvent::JobSubmitted(s) = JobEvent::decode(&old).unwrap() else { panic!() };
+    assert_eq!(s.speaker_count(), SpeakerCount::AtMost(3));
 }
 
 #[test]

@@ -242,6 +242,7 @@ impl SpeechRequest {
             job_type: JobType::Direct,
             // Speakers are told apart only when the answer shows them.
             number_of_speakers: if self.response_format == ResponseFormat::DiarizedJson { 0 } else { 1 },
+            number_of_speakers_given: true,
             job_options: None,
             turnaround_time: None,
             target_language: None,

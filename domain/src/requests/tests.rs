@@ -26,6 +26,7 @@ fn an_empty_upload_request_gets_the_spec_defaults() {
     assert_eq!(r.transcription_type, TranscriptionType::Transcription);
     assert_eq!(r.job_type, JobType::Direct);
     assert_eq!(r.number_of_speakers, 2);
+    assert!(!r.number_of_speakers_given, "the default is not the client's number");
     assert_eq!(r.transcription_style(), TranscriptionStyle::Cleanread);
     assert_eq!(r.job_options, None, "defaults are not explicit options");
     assert_eq!((r.turnaround_time, r.target_language, r.callback_url, r.glossary_id), (None, None, None, None));
@@ -56,7 +57,8 @@ fn values_are_checked_as_sent_spaces_and_case_included() {
 #[test]
 fn number_of_speakers_is_accepted_from_0_to_5() {
     for n in 0..=5 {
-        assert_eq!(job(|p| p.number_of_speakers = Some(n)).unwrap().number_of_speakers, n as u8);
+        let r = job(|p| p.number_of_speakers = Some(n)).unwrap();
+        assert_eq!((r.number_of_speakers, r.number_of_speakers_given), (n as u8, true));
     }
     for n in [-1, 6, i64::MIN, i64::MAX] {
         rejects(

@@ -6,8 +6,9 @@
 //! reference turns in `audio/ref/` (the row's `sidecars` column) with the same DER code
 //! (`scribe_diarize::der`: missed + false alarm + confusion over the reference speech, best
 //! one-to-one speaker mapping, no collar, overlap scored, the whole clip as the scored region).
-//! Neither side is told the number of speakers (ours estimates it, as `numberOfSpeakers=0`;
-//! senko always does); `--max-speakers N` runs ours as `numberOfSpeakers=N` instead.
+//! Ours runs twice: estimating the number of speakers (as `numberOfSpeakers=0`; senko always
+//! estimates), and told the reference's number (as a client giving `numberOfSpeakers`, which
+//! asks for exactly that many); `--max-speakers N` makes the first run "at most N" instead.
 //! Wall time covers diarization only (model loading is outside on both sides, and each side
 //! first diarizes the shortest clip once untimed); each clip is diarized `--rounds` times per
 //! side and the fastest run counts.
@@ -41,6 +42,9 @@ pub struct BenchDiarizationArgs {
     /// Our side only.
     #[arg(long)]
     pub no_senko: bool,
+    /// Frames (of 270 samples) between segmentation windows [default: the service's].
+    #[arg(long)]
+    pub step_frames: Option<usize>,
     /// Each side diarizes each clip this many times; the fastest run counts (the machine may
     /// be busy with other work during some of them).
     #[arg(long, default_value_t = 3)]
@@ -51,6 +55,16 @@ struct Clip {
     file: String,
     reference: Vec<Turn>,
     duration_s: f64,
+}
+
+impl Clip {
+    /// Speakers with at least one reference turn.
+    fn voices(&self) -> usize {
+        let mut names: Vec<&str> = self.reference.iter().map(|t| t.speaker.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names.len()
+    }
 }
 
 struct Side {
@@ -84,7 +98,15 @@ pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
     let audio_s: f64 = clips.iter().map(|c| c.duration_s).sum();
     eprintln!("{} clips with reference turns, {audio_s:.1} s of audio", clips.len());
 
-    let ours = ours(&args, &models_dir, &corpus, &clips)?;
+    let diarizer = Diarizer::load(&models_dir)?;
+    let mut audio = Vec::new();
+    for c in &clips {
+        let path = corpus.join(&c.file);
+        audio.push(scribe_whisper::audio::decode_all(&path).with_context(|| format!("decoding {}", path.display()))?);
+    }
+    let estimated = args.max_speakers.map_or(Speakers::Estimate, Speakers::AtMost);
+    let ours = ours(&args, &diarizer, &audio, &clips, |_| estimated)?;
+    let given = ours_given(&args, &diarizer, &audio, &clips)?;
     let senko = if args.no_senko {
         None
     } else {
@@ -105,13 +127,15 @@ pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
 
     println!();
     println!(
-        "{:<42}{:>8} | {:>7}{:>6}{:>9} | {:>7}{:>6}{:>9}",
-        "clip", "audio s", "ours DER", "spk", "wall s", "senko DER", "spk", "wall s"
+        "{:<42}{:>8}{:>4} | {:>7}{:>6}{:>9} | {:>9}{:>6} | {:>7}{:>6}{:>9}",
+        "clip", "audio s", "ref", "ours DER", "spk", "wall s", "given DER", "spk", "senko DER", "spk", "wall s"
     );
     let mut total_ours = DerParts::default();
+    let mut total_given = DerParts::default();
     let mut total_senko = DerParts::default();
     for (i, c) in clips.iter().enumerate() {
         total_ours = total_ours.add(&ours.der[i]);
+        total_given = total_given.add(&given.der[i]);
         let theirs = match &senko {
             Some(s) => {
                 total_senko = total_senko.add(&s.der[i]);
@@ -121,11 +145,14 @@ pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
         };
         let name = Path::new(&c.file).file_name().map_or(c.file.clone(), |n| n.to_string_lossy().into_owned());
         println!(
-            "{name:<42}{:>8.1} | {:>7.1}%{:>6}{:>9.2} | {theirs}",
+            "{name:<42}{:>8.1}{:>4} | {:>7.1}%{:>6}{:>9.2} | {:>8.1}%{:>6} | {theirs}",
             c.duration_s,
+            c.voices(),
             100.0 * ours.der[i].der(),
             ours.speakers[i],
-            ours.wall_s[i]
+            ours.wall_s[i],
+            100.0 * given.der[i].der(),
+            given.speakers[i],
         );
     }
     let ours_wall: f64 = ours.wall_s.iter().sum();
@@ -137,11 +164,16 @@ pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
         None => format!("{:>8}{:>6}{:>9}", "-", "", "-"),
     };
     println!(
-        "{:<42}{audio_s:>8.1} | {:>7.1}%{:>6}{ours_wall:>9.2} | {theirs}",
+        "{:<42}{audio_s:>8.1}{:>4} | {:>7.1}%{:>6}{ours_wall:>9.2} | {:>8.1}%{:>6} | {theirs}",
         "total (DER over all reference speech)",
+        "",
         100.0 * total_ours.der(),
-        ""
+        "",
+        100.0 * total_given.der(),
+        "",
     );
+    let right = clips.iter().zip(&given.speakers).filter(|(c, n)| c.voices() == **n).count();
+    println!("given the reference's number: the right number of speakers on {right} of {} recordings", clips.len());
     println!(
         "ours: real-time factor {:.3} (miss {:.1} s, false alarm {:.1} s, confusion {:.1} s of {:.1} s)",
         ours_wall / audio_s,
@@ -198,21 +230,21 @@ fn clips(corpus: &Path) -> anyhow::Result<Vec<Clip>> {
     Ok(out)
 }
 
-fn ours(args: &BenchDiarizationArgs, models_dir: &Path, corpus: &Path, clips: &[Clip]) -> anyhow::Result<Side> {
-    let diarizer = Diarizer::load(models_dir)?;
-    let opts = DiarizeOptions {
-        speakers: args.max_speakers.map_or(Speakers::Estimate, Speakers::AtMost),
-        ..Default::default()
-    };
-    let mut audio = Vec::new();
-    for c in clips {
-        let path = corpus.join(&c.file);
-        audio.push(scribe_whisper::audio::decode_all(&path).with_context(|| format!("decoding {}", path.display()))?);
-    }
+/// Ours on every clip, told `speakers(clip)`; timed over `--rounds`.
+fn ours(
+    args: &BenchDiarizationArgs,
+    diarizer: &Diarizer,
+    audio: &[Vec<f32>],
+    clips: &[Clip],
+    speakers: impl Fn(&Clip) -> Speakers,
+) -> anyhow::Result<Side> {
     let shortest = audio.iter().min_by_key(|a| a.len()).context("no clips")?;
-    diarizer.diarize(shortest, &opts); // warm-up, untimed
+    let defaults = DiarizeOptions::default();
+    let defaults = DiarizeOptions { step_frames: args.step_frames.unwrap_or(defaults.step_frames), ..defaults };
+    diarizer.diarize(shortest, &defaults); // warm-up, untimed
     let mut side = Side { der: Vec::new(), speakers: Vec::new(), wall_s: Vec::new() };
-    for (c, samples) in clips.iter().zip(&audio) {
+    for (c, samples) in clips.iter().zip(audio) {
+        let opts = DiarizeOptions { speakers: speakers(c), ..defaults.clone() };
         let mut wall = f64::INFINITY;
         let mut d = Default::default();
         for _ in 0..args.rounds.max(1) {
@@ -228,6 +260,17 @@ fn ours(args: &BenchDiarizationArgs, models_dir: &Path, corpus: &Path, clips: &[
         side.speakers.push(d.speakers);
     }
     Ok(side)
+}
+
+/// Ours told each clip's number of reference speakers (as `numberOfSpeakers` given), run once.
+fn ours_given(
+    args: &BenchDiarizationArgs,
+    diarizer: &Diarizer,
+    audio: &[Vec<f32>],
+    clips: &[Clip],
+) -> anyhow::Result<Side> {
+    let once = BenchDiarizationArgs { rounds: 1, ..args.clone() };
+    ours(&once, diarizer, audio, clips, |c| Speakers::Exactly(c.voices().clamp(1, 5)))
 }
 
 /// The senko venv's Python, creating the venv first if needed.

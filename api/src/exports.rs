@@ -24,8 +24,8 @@ use poem_openapi::payload::{Binary, Json};
 use poem_openapi::{ApiResponse, OpenApi};
 use scribe_actors::clock::now_ms;
 use scribe_domain::export::{
-    StlDate, StlError, StlInfo, SubtitleParams, TxtParams, render_json_in, render_srt, render_stl, render_txt,
-    render_vtt_in,
+    StlDate, StlError, StlInfo, SubtitleParams, TxtParams, render_json_in, render_srt_with, render_stl, render_txt,
+    render_vtt_with,
 };
 use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::job::Job;
@@ -59,11 +59,12 @@ impl Exports {
     }
 }
 
-/// An export and its parameters.
+/// An export and its parameters (for SRT and VTT, whether to name the speakers:
+/// `includeSpeakers`).
 #[derive(Debug, Clone)]
 enum Format {
-    Srt(SubtitleParams),
-    Vtt(SubtitleParams),
+    Srt(SubtitleParams, bool),
+    Vtt(SubtitleParams, bool),
     Txt(TxtParams),
     Json,
     Stl(SubtitleParams, StlMeta),
@@ -84,8 +85,8 @@ impl Format {
         let sub =
             |p: &SubtitleParams| format!("{}/{}/{}", p.max_chars_per_row(), p.max_rows(), p.max_screen_time_per_row());
         match self {
-            Format::Srt(p) => format!("srt/{}", sub(p)),
-            Format::Vtt(p) => format!("vtt/{}", sub(p)),
+            Format::Srt(p, speakers) => format!("srt/{}/{speakers}", sub(p)),
+            Format::Vtt(p, speakers) => format!("vtt/{}/{speakers}", sub(p)),
             Format::Txt(p) => format!(
                 "txt/{}/{}/{}/{:?}",
                 p.include_timestamps,
@@ -103,8 +104,8 @@ impl Format {
         let t: Transcript =
             serde_json::from_slice(transcript_json).map_err(|e| RenderError::Unreadable(e.to_string()))?;
         Ok(match self {
-            Format::Srt(p) => render_srt(&t, p).into_bytes(),
-            Format::Vtt(p) => render_vtt_in(&t, p, language).into_bytes(),
+            Format::Srt(p, speakers) => render_srt_with(&t, p, *speakers).into_bytes(),
+            Format::Vtt(p, speakers) => render_vtt_with(&t, p, Some(language), *speakers).into_bytes(),
             Format::Txt(p) => render_txt(&t, p).into_bytes(),
             Format::Json => render_json_in(&t, language).into_bytes(),
             Format::Stl(p, meta) => {
@@ -352,6 +353,9 @@ impl ExportsApi {
     /// The job's subtitles as SRT (for translatedSubtitles, the translated subtitles, laid out
     /// with the same rules; `Content-Language` says the language).
     ///
+    /// `includeSpeakers=true` (beyond the spec, which has it for TXT only) names the speakers:
+    /// each subtitle whose speaker differs from the previous one's starts with `Name: `.
+    ///
     /// A job that is not `DONE` answers 409 Conflict, with a message that says its status
     /// (`OPEN`: still processing; `ERROR`: no transcript). A parameter out of bounds answers 400
     /// naming it; values are never clamped.
@@ -375,11 +379,18 @@ impl ExportsApi {
         /// Seconds a subtitle may stay on screen per row, 1 to 10 (default 2).
         #[oai(name = "maxScreenTimePerRowSeconds")]
         max_screen_time_per_row_seconds: Query<Option<f64>>,
+        /// Beyond the spec (there TXT only). true: each subtitle whose speaker differs from the
+        /// previous subtitle's starts with `Name: ` (the name given in the editor, else
+        /// `Speaker <n>`), counted in `maxCharsPerRow` like the words (a name longer than two
+        /// thirds of a row is cut, ending in `…`). Default false: no names, as the spec's SRT.
+        #[oai(name = "includeSpeakers")]
+        include_speakers: Query<Option<bool>>,
     ) -> Result<SrtResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
         let params = SubtitleParams::new(max_chars_per_row.0, max_number_of_rows.0, max_screen_time_per_row_seconds.0)?;
         let export = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let text = rendered(&exports, &export, Format::Srt(params)).await?;
+        let format = Format::Srt(params, include_speakers.0.unwrap_or(false));
+        let text = rendered(&exports, &export, format).await?;
         let language = text_language(&export.job).to_owned();
         Ok(if wants_plain_text(req, "application/x-subrip") {
             SrtResponse::Plain(RenderedText(text), language)
@@ -388,7 +399,8 @@ impl ExportsApi {
         })
     }
 
-    /// The job's subtitles as WebVTT.
+    /// The job's subtitles as WebVTT. `includeSpeakers=true` (beyond the spec, which has it for
+    /// TXT only) puts each subtitle in a WebVTT voice span, `<v Name>`, naming its speaker.
     ///
     /// A job that is not `DONE` answers 409 Conflict, with a message that says its status. A
     /// parameter out of bounds answers 400 naming it.
@@ -412,11 +424,19 @@ impl ExportsApi {
         /// Seconds a subtitle may stay on screen per row, 1 to 10 (default 2).
         #[oai(name = "maxScreenTimePerRowSeconds")]
         max_screen_time_per_row_seconds: Query<Option<f64>>,
+        /// Beyond the spec (there TXT only). true: every subtitle's text is a WebVTT voice span,
+        /// `<v Name>` (the name given in the editor, else `Speaker <n>`; `&`, `<`, `>` escaped),
+        /// on every subtitle since a span ends with its subtitle. The name is markup that players
+        /// do not draw on the row, so rows and times are the same as without it. Default false:
+        /// no voice spans, as the spec's VTT.
+        #[oai(name = "includeSpeakers")]
+        include_speakers: Query<Option<bool>>,
     ) -> Result<VttResponse, ApiError> {
         let job_id = parse_job_id(&job_id)?;
         let params = SubtitleParams::new(max_chars_per_row.0, max_number_of_rows.0, max_screen_time_per_row_seconds.0)?;
         let export = exportable_job(&state, &exports, &job_id, Some(&auth.0.user))?;
-        let text = rendered(&exports, &export, Format::Vtt(params)).await?;
+        let format = Format::Vtt(params, include_speakers.0.unwrap_or(false));
+        let text = rendered(&exports, &export, format).await?;
         let language = text_language(&export.job).to_owned();
         Ok(if wants_plain_text(req, "text/vtt") {
             VttResponse::Plain(RenderedText(text), language)
@@ -425,7 +445,8 @@ impl ExportsApi {
         })
     }
 
-    /// The job's transcript as plain text: a `HH:MM:SS` line, then `Speaker <n>: <text>`.
+    /// The job's transcript as plain text: a `HH:MM:SS` line, then `Speaker <n>: <text>`, or
+    /// `Name: <text>` for a speaker renamed in the editor (or by a transcriber).
     ///
     /// A job that is not `DONE` answers 409 Conflict, with a message that says its status.
     #[allow(clippy::too_many_arguments)]
@@ -441,7 +462,7 @@ impl ExportsApi {
         /// Write the `HH:MM:SS` line before each turn (default true).
         #[oai(name = "includeTimestamps")]
         include_timestamps: Query<Option<bool>>,
-        /// Start each turn with `Speaker <n>:` (default true).
+        /// Start each turn with `Speaker <n>:`, or the speaker's name when renamed (default true).
         #[oai(name = "includeSpeakers")]
         include_speakers: Query<Option<bool>>,
         /// Only the highlighted passages (default false).
@@ -575,11 +596,13 @@ mod tests {
     fn cache_keys_tell_every_parameter_apart() {
         let p = |c, r, s| SubtitleParams::new(Some(c), Some(r), Some(s)).unwrap();
         let variants: Vec<String> = [
-            Format::Srt(p(42, 2, 2.0)),
-            Format::Srt(p(30, 2, 2.0)),
-            Format::Srt(p(42, 1, 2.0)),
-            Format::Srt(p(42, 2, 2.5)),
-            Format::Vtt(p(42, 2, 2.0)),
+            Format::Srt(p(42, 2, 2.0), false),
+            Format::Srt(p(30, 2, 2.0), false),
+            Format::Srt(p(42, 1, 2.0), false),
+            Format::Srt(p(42, 2, 2.5), false),
+            Format::Srt(p(42, 2, 2.0), true),
+            Format::Vtt(p(42, 2, 2.0), false),
+            Format::Vtt(p(42, 2, 2.0), true),
             Format::Txt(TxtParams::default()),
             Format::Txt(TxtParams::new(Some(false), None, None, None).unwrap()),
             Format::Txt(TxtParams::new(None, Some(false), None, None).unwrap()),

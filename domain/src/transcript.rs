@@ -30,7 +30,30 @@ pub struct Transcript {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Speaker {
     pub spkid: String,
+    /// `Speaker <n>` as diarization names it, or what a person typed in the editor.
     pub name: String,
+}
+
+impl Speaker {
+    /// The name a person gave this speaker, fit to print on one line: `None` while the name is
+    /// blank or still a default `Speaker <n>` (any number: a list whose order and default names
+    /// disagree still counts as never renamed, so its exports print as before).
+    pub fn given_name(&self) -> Option<String> {
+        let name = one_line(&self.name);
+        let default =
+            name.strip_prefix("Speaker ").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        (!name.is_empty() && !default).then_some(name)
+    }
+}
+
+/// `text` on one line: control characters, line breaks and invisible format characters (zero
+/// widths, bidirectional overrides) removed or made spaces, runs of spaces one, ends trimmed.
+pub fn one_line(text: &str) -> String {
+    let invisible =
+        |c: char| matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
+    let spaced: String =
+        text.chars().filter(|&c| !invisible(c)).map(|c| if c.is_control() { ' ' } else { c }).collect();
+    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// One speaker turn: consecutive words of one speaker.
@@ -142,6 +165,18 @@ impl Transcript {
         let pos = unlisted.iter().position(|s| *s == spkid).unwrap_or(unlisted.len());
         self.speakers.len() + pos + 1
     }
+
+    /// The name a person gave the speaker `spkid`, on one line (see [`Speaker::given_name`]);
+    /// `None` for a default name, a blank one, or a speaker missing from the list.
+    pub fn given_name(&self, spkid: &str) -> Option<String> {
+        self.speakers.iter().find(|s| s.spkid == spkid).and_then(Speaker::given_name)
+    }
+
+    /// How the exports call the speaker `spkid`: the name a person gave it, else
+    /// `Speaker <n>` with its [`speaker_number`](Self::speaker_number).
+    pub fn speaker_label(&self, spkid: &str) -> String {
+        self.given_name(spkid).unwrap_or_else(|| format!("Speaker {}", self.speaker_number(spkid)))
+    }
 }
 
 /// A test document: job `j` of `a.wav`, one listed speaker `spk1` ("Speaker 1"), `segments`.
@@ -206,5 +241,29 @@ mod tests {
         t.segments.push(Segment { speaker: "X".into(), words: vec![] });
         assert_eq!(t.speaker_number("S1"), 1);
         assert_eq!(t.speaker_number("X"), 2);
+    }
+
+    #[test]
+    fn given_a_renamed_speaker_when_labelled_then_its_name_on_one_line() {
+        let mut t = sample();
+        t.speakers[0].name = "  Ada\nLovelace\t\u{202e}(chair)\u{7} ".into();
+        assert_eq!(t.given_name("S1").as_deref(), Some("Ada Lovelace (chair)"));
+        assert_eq!(t.speaker_label("S1"), "Ada Lovelace (chair)");
+    }
+
+    #[test]
+    fn given_default_blank_or_unlisted_names_when_labelled_then_speaker_and_list_number() {
+        // Given a list whose order and default names disagree, a blank name and an unlisted id
+        let mut t = sample();
+        t.speakers = ["Speaker 2", "Speaker 1", " \n ", "Speaker 7b", "Speakers 3"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Speaker { spkid: format!("S{i}"), name: (*name).into() })
+            .collect();
+        // When labelled, then defaults and blanks are numbered by their place in the list
+        let labels: Vec<String> = ["S0", "S1", "S2", "S3", "S4", "X"].iter().map(|s| t.speaker_label(s)).collect();
+        assert_eq!(labels, ["Speaker 1", "Speaker 2", "Speaker 3", "Speaker 7b", "Speakers 3", "Speaker 6"]);
+        assert_eq!(t.given_name("S0"), None);
+        assert_eq!(t.given_name("X"), None);
     }
 }

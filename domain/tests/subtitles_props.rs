@@ -1,11 +1,12 @@
 //! Property tests of subtitle segmentation: for generated word streams (random words, unicode text,
 //! over-long words, durations, pauses, overlaps, speaker changes) and every parameter combination in
-//! bounds, every hard limit holds and every word comes out once, whole, in order.
+//! bounds, every hard limit holds and every word comes out once, whole, in order; with speaker
+//! labels (SRT's `includeSpeakers`) too, the label counted in the row and at every change of speaker.
 
 use proptest::prelude::*;
 use scribe_domain::export::params::SubtitleParams;
-use scribe_domain::subtitles::{Cue, MIN_GAP, report, segment};
-use scribe_domain::transcript::TimedWord;
+use scribe_domain::subtitles::{Cue, MIN_GAP, report, segment, segment_with_labels};
+use scribe_domain::transcript::{TimedWord, one_line};
 
 fn word_text() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -68,6 +69,13 @@ fn shown_tokens(cues: &[Cue]) -> Vec<(String, String)> {
 }
 
 fn check_hard_limits(words: &[TimedWord], p: &SubtitleParams, cues: &[Cue]) -> Result<(), TestCaseError> {
+    check_rows_and_times(p, cues)?;
+    // Every word once, whole (unless longer than a row), in order, under its own speaker.
+    prop_assert_eq!(shown_tokens(cues), expected_tokens(words, p.max_chars_per_row()));
+    Ok(())
+}
+
+fn check_rows_and_times(p: &SubtitleParams, cues: &[Cue]) -> Result<(), TestCaseError> {
     for (k, c) in cues.iter().enumerate() {
         prop_assert!(!c.lines.is_empty() && c.lines.len() <= p.max_rows(), "rows of cue {k}: {:?}", c.lines);
         for l in &c.lines {
@@ -87,9 +95,59 @@ fn check_hard_limits(words: &[TimedWord], p: &SubtitleParams, cues: &[Cue]) -> R
             );
         }
     }
-    // Every word once, whole (unless longer than a row), in order, under its own speaker.
-    prop_assert_eq!(shown_tokens(cues), expected_tokens(words, p.max_chars_per_row()));
     prop_assert_eq!(report(cues, p).hard_violations(), 0);
+    Ok(())
+}
+
+/// Names for speakers `S0`..`S2`: plain, long, blank, with line breaks and markup.
+fn names() -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec(
+        prop_oneof![
+            "[A-Z][a-z]{1,8}( [A-Z][a-z]{1,12})?",
+            "[A-Za-zé<>&:. ]{0,60}",
+            "( |\n|\t){0,3}",
+            "[a-z]{1,5}\n[a-z]{1,5}",
+        ],
+        3,
+    )
+}
+
+/// With labels: the hard limits hold with the label in the row; each cue whose speaker differs
+/// from the previous cue's begins with its label (the name on one line, or its start and `…`),
+/// and no other does; without the labels, the words are all there, in order.
+fn check_labelled(
+    words: &[TimedWord],
+    p: &SubtitleParams,
+    cues: &[Cue],
+    names: &[String],
+) -> Result<(), TestCaseError> {
+    check_rows_and_times(p, cues)?;
+    let name_of = |spk: &str| one_line(&names[spk[1..].parse::<usize>().unwrap()]);
+    let mut spoken = String::new();
+    for (k, c) in cues.iter().enumerate() {
+        let name = name_of(&c.speaker);
+        let changes = k == 0 || cues[k - 1].speaker != c.speaker;
+        // The label may sit alone on the first row when the words need both rows.
+        let mut text = c.lines.join(" ");
+        if changes && !name.is_empty() {
+            let whole = format!("{name}: ");
+            let label_len = if text.starts_with(&whole) {
+                whole.len()
+            } else {
+                // Names never hold `…`: a cut name is a start of the name, then `…: `.
+                let cut = text.find("…: ");
+                prop_assert!(
+                    cut.is_some_and(|i| name.starts_with(text[..i].trim_end())),
+                    "cue {k} lacks the label of {name:?}: {text:?}"
+                );
+                cut.unwrap() + "…: ".len()
+            };
+            text = text[label_len..].to_owned();
+        }
+        spoken.extend(text.split(' '));
+    }
+    let expected: String = expected_tokens(words, p.max_chars_per_row()).into_iter().map(|(t, _)| t).collect();
+    prop_assert_eq!(spoken, expected);
     Ok(())
 }
 
@@ -101,6 +159,15 @@ proptest! {
         let words = build(&items, sticky);
         let cues = segment(&words, &p);
         check_hard_limits(&words, &p, &cues)?;
+    }
+
+    #[test]
+    fn labelled_cues_keep_the_limits_and_every_word(
+        items in stream(), p in params(), sticky in any::<bool>(), names in names(),
+    ) {
+        let words = build(&items, sticky);
+        let cues = segment_with_labels(&words, &p, &|spk: &str| names[spk[1..].parse::<usize>().unwrap()].clone());
+        check_labelled(&words, &p, &cues, &names)?;
     }
 
     #[test]

@@ -42,7 +42,7 @@ const TRANSCRIPTION_FIELDS: &[Field] = &[
         "response_format",
         "string",
         Some("json|text|srt|vtt|verbose_json|diarized_json"),
-        "Default json. diarized_json tells speakers apart (A, B, ...).",
+        "Default json. diarized_json tells speakers apart: A, B, ... in the order they first speak, or a speaker's name once renamed in the editor (or by a transcriber).",
     ),
     (
         "temperature",

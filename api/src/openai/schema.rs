@@ -82,7 +82,9 @@ pub struct TranscriptionDiarizedSegment {
     pub start: f64,
     pub end: f64,
     pub text: String,
-    /// `A`, `B`, ... in the order the speakers first speak.
+    /// `A`, `B`, ... in the order the speakers first speak (OpenAI's labels); a speaker renamed
+    /// in the editor (or by a transcriber), whose name is no longer the default `Speaker <n>`,
+    /// is called by that name instead. The same in the `transcript.text.segment` events.
     pub speaker: String,
 }
 

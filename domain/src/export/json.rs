@@ -46,4 +46,21 @@ mod tests {
         with.as_object_mut().unwrap().remove("language");
         assert_eq!(with, serde_json::from_str::<serde_json::Value>(&render_json(&t)).unwrap());
     }
+
+    #[test]
+    fn given_a_speaker_renamed_in_a_saved_edit_when_exported_then_the_list_carries_the_name() {
+        // Given a correction that renames the only speaker, saved as the editor saves it
+        let word = crate::transcript::Word { start: 0.0, end: 0.5, text: "Hi.".into(), conf: 1.0, pristine: true };
+        let machine = crate::transcript::test_document(vec![crate::transcript::Segment {
+            speaker: "spk1".into(),
+            words: vec![word],
+        }]);
+        let mut edit = machine.clone();
+        edit.speakers[0].name = "Ada Lovelace".into();
+        let saved = crate::editing::prepare_saved(edit, Some(&machine));
+        // When exported, then the speakers list names her, as the segments' speaker id
+        let v: serde_json::Value = serde_json::from_str(&render_json_in(&saved, "en")).unwrap();
+        assert_eq!(v["speakers"], serde_json::json!([{"spkid": "spk1", "name": "Ada Lovelace"}]));
+        assert_eq!(v["segments"][0]["speaker"], "spk1");
+    }
 }

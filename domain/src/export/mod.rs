@@ -10,10 +10,10 @@ pub mod vtt;
 
 pub use json::{render_json, render_json_in};
 pub use params::{SubtitleParams, TxtParams, ValidationError};
-pub use srt::{cues_to_srt, render_srt};
+pub use srt::{cues_to_srt, render_srt, render_srt_with};
 pub use stl::{StlDate, StlError, StlInfo, cues_to_stl, render_stl};
 pub use txt::render_txt;
-pub use vtt::{cues_to_vtt, cues_to_vtt_in, render_vtt, render_vtt_in};
+pub use vtt::{cues_to_vtt, cues_to_vtt_in, render_vtt, render_vtt_in, render_vtt_with};
 
 /// `HH:MM:SS<sep>mmm` for SRT (`,`) and WebVTT (`.`), rounded to the millisecond.
 pub(crate) fn clock(seconds: f64, separator: char) -> String {

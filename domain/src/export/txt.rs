@@ -1,8 +1,10 @@
 //! Plain-text export: one paragraph per speaker turn, each a `HH:MM:SS` line (the turn's first word,
 //! rounded down) and a `Speaker <n>: <text>` line, paragraphs separated by a blank line.
-//! `<n>` is the speaker's 1-based place in the transcript's speaker list.
+//! `<n>` is the speaker's 1-based place in the transcript's speaker list; a speaker renamed in the
+//! editor (or by a transcriber) is printed by name instead, on one line (`Ada Lovelace: <text>`,
+//! see `Transcript::speaker_label`).
 //!
-//! Options: `includeTimestamps` drops the time line, `includeSpeakers` the `Speaker <n>: ` label,
+//! Options: `includeTimestamps` drops the time line, `includeSpeakers` the speaker label,
 //! `highlightsOnly` keeps only words whose middle lies inside a highlight (each stretch of such
 //! words in a turn becomes a paragraph), `maxCharsPerRow` wraps the text line at word boundaries
 //! (a single word wider than the row stays whole on its own row: text files are not screens).
@@ -51,8 +53,11 @@ fn paragraph(t: &Transcript, speaker: &str, words: &[&Word], params: &TxtParams)
     }
     let mut tokens: Vec<String> = Vec::new();
     if params.include_speakers {
-        tokens.push("Speaker".into());
-        tokens.push(format!("{}:", t.speaker_number(speaker)));
+        let label = t.speaker_label(speaker);
+        tokens.extend(label.split(' ').map(str::to_owned));
+        if let Some(last) = tokens.last_mut() {
+            last.push(':');
+        }
     }
     tokens.extend(words.iter().flat_map(|w| w.text.split_whitespace().map(str::to_owned)));
     match params.max_chars_per_row() {
@@ -132,5 +137,27 @@ mod tests {
         let txt = render_txt(&sample(), &p);
         assert_eq!(txt, "Speaker 1: Hello\nthere.\n\nSpeaker 2: Général\nKenobi!\n");
         assert!(txt.lines().all(|l| l.chars().count() <= 20));
+    }
+
+    #[test]
+    fn given_a_renamed_speaker_when_exported_then_the_name_replaces_speaker_n() {
+        let mut t = sample();
+        t.speakers[1].name = "Obi-Wan\r\nKenobi".into();
+        let txt = render_txt(&t, &TxtParams::default());
+        assert_eq!(txt, "00:00:00\nSpeaker 1: Hello there.\n\n01:01:01\nObi-Wan Kenobi: Général Kenobi!\n");
+        // A name wraps like the words it precedes.
+        let p = TxtParams::new(Some(false), None, None, Some(20)).unwrap();
+        assert_eq!(render_txt(&t, &p), "Speaker 1: Hello\nthere.\n\nObi-Wan Kenobi:\nGénéral Kenobi!\n");
+    }
+
+    #[test]
+    fn given_never_renamed_speakers_listed_out_of_order_when_exported_then_numbered_by_place_as_before() {
+        // Given default names that disagree with the list order, and a blank name
+        let mut t = sample();
+        t.speakers[0].name = "Speaker 2".into();
+        t.speakers[1].name = " ".into();
+        // When exported, then each is `Speaker <place in the list>`, as before names were printed
+        let txt = render_txt(&t, &TxtParams::default());
+        assert_eq!(txt, "00:00:00\nSpeaker 1: Hello there.\n\n01:01:01\nSpeaker 2: Général Kenobi!\n");
     }
 }

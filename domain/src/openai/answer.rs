@@ -159,7 +159,8 @@ pub fn usage(duration_s: f64) -> Value {
 }
 
 /// The speaker turns of the transcript as `diarized_json` segments; speakers are named `A`,
-/// `B`, ... in the order they first speak.
+/// `B`, ... in the order they first speak (OpenAI's own labels), except a speaker renamed in the
+/// editor or by a transcriber, who is called by that name (see `Speaker::given_name`).
 pub fn diarized_segments(transcript: &Transcript) -> Vec<Value> {
     let mut order: Vec<&str> = Vec::new();
     transcript
@@ -179,7 +180,7 @@ pub fn diarized_segments(transcript: &Transcript) -> Vec<Value> {
                 "start": round_ms(s.words[0].start),
                 "end": round_ms(s.words[s.words.len() - 1].end),
                 "text": text.join(" "),
-                "speaker": speaker_label(n),
+                "speaker": transcript.given_name(&s.speaker).unwrap_or_else(|| speaker_label(n)),
             })
         })
         .collect()
@@ -323,6 +324,21 @@ mod tests {
         assert_eq!(v["segments"][1]["id"], "seg_1");
         assert_eq!(v["segments"][1]["type"], "transcript.text.segment");
         assert_eq!(speaker_label(27), "AB");
+    }
+
+    #[test]
+    fn given_a_renamed_speaker_when_diarized_json_then_its_name_and_letters_for_the_others() {
+        // Given the second voice renamed (with a line break to drop), the first never renamed
+        let mut t = transcript();
+        t.speakers[1].name = "Grace\nHopper".into();
+        // When answered as diarized_json
+        let (r, segments) = (record(), diarized_segments(&t));
+        let v: Value = serde_json::from_str(&finished(&t, &r, ResponseFormat::DiarizedJson, false).body).unwrap();
+        // Then the renamed speaker is called by name, the other keeps its letter
+        let speakers: Vec<&str> =
+            v["segments"].as_array().unwrap().iter().map(|s| s["speaker"].as_str().unwrap()).collect();
+        assert_eq!(speakers, ["A", "Grace Hopper", "A"]);
+        assert_eq!(v["segments"], Value::Array(segments));
     }
 
     #[test]

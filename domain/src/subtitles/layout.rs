@@ -1,6 +1,10 @@
 //! Chooses where cues and rows break: a shortest-path search over the gaps between words, per run
 //! of one speaker's words, where each candidate cue must fit the hard limits and costs what it
 //! breaks (see `rules`), how unbalanced its rows are and how fast it must be read.
+//!
+//! A speaker label (`Name:`, see `normalize`) counts like a word against the row and the reading
+//! speed, but a cue never ends right after it, and a row ends there only at a cost: the label
+//! stays with the words it introduces, on their row when they fit.
 
 use super::normalize::Word;
 use super::rules::{break_cost, ends_clause, ends_sentence};
@@ -25,6 +29,8 @@ const IMBALANCE_COST: f64 = 2.0;
 const ORPHAN_ROW_COST: f64 = 2.0;
 const CPS_COST: f64 = 0.5;
 const SHORT_COST: f64 = 8.0;
+/// A row break right after a speaker label (the label alone on the top row).
+const LABEL_ROW_BREAK_COST: f64 = 3.0;
 
 pub(crate) fn layout(words: &[Word], params: &SubtitleParams) -> Vec<Draft> {
     let mut drafts = Vec::new();
@@ -56,7 +62,15 @@ fn layout_run(words: &[Word], from: usize, to: usize, params: &SubtitleParams, o
     let row_len = |i: usize, j: usize| prefix[j] - prefix[i] + (j - i - 1);
     // gap_cost[k] = cost of a break between w[k-1] and w[k].
     let gap_cost: Vec<f64> = (0..=n)
-        .map(|k| if k == 0 || k == n { 0.0 } else { break_cost(&w[k - 1].text, &w[k].text, w[k].start - w[k - 1].end) })
+        .map(|k| {
+            if k == 0 || k == n {
+                0.0
+            } else if w[k - 1].label {
+                LABEL_ROW_BREAK_COST
+            } else {
+                break_cost(&w[k - 1].text, &w[k].text, w[k].start - w[k - 1].end)
+            }
+        })
         .collect();
     // Where the silence after word k ends: the next word, in this run or after it.
     let next_start = |k: usize| words.get(from + k + 1).map_or(f64::INFINITY, |x| x.start);
@@ -65,12 +79,16 @@ fn layout_run(words: &[Word], from: usize, to: usize, params: &SubtitleParams, o
     let mut best: Vec<(f64, usize, Option<usize>)> = vec![(f64::INFINITY, 0, None); n + 1];
     best[0] = (0.0, 0, None);
     for j in 1..=n {
+        if w[j - 1].label {
+            continue; // a label stays in the cue of the words it introduces
+        }
         for i in (0..j).rev() {
             if best[i].0.is_infinite() {
                 continue;
             }
             let span = w[j - 1].end - w[i].start;
-            let single = j - i == 1;
+            // One word, alone or after its label (which fits before it on a row, see `normalize`).
+            let single = j - i == 1 || (j - i == 2 && w[i].label);
             if !single && (span > max_rows as f64 * per_row || row_len(i, j) > max_rows * max_chars + 1) {
                 break; // longer cues only get worse
             }
@@ -88,6 +106,9 @@ fn layout_run(words: &[Word], from: usize, to: usize, params: &SubtitleParams, o
             let inside: f64 = (i + 1..j)
                 .map(|k| {
                     let before = &w[k - 1].text;
+                    if w[k - 1].label {
+                        return 0.0;
+                    }
                     match (ends_sentence(before), Some(k) == row_break) {
                         (true, true) => SENTENCE_AT_ROW_BREAK_COST,
                         (true, false) => SENTENCE_INSIDE_COST,

@@ -10,6 +10,12 @@
 //!   (its time shared among them in proportion to their length), because a row wider than the
 //!   limit or a dropped word would both be worse.
 //!
+//! With speaker labels ([`segment_with_labels`], SRT's `includeSpeakers`), each cue whose speaker
+//! differs from the previous cue's starts with `Name: `, and the label counts: it is part of the
+//! first row, within `maxCharsPerRow`, and read like the words (reading speed). A name longer
+//! than two thirds of a row is cut and ends in `…`; a first word too long to follow the label on
+//! its row is cut as an over-long word is.
+//!
 //! "Rows × maxScreenTimePerRowSeconds" counts the rows a cue actually has: a one-row cue stays at
 //! most one row's time. A cue whose words need longer may therefore be laid out on two rows even
 //! when its text would fit on one.
@@ -81,7 +87,16 @@ impl Cue {
 /// are dropped, a word with a non-finite start is dropped, a negative time counts as 0, an end before the start is
 /// taken as the start, and starts that go back in time are moved forward to keep order.
 pub fn segment(words: &[TimedWord], params: &SubtitleParams) -> Vec<Cue> {
-    let words = normalize::normalize(words, params.max_chars_per_row());
+    let words = normalize::normalize(words, params.max_chars_per_row(), None);
+    let drafts = layout::layout(&words, params);
+    timing::time(drafts, &words, params)
+}
+
+/// [`segment`], with each cue whose speaker differs from the previous cue's starting with
+/// `<name_of(speaker)>: ` on its first row, counted against the limits like the words (see the
+/// module comment). A blank name gets no label.
+pub fn segment_with_labels(words: &[TimedWord], params: &SubtitleParams, name_of: &dyn Fn(&str) -> String) -> Vec<Cue> {
+    let words = normalize::normalize(words, params.max_chars_per_row(), Some(name_of));
     let drafts = layout::layout(&words, params);
     timing::time(drafts, &words, params)
 }

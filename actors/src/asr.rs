@@ -92,6 +92,8 @@ pub struct AsrArgs {
     pub workers: usize,
     /// Tasks waiting for a worker.
     pub queue_gauge: Arc<AtomicUsize>,
+    /// The operator's default for jobs that leave `speakerChannels` out (`--speaker-channels`).
+    pub speaker_channels: bool,
 }
 
 pub struct AsrState {
@@ -154,6 +156,7 @@ impl Actor for AsrActor {
                 store: state.args.store.clone(),
                 media: state.args.media.clone(),
                 data_dir: state.args.data_dir.clone(),
+                speaker_channels: state.args.speaker_channels,
                 cancel,
             };
             let me = myself.clone();
@@ -180,6 +183,8 @@ struct WorkerContext {
     store: Arc<dyn EventStore>,
     media: MediaStore,
     data_dir: PathBuf,
+    /// The operator's default for jobs that leave `speakerChannels` out.
+    speaker_channels: bool,
     /// Set when the job is deleted while it is worked on.
     cancel: Arc<AtomicBool>,
 }
@@ -262,12 +267,12 @@ impl WorkerContext {
             Err(e) => return fail_and_report(&self.jobs, done, format!("Speech recognition failed unexpectedly: {e}")),
         };
         let document = to_document(&job_id, submission.source.filename(), &transcript);
-        // Speakers (numberOfSpeakers 1 skips this); see `diarization`.
+        // Speakers, by voice (numberOfSpeakers 1 skips this) or by channel; see `diarization`.
         let models_dir = self.models.default_model().models_dir();
         let document = match crate::diarization::label_speakers(
             models_dir,
             media_path.clone(),
-            submission.speaker_count(),
+            submission.diarization(self.speaker_channels),
             document,
             self.cancel.clone(),
         )

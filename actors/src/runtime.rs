@@ -66,6 +66,8 @@ pub struct RuntimeSettings {
     pub retention: Option<Duration>,
     /// Bounds of live sessions (`--live-sessions`, ...).
     pub live: LiveSettings,
+    /// Diarize jobs that leave `speakerChannels` out by audio channel (`--speaker-channels`).
+    pub speaker_channels: bool,
 }
 
 /// Handles to the running write side.
@@ -193,6 +195,7 @@ impl Services {
                 data_dir: settings.data_dir.clone(),
                 workers: settings.asr_workers,
                 queue_gauge: asr_queue.clone(),
+                speaker_channels: settings.speaker_channels,
             },
             callbacks: CallbackArgs {
                 jobs: jobs.clone(),

@@ -48,6 +48,7 @@ async fn start(data_dir: &Path) -> Services {
         prices: Prices::default(),
         retention: None,
         live: Default::default(),
+        speaker_channels: false,
     };
     Services::start(store, settings).await.unwrap()
 }

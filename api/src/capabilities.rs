@@ -55,6 +55,10 @@ pub struct Capabilities {
     /// The rules SRT and VTT exports lay cues out by, so an editor can mark a cue that breaks
     /// them.
     pub subtitle_rules: SubtitleRules,
+    /// What a job that leaves `speakerChannels` out gets (`scribe serve --speaker-channels`):
+    /// `true`, each audio channel is one speaker (unless the job gives `numberOfSpeakers`);
+    /// `false`, the voices are told apart.
+    pub speaker_channels_by_default: bool,
 }
 
 /// A language code and its English name.
@@ -134,8 +138,9 @@ pub struct SpeechModelEntry {
 }
 
 impl Capabilities {
-    /// What a server with these model capabilities and these speech models can do.
-    pub fn new(c: &DomainCapabilities, models: &SpeechModels) -> Self {
+    /// What a server with these model capabilities and these speech models can do;
+    /// `speaker_channels`: the operator's default for `speakerChannels`.
+    pub fn new(c: &DomainCapabilities, models: &SpeechModels, speaker_channels: bool) -> Self {
         let default = models.default_entry().name.clone();
         Capabilities {
             speech_models: models
@@ -163,6 +168,7 @@ impl Capabilities {
             languages: language_entries(),
             target_only_languages: target_only_entries(),
             subtitle_rules: SubtitleRules::of_the_exports(),
+            speaker_channels_by_default: speaker_channels,
         }
     }
 }
@@ -184,7 +190,11 @@ impl CapabilitiesApi {
         _auth: AnyKeyAuth,
         state: Data<&Arc<ApiState>>,
     ) -> Result<Json<Capabilities>, ApiError> {
-        Ok(Json(Capabilities::new(state.settings.capabilities.as_ref(), &state.models)))
+        Ok(Json(Capabilities::new(
+            state.settings.capabilities.as_ref(),
+            &state.models,
+            state.settings.speaker_channels,
+        )))
     }
 }
 

@@ -100,6 +100,7 @@ pub fn rule(operation_id: &str, name: &str) -> Option<Value> {
         "jobId" | "sourceJobId" | "glossaryId" => id_schema(),
         "callbackUrl" | "sourceUrl" => url_schema(),
         "numberOfSpeakers" => integer(0, limits::MAX_SPEAKERS),
+        "speakerChannels" => json!({"type": "boolean"}),
         "page" => integer(0, i64::MAX),
         "pageSize" => integer(1, limits::MAX_PAGE_SIZE),
         "notes" => json!({"type": "string", "maxLength": limits::MAX_NOTES_CHARS}),
@@ -143,6 +144,14 @@ pub fn job_parameter(name: &str) -> Option<&'static str> {
              `ERROR`), 1 to 315360000 (ten years); the server's own retention, if shorter, wins. The job then \
              answers 410; its history is kept."
         }
+        "speakerChannels" => {
+            "Beyond the spec: `true` diarizes by audio channel, for a call recorded one party per channel: each \
+             channel is one speaker, channel 1 (left) always `Speaker 1` and channel 2 (right) `Speaker 2`, \
+             whoever speaks first; each word goes to the channel loudest while it is spoken. A mono file is then \
+             one speaker. `false` tells the voices apart (`numberOfSpeakers`). Left out: this server's default \
+             (`speakerChannelsByDefault` in `GET /capabilities`, off unless the operator turned it on), except \
+             that a job giving `numberOfSpeakers` is diarized by voice."
+        }
         _ => return None,
     })
 }
@@ -178,6 +187,9 @@ pub fn cross_field_rule(operation_id: &str, name: &str) -> Option<String> {
             .to_owned(),
         "transcriptionStyle" => "Rule: only with transcriptionType `transcription` (the default); with `captions` \
             or `translatedSubtitles` it is refused (400, field `transcriptionStyle`)."
+            .to_owned(),
+        "speakerChannels" => "Rule: `true` is refused together with numberOfSpeakers (400, field \
+            `speakerChannels`): the channels are the speakers."
             .to_owned(),
         "language" => {
             let unrecognised: Vec<&str> =
@@ -324,9 +336,10 @@ pub fn complete(doc: &mut Value) {
                     let name = param.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
                     if let Some(rule) = rule(&operation_id, &name).or_else(|| export_rule(&name)) {
                         // The domain reads an empty optional value (`glossaryId=`) as not given.
-                        let empty_is_absent = (rule["type"] == "string" || name == "numberOfSpeakers")
-                            && param.get("in").and_then(Value::as_str) == Some("query")
-                            && param.get("required").and_then(Value::as_bool) != Some(true);
+                        let empty_is_absent =
+                            (rule["type"] == "string" || name == "numberOfSpeakers" || name == "speakerChannels")
+                                && param.get("in").and_then(Value::as_str) == Some("query")
+                                && param.get("required").and_then(Value::as_bool) != Some(true);
                         if let Some(schema) = param.get_mut("schema") {
                             match enum_of(&operation_id, &name) {
                                 Some((component, _)) => *schema = component_ref(component),
@@ -541,6 +554,15 @@ mod tests {
         assert_eq!(schemas["Job"]["properties"]["notes"]["nullable"], true);
         assert_eq!(schemas["UploadFromUrl"]["properties"]["numberOfSpeakers"]["maximum"], 5);
         assert_eq!(schemas["UploadFromUrl"]["properties"]["numberOfSpeakers"]["type"], "integer");
+        // speakerChannels is a boolean in the query (read as text, to refuse a bad value by name) and the body.
+        assert_eq!(param("/jobs/upload-media", "post", "speakerChannels")["type"], "boolean");
+        assert_eq!(schemas["UploadFromUrl"]["properties"]["speakerChannels"]["type"], "boolean");
+        assert!(
+            schemas["UploadFromUrl"]["properties"]["speakerChannels"]["description"]
+                .as_str()
+                .unwrap()
+                .contains("Rule: `true` is refused together with numberOfSpeakers")
+        );
         assert!(schemas["UserGlossary"]["required"].as_array().unwrap().contains(&json!("name")));
     }
 
@@ -551,7 +573,7 @@ mod tests {
         let query = doc["paths"]["/jobs/upload-media"]["post"]["parameters"].as_array().unwrap().clone();
         let body = &doc["components"]["schemas"]["UploadFromUrl"]["properties"];
         let names: Vec<&str> = query.iter().filter_map(|p| p["name"].as_str()).collect();
-        assert_eq!(names.len(), 10, "{names:?}");
+        assert_eq!(names.len(), 11, "{names:?}");
         for param in &query {
             let name = param["name"].as_str().unwrap();
             let meaning = job_parameter(name).unwrap_or_else(|| panic!("{name} is not described"));

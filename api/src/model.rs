@@ -186,6 +186,7 @@ pub struct UploadFromUrl {
     pub turnaround_time: Option<String>,
     pub target_language: Option<String>,
     pub delete_after_seconds: Option<i64>,
+    pub speaker_channels: Option<bool>,
 }
 
 impl UploadFromUrl {
@@ -328,6 +329,7 @@ impl From<UploadFromUrl> for scribe_domain::requests::UrlJobParams {
                 turnaround_time: b.turnaround_time,
                 target_language: b.target_language,
                 delete_after_seconds: b.delete_after_seconds,
+                speaker_channels: b.speaker_channels,
             },
         }
     }

@@ -71,6 +71,9 @@ pub struct ApiSettings {
     /// How long an OpenAI-door request waits for its job (`--openai-wait`) before it answers
     /// 504 with the job's id.
     pub openai_wait: Duration,
+    /// Whether jobs that leave `speakerChannels` out are diarized by audio channel
+    /// (`--speaker-channels`; the ASR workers apply it, `GET /capabilities` shows it).
+    pub speaker_channels: bool,
 }
 
 impl ApiSettings {
@@ -100,6 +103,7 @@ impl Default for ApiSettings {
             retention: None,
             connections: ConnectionLimits::default(),
             openai_wait: DEFAULT_OPENAI_WAIT,
+            speaker_channels: false,
         }
     }
 }

@@ -121,6 +121,7 @@ impl UploadApi {
         #[oai(name = "turnaroundTime")] turnaround_time: Query<Option<String>>,
         #[oai(name = "targetLanguage")] target_language: Query<Option<String>>,
         #[oai(name = "deleteAfterSeconds")] delete_after_seconds: Query<Option<String>>,
+        #[oai(name = "speakerChannels")] speaker_channels: Query<Option<String>>,
         body: MediaUpload,
     ) -> Result<Json<JobStatusResponse>, ApiError> {
         let caller = auth.0;
@@ -143,6 +144,12 @@ impl UploadApi {
                     )
                 })?),
             };
+            let speaker_channels = match speaker_channels.0.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+                None => None,
+                Some("true") => Some(true),
+                Some("false") => Some(false),
+                Some(_) => return Err(ApiError::invalid("speakerChannels", "speakerChannels must be true or false")),
+            };
             let request = JobParams {
                 language: language.0,
                 transcription_type: transcription_type.0,
@@ -154,6 +161,7 @@ impl UploadApi {
                 turnaround_time: turnaround_time.0,
                 target_language: target_language.0,
                 delete_after_seconds,
+                speaker_channels,
             }
             .validate()?;
             // Everything that can be refused without the file is refused before receiving it.

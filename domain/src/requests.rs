@@ -81,6 +81,8 @@ pub struct JobParams {
     pub target_language: Option<String>,
     /// Beyond the spec: delete the job's media and documents this long after it finishes.
     pub delete_after_seconds: Option<i64>,
+    /// Beyond the spec: each audio channel is one speaker (a call recorded one party per channel).
+    pub speaker_channels: Option<bool>,
 }
 
 /// The body of `POST /jobs/upload-media-from-url`, as received.
@@ -114,6 +116,9 @@ pub struct JobRequest {
     /// Seconds after the job finishes when its media and documents are deleted (the operator's
     /// `--retention` applies too; the shorter wins).
     pub delete_after_seconds: Option<u64>,
+    /// Whether each audio channel is one speaker, as the client gave it; `None`: left out, the
+    /// operator's default applies (see [`crate::speakers::Diarization`]).
+    pub speaker_channels: Option<bool>,
     /// How the engine decodes the job, when the client chose (the OpenAI door); `None` for the
     /// spec's endpoints.
     pub decoding: Option<DecodingChoices>,
@@ -144,6 +149,8 @@ impl JobParams {
     /// - `callbackUrl`: an absolute http(s) URL. `glossaryId`: an id (existence and ownership are
     ///   checked by the caller, which has the read model).
     /// - `deleteAfterSeconds` (beyond the spec): 1 to [`MAX_DELETE_AFTER_SECONDS`].
+    /// - `speakerChannels` (beyond the spec): `true` is refused with a `numberOfSpeakers` given,
+    ///   since the channels are then the speakers; left out, `None` (the operator's default).
     pub fn validate(self) -> Result<JobRequest, ValidationError> {
         let language = match given(self.language) {
             Some(code) => Language::parse(&code)?,
@@ -228,6 +235,13 @@ impl JobParams {
             }
             None => None,
         };
+        if self.speaker_channels == Some(true) && number_of_speakers_given {
+            return Err(ValidationError::new(
+                "speakerChannels",
+                "speakerChannels=true makes each audio channel one speaker, so numberOfSpeakers cannot be given \
+                 with it: leave numberOfSpeakers out (the channels are the speakers)",
+            ));
+        }
         Ok(JobRequest {
             language,
             transcription_type,
@@ -240,6 +254,7 @@ impl JobParams {
             callback_url,
             glossary_id,
             delete_after_seconds,
+            speaker_channels: self.speaker_channels,
             decoding: None,
         })
     }

@@ -195,6 +195,12 @@ pub struct ServeArgs {
     #[arg(long, env = "SCRIBE_OPENAI_WAIT", value_parser = humantime::parse_duration)]
     #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub openai_wait: Option<Duration>,
+    /// Diarize jobs that leave `speakerChannels` out by audio channel, each channel one speaker
+    /// (stereo call recordings, one party per channel) (default: false, by voice). A job's own
+    /// `speakerChannels` or `numberOfSpeakers` still decides for it.
+    #[arg(long, env = "SCRIBE_SPEAKER_CHANNELS")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speaker_channels: Option<bool>,
 }
 
 /// Every setting as the layers leave it: the defaults, under the TOML file, under what clap read
@@ -249,6 +255,7 @@ struct Layered {
     live_partials_model: Option<String>,
     #[serde(with = "humantime_serde")]
     openai_wait: Duration,
+    speaker_channels: bool,
 }
 
 impl Default for Layered {
@@ -294,6 +301,7 @@ impl Default for Layered {
             live_idle_timeout: live.idle_timeout,
             live_partials_model: live.partials_model,
             openai_wait: api.openai_wait,
+            speaker_channels: false,
         }
     }
 }
@@ -361,6 +369,8 @@ pub struct Config {
     pub live: LiveSettings,
     /// How long an OpenAI-API request waits for its job.
     pub openai_wait: Duration,
+    /// Diarize jobs that leave `speakerChannels` out by audio channel.
+    pub speaker_channels: bool,
 }
 
 impl Config {
@@ -428,6 +438,7 @@ impl Config {
                 partials_model: layered.live_partials_model,
             },
             openai_wait: layered.openai_wait,
+            speaker_channels: layered.speaker_channels,
         })
     }
 }
@@ -629,6 +640,21 @@ mod tests {
         assert_eq!(c.prices, Prices { direct_per_minute: 4, perfect_per_minute: 150, translation_per_minute: 0 });
         let args = ServeArgs { config: Some(file), price_direct_per_minute: Some(7), ..Default::default() };
         assert_eq!(Config::resolve(&args).unwrap().prices.direct_per_minute, 7);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn channels_as_speakers_come_from_the_flag_else_the_file_else_off() {
+        assert!(!Config::resolve(&ServeArgs::default()).unwrap().speaker_channels);
+        let dir = std::env::temp_dir().join(format!("scribe-config-channels-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "speaker_channels = true\n").unwrap();
+        assert!(
+            Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap().speaker_channels
+        );
+        let args = ServeArgs { config: Some(file), speaker_channels: Some(false), ..Default::default() };
+        assert!(!Config::resolve(&args).unwrap().speaker_channels);
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -77,6 +77,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         prices: config.prices,
         retention: config.retention,
         live: config.live.clone(),
+        speaker_channels: config.speaker_channels,
         models: Arc::new(SpeechModels::discover(model, &config.models_dir)),
         text_models,
     };
@@ -100,6 +101,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         retention: config.retention,
         connections: config.connections,
         openai_wait: config.openai_wait,
+        speaker_channels: config.speaker_channels,
         ..ApiSettings::default()
     };
     let api_state = ApiState::new(&services, read, api_settings);

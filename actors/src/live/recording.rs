@@ -162,6 +162,7 @@ pub fn job_request(init: &LiveInit) -> JobRequest {
         callback_url: init.callback_url.clone(),
         glossary_id: init.glossary_id.clone(),
         delete_after_seconds: None,
+        speaker_channels: None,
         decoding: None,
     }
 }

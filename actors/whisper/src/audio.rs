@@ -1,4 +1,6 @@
-//! Media in: any audio or video file → 16 kHz mono f32 samples, read piece by piece.
+//! Media in: any audio or video file → 16 kHz mono f32 samples, read piece by piece: the
+//! channels mixed down ([`open`]), or one channel alone ([`open_channel`], for a call recorded one
+//! party per channel).
 //!
 //! Exists so the rest of the engine never cares about containers, codecs, channel layouts or
 //! sample rates. symphonia decodes what it can (wav, flac, mp3, aac/m4a/mp4/mov, ogg vorbis,
@@ -41,6 +43,9 @@ pub struct MediaInfo {
     pub container: String,
     /// Audio codec, e.g. "pcm_s16le", "aac", "opus".
     pub codec: String,
+    /// Audio channels (1 mono, 2 stereo, ...); 0 when `probe` could not tell without decoding
+    /// (a stream opened with [`open`] or [`open_channel`] knows it from its first packet).
+    pub channels: usize,
 }
 
 /// Why a file cannot be turned into audio. `Display` is written for the person who uploaded it.
@@ -66,6 +71,8 @@ pub enum AudioError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("Decoding with ffmpeg failed: {reason}")]
     Ffmpeg { reason: String },
+    #[error("The media has no audio channel {}: it has {channels}", index + 1)]
+    NoSuchChannel { index: usize, channels: usize },
 }
 
 /// Sample rates a real recording can have; a header outside them is damaged (and a resampler
@@ -84,24 +91,53 @@ pub fn probe(path: &Path) -> Result<MediaInfo, AudioError> {
     }
 }
 
-/// Opens `path` for streaming as 16 kHz mono f32.
+/// Opens `path` for streaming as 16 kHz mono f32, its channels averaged.
 pub fn open(path: &Path) -> Result<AudioStream, AudioError> {
+    open_as(path, None)
+}
+
+/// Opens channel `index` (0 = the first, the left of a stereo file) of `path` alone, as 16 kHz
+/// mono f32. A channel the audio does not have is [`AudioError::NoSuchChannel`]; the stream's
+/// `info().channels` says how many there are.
+pub fn open_channel(path: &Path, index: usize) -> Result<AudioStream, AudioError> {
+    open_as(path, Some(index))
+}
+
+/// `channel`: `None` mixes every channel down, `Some(i)` takes channel `i` alone.
+fn open_as(path: &Path, channel: Option<usize>) -> Result<AudioStream, AudioError> {
     let mut stream = match Probed::open(path)? {
-        Probed::Ffmpeg(info) => return AudioStream::ffmpeg(path, info),
-        Probed::Symphonia(s) => {
+        Probed::Ffmpeg(info) => return AudioStream::ffmpeg(path, info, channel),
+        Probed::Symphonia(mut s) => {
+            s.channel = channel;
             AudioStream { info: s.info.clone(), source: Source::Symphonia(Box::new(s)), out: Vec::new(), served: 0 }
         }
     };
     // symphonia sometimes recognises a container whose content it cannot decode: decode the
     // first piece now and hand such files to ffmpeg instead.
     match stream.fill(1) {
-        Ok(()) => Ok(stream),
+        Ok(()) => {}
         Err(AudioError::Corrupt { reason }) if ffmpeg_available() => {
             tracing::debug!(%reason, "symphonia failed on the first packet, falling back to ffmpeg");
             let info = ffprobe(path).map_err(|_| AudioError::Corrupt { reason })?;
-            AudioStream::ffmpeg(path, info)
+            return AudioStream::ffmpeg(path, info, channel);
         }
-        Err(e) => Err(e),
+        Err(e) => return Err(e),
+    }
+    // Some containers name no channel count; the first decoded packet has one.
+    if let Source::Symphonia(s) = &stream.source
+        && s.channels_seen > 0
+    {
+        stream.info.channels = s.channels_seen;
+    }
+    check_channel(channel, stream.info.channels)?;
+    Ok(stream)
+}
+
+/// Refuses a channel beyond the `channels` the audio has (when it is known).
+fn check_channel(channel: Option<usize>, channels: usize) -> Result<(), AudioError> {
+    match channel {
+        Some(index) if channels > 0 && index >= channels => Err(AudioError::NoSuchChannel { index, channels }),
+        _ => Ok(()),
     }
 }
 
@@ -169,8 +205,9 @@ impl AudioStream {
         Ok(())
     }
 
-    fn ffmpeg(path: &Path, info: MediaInfo) -> Result<AudioStream, AudioError> {
-        let source = Source::Ffmpeg(FfmpegSource::spawn(path)?);
+    fn ffmpeg(path: &Path, info: MediaInfo, channel: Option<usize>) -> Result<AudioStream, AudioError> {
+        check_channel(channel, info.channels)?;
+        let source = Source::Ffmpeg(FfmpegSource::spawn(path, channel)?);
         let mut stream = AudioStream { info, source, out: Vec::new(), served: 0 };
         stream.fill(1)?;
         Ok(stream)
@@ -258,6 +295,10 @@ struct SymphoniaSource {
     mono: Vec<f32>,
     /// Packets in a row that failed to decode.
     bad_packets: u32,
+    /// `None`: every channel averaged; `Some(i)`: channel `i` alone.
+    channel: Option<usize>,
+    /// The channel count of the last decoded packet (0 before the first).
+    channels_seen: usize,
 }
 
 /// Packets in a row that may fail before the stream is declared corrupt (a few bad packets in
@@ -312,6 +353,7 @@ impl SymphoniaSource {
             duration_s,
             container: format.format_info().short_name.to_string(),
             codec: decoder.codec_info().short_name.to_string(),
+            channels: params.channels.as_ref().map_or(0, |c| c.count()),
         };
         // Uncompressed audio takes a known number of bytes a second: a header announcing more
         // than the file holds (a cut upload, or a lie) is caught before anyone is charged for it.
@@ -333,6 +375,8 @@ impl SymphoniaSource {
             interleaved: Vec::new(),
             mono: Vec::new(),
             bad_packets: 0,
+            channel: None,
+            channels_seen: 0,
         })
     }
 
@@ -366,8 +410,16 @@ impl SymphoniaSource {
                 continue;
             }
             buf.copy_to_vec_interleaved(&mut self.interleaved);
+            self.channels_seen = channels;
             self.mono.clear();
-            self.mono.extend(self.interleaved.chunks_exact(channels).map(|f| f.iter().sum::<f32>() / channels as f32));
+            match self.channel {
+                None => self
+                    .mono
+                    .extend(self.interleaved.chunks_exact(channels).map(|f| f.iter().sum::<f32>() / channels as f32)),
+                // A packet with fewer channels than the stream (an mp3 switching to mono) gives
+                // every channel its last one.
+                Some(c) => self.mono.extend(self.interleaved.chunks_exact(channels).map(|f| f[c.min(channels - 1)])),
+            }
             match &mut self.resampler {
                 Some(r) => r.push(&self.mono, out)?,
                 None => out.extend_from_slice(&self.mono),
@@ -529,7 +581,7 @@ fn ffprobe(path: &Path) -> Result<MediaInfo, AudioError> {
             "-v",
             "error",
             "-show_entries",
-            "format=format_name,duration:stream=codec_type,codec_name,duration",
+            "format=format_name,duration:stream=codec_type,codec_name,duration,channels",
             "-of",
             "json",
         ])
@@ -562,7 +614,8 @@ fn ffprobe(path: &Path) -> Result<MediaInfo, AudioError> {
     if codec.is_empty() || codec == "none" {
         return Err(AudioError::Corrupt { reason: "its audio is in a codec that no decoder here knows".into() });
     }
-    Ok(MediaInfo { duration_s, container, codec })
+    let channels = audio["channels"].as_u64().unwrap_or(0) as usize;
+    Ok(MediaInfo { duration_s, container, codec, channels })
 }
 
 /// ffmpeg demuxers that accept plain text or images; a file detected as one of these is not
@@ -621,7 +674,8 @@ impl Drop for NamelessLink {
     }
 }
 
-/// ffmpeg decoding into 16 kHz mono f32 on a pipe.
+/// ffmpeg decoding into 16 kHz mono f32 on a pipe: the channels mixed down (`-ac 1`), or one
+/// taken alone (`-af pan=mono|c0=c<i>`).
 struct FfmpegSource {
     _link: NamelessLink,
     child: Child,
@@ -631,12 +685,18 @@ struct FfmpegSource {
 }
 
 impl FfmpegSource {
-    fn spawn(path: &Path) -> Result<FfmpegSource, AudioError> {
+    fn spawn(path: &Path, channel: Option<usize>) -> Result<FfmpegSource, AudioError> {
         let link = NamelessLink::new(path)?;
+        let mix = match channel {
+            None => ["-ac".to_owned(), "1".to_owned()],
+            Some(i) => ["-af".to_owned(), format!("pan=mono|c0=c{i}")],
+        };
         let mut child = Command::new("ffmpeg")
             .args(["-nostdin", "-hide_banner", "-loglevel", "error", "-i"])
             .arg(&link.path)
-            .args(["-map", "0:a:0", "-vn", "-sn", "-dn", "-ac", "1", "-ar", "16000", "-f", "f32le", "-"])
+            .args(["-map", "0:a:0", "-vn", "-sn", "-dn"])
+            .args(&mix)
+            .args(["-ar", "16000", "-f", "f32le", "-"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

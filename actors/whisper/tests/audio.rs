@@ -1,4 +1,5 @@
-//! Decoding real media: every format copy of jfk, broken and non-media files, streaming.
+//! Decoding real media: every format copy of jfk, broken and non-media files, streaming, and one
+//! channel of a stereo file alone (through symphonia and through ffmpeg).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -163,6 +164,105 @@ fn long_files_stream_in_bounded_pieces() {
         assert!(pieces >= 100, "{ext}: {pieces} pieces");
         assert!(stream.read(max).unwrap().is_none());
     }
+}
+
+/// A stereo WAV at `rate`: 1 s of a 440 Hz tone on the left, silence on the right.
+fn tone_left_silence_right(name: &str, rate: u32) -> PathBuf {
+    let path = scratch(name);
+    let spec =
+        hound::WavSpec { channels: 2, sample_rate: rate, bits_per_sample: 16, sample_format: hound::SampleFormat::Int };
+    let mut w = hound::WavWriter::create(&path, spec).unwrap();
+    for x in sine(rate, 1.0) {
+        w.write_sample((x * 32767.0) as i16).unwrap();
+        w.write_sample(0i16).unwrap();
+    }
+    w.finalize().unwrap();
+    path
+}
+
+fn rms(samples: &[f32]) -> f32 {
+    (samples.iter().map(|x| x * x).sum::<f32>() / samples.len().max(1) as f32).sqrt()
+}
+
+/// The RMS of channel `index` of `path`, opened alone, and the channel count the stream reports.
+fn channel_rms(path: &Path, index: usize) -> (f32, usize) {
+    let mut stream = audio::open_channel(path, index).unwrap_or_else(|e| panic!("channel {index}: {e}"));
+    let channels = stream.info().channels;
+    let mut all = Vec::new();
+    while let Some(piece) = stream.read(4_000).unwrap() {
+        all.extend(piece);
+    }
+    assert!((seconds(all.len()) - 1.0).abs() < 0.05, "channel {index}: {} s", seconds(all.len()));
+    (rms(&all), channels)
+}
+
+#[test]
+fn one_channel_of_a_stereo_wav_is_read_alone() {
+    // Given a stereo WAV (at 16 kHz, and at 44.1 kHz through the resampler) with a tone on the
+    // left and silence on the right,
+    for rate in [16_000, 44_100] {
+        let path = tone_left_silence_right(&format!("left_tone_{rate}.wav"), rate);
+        assert_eq!(audio::probe(&path).unwrap().channels, 2);
+        // when each channel is opened alone, then the left has the tone (RMS 0.5/√2) and the
+        // right nothing;
+        let (left, channels) = channel_rms(&path, 0);
+        let (right, _) = channel_rms(&path, 1);
+        assert_eq!(channels, 2);
+        assert!((left - 0.354).abs() < 0.02, "{rate} Hz: left RMS {left}");
+        assert!(right < 1e-4, "{rate} Hz: right RMS {right}");
+        // the two mixed down are half the tone;
+        let mixed = rms(&audio::decode_all(&path).unwrap());
+        assert!((mixed - left / 2.0).abs() < 0.01, "{rate} Hz: mixed RMS {mixed}");
+        // and a third channel does not exist.
+        let err = audio::open_channel(&path, 2).err().unwrap();
+        assert!(matches!(err, AudioError::NoSuchChannel { index: 2, channels: 2 }), "{err:?}");
+        assert_eq!(err.to_string(), "The media has no audio channel 3: it has 2");
+    }
+}
+
+#[test]
+fn one_channel_of_a_stereo_file_is_read_alone_through_ffmpeg() {
+    // Given the same stereo tone as Ogg/Opus (which only ffmpeg decodes here),
+    let wav = tone_left_silence_right("left_tone_for_opus.wav", 48_000);
+    let path = scratch("left_tone.opus");
+    let status = Command::new("ffmpeg")
+        .args(["-y", "-v", "error", "-i"])
+        .arg(&wav)
+        .args(["-c:a", "libopus", "-b:a", "96k"])
+        .arg(&path)
+        .status()
+        .expect("ffmpeg is needed (bash ops/setup.sh)");
+    assert!(status.success());
+    let info = audio::probe(&path).unwrap();
+    assert_eq!((info.codec.as_str(), info.channels), ("opus", 2), "{info:?}");
+    // when each channel is opened alone (ffmpeg's pan filter), then the left has the tone and the
+    // right (nearly) nothing: lossy coding leaks a trace across, far below the tone;
+    let (left, channels) = channel_rms(&path, 0);
+    let (right, _) = channel_rms(&path, 1);
+    assert_eq!(channels, 2);
+    assert!((left - 0.354).abs() < 0.03, "left RMS {left}");
+    assert!(right < left / 100.0, "right RMS {right} (left {left})");
+    // and a channel the file does not have is refused before ffmpeg runs.
+    assert!(matches!(audio::open_channel(&path, 5).err(), Some(AudioError::NoSuchChannel { index: 5, channels: 2 })));
+}
+
+#[test]
+fn a_mono_file_has_one_channel_whichever_decoder_reads_it() {
+    for name in ["audio/en_jfk.wav", "audio/variants/en_jfk.opus", "audio/variants/en_jfk.mp3"] {
+        let path = corpus().join(name);
+        let stream = audio::open_channel(&path, 0).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(stream.info().channels, 1, "{name}");
+        let err = audio::open_channel(&path, 1).err().unwrap_or_else(|| panic!("{name}: channel 2 opened"));
+        assert!(matches!(err, AudioError::NoSuchChannel { index: 1, channels: 1 }), "{name}: {err:?}");
+    }
+    // Channel 0 of a mono file is the file.
+    let path = corpus().join("audio/en_jfk.wav");
+    let mut alone = audio::open_channel(&path, 0).unwrap();
+    let mut first = Vec::new();
+    while let Some(p) = alone.read(16_000).unwrap() {
+        first.extend(p);
+    }
+    assert_eq!(first, audio::decode_all(&path).unwrap());
 }
 
 /// `seconds` of a 440 Hz sine at `rate`, amplitude 0.5.

@@ -40,6 +40,11 @@ pub struct Submission {
     /// Seconds after the job finishes when its media and documents are deleted, as requested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_after_seconds: Option<u64>,
+    /// `speakerChannels` as the client gave it (beyond the spec): `Some(true)`, each audio channel
+    /// is one speaker; `None`, left out, so the operator's default applies when the job is
+    /// diarized (see [`Submission::diarization`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speaker_channels: Option<bool>,
     /// How the engine decodes the job, as its client chose (the OpenAI door).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decoding: Option<DecodingChoices>,
@@ -53,6 +58,17 @@ impl Submission {
     /// What diarization looks for, from `numberOfSpeakers` and whether the client gave it.
     pub fn speaker_count(&self) -> crate::speakers::SpeakerCount {
         crate::speakers::SpeakerCount::of(self.number_of_speakers, self.number_of_speakers_given)
+    }
+
+    /// How the job's words get their speakers, with the operator's default for `speakerChannels`
+    /// (`--speaker-channels`) applied when the job left it out.
+    pub fn diarization(&self, speaker_channels_by_default: bool) -> crate::speakers::Diarization {
+        crate::speakers::Diarization::of(
+            self.speaker_channels,
+            speaker_channels_by_default,
+            self.speaker_count(),
+            self.number_of_speakers_given,
+        )
     }
 }
 

@@ -77,6 +77,7 @@ fn submit(
         notes: None,
         source,
         delete_after_seconds: request.delete_after_seconds,
+        speaker_channels: request.speaker_channels,
         decoding: request.decoding,
         awaited_on,
     }))];
@@ -136,6 +137,7 @@ fn request_translation(
             document_path: source.document_path,
         },
         delete_after_seconds: None,
+        speaker_channels: None,
         decoding: None,
         awaited_on: None,
     };

@@ -6,7 +6,7 @@ use super::*;
 use crate::codec::VersionedEvent;
 use crate::kinds::{JobType, TranscriptionType};
 use crate::requests::JobParams;
-use crate::speakers::SpeakerCount;
+use crate::speakers::{Diarization, SpeakerCount};
 use crate::testing::given;
 
 fn user(name: &str) -> UserName {
@@ -627,6 +627,34 @@ fn the_speakers_asked_for_are_stored_and_old_submissions_keep_the_bound() {
     old["number_of_speakers"] = json!(3);
     let JobEvent::JobSubmitted(s) = JobEvent::decode(&old).unwrap() else { panic!() };
     assert_eq!(s.speaker_count(), SpeakerCount::AtMost(3));
+}
+
+#[test]
+fn speaker_channels_are_stored_as_given_and_the_operator_default_fills_a_gap() {
+    // Given a submission that asked for channels as speakers, and one that left it out,
+    let asked = submitted(request(|p| p.speaker_channels = Some(true))).remove(0);
+    let left_out = submitted(request(|_| {})).remove(0);
+    let JobEvent::JobSubmitted(s) = &asked else { panic!("{asked:?}") };
+    assert_eq!(s.speaker_channels, Some(true));
+    assert_eq!(s.diarization(false), Diarization::ByChannel);
+    // when stored and read back, then the choice survives;
+    let stored = asked.encode();
+    assert_eq!(stored["speaker_channels"], true);
+    assert_eq!(JobEvent::decode(&stored).unwrap(), asked);
+    // the one that left it out stores nothing (old events read alike) and follows the operator;
+    let stored = left_out.encode();
+    assert!(stored.get("speaker_channels").is_none(), "{stored}");
+    let JobEvent::JobSubmitted(s) = JobEvent::decode(&stored).unwrap() else { panic!() };
+    assert_eq!(s.speaker_channels, None);
+    assert_eq!(s.diarization(true), Diarization::ByChannel);
+    assert_eq!(s.diarization(false), Diarization::ByVoice(SpeakerCount::AtMost(2)));
+    // and a job that said false, or named its speakers, is diarized by voice whatever the operator says.
+    let no = submitted(request(|p| p.speaker_channels = Some(false))).remove(0);
+    let JobEvent::JobSubmitted(s) = &no else { panic!() };
+    assert_eq!(s.diarization(true), Diarization::ByVoice(SpeakerCount::AtMost(2)));
+    let named = submitted(request(|p| p.number_of_speakers = Some(3))).remove(0);
+    let JobEvent::JobSubmitted(s) = &named else { panic!() };
+    assert_eq!(s.diarization(true), Diarization::ByVoice(SpeakerCount::Exactly(3)));
 }
 
 #[test]

@@ -249,6 +249,7 @@ impl SpeechRequest {
             callback_url: None,
             glossary_id: None,
             delete_after_seconds: None,
+            speaker_channels: None,
             decoding: Some(DecodingChoices {
                 model,
                 task,

@@ -70,6 +70,33 @@ fn number_of_speakers_is_accepted_from_0_to_5() {
 }
 
 #[test]
+fn speaker_channels_is_recorded_as_given_and_refused_with_a_number_of_speakers() {
+    // Given speakerChannels left out, true or false, then the request carries it as given;
+    assert_eq!(job(|_| {}).unwrap().speaker_channels, None);
+    assert_eq!(job(|p| p.speaker_channels = Some(true)).unwrap().speaker_channels, Some(true));
+    assert_eq!(job(|p| p.speaker_channels = Some(false)).unwrap().speaker_channels, Some(false));
+    // given false, a number of speakers may be asked for;
+    let voices = job(|p| {
+        p.speaker_channels = Some(false);
+        p.number_of_speakers = Some(3);
+    })
+    .unwrap();
+    assert_eq!((voices.speaker_channels, voices.number_of_speakers), (Some(false), 3));
+    // given true, any numberOfSpeakers is refused naming speakerChannels: the channels are the speakers.
+    for n in [0, 1, 2, 5] {
+        rejects(
+            job(|p| {
+                p.speaker_channels = Some(true);
+                p.number_of_speakers = Some(n);
+            }),
+            "speakerChannels",
+            "speakerChannels=true makes each audio channel one speaker, so numberOfSpeakers cannot be given with \
+             it: leave numberOfSpeakers out (the channels are the speakers)",
+        );
+    }
+}
+
+#[test]
 fn an_unknown_language_is_rejected() {
     rejects(
         job(|p| p.language = s("xx")),
@@ -492,12 +519,12 @@ mod properties {
             language in any::<Option<String>>(), ty in any::<Option<String>>(), jt in any::<Option<String>>(),
             cb in any::<Option<String>>(), style in any::<Option<String>>(), tat in any::<Option<String>>(),
             target in any::<Option<String>>(), glossary_id in any::<Option<String>>(), n in any::<Option<i64>>(),
-            keep in any::<Option<i64>>(),
+            keep in any::<Option<i64>>(), channels in any::<Option<bool>>(),
         ) {
             let _ = JobParams {
                 language, transcription_type: ty, job_type: jt, number_of_speakers: n, callback_url: cb,
                 glossary_id, transcription_style: style, turnaround_time: tat, target_language: target,
-                delete_after_seconds: keep,
+                delete_after_seconds: keep, speaker_channels: channels,
             }.validate();
         }
     }

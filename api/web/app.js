@@ -353,6 +353,7 @@
       field("o-transcriptionType", "Transcription type", select([["transcription", "transcription"], ["captions", "captions"], ["translatedSubtitles", "translated subtitles"]], "transcription")),
       field("o-transcriptionStyle", "Style", select([["cleanread", "clean read"], ["verbatim", "verbatim"]], "cleanread"), "transcription only"),
       field("o-numberOfSpeakers", "Speakers", el("input", { type: "number", min: 0, max: 5, step: 1, placeholder: "up to 2" }), "how many speak, 1 to 5; empty = up to 2; 0 = unknown"),
+      field("o-speakerChannels", "Speakers by channel", select([["", "server default"], ["true", "yes: one speaker per channel"], ["false", "no: by voice"]], ""), "a call recorded one party per channel"),
       field("o-turnaroundTime", "Turnaround", select([["", "default (5 days; 7 for translations)"], ...TURNAROUNDS.map((t) => [t, turnaroundLabel(t)])], ""), "perfect only"),
       field("o-targetLanguage", "Target language", target, "translated subtitles only"),
       field("o-glossaryId", "Glossary", select([["", "none"]], "")),
@@ -380,7 +381,7 @@
     refresh();
     const read = () => {
       const p = {};
-      for (const k of ["language", "jobType", "transcriptionType", "transcriptionStyle", "numberOfSpeakers", "turnaroundTime", "targetLanguage", "glossaryId", "callbackUrl"]) {
+      for (const k of ["language", "jobType", "transcriptionType", "transcriptionStyle", "numberOfSpeakers", "speakerChannels", "turnaroundTime", "targetLanguage", "glossaryId", "callbackUrl"]) {
         const input = q(k);
         if (!input.disabled && input.value.trim() !== "") p[k] = input.value.trim();
       }
@@ -477,6 +478,7 @@
       const p = opts.read();
       const bodyJson = { sourceUrl: url.value.trim(), ...p };
       if (bodyJson.numberOfSpeakers !== undefined) bodyJson.numberOfSpeakers = Number(bodyJson.numberOfSpeakers);
+      if (bodyJson.speakerChannels !== undefined) bodyJson.speakerChannels = bodyJson.speakerChannels === "true";
       try {
         const r = await api("POST", "/jobs/upload-media-from-url", { json: bodyJson });
         refreshBalance();

@@ -10,7 +10,7 @@
 //! 3. Agglomerative clustering of the embeddings of local speakers with at least 1.5 s of
 //!    speech across windows ([`crate::cluster`]): the number of speakers is the cut with the
 //!    best silhouette, at most the caller's maximum; shorter local speakers join the nearest
-//!    cluster afterwards, and clusters with under a tenth of the speech join a larger one.
+//!    cluster afterwards, and clusters with under a fifth of the speech join a larger one.
 //!    When the caller knows the number ([`Speakers::Exactly`]), every local speaker is clustered
 //!    (short ones too), the cut has that many clusters and none is too small to keep.
 //! 4. Reconstruction: each global frame's speaker scores are the mean, over the windows that
@@ -71,7 +71,7 @@ impl Default for DiarizeOptions {
             speakers: Speakers::AtMost(2),
             step_frames: 222,
             min_silhouette: 0.25,
-            min_cluster_share: 0.1,
+            min_cluster_share: 0.2,
             fill_gaps_s: 0.5,
             max_embed_frames: 450,
             batch: 16,

@@ -625,7 +625,8 @@ fn the_editor_splits_joins_renames_highlights_words_keeps_a_draft_and_answers_th
     let txt = export(&server, &ann, "txt", &job_id, &[("highlightsOnly", "true"), ("includeTimestamps", "false")]);
     assert!(!txt.contains("not") && txt.contains("you can do"), "{txt}");
     let all = export(&server, &ann, "txt", &job_id, &[("includeTimestamps", "false")]);
-    assert!(all.starts_with("Speaker 2:"), "the first segment is the second speaker's: {all}");
+    assert!(all.starts_with("Narrator:"), "the first segment is the renamed second speaker's, by name: {all}");
+    assert!(all.contains("\nJohn F. Kennedy:"), "the other speaker by name: {all}");
 
     // The editor at 200 % zoom.
     browser.zoom(200, 1280, 1000);

@@ -11,8 +11,8 @@
 //!    speech across windows ([`crate::cluster`]): the number of speakers is the cut with the
 //!    best silhouette, at most the caller's maximum; shorter local speakers join the nearest
 //!    cluster afterwards, and clusters with under a fifth of the speech join a larger one.
-//!    When the caller knows the number ([`Speakers::Exactly`]), every local speaker is clustered
-//!    (short ones too), the cut has that many clusters and none is too small to keep.
+//!    When the caller knows the number ([`Speakers::Exactly`]), the cut has that many clusters
+//!    (from all local speakers when the long ones are too few) and none is too small to keep.
 //! 4. Reconstruction: each global frame's speaker scores are the mean, over the windows that
 //!    cover it, of their local activity mapped to clusters; the number of speakers of a frame
 //!    is the windows' mean local count, rounded, and the frame keeps that many top scorers.
@@ -267,12 +267,10 @@ impl Diarizer {
             Speakers::Exactly(k) => (k.max(1), true),
             Speakers::Estimate => (5, false),
         };
-        // When the number is known, every local speaker takes part: a voice heard only in short
-        // turns is still one of the speakers asked for.
         const LONG: usize = 150; // 1.5 s of fbank frames
         let long: Vec<usize> = {
             let l: Vec<usize> = (0..locals.len()).filter(|&i| locals[i].frames.len() >= LONG).collect();
-            if l.is_empty() || exact { (0..locals.len()).collect() } else { l }
+            if l.is_empty() || (exact && l.len() < max) { (0..locals.len()).collect() } else { l }
         };
         let long_emb: Vec<Vec<f32>> = long.iter().map(|&i| embeddings[i].clone()).collect();
         let groups: Vec<usize> = long.iter().map(|&i| locals[i].window).collect();

@@ -276,21 +276,27 @@ mod channel_tests {
     /// the next.
     fn call(dir: &Path) -> PathBuf {
         let path = dir.join("call.wav");
+        let samples = (0..32_000).flat_map(|k| {
+            let tone = (0.4 * (k as f32 * 0.2).sin() * 32767.0) as i16;
+            if k < 16_000 { [0, tone] } else { [tone, 0] }
+        });
+        write_wav(&path, 2, samples);
+        path
+    }
+
+    /// A 16 kHz, 16-bit WAV file of `channels` interleaved channels.
+    fn write_wav(path: &Path, channels: u16, samples: impl IntoIterator<Item = i16>) {
         let spec = hound::WavSpec {
-            channels: 2,
+            channels,
             sample_rate: 16_000,
             bits_per_sample: 16,
             sample_format: hound::SampleFormat::Int,
         };
-        let mut w = hound::WavWriter::create(&path, spec).unwrap();
-        for k in 0..32_000 {
-            let tone = (0.4 * (k as f32 * 0.2).sin() * 32767.0) as i16;
-            let (left, right) = if k < 16_000 { (0, tone) } else { (tone, 0) };
-            w.write_sample(left).unwrap();
-            w.write_sample(right).unwrap();
+        let mut w = hound::WavWriter::create(path, spec).unwrap();
+        for s in samples {
+            w.write_sample(s).unwrap();
         }
         w.finalize().unwrap();
-        path
     }
 
     #[test]
@@ -325,17 +331,7 @@ mod channel_tests {
     async fn a_mono_file_by_channel_is_one_speaker_and_a_cancelled_job_stops() {
         let dir = tempfile::tempdir().unwrap();
         let mono = dir.path().join("mono.wav");
-        let spec = hound::WavSpec {
-            channels: 1,
-            sample_rate: 16_000,
-            bits_per_sample: 16,
-            sample_format: hound::SampleFormat::Int,
-        };
-        let mut w = hound::WavWriter::create(&mono, spec).unwrap();
-        for k in 0..16_000 {
-            w.write_sample(((k % 100) * 100) as i16).unwrap();
-        }
-        w.finalize().unwrap();
+        write_wav(&mono, 1, (0..16_000).map(|k| ((k % 100) * 100) as i16));
         let doc = document(vec![word(0.1, 0.3, "One"), word(0.5, 0.7, "voice.")]);
         let out = label_speakers("/x".into(), mono, Diarization::ByChannel, doc.clone(), Arc::default()).await;
         let out = out.unwrap().unwrap();

@@ -3,6 +3,8 @@
 #   - ffmpeg (Debian package) for the media formats symphonia does not decode;
 #   - chromium and chromium-driver (Debian packages) for the web app's browser tests;
 #   - PostgreSQL's server binaries and espeak-ng (Debian packages) for tests;
+#   - Mesa's Vulkan drivers (Debian's mesa-vulkan-drivers: lavapipe, a Vulkan device on the
+#     CPU), on which the tests run the speech model's GPU path where there is no GPU;
 #   - a Python virtualenv with the independent tools the tests and benchmarks compare against
 #     (faster-whisper, openapi-python-client, srt, webvtt-py, ttconv, schemathesis), websockets
 #     for the README's live transcription client, and the official `openai` package that drives
@@ -58,6 +60,10 @@ if ! command -v initdb >/dev/null 2>&1 && ! compgen -G "/usr/lib/postgresql/*/bi
 fi
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
     apt_install "the web app's browser tests" chromium chromium-driver
+fi
+# lavapipe: the GPU path's tests run on it (see actors/whisper/tests/devices.rs).
+if ! compgen -G "/usr/share/vulkan/icd.d/lvp_icd*.json" >/dev/null; then
+    apt_install "the GPU path's tests on a Vulkan device on the CPU" mesa-vulkan-drivers
 fi
 # espeak-ng speaks what the corpus has no clip of (Spanish speech, a Spanish dialogue) for tests.
 if ! command -v espeak-ng >/dev/null 2>&1; then

@@ -224,6 +224,11 @@ impl SpeechModels {
         self.default.1.config.compute_type
     }
 
+    /// The processor every model runs on.
+    pub fn device(&self) -> scribe_whisper::DeviceChoice {
+        self.default.1.config.device
+    }
+
     /// Every model, the default first.
     pub fn list(&self) -> Vec<&InstalledModel> {
         std::iter::once(&self.default.0).chain(self.others.iter().map(|(e, _)| e)).collect()

@@ -25,6 +25,7 @@ fn the_model_is_released_when_idle_and_loaded_again_for_the_next_job() {
         vad_path: None,
         threads: None,
         compute_type: scribe_whisper::ComputeType::Float16,
+        device: Default::default(),
     };
     let model = SpeechModel::new(config, Duration::from_millis(300), None);
     assert!(!model.is_loaded(), "nothing loads before the first job");
@@ -66,6 +67,7 @@ fn the_installed_models_are_the_default_and_every_model_folder_beside_it() {
         vad_path: None,
         threads: None,
         compute_type: scribe_whisper::ComputeType::Float16,
+        device: Default::default(),
     };
     let models = SpeechModels::discover(SpeechModel::new(config, Duration::from_secs(60), None), dir.path());
     let names: Vec<&str> = models.list().iter().map(|m| m.name.as_str()).collect();

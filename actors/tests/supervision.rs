@@ -31,6 +31,7 @@ async fn start(data_dir: &Path) -> Services {
         vad_path: None,
         threads: None,
         compute_type: scribe_whisper::ComputeType::Float16,
+        device: Default::default(),
     };
     let settings = RuntimeSettings {
         data_dir: data_dir.to_owned(),

@@ -46,6 +46,9 @@ pub struct Capabilities {
     /// The precision every speech model runs at (`scribe serve --compute-type`): `float32`,
     /// `float16` or `int8`.
     pub compute_type: String,
+    /// The processor speech recognition runs on (`scribe serve --device`): `cpu`, `vulkan`,
+    /// `vulkan:N`, `cuda:N` or `flex`.
+    pub device: String,
     /// Every `language` code of the spec with its English name, in the spec's order (`auto`
     /// first): the codes a `perfect` job may be submitted with.
     pub languages: Vec<LanguageEntry>,
@@ -154,6 +157,7 @@ impl Capabilities {
                 })
                 .collect(),
             compute_type: models.compute_type().to_string(),
+            device: models.device().to_string(),
             asr_languages: c.asr_languages.iter().map(|l| l.code().to_owned()).collect(),
             auto_detect_languages: c
                 .auto_detect

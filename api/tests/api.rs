@@ -68,6 +68,7 @@ async fn stack(settings: ApiSettings, allow_private: bool) -> Stack {
             vad_path: None,
             threads: None,
             compute_type: Default::default(),
+            device: Default::default(),
         },
         Duration::from_secs(60),
         None,

@@ -19,7 +19,7 @@ use scribe_actors::live::LiveSettings;
 use scribe_api::connections::ConnectionLimits;
 use scribe_domain::account::Prices;
 use scribe_eventstore::StoreLocation;
-use scribe_whisper::ComputeType;
+use scribe_whisper::{ComputeType, DeviceChoice};
 use serde::{Deserialize, Serialize, Serializer};
 
 /// How long an idle server keeps the speech model in memory.
@@ -67,6 +67,12 @@ pub struct ServeArgs {
     #[arg(long, env = "SCRIBE_COMPUTE_TYPE")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compute_type: Option<ComputeType>,
+    /// The processor speech recognition runs on: cpu (the default), vulkan or vulkan:N, cuda or
+    /// cuda:N (GPU builds only: `--features vulkan` / `cuda`), flex (burn's CPU backend, for
+    /// checking the GPU path). A GPU runs in float32, the default compute type there.
+    #[arg(long, env = "SCRIBE_DEVICE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceChoice>,
     /// Number of transcriptions run at once (each uses every core).
     #[arg(long, env = "SCRIBE_ASR_WORKERS")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -216,6 +222,7 @@ struct Layered {
     models_dir: Option<PathBuf>,
     model_dir: Option<PathBuf>,
     compute_type: Option<ComputeType>,
+    device: Option<DeviceChoice>,
     asr_workers: usize,
     public_url: Option<String>,
     callback_retries: Vec<humantime_serde::Serde<Duration>>,
@@ -274,6 +281,7 @@ impl Default for Layered {
             models_dir: None,
             model_dir: None,
             compute_type: None,
+            device: None,
             asr_workers: 1,
             public_url: None,
             callback_retries: callbacks.schedule.into_iter().map(Into::into).collect(),
@@ -336,6 +344,8 @@ pub struct Config {
     pub model_dir: PathBuf,
     /// Precision every speech model runs at.
     pub compute_type: ComputeType,
+    /// The processor speech recognition runs on.
+    pub device: DeviceChoice,
     pub asr_workers: usize,
     /// Base URL clients reach this server at; `None`: the address it listens on.
     pub public_url: Option<String>,
@@ -398,6 +408,7 @@ impl Config {
         }
         let event_store = StoreLocation::from_setting(layered.event_store.as_deref(), &layered.data_dir)?;
         let models_dir = layered.models_dir.unwrap_or_else(default_models_dir);
+        let device = layered.device.unwrap_or_default();
         Ok(Config {
             bind: layered.bind,
             port: layered.port,
@@ -406,7 +417,8 @@ impl Config {
             data_dir: layered.data_dir,
             allow_private_urls: layered.allow_private_urls,
             model_dir: layered.model_dir.unwrap_or_else(|| models_dir.join("whisper-base")),
-            compute_type: layered.compute_type.unwrap_or_default(),
+            compute_type: layered.compute_type.unwrap_or_else(|| default_compute_type(device)),
+            device,
             models_dir,
             asr_workers: layered.asr_workers.max(1),
             public_url: layered.public_url.map(|u| u.trim_end_matches('/').to_string()),
@@ -490,6 +502,12 @@ impl StoreArgs {
 /// `./models`, where `ops/setup.sh` installs the models unless told otherwise.
 pub fn default_models_dir() -> PathBuf {
     std::env::var_os("SCRIBE_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("models"))
+}
+
+/// The compute type when none is set: int8 on the CPU (measured the fastest at equal accuracy),
+/// float32 on any other device (the only type the burn path runs).
+pub fn default_compute_type(device: DeviceChoice) -> ComputeType {
+    if device == DeviceChoice::Cpu { ComputeType::default() } else { ComputeType::Float32 }
 }
 
 /// Writes a list of durations in humantime's words, as the TOML file gives them.
@@ -640,6 +658,25 @@ mod tests {
         assert_eq!(c.prices, Prices { direct_per_minute: 4, perfect_per_minute: 150, translation_per_minute: 0 });
         let args = ServeArgs { config: Some(file), price_direct_per_minute: Some(7), ..Default::default() };
         assert_eq!(Config::resolve(&args).unwrap().prices.direct_per_minute, 7);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_device_comes_from_the_flag_else_the_file_else_the_cpu_and_sets_the_default_compute_type() {
+        let c = Config::resolve(&ServeArgs::default()).unwrap();
+        assert_eq!((c.device, c.compute_type), (DeviceChoice::Cpu, ComputeType::Int8));
+        let dir = std::env::temp_dir().join(format!("scribe-config-device-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "device = \"vulkan:1\"\n").unwrap();
+        let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
+        assert_eq!((c.device, c.compute_type), (DeviceChoice::Vulkan(Some(1)), ComputeType::Float32));
+        let args = ServeArgs { config: Some(file.clone()), device: Some(DeviceChoice::Cpu), ..Default::default() };
+        assert_eq!(Config::resolve(&args).unwrap().device, DeviceChoice::Cpu);
+        std::fs::write(&file, "device = \"gpu\"\n").unwrap();
+        let err =
+            format!("{:#}", Config::resolve(&ServeArgs { config: Some(file), ..Default::default() }).unwrap_err());
+        assert!(err.contains("unknown device"), "{err}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

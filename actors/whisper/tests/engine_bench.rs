@@ -25,6 +25,7 @@ fn rtf() {
             vad_path: Some(models.join("silero_vad_16k.safetensors")),
             threads: Some(2),
             compute_type: scribe_whisper::ComputeType::Float16,
+            device: Default::default(),
         })
         .unwrap();
         println!("{name}: load {:.2} s", t0.elapsed().as_secs_f64());
@@ -65,6 +66,7 @@ fn live_utterances() {
             vad_path: Some(models.join("silero_vad_16k.safetensors")),
             threads: Some(2),
             compute_type: scribe_whisper::ComputeType::Float16,
+            device: Default::default(),
         })
         .unwrap();
         // Continuous speech: from the first speech the VAD finds.

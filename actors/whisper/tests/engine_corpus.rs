@@ -39,6 +39,7 @@ fn engine(name: &str) -> &'static Engine {
             vad_path: Some(models.join("silero_vad_16k.safetensors")),
             threads: None,
             compute_type: scribe_whisper::ComputeType::Float16,
+            device: Default::default(),
         })
         .unwrap_or_else(|e| panic!("loading {name}: {e}"))
     })

@@ -33,6 +33,7 @@ fn engine() -> &'static Engine {
             vad_path: Some(models.join("silero_vad_16k.safetensors")),
             threads: None,
             compute_type: scribe_whisper::ComputeType::Float16,
+            device: Default::default(),
         })
         .unwrap_or_else(|e| panic!("loading whisper-base from {} (set SCRIBE_MODELS_DIR): {e}", models.display()))
     })

@@ -47,9 +47,14 @@ pub struct BenchAsrArgs {
     /// faster-whisper compute types to compare against (sequential `WhisperModel`).
     #[arg(long, value_delimiter = ',', default_value = "float32,int8")]
     pub compute_types: Vec<String>,
-    /// Our engine's compute types: one run each.
-    #[arg(long, value_delimiter = ',', default_value = "float32,float16,int8")]
+    /// Our engine's compute types: one run each [default: float32,float16,int8 on the CPU,
+    /// float32 on any other device].
+    #[arg(long, value_delimiter = ',')]
     pub our_compute_types: Vec<String>,
+    /// The processor our engine runs on: cpu, vulkan[:N], cuda[:N] (a build with `--features
+    /// vulkan` / `cuda`), flex. faster-whisper, the anchor, runs on the CPU.
+    #[arg(long, default_value_t = scribe_whisper::DeviceChoice::default())]
+    pub device: scribe_whisper::DeviceChoice,
     /// Beam size on both sides.
     #[arg(long, default_value_t = 5)]
     pub beam: usize,
@@ -84,7 +89,15 @@ pub(crate) struct Setup {
     pub python: PathBuf,
 }
 
-pub fn run(args: BenchAsrArgs) -> anyhow::Result<()> {
+pub fn run(mut args: BenchAsrArgs) -> anyhow::Result<()> {
+    if args.our_compute_types.is_empty() {
+        let defaults: &[&str] = if args.device == scribe_whisper::DeviceChoice::Cpu {
+            &["float32", "float16", "int8"]
+        } else {
+            &["float32"]
+        };
+        args.our_compute_types = defaults.iter().map(|c| c.to_string()).collect();
+    }
     let setup = Setup {
         models_dir: args.models_dir.clone().unwrap_or_else(crate::default_models_dir),
         corpus: args.corpus.clone().unwrap_or_else(|| PathBuf::from("../shared/corpus")),

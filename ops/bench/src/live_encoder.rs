@@ -106,6 +106,7 @@ pub(crate) fn load(models_dir: &Path) -> anyhow::Result<Engine> {
         vad_path: Some(models_dir.join("silero_vad_16k.safetensors")),
         threads: None,
         compute_type: Default::default(),
+        device: Default::default(),
     })
     .context("loading whisper-base and the VAD")?;
     profile::enable();

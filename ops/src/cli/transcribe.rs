@@ -24,9 +24,13 @@ pub struct TranscribeArgs {
     /// [default: whisper-base in the models directory].
     #[arg(long, env = "SCRIBE_MODEL_DIR")]
     pub model: Option<PathBuf>,
-    /// Precision the model runs at: float32, float16 or int8 (whatever model.bin stores).
-    #[arg(long, env = "SCRIBE_COMPUTE_TYPE", default_value_t = scribe_whisper::ComputeType::default())]
-    pub compute_type: scribe_whisper::ComputeType,
+    /// Precision the model runs at: float32, float16 or int8 (whatever model.bin stores)
+    /// [default: int8 on the CPU, float32 on any other device].
+    #[arg(long, env = "SCRIBE_COMPUTE_TYPE")]
+    pub compute_type: Option<scribe_whisper::ComputeType>,
+    /// The processor the model runs on: cpu, vulkan[:N], cuda[:N] (GPU builds only), flex.
+    #[arg(long, env = "SCRIBE_DEVICE", default_value_t = scribe_whisper::DeviceChoice::default())]
+    pub device: scribe_whisper::DeviceChoice,
     /// Spoken language: en-us, nl-be, fr, de, es, cmn, ... or `auto` to detect it, as the service
     /// does, among every language both Whisper and the API know.
     #[arg(long, default_value = "auto")]
@@ -78,7 +82,8 @@ pub fn run(args: TranscribeArgs) -> anyhow::Result<()> {
         model_dir: model_dir.clone(),
         vad_path: vad.exists().then_some(vad),
         threads: None,
-        compute_type: args.compute_type,
+        compute_type: args.compute_type.unwrap_or_else(|| crate::config::default_compute_type(args.device)),
+        device: args.device,
     })
     .with_context(|| format!("cannot load the Whisper model in {}", model_dir.display()))?;
 

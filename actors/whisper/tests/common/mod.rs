@@ -30,6 +30,7 @@ pub fn engine(name: &str, compute_type: ComputeType) -> Engine {
         vad_path: Some(models.join("silero_vad_16k.safetensors")),
         threads: None,
         compute_type,
+        device: Default::default(),
     })
     .unwrap_or_else(|e| panic!("loading {name} and the VAD from {} (set SCRIBE_MODELS_DIR): {e}", models.display()))
 }

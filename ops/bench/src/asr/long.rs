@@ -116,7 +116,7 @@ fn measure(
         let mut regions: Option<Vec<Range<f64>>> = None;
         let mut clip_regions: HashMap<String, Vec<Range<f64>>> = HashMap::new();
         for ct in &args.our_compute_types {
-            let ours = match Ours::load(&model_dir, ct, args.threads) {
+            let ours = match Ours::load(&model_dir, ct, args.threads, args.device) {
                 Ok(o) => o,
                 Err(e) => {
                     println!("{model}: scribe {ct} skipped: {e:#}");

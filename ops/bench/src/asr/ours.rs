@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
+use scribe_whisper::DeviceChoice;
 use scribe_whisper::engine::{ComputeType, Engine, EngineConfig, EngineError, TranscribeOptions};
 use scribe_whisper::profile::{self, StageTime};
 
@@ -46,9 +47,10 @@ pub struct Ours {
 }
 
 impl Ours {
-    pub fn load(model_dir: &Path, compute_type: &str, threads: usize) -> anyhow::Result<Ours> {
+    pub fn load(model_dir: &Path, compute_type: &str, threads: usize, device: DeviceChoice) -> anyhow::Result<Ours> {
         let vad = model_dir.parent().unwrap_or(Path::new(".")).join("silero_vad_16k.safetensors");
-        let config = engine_config(model_dir, vad.exists().then_some(vad.as_path()), threads, compute_type)?;
+        let mut config = engine_config(model_dir, vad.exists().then_some(vad.as_path()), threads, compute_type)?;
+        config.device = device;
         let engine = Engine::load(&config).with_context(|| format!("cannot load {}", model_dir.display()))?;
         profile::enable();
         let cost = model_cost(&engine);
@@ -110,6 +112,7 @@ fn engine_config(
         vad_path: vad.map(Path::to_path_buf),
         threads: Some(threads),
         compute_type: compute_type.parse::<ComputeType>()?,
+        device: Default::default(),
     })
 }
 

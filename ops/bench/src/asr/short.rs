@@ -71,7 +71,7 @@ pub fn run(args: &BenchAsrArgs, setup: &Setup) -> anyhow::Result<()> {
         let mut multilingual = false;
         let mut by_language: Vec<(String, String, f64, usize)> = Vec::new(); // language, run, WER, loops
         for ct in &args.our_compute_types {
-            let ours = match Ours::load(&model_dir, ct, args.threads) {
+            let ours = match Ours::load(&model_dir, ct, args.threads, args.device) {
                 Ok(o) => o,
                 Err(e) => {
                     println!("{model}: scribe {ct} skipped: {e:#}");

@@ -1,0 +1,79 @@
+//! The network on burn's devices transcribes real speech as the CPU kernels do: tiny.en in
+//! float32 on corpus clips, through burn's tensor API on flex (every build) and on Vulkan (with
+//! the `wgpu` feature; Mesa's lavapipe where there is no GPU), word for word against the CPU
+//! path, word timings within a frame or two. (Encoder outputs and logits against CTranslate2 on
+//! random-weight networks of every geometry: `model_geometries.rs`.)
+
+mod common;
+
+use scribe_whisper::{ComputeType, DeviceChoice, Engine, EngineConfig, TranscribeOptions, Transcript};
+
+fn engine_on(device: DeviceChoice) -> Engine {
+    let models = common::models_dir();
+    Engine::load(&EngineConfig {
+        model_dir: models.join("whisper-tiny.en"),
+        vad_path: Some(models.join("silero_vad_16k.safetensors")),
+        threads: None,
+        compute_type: ComputeType::Float32,
+        device,
+    })
+    .unwrap_or_else(|e| panic!("tiny.en on {device}: {e}"))
+}
+
+fn transcribe(engine: &Engine, clip: &str) -> Transcript {
+    let path = common::corpus().join("audio").join(clip);
+    let opts = TranscribeOptions { language: Some("en".into()), word_timestamps: true, ..Default::default() };
+    engine.transcribe(&path, &opts, &mut |_| {}).unwrap_or_else(|e| panic!("{clip}: {e}"))
+}
+
+/// Two clips of one window (a speech, a read book) and one of four (two synthetic voices).
+const CLIPS: [&str; 3] = ["en_jfk.wav", "en_librispeech_1272-128104-0000.wav", "en_synth_gettysburg_2voices.wav"];
+
+fn same_words_as_the_cpu(device: DeviceChoice) {
+    let cpu = engine_on(DeviceChoice::Cpu);
+    let other = engine_on(device);
+    assert_eq!(other.info().device, device);
+    for clip in CLIPS {
+        let (want, got) = (transcribe(&cpu, clip), transcribe(&other, clip));
+        let words = |t: &Transcript| t.segments.iter().flat_map(|s| s.words.clone()).collect::<Vec<_>>();
+        let (want_words, got_words) = (words(&want), words(&got));
+        let text = |w: &[scribe_whisper::Word]| w.iter().map(|w| w.text.as_str()).collect::<String>();
+        assert_eq!(text(&got_words), text(&want_words), "{clip} on {device}");
+        let worst = want_words
+            .iter()
+            .zip(&got_words)
+            .map(|(a, b)| (a.start - b.start).abs().max((a.end - b.end).abs()))
+            .fold(0.0f64, f64::max);
+        println!("{clip} on {device}: {} words, timings within {worst:.3} s", got_words.len());
+        assert!(worst <= 0.04, "{clip} on {device}: a word's time moved by {worst:.3} s");
+    }
+}
+
+#[test]
+fn flex_through_burns_tensor_api_transcribes_as_the_cpu_kernels_do() {
+    same_words_as_the_cpu(DeviceChoice::Flex);
+}
+
+#[cfg(feature = "wgpu")]
+#[test]
+fn vulkan_transcribes_as_the_cpu_kernels_do() {
+    same_words_as_the_cpu(DeviceChoice::Vulkan(None));
+}
+
+#[test]
+fn a_device_the_build_lacks_is_refused_naming_the_feature() {
+    if cfg!(feature = "cuda") {
+        return;
+    }
+    let models = common::models_dir();
+    let err = Engine::load(&EngineConfig {
+        model_dir: models.join("whisper-tiny.en"),
+        vad_path: None,
+        threads: None,
+        compute_type: ComputeType::Float32,
+        device: DeviceChoice::Cuda(0),
+    })
+    .err()
+    .expect("refused");
+    assert!(err.to_string().contains("--features cuda"), "{err}");
+}

@@ -13,8 +13,6 @@ pub mod audio;
 pub mod ct2;
 pub mod decode;
 pub mod engine;
-pub mod int8_gemm;
-pub mod kernels;
 pub mod languages;
 pub mod malloc;
 pub mod mel;

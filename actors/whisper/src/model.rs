@@ -16,11 +16,11 @@ use burn::tensor::module::{conv1d, layer_norm};
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Device, Tensor, TensorData};
 use rayon::prelude::*;
+use scribe_kernels::int8_gemm::Int8Gemm;
+use scribe_kernels::{self as kernels, AttentionKv, AttentionPrecision, Dense, Matrix};
 
 use crate::ct2::{Ct2Error, Ct2File, StoredWeight, WhisperDims};
 use crate::engine::ComputeType;
-use crate::int8_gemm::Int8Gemm;
-use crate::kernels::{self, AttentionKv, AttentionPrecision, Dense, Matrix};
 use crate::profile::time;
 
 const LN_EPS: f64 = 1e-5;

@@ -1,4 +1,8 @@
-//! Hand-written CPU kernels for the shapes where burn's general-purpose ops are slow.
+//! Hand-written CPU kernels for the shapes where burn's general-purpose ops are slow: the CPU
+//! backend's fast path for Whisper (`scribe-whisper`) and diarization (`scribe-diarize`).
+//!
+//! A crate of its own, without burn (plain slices in, plain slices out), so the unsafe code,
+//! its scalar twins and their property tests build and run in seconds, apart from the models.
 //!
 //! Whisper's decoder runs one token per beam per step: its linear layers and the 51865-token
 //! logits projection are matrix × few-vectors products whose cost is reading the weights.
@@ -18,13 +22,16 @@
 //! [`attend_cached`] is the decoder's self-attention over its cache. These and [`gelu`]
 //! replace burn-flex ops that are slow for these shapes (flash attention; a scalar,
 //! single-threaded libm erf). Every SIMD kernel has a plain-loop (or `gemm` crate) twin for
-//! other CPUs, and the tests compare the two (the bf16 kernels' twin is the f32 path, their
-//! test the definition on rounded factors).
+//! other CPUs, and the tests compare the two, on fixed shapes and as `proptest` properties
+//! over random shapes and values (the bf16 kernels' twin is the f32 path, their test the
+//! definition on rounded factors).
 
 use half::f16;
 use rayon::prelude::*;
 
 use crate::int8_gemm::Int8Gemm;
+
+pub mod int8_gemm;
 
 #[cfg(target_arch = "x86_64")]
 mod attention512;

@@ -84,6 +84,7 @@ pub fn quantize_rows(w: &[f32], inp: usize) -> (Vec<i8>, Vec<f32>) {
 }
 
 /// The factor [`quantize_row`] multiplies a row by, from the row's largest magnitude.
+#[inline]
 pub fn int8_scale(amax: f32) -> f32 {
     let amax = if amax == 0.0 { 127.0 } else { amax.max(127.0 / f32::MAX) };
     127.0 / amax
@@ -365,6 +366,7 @@ impl Weight for f32 {
     }
 }
 
+#[inline]
 fn simd_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -726,6 +728,7 @@ fn erf(x: f32) -> f32 {
 
 /// Softmax of one row, in place: vectorised (AVX2 `exp`, see `avx2::exp8`) when the CPU
 /// allows, else `softmax_scalar`.
+#[inline]
 pub fn softmax(row: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if simd_available() {
@@ -740,6 +743,7 @@ pub fn softmax(row: &mut [f32]) {
 /// `out = softmax(scale · q·kⱼ) · V`, key `j` being `keys[j·stride..][..dh]` and value `j`
 /// `values[j·stride..][..dh]`, `dh = q.len() = out.len()`; `scores` is scratch space.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn attend_cached(
     q: &[f32],
     keys: &[f32],
@@ -791,6 +795,7 @@ fn attend_cached_scalar(
 
 /// `ln Σ exp(xᵢ)`, from the maximum (so it cannot overflow); −∞ when every value is −∞.
 /// Vectorised like [`softmax`] when the CPU allows.
+#[inline]
 pub fn log_sum_exp(x: &[f32]) -> f32 {
     #[cfg(target_arch = "x86_64")]
     if simd_available() {

@@ -37,6 +37,8 @@ pub mod int8_gemm;
 mod attention512;
 #[cfg(target_arch = "x86_64")]
 mod attention_bf16;
+#[cfg(test)]
+mod properties;
 
 /// A linear layer `y = x·Wᵀ + b` with `W` stored `[out, in]`.
 pub struct Matrix {

@@ -10,8 +10,8 @@
 //! up to 3 local speakers with at most 2 at once: {}, {1}, {2}, {3}, {1,2}, {1,3}, {2,3}.
 //!
 //! Convolutions run on burn; the LSTM's input projections and its recurrence (a 128×512
-//! product per step for a batch of windows) run on the `gemm`-backed [`Dense`] kernel of the
-//! Whisper crate, where one step costs microseconds instead of a dozen burn dispatches.
+//! product per step for a batch of windows) run on the `gemm`-backed [`Dense`] kernel of
+//! `scribe-kernels`, where one step costs microseconds instead of a dozen burn dispatches.
 
 use std::path::Path;
 
@@ -20,7 +20,7 @@ use burn::tensor::module::conv1d;
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Device, Tensor, TensorData};
 use rayon::prelude::*;
-use scribe_whisper::kernels::Dense;
+use scribe_kernels::Dense;
 
 use crate::weights::{Checkpoint, WeightsError};
 

@@ -7,7 +7,8 @@
 //! frame where it starts (20 ms per encoder frame). Tokens are grouped into words, punctuation
 //! is merged into its neighbour, and each word gets the mean probability of its tokens.
 
-use crate::kernels::{log_sum_exp, softmax};
+use scribe_kernels::{log_sum_exp, softmax};
+
 use crate::model::{AudioContext, Whisper};
 use crate::tokenizer::WhisperTokenizer;
 

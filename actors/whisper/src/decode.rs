@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::Rng;
 use rayon::prelude::*;
+use scribe_kernels::log_sum_exp;
 
-use crate::kernels::log_sum_exp;
 use crate::model::{AudioContext, Whisper};
 use crate::repetition;
 use crate::tokenizer::Specials;

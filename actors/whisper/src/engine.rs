@@ -66,8 +66,9 @@ pub struct EngineConfig {
 /// as CTranslate2's `compute_type`: a float16 or float32 file runs in int8 (quantized per row,
 /// CTranslate2's scheme), an int8 file in float32 (dequantized). The decoder's activations
 /// are f32 in every type. Under int8 the encoder's linear layers also run in int8 (each input
-/// row quantized on the fly, [`crate::int8_gemm`]) where the CPU has AVX-512 VNNI, and in f32
-/// elsewhere; under float32 and float16 the encoder computes in f32 (see [`crate::model`]).
+/// row quantized on the fly, [`scribe_kernels::int8_gemm`]) where the CPU has AVX-512 VNNI,
+/// and in f32 elsewhere; under float32 and float16 the encoder computes in f32 (see
+/// [`crate::model`]).
 ///
 /// `Default` is int8, the fastest, and on the corpus no less accurate than float32 (the
 /// measurements per compute type are in `ops/bench/asr-history.md`). int8 reads about half of

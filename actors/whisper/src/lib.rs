@@ -14,8 +14,6 @@ pub mod ct2;
 pub mod decode;
 pub mod device;
 pub mod engine;
-pub mod int8_gemm;
-pub mod kernels;
 pub mod languages;
 pub mod malloc;
 pub mod mel;

@@ -25,11 +25,11 @@ mod ops;
 use burn::tensor::module::{conv1d, layer_norm};
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Device, Tensor};
+use scribe_kernels::int8_gemm::Int8Gemm;
+use scribe_kernels::{self as kernels, AttentionPrecision, Dense, Matrix};
 
 use crate::ct2::{Ct2Error, Ct2File, StoredWeight, WhisperDims};
 use crate::engine::ComputeType;
-use crate::int8_gemm::Int8Gemm;
-use crate::kernels::{self, AttentionPrecision, Dense, Matrix};
 use crate::profile::time;
 pub use ops::Placement;
 use ops::{CrossKv, Linear, SelfKv, TokenEmbedding, from_vec, gelu_on, to_vec};

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use scribe_kernels::int8_gemm::Int8Gemm;
 use scribe_whisper::ct2::Ct2File;
-use scribe_whisper::int8_gemm::Int8Gemm;
 use scribe_whisper::model::{Placement, Whisper};
 use scribe_whisper::{ComputeType, DeviceChoice, Engine, EngineConfig, EngineError, inspect_model};
 

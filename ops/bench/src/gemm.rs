@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use half::f16;
-use scribe_whisper::int8_gemm::Int8Gemm;
-use scribe_whisper::kernels::{Dense, Matrix};
+use scribe_kernels::int8_gemm::Int8Gemm;
+use scribe_kernels::{Dense, Matrix};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchGemmArgs {

@@ -1,5 +1,5 @@
 //! The operations of the Whisper network whose implementation depends on where it runs, each
-//! written twice: on this CPU through the hand-written kernels ([`crate::kernels`], over host
+//! written twice: on this CPU through the hand-written kernels ([`scribe_kernels`], over host
 //! `Vec<f32>`s, the fast path), and on any burn device through burn's tensor API (a GPU through
 //! wgpu/Vulkan or CUDA; flex too, which the tests use to hold one path against the other).
 //! Everything else in [`crate::model`] (norms, convolutions, residual sums) is burn on both.
@@ -12,7 +12,7 @@ use burn::tensor::module::{attention, linear};
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
-use crate::kernels::{self, AttentionKv, AttentionPrecision, Dense, Matrix};
+use scribe_kernels::{self as kernels, AttentionKv, AttentionPrecision, Dense, Matrix};
 
 /// Where the network runs.
 #[derive(Clone, Debug)]

@@ -13,7 +13,7 @@
 
 use rayon::prelude::*;
 
-use crate::kernels::{int8_scale, quantize_row, quantize_rows};
+use crate::{int8_scale, quantize_row, quantize_rows};
 
 /// Output columns one AVX-512 register holds (16 × i32).
 const LANES: usize = 16;

@@ -243,3 +243,35 @@ fn exp16(x: __m512) -> __m512 {
     let e = _mm512_slli_epi32::<23>(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)));
     _mm512_mul_ps(y, _mm512_castsi512_ps(e))
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn exp16_is_the_avx2_exp8_bit_for_bit(xs in proptest::array::uniform16(-100.0f32..100.0)) {
+            // Sixteen lanes against two calls of the eight-lane `exp`, clamps included: the
+            // softmax of `softmax_rows` must give the AVX2 softmax's bits.
+            if available() && crate::simd_available() {
+                let (mut wide, mut narrow) = ([0.0f32; 16], [0.0f32; 16]);
+                // SAFETY: AVX-512 F, AVX2 and FMA detected just above; every pointer is to 16
+                // floats, or to 8 from the start or the middle of 16.
+                unsafe {
+                    _mm512_storeu_ps(wide.as_mut_ptr(), exp16(_mm512_loadu_ps(xs.as_ptr())));
+                    for half in [0, 8] {
+                        let e = crate::avx2::exp8(_mm256_loadu_ps(xs.as_ptr().add(half)));
+                        _mm256_storeu_ps(narrow.as_mut_ptr().add(half), e);
+                    }
+                }
+                for (i, (w, n)) in wide.iter().zip(&narrow).enumerate() {
+                    prop_assert_eq!(w.to_bits(), n.to_bits(), "exp({}) lane {}: {} vs {}", xs[i], i, w, n);
+                }
+            }
+        }
+    }
+}

@@ -1,4 +1,8 @@
-//! Hand-written CPU kernels for the shapes where burn's general-purpose ops are slow.
+//! Hand-written CPU kernels for the shapes where burn's general-purpose ops are slow: the CPU
+//! backend's fast path for Whisper (`scribe-whisper`) and diarization (`scribe-diarize`).
+//!
+//! A crate of its own, without burn (plain slices in, plain slices out), so the unsafe code,
+//! its scalar twins and their property tests build and run in seconds, apart from the models.
 //!
 //! Whisper's decoder runs one token per beam per step: its linear layers and the 51865-token
 //! logits projection are matrix × few-vectors products whose cost is reading the weights.
@@ -18,18 +22,23 @@
 //! [`attend_cached`] is the decoder's self-attention over its cache. These and [`gelu`]
 //! replace burn-flex ops that are slow for these shapes (flash attention; a scalar,
 //! single-threaded libm erf). Every SIMD kernel has a plain-loop (or `gemm` crate) twin for
-//! other CPUs, and the tests compare the two (the bf16 kernels' twin is the f32 path, their
-//! test the definition on rounded factors).
+//! other CPUs, and the tests compare the two, on fixed shapes and as `proptest` properties
+//! over random shapes and values (the bf16 kernels' twin is the f32 path, their test the
+//! definition on rounded factors).
 
 use half::f16;
 use rayon::prelude::*;
 
 use crate::int8_gemm::Int8Gemm;
 
+pub mod int8_gemm;
+
 #[cfg(target_arch = "x86_64")]
 mod attention512;
 #[cfg(target_arch = "x86_64")]
 mod attention_bf16;
+#[cfg(test)]
+mod properties;
 
 /// A linear layer `y = x·Wᵀ + b` with `W` stored `[out, in]`.
 pub struct Matrix {
@@ -77,6 +86,7 @@ pub fn quantize_rows(w: &[f32], inp: usize) -> (Vec<i8>, Vec<f32>) {
 }
 
 /// The factor [`quantize_row`] multiplies a row by, from the row's largest magnitude.
+#[inline]
 pub fn int8_scale(amax: f32) -> f32 {
     let amax = if amax == 0.0 { 127.0 } else { amax.max(127.0 / f32::MAX) };
     127.0 / amax
@@ -358,6 +368,7 @@ impl Weight for f32 {
     }
 }
 
+#[inline]
 fn simd_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
@@ -719,6 +730,7 @@ fn erf(x: f32) -> f32 {
 
 /// Softmax of one row, in place: vectorised (AVX2 `exp`, see `avx2::exp8`) when the CPU
 /// allows, else `softmax_scalar`.
+#[inline]
 pub fn softmax(row: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if simd_available() {
@@ -733,6 +745,7 @@ pub fn softmax(row: &mut [f32]) {
 /// `out = softmax(scale · q·kⱼ) · V`, key `j` being `keys[j·stride..][..dh]` and value `j`
 /// `values[j·stride..][..dh]`, `dh = q.len() = out.len()`; `scores` is scratch space.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn attend_cached(
     q: &[f32],
     keys: &[f32],
@@ -784,6 +797,7 @@ fn attend_cached_scalar(
 
 /// `ln Σ exp(xᵢ)`, from the maximum (so it cannot overflow); −∞ when every value is −∞.
 /// Vectorised like [`softmax`] when the CPU allows.
+#[inline]
 pub fn log_sum_exp(x: &[f32]) -> f32 {
     #[cfg(target_arch = "x86_64")]
     if simd_available() {

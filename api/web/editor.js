@@ -68,6 +68,17 @@
   }
 
   const DRAFT_PREFIX = "scribe.draft.";
+  /// The editor's settings, kept in this browser (no transcript text in them).
+  const SETTINGS_KEY = "scribe.editor.settings";
+  const DEFAULT_SETTINGS = { rewind: 1, playWhileTyping: true, resumeAfter: 1 };
+
+  function loadSettings() {
+    try {
+      return { ...DEFAULT_SETTINGS, ...JSON.parse(localStorage.getItem(SETTINGS_KEY) || "{}") };
+    } catch (_) {
+      return { ...DEFAULT_SETTINGS };
+    }
+  }
 
   /// Removes every local draft (all accounts, and drafts kept before drafts had owners): sign-out
   /// leaves no transcript text in this browser.
@@ -89,6 +100,7 @@
       this.focus = null; // {s, w}
       this.range = null; // words chosen for a highlight: {anchor: flat index, end: flat index}
       this.knobs = { chars: 42, rows: 2, screen: 2 }; // the SRT export's defaults
+      this.settings = loadSettings();
       this.cues = []; // the server's layout of the document (POST /subtitles/preview)
       this.views = []; // what is on screen of each segment, parallel to doc.segments (renderChanged)
       this.doc = this.mode === "translate" ? this.translationModel(opts.document, opts.sourceCues || []) : structuredClone(opts.document);
@@ -302,7 +314,25 @@
       this.wave.zoom(this.zoomLevel);
       this.waveBox.dataset.zoom = String(Math.round(this.zoomLevel || fit));
       this.zoomOutBtn.disabled = !this.zoomLevel;
+      this.scrollArea();
       this.setStatus(this.zoomLevel ? `Waveform zoom: ${Math.round(this.zoomLevel)} pixels per second.` : "Waveform zoom: the whole media.");
+    }
+
+    /// Zoomed in, the waveform scrolls sideways: its scroll area is then a tab stop with a name,
+    /// so keyboard users can scroll it with the arrow keys.
+    scrollArea() {
+      const wrapper = this.wave && this.wave.getWrapper();
+      const area = wrapper && wrapper.parentElement;
+      if (!area) return;
+      if (this.zoomLevel) {
+        area.setAttribute("tabindex", "0");
+        area.setAttribute("role", "group");
+        area.setAttribute("aria-label", "Zoomed waveform: scroll with ← and →");
+      } else {
+        area.removeAttribute("tabindex");
+        area.removeAttribute("role");
+        area.removeAttribute("aria-label");
+      }
     }
 
     /// Words stay plain text: pasted or dropped HTML arrives as its text, and formatting
@@ -420,43 +450,59 @@
         }
       });
       this.timeLabel = el("span", { class: "time", "aria-live": "off", id: "time" }, "00:00.0");
-      this.playBtn = el("button", { id: "play", onclick: () => this.playPause(), "aria-keyshortcuts": "Escape" }, "Play");
-      const tools = [
+      // A compact bar: icon buttons whose names show on hover and focus (the .tl label), in groups.
+      const tool = (id, icon, label, keys, onclick, extra = {}) => el("button", { id, class: "tool", type: "button", onclick, "aria-keyshortcuts": keys, ...extra },
+        el("span", { class: "ico", "aria-hidden": "true" }, icon), el("span", { class: "tl" }, label));
+      const group = (label, ...items) => el("div", { class: "tool-group", role: "group", "aria-label": label }, items);
+      this.playBtn = tool("play", "▶", "Play", "Escape", () => this.playPause());
+      const playback = group("Playback",
         this.playBtn,
-        el("button", { id: "back5", onclick: () => this.seek(this.audio.currentTime - 5), "aria-keyshortcuts": "Control+B" }, "Back 5 s"),
-        el("button", { id: "fwd5", onclick: () => this.seek(this.audio.currentTime + 5), "aria-keyshortcuts": "Control+F" }, "Forward 5 s"),
-        el("label", { class: "inline", for: "speed" }, "Speed",
-          (this.speed = el("select", { id: "speed", "aria-keyshortcuts": "Control+, Control+.", onchange: (e) => this.setSpeed(Number(e.target.value)) },
+        tool("back5", "«5", "Back 5 s", "Control+B", () => this.seek(this.audio.currentTime - 5)),
+        tool("fwd5", "5»", "Forward 5 s", "Control+F", () => this.seek(this.audio.currentTime + 5)),
+        el("label", { class: "inline", for: "speed" }, el("span", { class: "sr-only" }, "Speed"),
+          (this.speed = el("select", { id: "speed", title: "Speed", "aria-keyshortcuts": "Control+, Control+.", onchange: (e) => this.setSpeed(Number(e.target.value)) },
             SPEEDS.map((v) => el("option", { value: String(v), selected: v === 1 }, `${v}×`))))),
-        el("button", { id: "prev-seg", onclick: () => this.gotoSegment(-1), "aria-keyshortcuts": "Control+ArrowUp" }, "Previous segment"),
-        el("button", { id: "next-seg", onclick: () => this.gotoSegment(1), "aria-keyshortcuts": "Control+ArrowDown" }, "Next segment"),
-      ];
+        this.timeLabel);
+      const moves = group("Segments",
+        tool("prev-seg", "⇡", "Previous segment", "Control+ArrowUp", () => this.gotoSegment(-1)),
+        tool("next-seg", "⇣", "Next segment", "Control+ArrowDown", () => this.gotoSegment(1)));
+      const edits = [];
       if (this.mode === "transcript") {
-        tools.push(
-          el("button", { id: "split", onclick: () => this.split(), "aria-keyshortcuts": "Control+Enter" }, "Split at word"),
-          el("button", { id: "highlight", onclick: () => this.toggleHighlight(), "aria-keyshortcuts": "Control+M", title: "The chosen words (Shift+click, Ctrl+Shift+→/←), else the sentence at the cursor" }, "Highlight"),
+        edits.push(
+          tool("split", "✂", "Split at word", "Control+Enter", () => this.split()),
+          tool("highlight", "✎", "Highlight", "Control+M", () => this.toggleHighlight(), { "aria-describedby": "highlight-hint" }),
+          el("span", { id: "highlight-hint", hidden: true }, "The chosen words (Shift+click, Ctrl+Shift+→/←), else the sentence at the cursor"),
         );
       }
-      this.undoBtn = el("button", { id: "undo", disabled: true, onclick: () => this.undo(), "aria-keyshortcuts": "Control+Z" }, "Undo");
-      this.redoBtn = el("button", { id: "redo", disabled: true, onclick: () => this.redo(), "aria-keyshortcuts": "Control+Shift+Z Control+Y" }, "Redo");
-      this.findButton = el("button", { id: "find-replace", "aria-expanded": "false", "aria-controls": "find-panel", onclick: () => this.finder.toggle(), "aria-keyshortcuts": "Control+H" }, "Find and replace");
-      this.zoomOutBtn = el("button", { id: "zoom-out", disabled: true, onclick: () => this.zoom(0.5), "aria-keyshortcuts": "Alt+-" }, "Zoom out");
-      tools.push(this.undoBtn, this.redoBtn, this.findButton,
-        el("button", { id: "zoom-in", onclick: () => this.zoom(2), "aria-keyshortcuts": "Alt+=" }, "Zoom in"), this.zoomOutBtn);
-      tools.push(el("button", { id: "save", class: "primary", onclick: () => this.save(), "aria-keyshortcuts": "Control+S" }, "Save"));
+      this.undoBtn = tool("undo", "↶", "Undo", "Control+Z", () => this.undo(), { disabled: true });
+      this.redoBtn = tool("redo", "↷", "Redo", "Control+Shift+Z Control+Y", () => this.redo(), { disabled: true });
+      this.findButton = tool("find-replace", "⌕", "Find and replace", "Control+H", () => this.finder.toggle(), { "aria-expanded": "false", "aria-controls": "find-panel" });
+      edits.push(this.undoBtn, this.redoBtn, this.findButton);
+      this.zoomOutBtn = tool("zoom-out", "−", "Zoom out", "Alt+-", () => this.zoom(0.5), { disabled: true });
+      const view = group("Waveform", tool("zoom-in", "+", "Zoom in", "Alt+=", () => this.zoom(2)), this.zoomOutBtn);
+      const work = [el("button", { id: "save", type: "button", class: "primary", onclick: () => this.save(), "aria-keyshortcuts": "Control+S" }, "Save")];
       for (const a of o.actions || []) {
-        tools.push(el("button", { id: a.id, class: a.danger ? "danger" : "", onclick: () => this.runAction(a) }, a.label));
+        work.push(el("button", { id: a.id, type: "button", class: a.danger ? "danger" : "", onclick: () => this.runAction(a) }, a.label));
       }
-      tools.push(this.timeLabel);
+      const tools = [playback, moves, group("Edit", edits), view, group("Document", work)];
       this.status = el("p", { class: "hint", role: "status", id: "editor-status" }, this.mode === "translate" ? "Type the translation of each cue." : "Click a word to hear it; type to correct it.");
       this.error = el("div", { class: "error", role: "alert", id: "editor-error" });
       this.notice = el("div", { class: "notice", role: "status", id: "editor-notice" });
-      this.waveBox = el("div", { id: "waveform", role: "img", "aria-label": "Waveform of the media; highlights are shaded" });
+      this.waveBox = el("div", { id: "waveform", role: "group", "aria-label": "Waveform of the media; highlights are shaded" });
       this.caption = el("div", { class: "caption", id: "caption-preview", role: "group", "aria-live": "off", "aria-label": "Subtitle preview" });
       this.finder = new ScribeFind.FindReplace(this);
-      this.timelineSummary = el("p", { class: "hint timeline-summary", id: "timeline-summary" });
+      this.timelineSummary = el("span", { class: "timeline-summary", id: "timeline-summary" });
+      this.nextProblemBtn = el("button", { id: "next-problem", type: "button", class: "link", hidden: true, onclick: () => this.timeline.nextProblem() }, "Next problem");
       this.timeline = new ScribeTimeline.Timeline(this, this.timelineSummary);
-      this.top = el("div", { class: "editor-top" }, el("div", { class: "toolbar", role: "toolbar", "aria-label": "Editor" }, tools), this.finder.panel, this.audio, this.waveBox, this.timelineSummary, this.caption, this.status, this.error, this.notice);
+      // Filled by a task (task-session.js): the lease line, and its notices.
+      this.leaseSlot = el("span", { class: "lease-slot" });
+      this.noticeSlot = el("div", { class: "notice-slot" });
+      const info = el("div", { class: "info-row hint" }, el("span", { class: "rules" }, this.timelineSummary, " ", this.nextProblemBtn), this.leaseSlot, this.status);
+      this.top = el("div", { class: "editor-top" },
+        el("div", { class: "bar" }, el("div", { class: "toolbar", role: "toolbar", "aria-label": "Editor" }, tools), this.finder.panel),
+        this.audio,
+        el("div", { class: "wave-row" }, this.waveBox, this.caption),
+        info, this.noticeSlot, this.error, this.notice);
       this.main = el("div", { class: "transcript", id: "transcript" });
       this.side = el("aside", { class: "side", "aria-label": "Speakers, instructions and settings" });
       this.body = el("div", { class: "editor-body" }, this.main, this.side);
@@ -467,8 +513,12 @@
       this.keepPlain();
       this.startWave();
       this.audio.addEventListener("timeupdate", () => this.follow());
-      this.audio.addEventListener("play", () => (this.playBtn.textContent = "Pause"));
-      this.audio.addEventListener("pause", () => (this.playBtn.textContent = "Play"));
+      const showPlay = (playing) => {
+        this.playBtn.querySelector(".ico").textContent = playing ? "❚❚" : "▶";
+        this.playBtn.querySelector(".tl").textContent = playing ? "Pause" : "Play";
+      };
+      this.audio.addEventListener("play", () => showPlay(true));
+      this.audio.addEventListener("pause", () => showPlay(false));
       this.audio.addEventListener("error", () => this.showError("The media could not be loaded for playback."));
     }
 
@@ -498,7 +548,7 @@
       this.wave = WaveSurfer.create({
         container: this.waveBox,
         media: this.audio,
-        height: 80,
+        height: 64,
         waveColor: "#5b6b7c",
         progressColor: "#0b5cad",
         cursorColor: "#a4161a",
@@ -568,6 +618,7 @@
         knob("knob-rows", "Max rows per caption", "rows", 1, 2, 1),
         knob("knob-screen", "Max seconds per row", "screen", 1, 10, 0.5),
         this.previewError));
+      parts.push(el("h2", {}, "Settings"), this.settingsPanel());
       parts.push(el("h2", {}, "Keyboard"), el("dl", { class: "keys panel", id: "shortcuts" },
         [["Esc", "play / pause"], ["Ctrl+B / Ctrl+F", "back / forward 5 seconds"], ["Ctrl+, / Ctrl+.", "slower / faster (0.5× to 2×)"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"],
           ["Ctrl+Z", "undo"], ["Ctrl+Shift+Z / Ctrl+Y", "redo"], ["Ctrl+H", "find and replace"], ["Alt+= / Alt+-", "zoom the waveform in / out"], ["Alt+[ / Alt+]", "segment or cue starts 0.1 s earlier / later"], ["Alt+Shift+[ / ]", "it ends 0.1 s earlier / later"], ["Ctrl+S", "save"]]
@@ -876,6 +927,7 @@
         span.classList.add("edited");
         this.labelWord(span, w.text, state);
         this.changed(undefined, [view.seg]);
+        this.typing();
       });
       this.main.addEventListener("keydown", (e) => {
         const span = wordAt(e);
@@ -965,6 +1017,7 @@
           }, oninput: (e) => {
             c.target = e.target.value;
             this.changed(undefined, [c]);
+            this.typing();
           } }, c.target))));
       this.main.replaceChildren(el("div", { class: "table-wrap" }, el("table", { class: "cues" },
         el("caption", { class: "sr-only" }, "Source cues and their translations"),
@@ -994,11 +1047,62 @@
     // ---- playback ----------------------------------------------------------------------
 
     playPause() {
+      clearTimeout(this.resumeTimer);
+      this.typingPaused = false;
       if (this.audio.paused) {
         this.audio.play().catch((e) => this.showError(`Playback failed: ${e.message}`));
       } else {
         this.audio.pause();
+        this.rewindOnPause();
       }
+    }
+
+    /// Rewind on pause (a setting): a pause steps back, so playing again repeats the last words.
+    rewindOnPause() {
+      const back = Number(this.settings.rewind) || 0;
+      if (back > 0) this.seek(this.audio.currentTime - back);
+    }
+
+    /// A key typed into the transcript. Unless "keep playing while I type" is on, playback
+    /// pauses (stepping back as a pause does) and plays on once the typing has stopped.
+    typing() {
+      if (this.settings.playWhileTyping) return;
+      if (!this.audio.paused) {
+        this.audio.pause();
+        this.rewindOnPause();
+        this.typingPaused = true;
+      }
+      if (!this.typingPaused) return;
+      clearTimeout(this.resumeTimer);
+      this.resumeTimer = setTimeout(() => {
+        if (!this.typingPaused || this.destroyed) return;
+        this.typingPaused = false;
+        this.audio.play().catch(() => {});
+      }, (Number(this.settings.resumeAfter) || 1) * 1000);
+    }
+
+    setSetting(name, value) {
+      this.settings[name] = value;
+      try {
+        localStorage.setItem(SETTINGS_KEY, JSON.stringify(this.settings));
+      } catch (_) {
+        // Private browsing may refuse: the setting holds for this page.
+      }
+    }
+
+    /// The settings panel: rewind on pause, and playback while typing.
+    settingsPanel() {
+      const rewind = el("input", { id: "set-rewind", type: "number", min: 0, max: 5, step: 0.5, value: this.settings.rewind, oninput: (e) => {
+        const v = Number(e.target.value);
+        const ok = e.target.value !== "" && v >= 0 && v <= 5;
+        e.target.setAttribute("aria-invalid", ok ? "false" : "true");
+        if (ok) this.setSetting("rewind", v);
+      } });
+      const play = el("input", { id: "set-play-typing", type: "checkbox", checked: this.settings.playWhileTyping, onchange: (e) => this.setSetting("playWhileTyping", e.target.checked) });
+      return el("div", { class: "panel settings", id: "editor-settings" },
+        el("div", {}, el("label", { for: "set-rewind" }, "Rewind on pause", el("span", { class: "hint" }, " (seconds, 0 to 5; 0: off)")), rewind),
+        el("label", { class: "check", for: "set-play-typing" }, play, " Keep playing while I type"),
+        el("p", { class: "hint", id: "set-play-typing-hint" }, "Off: typing pauses playback, which plays on a second after you stop."));
     }
 
     seek(t) {
@@ -1375,6 +1479,8 @@
 
     setStatus(text) {
       this.status.textContent = text;
+      // Cut to one line in the fixed bar on wide screens: the whole text on hover.
+      this.status.title = text;
     }
 
     showError(text) {

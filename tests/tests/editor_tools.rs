@@ -851,3 +851,133 @@ fn a_translator_drags_a_cue_edge_and_the_customers_srt_has_the_new_time() {
     assert!((first_cue_start(&srt) - new_start).abs() < 0.002, "SRT starts at the dragged {new_start}:\n{srt}");
     assert!((first_cue_start(&vtt) - new_start).abs() < 0.002, "VTT starts at the dragged {new_start}:\n{vtt}");
 }
+
+/// The bounding box of the first element matching `css`.
+fn rect(browser: &Browser, css: &str) -> Value {
+    browser.script(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect(); return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height};",
+        vec![json!(css)],
+    )
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+#[test]
+fn the_fixed_bar_is_compact_find_opens_over_the_text_next_problem_and_the_typing_settings() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(100_000));
+    let mut browser = Browser::start("editor-compact");
+    browser.set_window_size(1280, 800);
+    open_editor(&mut browser, &server, &ann, &paths::corpus_file(clips::JFK), &[("numberOfSpeakers", "1")]);
+    browser.wait_for_text("#timeline-summary", "within the subtitle rules", SHORT_WAIT);
+    browser.wait_for_attr("#caption-preview", "data-preview", "ready", SHORT_WAIT);
+    let viewport = js(&browser, "[innerWidth, innerHeight]");
+    let bar = rect(&browser, ".editor-top");
+    println!("at {viewport} the fixed bar is {:.0} px high", num(&bar, "height"));
+    assert!(num(&bar, "height") <= 150.0, "the fixed bar takes at most 150 px at 1280 x 800: {bar}");
+    // One row of buttons, each with its name (shown on hover and focus).
+    let tops = js(
+        &browser,
+        "[...document.querySelectorAll('.toolbar button')].map(b => Math.round(b.getBoundingClientRect().top))",
+    );
+    let tops: Vec<i64> = tops.as_array().unwrap().iter().map(|t| t.as_i64().unwrap()).collect();
+    assert!(tops.iter().all(|t| (t - tops[0]).abs() <= 4), "the toolbar is one row: {tops:?}");
+    for (id, name) in
+        [("play", "Play"), ("split", "Split at word"), ("find-replace", "Find and replace"), ("zoom-in", "Zoom in")]
+    {
+        assert_eq!(js(&browser, &format!("document.querySelector('#{id} .tl').textContent")), json!(name));
+    }
+    // The rules in one line; the text is left-aligned.
+    assert!(num(&rect(&browser, "#timeline-summary"), "height") < 30.0, "the rule summary is one line");
+    assert_eq!(js(&browser, "getComputedStyle(document.querySelector('.words')).textAlign"), json!("left"));
+    browser.screenshot("compact-bar");
+
+    // Find and replace opens over the text: the fixed bar keeps its height.
+    browser.click("#find-replace");
+    browser.find("#find-panel:not([hidden])");
+    let open = rect(&browser, ".editor-top");
+    assert!((num(&open, "height") - num(&bar, "height")).abs() < 2.0, "find opens over the text: {open} vs {bar}");
+    assert!(num(&rect(&browser, "#find-panel"), "top") >= num(&rect(&browser, ".toolbar"), "bottom") - 1.0);
+    browser.screenshot("find-open");
+    browser.click("#find-close");
+
+    // One second per row at most: segments break the rules; "Next problem" goes to them in turn.
+    let knob = browser.find("#knob-screen");
+    browser.clear(&knob);
+    browser.send_keys(&knob, "1");
+    browser.wait_for_text("#timeline-summary", "the subtitle rules", SHORT_WAIT);
+    let summary = browser.wait_for_text("#timeline-summary", "⚠", SHORT_WAIT);
+    println!("summary: {summary}");
+    browser.click("#next-problem");
+    let status = browser.wait_for_text("#editor-status", "on screen", SHORT_WAIT);
+    assert!(status.starts_with("Segment ") && status.contains(" of "), "{status}");
+    let seg = js(&browser, "document.activeElement.dataset.s");
+    assert!(seg.is_string(), "the cursor is in the segment with the problem: {seg}");
+    browser.screenshot("next-problem");
+
+    // A segment's Join shows on hover or focus only.
+    let opacity =
+        |s: &str| js(&browser, &format!("getComputedStyle(document.querySelector('.join[data-seg=\"{s}\"]')).opacity"));
+    let other = if seg == json!("1") { "2" } else { "1" };
+    if js(&browser, &format!("!!document.querySelector('.join[data-seg=\"{other}\"]')")) == json!(true) {
+        browser.script("document.activeElement.blur(); window.scrollTo(0, 0);", vec![]);
+        assert_eq!(opacity(other), json!("0"), "Join is hidden until needed");
+        browser.script(&format!("document.querySelector('.w[data-s=\"{other}\"]').focus()"), vec![]);
+        assert_eq!(opacity(other), json!("1"), "Join shows with the cursor in its segment");
+    }
+    // The shortcut chips never run into their descriptions.
+    let overlaps = js(
+        &browser,
+        "[...document.querySelectorAll('#shortcuts dt')].filter(dt => dt.getBoundingClientRect().right > dt.nextElementSibling.getBoundingClientRect().left + 1 && dt.getBoundingClientRect().bottom > dt.nextElementSibling.getBoundingClientRect().top + 1).map(dt => dt.textContent)",
+    );
+    assert_eq!(overlaps, json!([]), "key chips overlapping their descriptions");
+
+    // Rewind on pause: 2 s back when pausing.
+    browser.script("document.querySelector('#media-video').currentTime = 0;", vec![]);
+    let rewind = browser.find("#set-rewind");
+    browser.clear(&rewind);
+    browser.send_keys(&rewind, "2");
+    browser.click("#play");
+    browser.wait_for_text("#play", "Pause", SHORT_WAIT);
+    let deadline = std::time::Instant::now() + SHORT_WAIT;
+    while time(&browser) < 4.0 {
+        assert!(std::time::Instant::now() < deadline, "playback does not reach 4 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let paused = js(
+        &browser,
+        "(() => { const a = document.querySelector('#media-video'); const at = a.currentTime; document.querySelector('#play').click(); return [at, a.currentTime]; })()",
+    );
+    let (at, now) = (paused[0].as_f64().unwrap(), paused[1].as_f64().unwrap());
+    println!("paused at {at:.2} s, stepped back to {now:.2} s");
+    assert!((at - now - 2.0).abs() < 0.25, "a pause steps back 2 s: {at} -> {now}");
+
+    // Keep playing while I type: off, typing pauses playback, which plays on after a second.
+    browser.click("#set-play-typing");
+    assert_eq!(js(&browser, "document.querySelector('#set-play-typing').checked"), json!(false));
+    browser.click("#play");
+    browser.wait_for_text("#play", "Pause", SHORT_WAIT);
+    let word = word_selector(&browser, "country", 0);
+    browser.click(&word);
+    browser.send_keys(&browser.find(&word), "x");
+    assert_eq!(js(&browser, "document.querySelector('#media-video').paused"), json!(true), "typing pauses");
+    browser.wait_for_text("#play", "Pause", Duration::from_secs(5));
+    browser.click("#play");
+
+    // The settings are kept in this browser.
+    browser.click("#save");
+    browser.wait_for_text("#editor-notice", "Saved", SHORT_WAIT);
+    browser.refresh();
+    browser.find("#transcript .w");
+    assert_eq!(js(&browser, "document.querySelector('#set-rewind').value"), json!("2"));
+    assert_eq!(js(&browser, "document.querySelector('#set-play-typing').checked"), json!(false));
+
+    // On a phone the bar's buttons stay in the bottom bar and nothing overlaps the text.
+    browser.phone(390, 844);
+    browser.find("#transcript .w");
+    std::thread::sleep(Duration::from_millis(300));
+    browser.screenshot("compact-bar-390");
+    browser.zoom(100, 1280, 800);
+}

@@ -40,6 +40,9 @@
   /// Whether the open media lasts an hour or more: every clock then shows hours.
   let longMedia = false;
   const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2];
+  /// The waveform's closest zoom (pixels per second), and the window long media open on (s).
+  const MAX_ZOOM = 200;
+  const WINDOW_SECONDS = 25;
 
   /// `mm:ss.s`, or `h:mm:ss.s` for media of an hour or more (or a time past an hour). Rounds
   /// once, to tenths, before splitting into units, so 59.96 s is `01:00.0`, never `00:60.0`.
@@ -298,24 +301,43 @@
       this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, (i < 0 ? SPEEDS.indexOf(1) : i) + step))]);
     }
 
-    /// Waveform zoom in pixels per second of media; 0 fits the whole media in the box.
+    /// Waveform zoom in pixels per second of media, from the whole media in the box (0) to
+    /// MAX_ZOOM; `factor` multiplies the zoom now (buttons and Alt+=/- double or halve it,
+    /// Ctrl+wheel over the waveform steps by a quarter).
     zoom(factor) {
       if (!this.wave || this.waveBox.dataset.ready !== "true") return this.setStatus("The waveform is still loading.");
+      const fit = this.fitPixels();
+      this.setZoom((this.zoomLevel || fit) * factor, fit);
+      this.setStatus(this.zoomLevel ? `Waveform zoom: ${Math.round(this.zoomLevel)} pixels per second.` : "Waveform zoom: the whole media.");
+    }
+
+    /// Pixels per second with the whole media in the box.
+    fitPixels() {
       // The waveform is drawn over the decoded audio, which may be shorter than a video.
       const decoded = this.wave.getDecodedData();
       const duration = decoded ? decoded.duration : this.wave.getDuration();
       // Pixels per second as drawn now (the whole media fits the box when not zoomed).
       const drawn = duration > 0 ? this.wave.getWrapper().clientWidth / duration : 1;
       if (!this.zoomLevel) this.fitZoom = drawn;
-      const fit = this.fitZoom || drawn;
-      const now = this.zoomLevel || fit;
-      const next = Math.min(2000, now * factor);
+      return this.fitZoom || drawn;
+    }
+
+    setZoom(pps, fit) {
+      const next = Math.min(MAX_ZOOM, pps);
       this.zoomLevel = next <= fit * 1.01 ? 0 : next;
       this.wave.zoom(this.zoomLevel);
       this.waveBox.dataset.zoom = String(Math.round(this.zoomLevel || fit));
       this.zoomOutBtn.disabled = !this.zoomLevel;
       this.scrollArea();
-      this.setStatus(this.zoomLevel ? `Waveform zoom: ${Math.round(this.zoomLevel)} pixels per second.` : "Waveform zoom: the whole media.");
+    }
+
+    /// Long media open on a window of WINDOW_SECONDS that follows playback (wavesurfer.js keeps
+    /// the cursor in view), not on the whole file, where hundreds of segments would blur.
+    startWindow() {
+      const duration = this.wave.getDuration();
+      if (!(duration > 3 * WINDOW_SECONDS) || this.zoomLevel) return;
+      const fit = this.fitPixels();
+      this.setZoom(this.waveBox.clientWidth / WINDOW_SECONDS, fit);
     }
 
     /// Zoomed in, the waveform scrolls sideways: its scroll area is then a tab stop with a name,
@@ -559,8 +581,14 @@
       });
       this.wave.on("ready", () => {
         this.waveBox.dataset.ready = "true";
+        this.startWindow();
         this.renderRegions();
       });
+      this.waveBox.addEventListener("wheel", (e) => {
+        if (!e.ctrlKey || this.waveBox.dataset.ready !== "true") return;
+        e.preventDefault();
+        this.zoom(e.deltaY < 0 ? 1.25 : 0.8);
+      }, { passive: false });
       this.wave.on("zoom", () => this.timeline.fit());
       this.wave.on("redrawcomplete", () => this.timeline.fit());
       this.regions.on("region-update", () => (this.timeline.dragging = true));

@@ -530,7 +530,8 @@
         main.querySelector("h1").textContent = j.filename || "Job";
         info.replaceChildren(el("dl", {},
           el("dt", {}, "Status"), el("dd", {}, el("span", { class: `badge ${j.status}`, id: "job-status" }, j.status),
-            j.status === "OPEN" || j.status === "BUSY" ? el("span", { class: "hint" }, j.jobType === "perfect" ? " — people are working on it" : " — being transcribed; this page follows it") : null),
+            j.status === "OPEN" || j.status === "BUSY" ? el("span", { class: "hint", id: "job-open-for" }, (j.jobType === "perfect" ? " — people are working on it" : " — being transcribed") +
+              `, submitted ${duration(Math.max(0, Math.round((Date.now() - j.created) / 1000)))} ago; this page follows it`) : null),
           el("dt", {}, "Job id"), el("dd", {}, el("code", {}, j.jobId)),
           el("dt", {}, "Created"), el("dd", {}, when(j.created)),
           el("dt", {}, "Kind"), el("dd", {}, `${j.jobType} ${j.transcriptionType}, ${j.language}` + (j.targetLanguage ? ` → ${j.targetLanguage}` : "")),

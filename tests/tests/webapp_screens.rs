@@ -483,6 +483,11 @@ fn the_job_list_refreshes_itself_while_a_job_is_open_and_keeps_the_focus() {
     let mut browser = Browser::start("jobs-refresh");
     sign_in(&mut browser, &server, &ann, "Your jobs");
     browser.wait_for_text("#jobs", "OPEN", Duration::from_secs(10));
+    // The job's page says how long ago the open job was submitted.
+    browser.goto(&server.url(&format!("/#/job/{job_id}")));
+    browser.wait_for_text("#job-open-for", "submitted 0 min", Duration::from_secs(10));
+    browser.goto(&server.url("/#/jobs"));
+    browser.wait_for_text("#jobs", "OPEN", Duration::from_secs(10));
     let link = format!("#jobs a[href='#/job/{job_id}']");
     browser.script(&format!("document.querySelector(\"{link}\").focus()"), vec![]);
     let task = scribe_tests::web_app::wait_for_task(&server, &tina, &job_id);

@@ -7,7 +7,9 @@
 // local draft, and in translate mode shows the source cues beside the target text. Undo/redo
 // (editor-history.js), the timeline of segments or cues on the waveform (editor-timeline.js),
 // find and replace (editor-find.js) and the glossary's panel (editor-glossary.js) live in their
-// own files.
+// own files. The fixed bar is compact (grouped icon buttons named on hover and focus, the
+// waveform with the caption beside it, one line for the rules, a task's lease and the status);
+// settings kept in the browser give rewind on pause and playback paused while typing.
 //
 // Long media: the waveform is drawn from the server's peaks (GET /api/work/media/peaks), the
 // subtitle preview is the server's export layout of the unsaved document (POST

@@ -75,7 +75,20 @@
   const DRAFT_PREFIX = "scribe.draft.";
   /// The editor's settings, kept in this browser (no transcript text in them).
   const SETTINGS_KEY = "scribe.editor.settings";
-  const DEFAULT_SETTINGS = { rewind: 1, playWhileTyping: true, resumeAfter: 1 };
+  const DEFAULT_SETTINGS = { rewind: 1, playWhileTyping: true, resumeAfter: 1, keys: {} };
+  /// The shortcuts a user can change (Keyboard panel): action, what it does, default key, button.
+  const KEYABLE = [
+    ["playPause", "play / pause", "Escape", "play"],
+    ["back", "back 5 seconds", "Ctrl+B", "back5"],
+    ["forward", "forward 5 seconds", "Ctrl+F", "fwd5"],
+  ];
+
+  /// A key press as the Keyboard panel writes it: `Ctrl+Alt+Shift+K`, `F2`, `Escape`.
+  function keyName(e) {
+    if (["Control", "Alt", "Shift", "Meta"].includes(e.key)) return null;
+    const key = e.key.length === 1 ? e.key.toUpperCase() : e.key;
+    return `${e.ctrlKey || e.metaKey ? "Ctrl+" : ""}${e.altKey ? "Alt+" : ""}${e.shiftKey && e.key.length > 1 ? "Shift+" : ""}${key === " " ? "Space" : key}`;
+  }
 
   function loadSettings() {
     try {
@@ -478,11 +491,12 @@
       const tool = (id, icon, label, keys, onclick, extra = {}) => el("button", { id, class: "tool", type: "button", onclick, "aria-keyshortcuts": keys, ...extra },
         el("span", { class: "ico", "aria-hidden": "true" }, icon), el("span", { class: "tl" }, label));
       const group = (label, ...items) => el("div", { class: "tool-group", role: "group", "aria-label": label }, items);
-      this.playBtn = tool("play", "▶", "Play", "Escape", () => this.playPause());
+      const aria = (action) => this.keyFor(action).replace("Ctrl", "Control");
+      this.playBtn = tool("play", "▶", "Play", aria("playPause"), () => this.playPause());
       const playback = group("Playback",
         this.playBtn,
-        tool("back5", "«5", "Back 5 s", "Control+B", () => this.seek(this.audio.currentTime - 5)),
-        tool("fwd5", "5»", "Forward 5 s", "Control+F", () => this.seek(this.audio.currentTime + 5)),
+        tool("back5", "«5", "Back 5 s", aria("back"), () => this.seek(this.audio.currentTime - 5)),
+        tool("fwd5", "5»", "Forward 5 s", aria("forward"), () => this.seek(this.audio.currentTime + 5)),
         el("label", { class: "inline", for: "speed" }, el("span", { class: "sr-only" }, "Speed"),
           (this.speed = el("select", { id: "speed", title: "Speed", "aria-keyshortcuts": "Control+, Control+.", onchange: (e) => this.setSpeed(Number(e.target.value)) },
             SPEEDS.map((v) => el("option", { value: String(v), selected: v === 1 }, `${v}×`))))),
@@ -650,10 +664,15 @@
         this.previewError));
       parts.push(el("h2", {}, "Settings"), this.settingsPanel());
       parts.push(el("h2", {}, "Keyboard"), el("dl", { class: "keys panel", id: "shortcuts" },
-        [["Esc", "play / pause"], ["Ctrl+B / Ctrl+F", "back / forward 5 seconds"], ["Ctrl+, / Ctrl+.", "slower / faster (0.5× to 2×)"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"],
+        KEYABLE.map(([action, label]) => {
+          const chip = el("kbd", { id: `key-${action}` }, this.keyFor(action));
+          const change = el("button", { type: "button", class: "link key-change", id: `change-key-${action}`, "aria-label": `Change the key for ${label}`,
+            onclick: () => this.changeKey(action, change, chip) }, "Change");
+          return [el("dt", {}, chip), el("dd", {}, `${label} `, change)];
+        }).concat([["Ctrl+, / Ctrl+.", "slower / faster (0.5× to 2×)"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"],
           ["Ctrl+Z", "undo"], ["Ctrl+Shift+Z / Ctrl+Y", "redo"], ["Ctrl+H", "find and replace"], ["Alt+= / Alt+-", "zoom the waveform in / out"], ["Alt+[ / Alt+]", "segment or cue starts 0.1 s earlier / later"], ["Alt+Shift+[ / ]", "it ends 0.1 s earlier / later"], ["Ctrl+S", "save"]]
           .concat(this.mode === "transcript" ? [["← / →", "previous / next word (at the word's edge)"], ["↑ / ↓", "previous / next segment"], ["Home / End", "first / last word of the segment"], ["Shift+Tab", "the segment's speaker and join"], ["Tab", "leave the transcript"], ["Ctrl+Enter", "split at the word"], ["Ctrl+Shift+→ / ←", "choose words (or Shift+click)"], ["Ctrl+M", "highlight the chosen words, else the sentence; again to remove"]] : [["Tab", "next cue"]])
-          .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)])));
+          .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)]))));
       if (this.mode === "transcript") {
         parts.push(el("p", { class: "legend hint" }, el("span", { class: "w low" }, "low confidence"), el("span", { class: "w hl" }, "highlight"), el("span", { class: "w sel" }, "chosen"), el("span", { class: "w cur" }, "playing")));
       }
@@ -1120,6 +1139,57 @@
       }
     }
 
+    /// The key of a changeable shortcut (the user's, else the default).
+    keyFor(action) {
+      const found = KEYABLE.find(([a]) => a === action);
+      return (this.settings.keys || {})[action] || found[2];
+    }
+
+    /// The changeable shortcut a key press stands for, or null.
+    keyAction(e) {
+      const name = keyName(e);
+      if (!name) return null;
+      const found = KEYABLE.find(([a]) => this.keyFor(a) === name);
+      return found ? found[0] : null;
+    }
+
+    runKey(action) {
+      if (action === "playPause") this.playPause();
+      else if (action === "back") this.seek(this.audio.currentTime - 5);
+      else if (action === "forward") this.seek(this.audio.currentTime + 5);
+    }
+
+    /// "Change" beside a shortcut: the next key pressed becomes its key (Tab leaves it as it was).
+    changeKey(action, button, chip) {
+      const label = KEYABLE.find(([a]) => a === action)[1];
+      button.textContent = "Press a key…";
+      this.capturing = true;
+      const done = (message) => {
+        this.capturing = false;
+        button.removeEventListener("keydown", onKey);
+        button.removeEventListener("blur", onBlur);
+        button.textContent = "Change";
+        chip.textContent = this.keyFor(action);
+        this.setStatus(message);
+      };
+      const onBlur = () => done(`The key for ${label} is still ${this.keyFor(action)}.`);
+      const onKey = (e) => {
+        if (e.key === "Tab") return;
+        const name = keyName(e);
+        if (!name) return;
+        e.preventDefault();
+        e.stopPropagation();
+        const taken = KEYABLE.find(([a]) => a !== action && this.keyFor(a) === name);
+        if (taken) return done(`${name} already does ${taken[1]}: the key for ${label} is still ${this.keyFor(action)}.`);
+        this.setSetting("keys", { ...(this.settings.keys || {}), [action]: name });
+        const target = document.getElementById(KEYABLE.find(([a]) => a === action)[3]);
+        if (target) target.setAttribute("aria-keyshortcuts", name.replace("Ctrl", "Control"));
+        done(`${label[0].toUpperCase()}${label.slice(1)}: ${name}.`);
+      };
+      button.addEventListener("keydown", onKey);
+      button.addEventListener("blur", onBlur);
+    }
+
     /// The settings panel: rewind on pause, and playback while typing.
     settingsPanel() {
       const rewind = el("input", { id: "set-rewind", type: "number", min: 0, max: 5, step: 0.5, value: this.settings.rewind, oninput: (e) => {
@@ -1484,11 +1554,11 @@
       const ctrl = e.ctrlKey || e.metaKey;
       // The find box keeps its own undo and Escape.
       if (e.target.closest && e.target.closest("#find-panel") && (e.key === "Escape" || (ctrl && /^[zyZY]$/.test(e.key)))) return;
+      if (this.capturing) return;
       let handled = true;
-      if (e.key === "Escape") this.playPause();
+      const action = this.keyAction(e);
+      if (action) this.runKey(action);
       else if (ctrl && (e.key === "s" || e.key === "S")) this.save();
-      else if (ctrl && (e.key === "b" || e.key === "B")) this.seek(this.audio.currentTime - 5);
-      else if (ctrl && (e.key === "f" || e.key === "F")) this.seek(this.audio.currentTime + 5);
       else if (ctrl && e.code === "Comma") this.stepSpeed(-1);
       else if (ctrl && e.code === "Period") this.stepSpeed(1);
       else if (ctrl && !e.shiftKey && (e.key === "z" || e.key === "Z")) this.undo();

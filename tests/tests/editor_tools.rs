@@ -1014,6 +1014,21 @@ fn the_fixed_bar_is_compact_find_opens_over_the_text_next_problem_and_the_typing
     assert_eq!(js(&browser, "document.querySelector('#set-rewind').value"), json!("2"));
     assert_eq!(js(&browser, "document.querySelector('#set-play-typing').checked"), json!(false));
 
+    // A shortcut the user changes: F2 plays and pauses instead of Escape, kept in this browser.
+    const F2: &str = "\u{E032}";
+    browser.click("#change-key-playPause");
+    browser.press(F2);
+    browser.wait_for_text("#key-playPause", "F2", SHORT_WAIT);
+    browser.click("h1");
+    browser.press(F2);
+    browser.wait_for_text("#play", "Pause", SHORT_WAIT);
+    browser.press(F2);
+    browser.wait_for_text("#play", "Play", SHORT_WAIT);
+    assert_eq!(js(&browser, "document.querySelector('#play').getAttribute('aria-keyshortcuts')"), json!("F2"));
+    browser.refresh();
+    browser.wait_for_text("#key-playPause", "F2", SHORT_WAIT);
+    browser.screenshot("keys-changed");
+
     // On a phone the bar's buttons stay in the bottom bar and nothing overlaps the text.
     browser.phone(390, 844);
     browser.find("#transcript .w");

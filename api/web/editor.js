@@ -152,6 +152,8 @@
       clearTimeout(this.previewTimer);
       document.removeEventListener("keydown", this.onKey);
       window.removeEventListener("beforeunload", this.onUnload);
+      window.removeEventListener("scroll", this.onScroll);
+      window.removeEventListener("resize", this.onScroll);
       if (this.wave) this.wave.destroy();
       if (this.audio) this.audio.pause();
     }
@@ -355,6 +357,76 @@
       this.setZoom(this.waveBox.clientWidth / WINDOW_SECONDS, fit);
     }
 
+    /// The overview strip under the waveform: the whole media, with the part the waveform
+    /// shows (a box) and the part of the transcript on screen (a band); a click plays from there.
+    overview() {
+      this.ovView = el("span", { class: "ov-view" });
+      this.ovText = el("span", { class: "ov-text" });
+      this.ovBox = el("div", { class: "overview", id: "overview", role: "img", "aria-label": "Overview of the media", onclick: (e) => {
+        const d = this.mediaDuration();
+        const r = this.ovBox.getBoundingClientRect();
+        if (d > 0 && r.width > 0) this.seek(((e.clientX - r.left) / r.width) * d);
+      } }, this.ovText, this.ovView);
+      const later = () => {
+        if (this.ovFrame) return;
+        this.ovFrame = requestAnimationFrame(() => {
+          this.ovFrame = null;
+          if (!this.destroyed) this.drawOverview();
+        });
+      };
+      this.onScroll = later;
+      window.addEventListener("scroll", later, { passive: true });
+      window.addEventListener("resize", later, { passive: true });
+      return this.ovBox;
+    }
+
+    mediaDuration() {
+      const d = this.wave ? this.wave.getDuration() : 0;
+      return d > 0 ? d : Number.isFinite(this.audio.duration) ? this.audio.duration : 0;
+    }
+
+    /// The times of the segments (or cues) on screen, found by binary search over their boxes.
+    textOnScreen() {
+      const items = this.mode === "translate" ? (this.cueRows || []).map((row, i) => [row, this.doc.cues[i].start, this.doc.cues[i].end])
+        : this.views.map((v) => [v.section, v.seg.words[0] ? v.seg.words[0].start : 0, v.seg.words.length ? v.seg.words[v.seg.words.length - 1].end : 0]);
+      if (!items.length) return null;
+      const top = this.top.getBoundingClientRect().bottom;
+      const bottom = window.innerHeight;
+      let lo = 0;
+      let hi = items.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (items[mid][0].getBoundingClientRect().bottom < top) lo = mid + 1;
+        else hi = mid;
+      }
+      let last = lo;
+      while (last + 1 < items.length && items[last + 1][0].getBoundingClientRect().top < bottom) last++;
+      if (items[lo][0].getBoundingClientRect().top > bottom) return null;
+      return [items[lo][1], items[last][2]];
+    }
+
+    drawOverview() {
+      const d = this.mediaDuration();
+      if (!(d > 0) || !this.ovBox) return;
+      const pct = (t) => `${Math.max(0, Math.min(100, (t / d) * 100)).toFixed(3)}%`;
+      const place = (node, a, b) => {
+        node.style.left = pct(a);
+        node.style.width = `max(2px, calc(${pct(b)} - ${pct(a)}))`;
+      };
+      const wrapper = this.wave && this.wave.getWrapper();
+      const area = wrapper && wrapper.parentElement;
+      let view = [0, d];
+      if (area && area.scrollWidth > 0) view = [(area.scrollLeft / area.scrollWidth) * d, ((area.scrollLeft + area.clientWidth) / area.scrollWidth) * d];
+      place(this.ovView, view[0], view[1]);
+      const text = this.textOnScreen();
+      this.ovText.hidden = !text;
+      if (text) place(this.ovText, text[0], text[1]);
+      const label = `Overview of the media: the waveform shows ${clock(view[0])} to ${clock(view[1])}` + (text ? `, the text on screen ${clock(text[0])} to ${clock(text[1])}` : "");
+      if (this.ovBox.getAttribute("aria-label") !== label) this.ovBox.setAttribute("aria-label", label);
+      this.ovBox.dataset.view = `${view[0].toFixed(1)}-${view[1].toFixed(1)}`;
+      this.ovBox.dataset.text = text ? `${text[0].toFixed(1)}-${text[1].toFixed(1)}` : "";
+    }
+
     /// Zoomed in, the waveform scrolls sideways: its scroll area is then a tab stop with a name,
     /// so keyboard users can scroll it with the arrow keys.
     scrollArea() {
@@ -539,7 +611,7 @@
       this.top = el("div", { class: "editor-top" },
         el("div", { class: "bar" }, el("div", { class: "toolbar", role: "toolbar", "aria-label": "Editor" }, tools), this.finder.panel),
         this.audio,
-        el("div", { class: "wave-row" }, this.waveBox, this.caption),
+        el("div", { class: "wave-row" }, el("div", { class: "wave-col" }, this.waveBox, this.overview()), this.caption),
         info, this.noticeSlot, this.error, this.notice);
       this.main = el("div", { class: "transcript", id: "transcript" });
       this.side = el("aside", { class: "side", "aria-label": "Speakers, instructions and settings" });
@@ -586,7 +658,7 @@
       this.wave = WaveSurfer.create({
         container: this.waveBox,
         media: this.audio,
-        height: 64,
+        height: 56,
         waveColor: "#5b6b7c",
         progressColor: "#0b5cad",
         cursorColor: "#a4161a",
@@ -599,13 +671,18 @@
         this.waveBox.dataset.ready = "true";
         this.startWindow();
         this.renderRegions();
+        this.onScroll();
       });
       this.waveBox.addEventListener("wheel", (e) => {
         if (!e.ctrlKey || this.waveBox.dataset.ready !== "true") return;
         e.preventDefault();
         this.zoom(e.deltaY < 0 ? 1.25 : 0.8);
       }, { passive: false });
-      this.wave.on("zoom", () => this.timeline.fit());
+      this.wave.on("zoom", () => {
+        this.timeline.fit();
+        this.onScroll();
+      });
+      this.wave.on("scroll", () => this.onScroll());
       this.wave.on("redrawcomplete", () => this.timeline.fit());
       this.regions.on("region-update", () => (this.timeline.dragging = true));
       this.regions.on("region-updated", (region) => this.timeline.dropped(region));

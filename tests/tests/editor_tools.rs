@@ -5,7 +5,10 @@
 //! exports' rules), undo and redo of every kind of edit, find and replace with the glossary's
 //! terms (a phrase across words and across two segments, its replacement spread over the matched
 //! words' time with each segment keeping its share), and words that stay plain text whatever is
-//! pasted or pressed. Screenshots land in `tests/screenshots/<test>/`.
+//! pasted or pressed; the compact fixed bar (at most 150 px at 1280 x 800, one row of named icon
+//! buttons, find over the text, the rules as a count with Next problem, Join on hover or focus),
+//! Ctrl+wheel zoom, rewind on pause, playback paused while typing and a changed shortcut.
+//! Screenshots land in `tests/screenshots/<test>/`.
 
 use std::path::Path;
 use std::process::Command;
@@ -247,7 +250,7 @@ fn a_video_job_shows_its_picture_plays_from_half_to_double_speed_jumps_forward_a
     browser.wait_for_text("#editor-status", "Playback speed 0.5×", SHORT_WAIT);
     let help = browser.text(&browser.find("#shortcuts"));
     for want in
-        ["Ctrl+B / Ctrl+F", "forward 5 seconds", "Ctrl+, / Ctrl+.", "slower / faster", "Ctrl+Z", "Ctrl+H", "Alt+="]
+        ["Ctrl+B", "Ctrl+F", "forward 5 seconds", "Ctrl+, / Ctrl+.", "slower / faster", "Ctrl+Z", "Ctrl+H", "Alt+="]
     {
         assert!(help.contains(want), "the shortcut help lacks {want:?}: {help}");
     }
@@ -923,8 +926,21 @@ fn the_fixed_bar_is_compact_find_opens_over_the_text_next_problem_and_the_typing
             vec![],
         )
     };
+    // The overview strip shows the whole media in the waveform and the text on screen.
+    let span = |name: &str| -> (f64, f64) {
+        let v = js(&browser, &format!("document.querySelector('#overview').dataset.{name}"));
+        let (a, b) = v.as_str().unwrap().split_once('-').unwrap_or_else(|| panic!("overview {name}: {v}"));
+        (a.parse().unwrap(), b.parse().unwrap())
+    };
+    let (v0, v1) = span("view");
+    let (t0, t1) = span("text");
+    println!("overview: the waveform shows {v0}-{v1} s, the text on screen {t0}-{t1} s");
+    assert!(v0 < 0.1 && v1 > 10.0 && t0 < 1.0 && t1 > 9.0, "the whole clip and all its text");
     wheel(-100);
     let closer = zoom();
+    std::thread::sleep(Duration::from_millis(200));
+    let (z0, z1) = span("view");
+    assert!(z1 - z0 < (v1 - v0) * 0.85, "zoomed in, the box narrows: {z0}-{z1}");
     let area = js(
         &browser,
         "(() => { const a = document.querySelector('#waveform').firstElementChild.shadowRoot.querySelector('.wrapper').parentElement; return [a.tabIndex, a.getAttribute('aria-label')]; })()",

@@ -1,8 +1,9 @@
 //! The task editor's handling of people's work, in a real headless Chromium against a real
 //! server (issue 24): local drafts belong to the signed-in account and the revision they were
 //! made on, and sign-out leaves no transcript text in the browser; Release with unsaved edits
-//! asks (save, discard, cancel) in the page; a lease that runs out shows at once and can be
-//! claimed again keeping the edits; the draft is auto-saved to the server and comes back in a
+//! asks (save, discard, cancel) in the page; a lease that runs out shows at once (in the fixed
+//! bar, with the focus; the countdown ticks every second) and can be claimed again keeping the
+//! edits; the draft is auto-saved to the server and comes back in a
 //! fresh browser; translators see whole sentences with speaker names, the job's glossary (on
 //! narrow screens a panel above the cues that stays in reach), and a warning naming the empty cues
 //! before they submit; Submit asks in the page. Screenshots land in `tests/screenshots/<test>/`.

@@ -4,8 +4,8 @@
 //! after paging), phones 390 px wide (nothing cut off, labelled term boxes, Play within reach),
 //! and the smaller ones (Cancel editing, the balance after an upload, sorted targets, the
 //! language list from the server, deleting a job or a glossary (asked in the page), a deleted
-//! job's page, the favicon, no API key in the console or a URL). Screenshots land in
-//! `tests/screenshots/<test>/`.
+//! job's page, the favicon, no API key in the console or a URL), and the job list refreshing
+//! itself while a job is open. Screenshots land in `tests/screenshots/<test>/`.
 
 use std::time::Duration;
 

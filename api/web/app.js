@@ -288,47 +288,72 @@
     page("Your jobs", filters, err, heading, body, pager);
     const [sortBy, sortDirection] = state.sort.split(".");
     const size = Number(state.pageSize);
-    let jobs;
-    let total;
-    try {
-      const response = await api("GET", "/jobs", { raw: true, params: {
-        status: state.status, jobType: state.jobType, transcriptionType: state.transcriptionType,
-        page: state.page, pageSize: size, sortBy, sortDirection,
-      } });
-      jobs = await response.json();
-      // The API counts all pages in X-Total-Count, so "Next" never leads to an empty page.
-      total = Number(response.headers.get("X-Total-Count"));
-    } catch (e) {
-      const inputs = { status: "f-status", jobType: "f-jobtype", transcriptionType: "f-ttype", pageSize: "f-size", sortBy: "f-sort", sortDirection: "f-sort" };
-      show(err, e, { fields: (f) => document.getElementById(inputs[f]) });
-      return;
+    // The list refreshes itself every 5 s while one of its jobs is OPEN (the focus stays on
+    // the link it was on).
+    let shown = null;
+    async function load() {
+      let jobs;
+      let total;
+      try {
+        const response = await api("GET", "/jobs", { raw: true, params: {
+          status: state.status, jobType: state.jobType, transcriptionType: state.transcriptionType,
+          page: state.page, pageSize: size, sortBy, sortDirection,
+        } });
+        jobs = await response.json();
+        // The API counts all pages in X-Total-Count, so "Next" never leads to an empty page.
+        total = Number(response.headers.get("X-Total-Count"));
+      } catch (e) {
+        const inputs = { status: "f-status", jobType: "f-jobtype", transcriptionType: "f-ttype", pageSize: "f-size", sortBy: "f-sort", sortDirection: "f-sort" };
+        show(err, e, { fields: (f) => document.getElementById(inputs[f]) });
+        return false;
+      }
+      const open = jobs.some((j) => j.status === "OPEN" || j.status === "BUSY");
+      // Nothing changed: the table stays as it is (a screen reader keeps its place).
+      const key = JSON.stringify([total, jobs]);
+      if (key === shown) return open;
+      shown = key;
+      const pages = Math.max(1, Math.ceil(total / size));
+      const first = state.page * size + 1;
+      heading.textContent = total === 0 ? "No jobs" : jobs.length ? `Jobs ${first} to ${first + jobs.length - 1} of ${total}` : `Jobs: ${total}`;
+      const sortedBy = { created: "Created", filename: "File", nrAudioSeconds: "Length" }[sortBy];
+      const headers = ["File", "Status", "Created", "Type", "Length", "Language"];
+      body.replaceChildren(jobs.length ? el("div", { class: "table-wrap" }, el("table", { class: "cards" },
+        el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", "aria-sort": h === sortedBy ? (sortDirection === "ASC" ? "ascending" : "descending") : null }, h)))),
+        el("tbody", {}, jobs.map((j) => el("tr", {},
+          el("td", { class: "name", "data-label": "File" }, el("a", { href: `#/job/${j.jobId}` }, j.filename || j.jobId)),
+          el("td", { "data-label": "Status" }, el("span", { class: `badge ${j.status}` }, j.status)),
+          el("td", { "data-label": "Created" }, when(j.created)),
+          el("td", { "data-label": "Type" }, `${j.jobType} ${j.transcriptionType}`),
+          el("td", { "data-label": "Length" }, duration(j.nrAudioSeconds)),
+          el("td", { "data-label": "Language" }, j.language + (j.targetLanguage ? ` → ${j.targetLanguage}` : ""))))))) :
+        total > 0
+          ? el("p", {}, `Page ${state.page + 1} is past the end: the list has ${pages} ${pages === 1 ? "page" : "pages"}. `, el("a", { href: "#/jobs", id: "first-page", onclick: (e) => {
+            e.preventDefault();
+            go({ page: 0 });
+          } }, "Go to the first page."))
+          : el("p", {}, "No jobs match. ", el("a", { href: "#/upload" }, "Upload a file.")));
+      pager.replaceChildren(
+        el("button", { id: "prev-page", disabled: state.page === 0, onclick: () => go({ page: Math.min(state.page, pages) - 1 }) }, "Previous page"),
+        el("span", { id: "page-of" }, `Page ${state.page + 1} of ${pages}`),
+        el("button", { id: "next-page", disabled: state.page + 1 >= pages, onclick: () => go({ page: state.page + 1 }) }, "Next page"));
+      return open;
     }
-    const pages = Math.max(1, Math.ceil(total / size));
-    const first = state.page * size + 1;
-    heading.textContent = total === 0 ? "No jobs" : jobs.length ? `Jobs ${first} to ${first + jobs.length - 1} of ${total}` : `Jobs: ${total}`;
-    const sortedBy = { created: "Created", filename: "File", nrAudioSeconds: "Length" }[sortBy];
-    const headers = ["File", "Status", "Created", "Type", "Length", "Language"];
-    body.replaceChildren(jobs.length ? el("div", { class: "table-wrap" }, el("table", { class: "cards" },
-      el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", "aria-sort": h === sortedBy ? (sortDirection === "ASC" ? "ascending" : "descending") : null }, h)))),
-      el("tbody", {}, jobs.map((j) => el("tr", {},
-        el("td", { class: "name", "data-label": "File" }, el("a", { href: `#/job/${j.jobId}` }, j.filename || j.jobId)),
-        el("td", { "data-label": "Status" }, el("span", { class: `badge ${j.status}` }, j.status)),
-        el("td", { "data-label": "Created" }, when(j.created)),
-        el("td", { "data-label": "Type" }, `${j.jobType} ${j.transcriptionType}`),
-        el("td", { "data-label": "Length" }, duration(j.nrAudioSeconds)),
-        el("td", { "data-label": "Language" }, j.language + (j.targetLanguage ? ` → ${j.targetLanguage}` : ""))))))) :
-      total > 0
-        ? el("p", {}, `Page ${state.page + 1} is past the end: the list has ${pages} ${pages === 1 ? "page" : "pages"}. `, el("a", { href: "#/jobs", id: "first-page", onclick: (e) => {
-          e.preventDefault();
-          go({ page: 0 });
-        } }, "Go to the first page."))
-        : el("p", {}, "No jobs match. ", el("a", { href: "#/upload" }, "Upload a file.")));
-    pager.replaceChildren(
-      el("button", { id: "prev-page", disabled: state.page === 0, onclick: () => go({ page: Math.min(state.page, pages) - 1 }) }, "Previous page"),
-      el("span", { id: "page-of" }, `Page ${state.page + 1} of ${pages}`),
-      el("button", { id: "next-page", disabled: state.page + 1 >= pages, onclick: () => go({ page: state.page + 1 }) }, "Next page"));
+    const open = await load();
     if (focusListHeading) heading.focus();
     focusListHeading = false;
+    if (open) {
+      const refresh = async () => {
+        if (!body.isConnected) return;
+        const focused = body.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
+        const still = await load().catch(() => true);
+        if (focused) {
+          const again = body.querySelector(`a[href="${focused}"]`);
+          if (again) again.focus();
+        }
+        if (still !== false && body.isConnected) setTimeout(refresh, 5000);
+      };
+      setTimeout(refresh, 5000);
+    }
   }
 
   // The server's capabilities (GET /capabilities): the languages with their names, the ones
@@ -505,7 +530,8 @@
         main.querySelector("h1").textContent = j.filename || "Job";
         info.replaceChildren(el("dl", {},
           el("dt", {}, "Status"), el("dd", {}, el("span", { class: `badge ${j.status}`, id: "job-status" }, j.status),
-            j.status === "OPEN" || j.status === "BUSY" ? el("span", { class: "hint" }, j.jobType === "perfect" ? " — people are working on it" : " — being transcribed; this page follows it") : null),
+            j.status === "OPEN" || j.status === "BUSY" ? el("span", { class: "hint", id: "job-open-for" }, (j.jobType === "perfect" ? " — people are working on it" : " — being transcribed") +
+              `, submitted ${duration(Math.max(0, Math.round((Date.now() - j.created) / 1000)))} ago; this page follows it`) : null),
           el("dt", {}, "Job id"), el("dd", {}, el("code", {}, j.jobId)),
           el("dt", {}, "Created"), el("dd", {}, when(j.created)),
           el("dt", {}, "Kind"), el("dd", {}, `${j.jobType} ${j.transcriptionType}, ${j.language}` + (j.targetLanguage ? ` → ${j.targetLanguage}` : "")),
@@ -849,8 +875,10 @@
   async function taskView(taskId) {
     const host = el("div", { id: "editor" });
     const err = errorBox("task-error");
-    const lease = el("p", { class: "hint", id: "lease" });
-    page("Task", el("p", {}, el("a", { href: "#/tasks" }, "← Back to tasks")), lease, err, host);
+    // The lease line moves into the editor's fixed bar (task-session.js); the deadline stays here.
+    const lease = el("span", { class: "lease", id: "lease", role: "timer", "aria-live": "off" });
+    const due = el("p", { class: "hint", id: "task-due" });
+    page("Task", el("p", {}, el("a", { href: "#/tasks" }, "← Back to tasks")), due, lease, err, host);
     let detail;
     try {
       detail = await api("GET", `/work/tasks/${encodeURIComponent(taskId)}`);
@@ -861,7 +889,7 @@
     main.querySelector("h1").textContent = t.kind === "translate" ? `Translate ${t.language} → ${t.targetLanguage}` : `Transcribe (${t.language})`;
     const path = `/work/tasks/${encodeURIComponent(taskId)}`;
     // The lease, auto-save, release and submit (task-session.js).
-    const session = new window.ScribeTask.TaskSession({ api, path, task: t, leaseLine: lease, when, leave: (notice) => {
+    const session = new window.ScribeTask.TaskSession({ api, path, task: t, leaseLine: lease, dueLine: due, when, leave: (notice) => {
       sessionStorage.setItem("scribe.notice", notice);
       location.hash = "#/tasks";
     } });

@@ -226,20 +226,43 @@
       this.shaded = shaded;
     }
 
-    /// A sentence for everyone (the regions are drawn on a canvas-like surface).
+    /// One short line for everyone (the regions are drawn on a canvas-like surface): how many
+    /// units break the subtitle rules, the first few named in its title; "Next problem" goes there.
     summarize() {
       if (!this.summary) return;
       const units = this.units.filter(Boolean);
       const kind = this.editor.mode === "translate" ? "cue" : "segment";
       const broken = units.filter((u) => u.broken && u.broken.length);
       const rules = this.editor.rules;
-      let text = `${units.length} ${kind}${units.length === 1 ? "" : "s"} on the timeline (drag an edge to fix the timing).`;
+      let text = `${units.length} ${kind}${units.length === 1 ? "" : "s"} on the timeline`;
+      let title = "Drag an edge on the waveform to fix the timing.";
       if (rules) {
-        text += broken.length
-          ? ` ${broken.length} ${broken.length === 1 ? "breaks" : "break"} the subtitle rules: ${broken.slice(0, 5).map((u) => `${u.label} ${u.broken[0]}`).join("; ")}${broken.length > 5 ? "; …" : ""}.`
-          : ` All within the subtitle rules (at most ${rules.maxCharsPerSecond} characters per second).`;
+        text += broken.length ? `; ⚠ ${broken.length} ${broken.length === 1 ? "breaks" : "break"} the subtitle rules` : "; all within the subtitle rules";
+        title = broken.length
+          ? `${broken.slice(0, 5).map((u) => `${u.label} ${u.broken[0]}`).join("; ")}${broken.length > 5 ? "; …" : ""}. ${title}`
+          : `At most ${rules.maxCharsPerSecond} characters per second. ${title}`;
       }
-      this.summary.textContent = text;
+      this.summary.textContent = `${text}.`;
+      this.summary.title = title;
+      if (this.editor.nextProblemBtn) this.editor.nextProblemBtn.hidden = !broken.length;
+    }
+
+    /// Goes to the next unit that breaks the rules after the cursor (or the media's position),
+    /// wrapping round: plays from there, puts the cursor in it and says what is wrong.
+    nextProblem() {
+      const e = this.editor;
+      const broken = this.units.map((u, i) => (u && u.broken && u.broken.length ? i : -1)).filter((i) => i >= 0);
+      if (!broken.length) return e.setStatus("Nothing breaks the subtitle rules.");
+      const here = e.focus ? Number(e.focus.s) : -1;
+      const at = broken.find((i) => i > here) ?? broken[0];
+      const u = this.units[at];
+      e.seek(u.start);
+      if (e.mode === "translate") {
+        const node = e.main.querySelector(`#target-${at}`);
+        if (node) node.focus();
+      } else e.focusWord(at, 0);
+      e.focus = { s: at, w: 0 };
+      e.setStatus(`${u.label} ${u.broken.join("; ")} (${broken.indexOf(at) + 1} of ${broken.length}).`);
     }
 
     /// Keyboard timing: moves the `side` ("start" or "end") of unit `i` by `delta` seconds.

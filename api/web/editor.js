@@ -7,7 +7,9 @@
 // local draft, and in translate mode shows the source cues beside the target text. Undo/redo
 // (editor-history.js), the timeline of segments or cues on the waveform (editor-timeline.js),
 // find and replace (editor-find.js) and the glossary's panel (editor-glossary.js) live in their
-// own files.
+// own files. The fixed bar is compact (grouped icon buttons named on hover and focus, the
+// waveform with the caption beside it, one line for the rules, a task's lease and the status);
+// settings kept in the browser give rewind on pause and playback paused while typing.
 //
 // Long media: the waveform is drawn from the server's peaks (GET /api/work/media/peaks), the
 // subtitle preview is the server's export layout of the unsaved document (POST
@@ -40,6 +42,9 @@
   /// Whether the open media lasts an hour or more: every clock then shows hours.
   let longMedia = false;
   const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 1.75, 2];
+  /// The waveform's closest zoom (pixels per second), and the window long media open on (s).
+  const MAX_ZOOM = 200;
+  const WINDOW_SECONDS = 25;
 
   /// `mm:ss.s`, or `h:mm:ss.s` for media of an hour or more (or a time past an hour). Rounds
   /// once, to tenths, before splitting into units, so 59.96 s is `01:00.0`, never `00:60.0`.
@@ -68,6 +73,30 @@
   }
 
   const DRAFT_PREFIX = "scribe.draft.";
+  /// The editor's settings, kept in this browser (no transcript text in them).
+  const SETTINGS_KEY = "scribe.editor.settings";
+  const DEFAULT_SETTINGS = { rewind: 1, playWhileTyping: true, resumeAfter: 1, keys: {} };
+  /// The shortcuts a user can change (Keyboard panel): action, what it does, default key, button.
+  const KEYABLE = [
+    ["playPause", "play / pause", "Escape", "play"],
+    ["back", "back 5 seconds", "Ctrl+B", "back5"],
+    ["forward", "forward 5 seconds", "Ctrl+F", "fwd5"],
+  ];
+
+  /// A key press as the Keyboard panel writes it: `Ctrl+Alt+Shift+K`, `F2`, `Escape`.
+  function keyName(e) {
+    if (["Control", "Alt", "Shift", "Meta"].includes(e.key)) return null;
+    const key = e.key.length === 1 ? e.key.toUpperCase() : e.key;
+    return `${e.ctrlKey || e.metaKey ? "Ctrl+" : ""}${e.altKey ? "Alt+" : ""}${e.shiftKey && e.key.length > 1 ? "Shift+" : ""}${key === " " ? "Space" : key}`;
+  }
+
+  function loadSettings() {
+    try {
+      return { ...DEFAULT_SETTINGS, ...JSON.parse(localStorage.getItem(SETTINGS_KEY) || "{}") };
+    } catch (_) {
+      return { ...DEFAULT_SETTINGS };
+    }
+  }
 
   /// Removes every local draft (all accounts, and drafts kept before drafts had owners): sign-out
   /// leaves no transcript text in this browser.
@@ -89,6 +118,7 @@
       this.focus = null; // {s, w}
       this.range = null; // words chosen for a highlight: {anchor: flat index, end: flat index}
       this.knobs = { chars: 42, rows: 2, screen: 2 }; // the SRT export's defaults
+      this.settings = loadSettings();
       this.cues = []; // the server's layout of the document (POST /subtitles/preview)
       this.views = []; // what is on screen of each segment, parallel to doc.segments (renderChanged)
       this.doc = this.mode === "translate" ? this.translationModel(opts.document, opts.sourceCues || []) : structuredClone(opts.document);
@@ -122,6 +152,8 @@
       clearTimeout(this.previewTimer);
       document.removeEventListener("keydown", this.onKey);
       window.removeEventListener("beforeunload", this.onUnload);
+      window.removeEventListener("scroll", this.onScroll);
+      window.removeEventListener("resize", this.onScroll);
       if (this.wave) this.wave.destroy();
       if (this.audio) this.audio.pause();
     }
@@ -286,23 +318,130 @@
       this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, (i < 0 ? SPEEDS.indexOf(1) : i) + step))]);
     }
 
-    /// Waveform zoom in pixels per second of media; 0 fits the whole media in the box.
+    /// Waveform zoom in pixels per second of media, from the whole media in the box (0) to
+    /// MAX_ZOOM; `factor` multiplies the zoom now (buttons and Alt+=/- double or halve it,
+    /// Ctrl+wheel over the waveform steps by a quarter).
     zoom(factor) {
       if (!this.wave || this.waveBox.dataset.ready !== "true") return this.setStatus("The waveform is still loading.");
+      const fit = this.fitPixels();
+      this.setZoom((this.zoomLevel || fit) * factor, fit);
+      this.setStatus(this.zoomLevel ? `Waveform zoom: ${Math.round(this.zoomLevel)} pixels per second.` : "Waveform zoom: the whole media.");
+    }
+
+    /// Pixels per second with the whole media in the box.
+    fitPixels() {
       // The waveform is drawn over the decoded audio, which may be shorter than a video.
       const decoded = this.wave.getDecodedData();
       const duration = decoded ? decoded.duration : this.wave.getDuration();
       // Pixels per second as drawn now (the whole media fits the box when not zoomed).
       const drawn = duration > 0 ? this.wave.getWrapper().clientWidth / duration : 1;
       if (!this.zoomLevel) this.fitZoom = drawn;
-      const fit = this.fitZoom || drawn;
-      const now = this.zoomLevel || fit;
-      const next = Math.min(2000, now * factor);
+      return this.fitZoom || drawn;
+    }
+
+    setZoom(pps, fit) {
+      const next = Math.min(MAX_ZOOM, pps);
       this.zoomLevel = next <= fit * 1.01 ? 0 : next;
       this.wave.zoom(this.zoomLevel);
       this.waveBox.dataset.zoom = String(Math.round(this.zoomLevel || fit));
       this.zoomOutBtn.disabled = !this.zoomLevel;
-      this.setStatus(this.zoomLevel ? `Waveform zoom: ${Math.round(this.zoomLevel)} pixels per second.` : "Waveform zoom: the whole media.");
+      this.scrollArea();
+    }
+
+    /// Long media open on a window of WINDOW_SECONDS that follows playback (wavesurfer.js keeps
+    /// the cursor in view), not on the whole file, where hundreds of segments would blur.
+    startWindow() {
+      const duration = this.wave.getDuration();
+      if (!(duration > 3 * WINDOW_SECONDS) || this.zoomLevel) return;
+      const fit = this.fitPixels();
+      this.setZoom(this.waveBox.clientWidth / WINDOW_SECONDS, fit);
+    }
+
+    /// The overview strip under the waveform: the whole media, with the part the waveform
+    /// shows (a box) and the part of the transcript on screen (a band); a click plays from there.
+    overview() {
+      this.ovView = el("span", { class: "ov-view" });
+      this.ovText = el("span", { class: "ov-text" });
+      this.ovBox = el("div", { class: "overview", id: "overview", role: "img", "aria-label": "Overview of the media", onclick: (e) => {
+        const d = this.mediaDuration();
+        const r = this.ovBox.getBoundingClientRect();
+        if (d > 0 && r.width > 0) this.seek(((e.clientX - r.left) / r.width) * d);
+      } }, this.ovText, this.ovView);
+      const later = () => {
+        if (this.ovFrame) return;
+        this.ovFrame = requestAnimationFrame(() => {
+          this.ovFrame = null;
+          if (!this.destroyed) this.drawOverview();
+        });
+      };
+      this.onScroll = later;
+      window.addEventListener("scroll", later, { passive: true });
+      window.addEventListener("resize", later, { passive: true });
+      return this.ovBox;
+    }
+
+    mediaDuration() {
+      const d = this.wave ? this.wave.getDuration() : 0;
+      return d > 0 ? d : Number.isFinite(this.audio.duration) ? this.audio.duration : 0;
+    }
+
+    /// The times of the segments (or cues) on screen, found by binary search over their boxes.
+    textOnScreen() {
+      const items = this.mode === "translate" ? (this.cueRows || []).map((row, i) => [row, this.doc.cues[i].start, this.doc.cues[i].end])
+        : this.views.map((v) => [v.section, v.seg.words[0] ? v.seg.words[0].start : 0, v.seg.words.length ? v.seg.words[v.seg.words.length - 1].end : 0]);
+      if (!items.length) return null;
+      const top = this.top.getBoundingClientRect().bottom;
+      const bottom = window.innerHeight;
+      let lo = 0;
+      let hi = items.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (items[mid][0].getBoundingClientRect().bottom < top) lo = mid + 1;
+        else hi = mid;
+      }
+      let last = lo;
+      while (last + 1 < items.length && items[last + 1][0].getBoundingClientRect().top < bottom) last++;
+      if (items[lo][0].getBoundingClientRect().top > bottom) return null;
+      return [items[lo][1], items[last][2]];
+    }
+
+    drawOverview() {
+      const d = this.mediaDuration();
+      if (!(d > 0) || !this.ovBox) return;
+      const pct = (t) => `${Math.max(0, Math.min(100, (t / d) * 100)).toFixed(3)}%`;
+      const place = (node, a, b) => {
+        node.style.left = pct(a);
+        node.style.width = `max(2px, calc(${pct(b)} - ${pct(a)}))`;
+      };
+      const wrapper = this.wave && this.wave.getWrapper();
+      const area = wrapper && wrapper.parentElement;
+      let view = [0, d];
+      if (area && area.scrollWidth > 0) view = [(area.scrollLeft / area.scrollWidth) * d, ((area.scrollLeft + area.clientWidth) / area.scrollWidth) * d];
+      place(this.ovView, view[0], view[1]);
+      const text = this.textOnScreen();
+      this.ovText.hidden = !text;
+      if (text) place(this.ovText, text[0], text[1]);
+      const label = `Overview of the media: the waveform shows ${clock(view[0])} to ${clock(view[1])}` + (text ? `, the text on screen ${clock(text[0])} to ${clock(text[1])}` : "");
+      if (this.ovBox.getAttribute("aria-label") !== label) this.ovBox.setAttribute("aria-label", label);
+      this.ovBox.dataset.view = `${view[0].toFixed(1)}-${view[1].toFixed(1)}`;
+      this.ovBox.dataset.text = text ? `${text[0].toFixed(1)}-${text[1].toFixed(1)}` : "";
+    }
+
+    /// Zoomed in, the waveform scrolls sideways: its scroll area is then a tab stop with a name,
+    /// so keyboard users can scroll it with the arrow keys.
+    scrollArea() {
+      const wrapper = this.wave && this.wave.getWrapper();
+      const area = wrapper && wrapper.parentElement;
+      if (!area) return;
+      if (this.zoomLevel) {
+        area.setAttribute("tabindex", "0");
+        area.setAttribute("role", "group");
+        area.setAttribute("aria-label", "Zoomed waveform: scroll with ← and →");
+      } else {
+        area.removeAttribute("tabindex");
+        area.removeAttribute("role");
+        area.removeAttribute("aria-label");
+      }
     }
 
     /// Words stay plain text: pasted or dropped HTML arrives as its text, and formatting
@@ -420,43 +559,60 @@
         }
       });
       this.timeLabel = el("span", { class: "time", "aria-live": "off", id: "time" }, "00:00.0");
-      this.playBtn = el("button", { id: "play", onclick: () => this.playPause(), "aria-keyshortcuts": "Escape" }, "Play");
-      const tools = [
+      // A compact bar: icon buttons whose names show on hover and focus (the .tl label), in groups.
+      const tool = (id, icon, label, keys, onclick, extra = {}) => el("button", { id, class: "tool", type: "button", onclick, "aria-keyshortcuts": keys, ...extra },
+        el("span", { class: "ico", "aria-hidden": "true" }, icon), el("span", { class: "tl" }, label));
+      const group = (label, ...items) => el("div", { class: "tool-group", role: "group", "aria-label": label }, items);
+      const aria = (action) => this.keyFor(action).replace("Ctrl", "Control");
+      this.playBtn = tool("play", "▶", "Play", aria("playPause"), () => this.playPause());
+      const playback = group("Playback",
         this.playBtn,
-        el("button", { id: "back5", onclick: () => this.seek(this.audio.currentTime - 5), "aria-keyshortcuts": "Control+B" }, "Back 5 s"),
-        el("button", { id: "fwd5", onclick: () => this.seek(this.audio.currentTime + 5), "aria-keyshortcuts": "Control+F" }, "Forward 5 s"),
-        el("label", { class: "inline", for: "speed" }, "Speed",
-          (this.speed = el("select", { id: "speed", "aria-keyshortcuts": "Control+, Control+.", onchange: (e) => this.setSpeed(Number(e.target.value)) },
+        tool("back5", "«5", "Back 5 s", aria("back"), () => this.seek(this.audio.currentTime - 5)),
+        tool("fwd5", "5»", "Forward 5 s", aria("forward"), () => this.seek(this.audio.currentTime + 5)),
+        el("label", { class: "inline", for: "speed" }, el("span", { class: "sr-only" }, "Speed"),
+          (this.speed = el("select", { id: "speed", title: "Speed", "aria-keyshortcuts": "Control+, Control+.", onchange: (e) => this.setSpeed(Number(e.target.value)) },
             SPEEDS.map((v) => el("option", { value: String(v), selected: v === 1 }, `${v}×`))))),
-        el("button", { id: "prev-seg", onclick: () => this.gotoSegment(-1), "aria-keyshortcuts": "Control+ArrowUp" }, "Previous segment"),
-        el("button", { id: "next-seg", onclick: () => this.gotoSegment(1), "aria-keyshortcuts": "Control+ArrowDown" }, "Next segment"),
-      ];
+        this.timeLabel);
+      const moves = group("Segments",
+        tool("prev-seg", "⇡", "Previous segment", "Control+ArrowUp", () => this.gotoSegment(-1)),
+        tool("next-seg", "⇣", "Next segment", "Control+ArrowDown", () => this.gotoSegment(1)));
+      const edits = [];
       if (this.mode === "transcript") {
-        tools.push(
-          el("button", { id: "split", onclick: () => this.split(), "aria-keyshortcuts": "Control+Enter" }, "Split at word"),
-          el("button", { id: "highlight", onclick: () => this.toggleHighlight(), "aria-keyshortcuts": "Control+M", title: "The chosen words (Shift+click, Ctrl+Shift+→/←), else the sentence at the cursor" }, "Highlight"),
+        edits.push(
+          tool("split", "✂", "Split at word", "Control+Enter", () => this.split()),
+          tool("highlight", "✎", "Highlight", "Control+M", () => this.toggleHighlight(), { "aria-describedby": "highlight-hint" }),
+          el("span", { id: "highlight-hint", hidden: true }, "The chosen words (Shift+click, Ctrl+Shift+→/←), else the sentence at the cursor"),
         );
       }
-      this.undoBtn = el("button", { id: "undo", disabled: true, onclick: () => this.undo(), "aria-keyshortcuts": "Control+Z" }, "Undo");
-      this.redoBtn = el("button", { id: "redo", disabled: true, onclick: () => this.redo(), "aria-keyshortcuts": "Control+Shift+Z Control+Y" }, "Redo");
-      this.findButton = el("button", { id: "find-replace", "aria-expanded": "false", "aria-controls": "find-panel", onclick: () => this.finder.toggle(), "aria-keyshortcuts": "Control+H" }, "Find and replace");
-      this.zoomOutBtn = el("button", { id: "zoom-out", disabled: true, onclick: () => this.zoom(0.5), "aria-keyshortcuts": "Alt+-" }, "Zoom out");
-      tools.push(this.undoBtn, this.redoBtn, this.findButton,
-        el("button", { id: "zoom-in", onclick: () => this.zoom(2), "aria-keyshortcuts": "Alt+=" }, "Zoom in"), this.zoomOutBtn);
-      tools.push(el("button", { id: "save", class: "primary", onclick: () => this.save(), "aria-keyshortcuts": "Control+S" }, "Save"));
+      this.undoBtn = tool("undo", "↶", "Undo", "Control+Z", () => this.undo(), { disabled: true });
+      this.redoBtn = tool("redo", "↷", "Redo", "Control+Shift+Z Control+Y", () => this.redo(), { disabled: true });
+      this.findButton = tool("find-replace", "⌕", "Find and replace", "Control+H", () => this.finder.toggle(), { "aria-expanded": "false", "aria-controls": "find-panel" });
+      edits.push(this.undoBtn, this.redoBtn, this.findButton);
+      this.zoomOutBtn = tool("zoom-out", "−", "Zoom out", "Alt+-", () => this.zoom(0.5), { disabled: true });
+      const view = group("Waveform", tool("zoom-in", "+", "Zoom in", "Alt+=", () => this.zoom(2)), this.zoomOutBtn);
+      const work = [el("button", { id: "save", type: "button", class: "primary", onclick: () => this.save(), "aria-keyshortcuts": "Control+S" }, "Save")];
       for (const a of o.actions || []) {
-        tools.push(el("button", { id: a.id, class: a.danger ? "danger" : "", onclick: () => this.runAction(a) }, a.label));
+        work.push(el("button", { id: a.id, type: "button", class: a.danger ? "danger" : "", onclick: () => this.runAction(a) }, a.label));
       }
-      tools.push(this.timeLabel);
+      const tools = [playback, moves, group("Edit", edits), view, group("Document", work)];
       this.status = el("p", { class: "hint", role: "status", id: "editor-status" }, this.mode === "translate" ? "Type the translation of each cue." : "Click a word to hear it; type to correct it.");
       this.error = el("div", { class: "error", role: "alert", id: "editor-error" });
       this.notice = el("div", { class: "notice", role: "status", id: "editor-notice" });
-      this.waveBox = el("div", { id: "waveform", role: "img", "aria-label": "Waveform of the media; highlights are shaded" });
+      this.waveBox = el("div", { id: "waveform", role: "group", "aria-label": "Waveform of the media; highlights are shaded" });
       this.caption = el("div", { class: "caption", id: "caption-preview", role: "group", "aria-live": "off", "aria-label": "Subtitle preview" });
       this.finder = new ScribeFind.FindReplace(this);
-      this.timelineSummary = el("p", { class: "hint timeline-summary", id: "timeline-summary" });
+      this.timelineSummary = el("span", { class: "timeline-summary", id: "timeline-summary" });
+      this.nextProblemBtn = el("button", { id: "next-problem", type: "button", class: "link", hidden: true, onclick: () => this.timeline.nextProblem() }, "Next problem");
       this.timeline = new ScribeTimeline.Timeline(this, this.timelineSummary);
-      this.top = el("div", { class: "editor-top" }, el("div", { class: "toolbar", role: "toolbar", "aria-label": "Editor" }, tools), this.finder.panel, this.audio, this.waveBox, this.timelineSummary, this.caption, this.status, this.error, this.notice);
+      // Filled by a task (task-session.js): the lease line, and its notices.
+      this.leaseSlot = el("span", { class: "lease-slot" });
+      this.noticeSlot = el("div", { class: "notice-slot" });
+      const info = el("div", { class: "info-row hint" }, el("span", { class: "rules" }, this.timelineSummary, " ", this.nextProblemBtn), this.leaseSlot, this.status);
+      this.top = el("div", { class: "editor-top" },
+        el("div", { class: "bar" }, el("div", { class: "toolbar", role: "toolbar", "aria-label": "Editor" }, tools), this.finder.panel),
+        this.audio,
+        el("div", { class: "wave-row" }, el("div", { class: "wave-col" }, this.waveBox, this.overview()), this.caption),
+        info, this.noticeSlot, this.error, this.notice);
       this.main = el("div", { class: "transcript", id: "transcript" });
       this.side = el("aside", { class: "side", "aria-label": "Speakers, instructions and settings" });
       this.body = el("div", { class: "editor-body" }, this.main, this.side);
@@ -467,8 +623,12 @@
       this.keepPlain();
       this.startWave();
       this.audio.addEventListener("timeupdate", () => this.follow());
-      this.audio.addEventListener("play", () => (this.playBtn.textContent = "Pause"));
-      this.audio.addEventListener("pause", () => (this.playBtn.textContent = "Play"));
+      const showPlay = (playing) => {
+        this.playBtn.querySelector(".ico").textContent = playing ? "❚❚" : "▶";
+        this.playBtn.querySelector(".tl").textContent = playing ? "Pause" : "Play";
+      };
+      this.audio.addEventListener("play", () => showPlay(true));
+      this.audio.addEventListener("pause", () => showPlay(false));
       this.audio.addEventListener("error", () => this.showError("The media could not be loaded for playback."));
     }
 
@@ -498,7 +658,7 @@
       this.wave = WaveSurfer.create({
         container: this.waveBox,
         media: this.audio,
-        height: 80,
+        height: 56,
         waveColor: "#5b6b7c",
         progressColor: "#0b5cad",
         cursorColor: "#a4161a",
@@ -509,9 +669,20 @@
       });
       this.wave.on("ready", () => {
         this.waveBox.dataset.ready = "true";
+        this.startWindow();
         this.renderRegions();
+        this.onScroll();
       });
-      this.wave.on("zoom", () => this.timeline.fit());
+      this.waveBox.addEventListener("wheel", (e) => {
+        if (!e.ctrlKey || this.waveBox.dataset.ready !== "true") return;
+        e.preventDefault();
+        this.zoom(e.deltaY < 0 ? 1.25 : 0.8);
+      }, { passive: false });
+      this.wave.on("zoom", () => {
+        this.timeline.fit();
+        this.onScroll();
+      });
+      this.wave.on("scroll", () => this.onScroll());
       this.wave.on("redrawcomplete", () => this.timeline.fit());
       this.regions.on("region-update", () => (this.timeline.dragging = true));
       this.regions.on("region-updated", (region) => this.timeline.dropped(region));
@@ -568,11 +739,17 @@
         knob("knob-rows", "Max rows per caption", "rows", 1, 2, 1),
         knob("knob-screen", "Max seconds per row", "screen", 1, 10, 0.5),
         this.previewError));
+      parts.push(el("h2", {}, "Settings"), this.settingsPanel());
       parts.push(el("h2", {}, "Keyboard"), el("dl", { class: "keys panel", id: "shortcuts" },
-        [["Esc", "play / pause"], ["Ctrl+B / Ctrl+F", "back / forward 5 seconds"], ["Ctrl+, / Ctrl+.", "slower / faster (0.5× to 2×)"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"],
+        KEYABLE.map(([action, label]) => {
+          const chip = el("kbd", { id: `key-${action}` }, this.keyFor(action));
+          const change = el("button", { type: "button", class: "link key-change", id: `change-key-${action}`, "aria-label": `Change the key for ${label}`,
+            onclick: () => this.changeKey(action, change, chip) }, "Change");
+          return [el("dt", {}, chip), el("dd", {}, `${label} `, change)];
+        }).concat([["Ctrl+, / Ctrl+.", "slower / faster (0.5× to 2×)"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"],
           ["Ctrl+Z", "undo"], ["Ctrl+Shift+Z / Ctrl+Y", "redo"], ["Ctrl+H", "find and replace"], ["Alt+= / Alt+-", "zoom the waveform in / out"], ["Alt+[ / Alt+]", "segment or cue starts 0.1 s earlier / later"], ["Alt+Shift+[ / ]", "it ends 0.1 s earlier / later"], ["Ctrl+S", "save"]]
           .concat(this.mode === "transcript" ? [["← / →", "previous / next word (at the word's edge)"], ["↑ / ↓", "previous / next segment"], ["Home / End", "first / last word of the segment"], ["Shift+Tab", "the segment's speaker and join"], ["Tab", "leave the transcript"], ["Ctrl+Enter", "split at the word"], ["Ctrl+Shift+→ / ←", "choose words (or Shift+click)"], ["Ctrl+M", "highlight the chosen words, else the sentence; again to remove"]] : [["Tab", "next cue"]])
-          .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)])));
+          .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)]))));
       if (this.mode === "transcript") {
         parts.push(el("p", { class: "legend hint" }, el("span", { class: "w low" }, "low confidence"), el("span", { class: "w hl" }, "highlight"), el("span", { class: "w sel" }, "chosen"), el("span", { class: "w cur" }, "playing")));
       }
@@ -876,6 +1053,7 @@
         span.classList.add("edited");
         this.labelWord(span, w.text, state);
         this.changed(undefined, [view.seg]);
+        this.typing();
       });
       this.main.addEventListener("keydown", (e) => {
         const span = wordAt(e);
@@ -965,6 +1143,7 @@
           }, oninput: (e) => {
             c.target = e.target.value;
             this.changed(undefined, [c]);
+            this.typing();
           } }, c.target))));
       this.main.replaceChildren(el("div", { class: "table-wrap" }, el("table", { class: "cues" },
         el("caption", { class: "sr-only" }, "Source cues and their translations"),
@@ -994,11 +1173,113 @@
     // ---- playback ----------------------------------------------------------------------
 
     playPause() {
+      clearTimeout(this.resumeTimer);
+      this.typingPaused = false;
       if (this.audio.paused) {
         this.audio.play().catch((e) => this.showError(`Playback failed: ${e.message}`));
       } else {
         this.audio.pause();
+        this.rewindOnPause();
       }
+    }
+
+    /// Rewind on pause (a setting): a pause steps back, so playing again repeats the last words.
+    rewindOnPause() {
+      const back = Number(this.settings.rewind) || 0;
+      if (back > 0) this.seek(this.audio.currentTime - back);
+    }
+
+    /// A key typed into the transcript. Unless "keep playing while I type" is on, playback
+    /// pauses (stepping back as a pause does) and plays on once the typing has stopped.
+    typing() {
+      if (this.settings.playWhileTyping) return;
+      if (!this.audio.paused) {
+        this.audio.pause();
+        this.rewindOnPause();
+        this.typingPaused = true;
+      }
+      if (!this.typingPaused) return;
+      clearTimeout(this.resumeTimer);
+      this.resumeTimer = setTimeout(() => {
+        if (!this.typingPaused || this.destroyed) return;
+        this.typingPaused = false;
+        this.audio.play().catch(() => {});
+      }, (Number(this.settings.resumeAfter) || 1) * 1000);
+    }
+
+    setSetting(name, value) {
+      this.settings[name] = value;
+      try {
+        localStorage.setItem(SETTINGS_KEY, JSON.stringify(this.settings));
+      } catch (_) {
+        // Private browsing may refuse: the setting holds for this page.
+      }
+    }
+
+    /// The key of a changeable shortcut (the user's, else the default).
+    keyFor(action) {
+      const found = KEYABLE.find(([a]) => a === action);
+      return (this.settings.keys || {})[action] || found[2];
+    }
+
+    /// The changeable shortcut a key press stands for, or null.
+    keyAction(e) {
+      const name = keyName(e);
+      if (!name) return null;
+      const found = KEYABLE.find(([a]) => this.keyFor(a) === name);
+      return found ? found[0] : null;
+    }
+
+    runKey(action) {
+      if (action === "playPause") this.playPause();
+      else if (action === "back") this.seek(this.audio.currentTime - 5);
+      else if (action === "forward") this.seek(this.audio.currentTime + 5);
+    }
+
+    /// "Change" beside a shortcut: the next key pressed becomes its key (Tab leaves it as it was).
+    changeKey(action, button, chip) {
+      const label = KEYABLE.find(([a]) => a === action)[1];
+      button.textContent = "Press a key…";
+      this.capturing = true;
+      const done = (message) => {
+        this.capturing = false;
+        button.removeEventListener("keydown", onKey);
+        button.removeEventListener("blur", onBlur);
+        button.textContent = "Change";
+        chip.textContent = this.keyFor(action);
+        this.setStatus(message);
+      };
+      const onBlur = () => done(`The key for ${label} is still ${this.keyFor(action)}.`);
+      const onKey = (e) => {
+        if (e.key === "Tab") return;
+        const name = keyName(e);
+        if (!name) return;
+        e.preventDefault();
+        e.stopPropagation();
+        const taken = KEYABLE.find(([a]) => a !== action && this.keyFor(a) === name);
+        if (taken) return done(`${name} already does ${taken[1]}: the key for ${label} is still ${this.keyFor(action)}.`);
+        this.setSetting("keys", { ...(this.settings.keys || {}), [action]: name });
+        const target = document.getElementById(KEYABLE.find(([a]) => a === action)[3]);
+        if (target) target.setAttribute("aria-keyshortcuts", name.replace("Ctrl", "Control"));
+        done(`${label[0].toUpperCase()}${label.slice(1)}: ${name}.`);
+      };
+      button.addEventListener("keydown", onKey);
+      button.addEventListener("blur", onBlur);
+    }
+
+    /// The settings panel: rewind on pause, and playback while typing.
+    settingsPanel() {
+      const rewind = el("input", { id: "set-rewind", type: "number", min: 0, max: 5, step: 0.5, value: this.settings.rewind, oninput: (e) => {
+        const v = Number(e.target.value);
+        const ok = e.target.value !== "" && v >= 0 && v <= 5;
+        e.target.setAttribute("aria-invalid", ok ? "false" : "true");
+        if (ok) this.setSetting("rewind", v);
+      } });
+      const play = el("input", { id: "set-play-typing", type: "checkbox", checked: this.settings.playWhileTyping, onchange: (e) => this.setSetting("playWhileTyping", e.target.checked) });
+      return el("div", { class: "panel settings", id: "editor-settings" },
+        el("div", {}, el("label", { for: "set-rewind" }, "Rewind on pause", el("span", { class: "hint" }, " (seconds, 0 to 5; 0: off)")), rewind),
+        el("label", { class: "check", for: "set-play-typing" }, play, " Keep playing while I type"),
+        el("p", { class: "hint", id: "set-play-typing-hint" }, "Off: typing pauses playback, which plays on a second after you stop."));
     }
 
     seek(t) {
@@ -1350,11 +1631,11 @@
       const ctrl = e.ctrlKey || e.metaKey;
       // The find box keeps its own undo and Escape.
       if (e.target.closest && e.target.closest("#find-panel") && (e.key === "Escape" || (ctrl && /^[zyZY]$/.test(e.key)))) return;
+      if (this.capturing) return;
       let handled = true;
-      if (e.key === "Escape") this.playPause();
+      const action = this.keyAction(e);
+      if (action) this.runKey(action);
       else if (ctrl && (e.key === "s" || e.key === "S")) this.save();
-      else if (ctrl && (e.key === "b" || e.key === "B")) this.seek(this.audio.currentTime - 5);
-      else if (ctrl && (e.key === "f" || e.key === "F")) this.seek(this.audio.currentTime + 5);
       else if (ctrl && e.code === "Comma") this.stepSpeed(-1);
       else if (ctrl && e.code === "Period") this.stepSpeed(1);
       else if (ctrl && !e.shiftKey && (e.key === "z" || e.key === "Z")) this.undo();
@@ -1375,6 +1656,8 @@
 
     setStatus(text) {
       this.status.textContent = text;
+      // Cut to one line in the fixed bar on wide screens: the whole text on hover.
+      this.status.title = text;
     }
 
     showError(text) {

@@ -4,7 +4,9 @@
 // someone else holds it. It auto-saves the document to the server (a revision, through the same
 // save as the Save button) 20 s after the last change and when the page is hidden, so a closed
 // laptop loses nothing. It asks before releasing with unsaved edits (dialog.js) and warns
-// before submitting a translation with empty cues.
+// before submitting a translation with empty cues. The lease line and its notices live in the
+// editor's fixed bar (where the eyes are); the countdown ticks every second, and a notice takes
+// the focus and is scrolled into view.
 "use strict";
 
 (function () {
@@ -14,13 +16,16 @@
   const AUTOSAVE_DELAY_MS = 20000;
 
   const time = (ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  /// Time left as `h:mm:ss` or `m:ss`, counted down every second.
   const left = (ms) => {
-    const min = Math.max(0, Math.round(ms / 60000));
-    return min >= 60 ? `${Math.floor(min / 60)} h ${min % 60} min` : ms < 60000 ? "less than a minute" : `${min} min`;
+    const s = Math.max(0, Math.floor(ms / 1000));
+    const two = (n) => String(n).padStart(2, "0");
+    return s >= 3600 ? `${Math.floor(s / 3600)}:${two(Math.floor(s / 60) % 60)}:${two(s % 60)}` : `${Math.floor(s / 60)}:${two(s % 60)}`;
   };
 
   class TaskSession {
-    // { api, path, task, leaseLine: element showing the lease, when: ms -> date text, leave(notice) }
+    // { api, path, task, leaseLine: element showing the lease, dueLine: element showing the
+    //   deadline, when: ms -> date text, leave(notice) }
     constructor(opts) {
       this.opts = opts;
       this.task = opts.task;
@@ -38,7 +43,7 @@
       };
       document.addEventListener("visibilitychange", this.onVisibility);
       window.addEventListener("pagehide", this.onPageHide);
-      this.tick = setInterval(() => this.showLease(), 15000);
+      this.tick = setInterval(() => this.showLease(), 1000);
       if (!this.task.claimedByYou) {
         // Opened without holding it (a hold that ran out while the page was closed, a link).
         this.expired = true;
@@ -52,8 +57,13 @@
       return el("button", { id: "reclaim", class: "primary", onclick: () => this.reclaim() }, label);
     }
 
+    /// The editor is built: the lease line and its notices move into its fixed bar.
     attach(editor) {
       this.editor = editor;
+      if (editor.leaseSlot) {
+        editor.leaseSlot.replaceChildren(this.opts.leaseLine);
+        editor.noticeSlot.replaceChildren(this.banner);
+      }
     }
 
     destroy() {
@@ -83,12 +93,15 @@
       const t = this.task;
       const due = `Due ${this.opts.when(t.deadline)}${t.overdue ? " (overdue)" : ""}.`;
       const line = this.opts.leaseLine;
-      if (this.until) {
-        line.textContent = `You hold this task until ${time(this.until)} (${left(this.until - Date.now())} left); every save and auto-save renews it. ${due}`;
-      } else if (this.task.heldByOther) {
-        line.textContent = `Someone else holds this task now: you can read it but not save. ${due}`;
-      } else {
-        line.textContent = this.expired ? `You do not hold this task. ${due}` : due;
+      let text;
+      if (this.until) text = `You hold this task until ${time(this.until)} (${left(this.until - Date.now())} left)`;
+      else if (this.task.heldByOther) text = "Someone else holds this task now: you can read it but not save";
+      else text = this.expired ? "You do not hold this task" : "";
+      if (line.textContent !== text) line.textContent = text;
+      line.dataset.state = this.until ? "held" : "not-held";
+      if (this.opts.dueLine) {
+        const more = `${due}${this.until ? " Every save and auto-save renews your hold." : ""}`;
+        if (this.opts.dueLine.textContent !== more) this.opts.dueLine.textContent = more;
       }
     }
 
@@ -121,10 +134,17 @@
       }
     }
 
+    /// A notice about the lease in the fixed bar; it takes the focus and comes into view.
     showBanner(kind, text, ...actions) {
+      actions = actions.filter(Boolean);
       this.banner.className = kind;
       this.banner.setAttribute("role", kind === "warn" ? "alert" : "status");
-      this.banner.replaceChildren(el("p", { id: "lease-state-text" }, text), actions.length ? el("div", { class: "row" }, actions) : null);
+      // (replaceChildren would print a null as "null": only nodes go in.)
+      this.banner.replaceChildren(...[el("p", { id: "lease-state-text" }, text), actions.length ? el("div", { class: "row" }, actions) : null].filter(Boolean));
+      if (this.editor) {
+        this.banner.focus({ preventScroll: true });
+        this.banner.scrollIntoView({ block: "nearest" });
+      }
     }
 
     async reclaim() {
@@ -143,7 +163,6 @@
         const newer = dirty && task.revision !== base ? ` Someone saved revision ${task.revision} after yours (revision ${base}): saving your edits replaces it.` : "";
         this.showBanner("notice", `You hold this task again, until ${time(task.leaseUntil)}.` + (dirty ? " Your edits are still here: save them (they are auto-saved 20 s after your last change)." : "") + newer);
         if (dirty) this.changed();
-        this.banner.focus();
       } catch (e) {
         const other = e.status === 409;
         if (other) {
@@ -155,7 +174,6 @@
             (this.editor && this.editor.dirty ? "Your unsaved edits are kept in this browser as a local draft; they cannot be saved to this task." : "Your last save is on the server.")
           : `The task could not be claimed again: ${e.message}`,
         other ? null : this.reclaimButton("Try again"));
-        this.banner.focus();
       }
     }
 

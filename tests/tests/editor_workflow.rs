@@ -1,8 +1,9 @@
 //! The task editor's handling of people's work, in a real headless Chromium against a real
 //! server (issue 24): local drafts belong to the signed-in account and the revision they were
 //! made on, and sign-out leaves no transcript text in the browser; Release with unsaved edits
-//! asks (save, discard, cancel) in the page; a lease that runs out shows at once and can be
-//! claimed again keeping the edits; the draft is auto-saved to the server and comes back in a
+//! asks (save, discard, cancel) in the page; a lease that runs out shows at once (in the fixed
+//! bar, with the focus; the countdown ticks every second) and can be claimed again keeping the
+//! edits; the draft is auto-saved to the server and comes back in a
 //! fresh browser; translators see whole sentences with speaker names, the job's glossary (on
 //! narrow screens a panel above the cues that stays in reach), and a warning naming the empty cues
 //! before they submit; Submit asks in the page. Screenshots land in `tests/screenshots/<test>/`.
@@ -234,11 +235,24 @@ fn a_lease_that_runs_out_shows_at_once_and_is_claimed_again_keeping_the_edits() 
     let claimed = Instant::now();
     browser.find(".w");
     browser.wait_for_text("#lease", "You hold this task until", Duration::from_secs(5));
+    // The lease is in the editor's fixed bar and counts down every second.
+    assert_eq!(browser.script("return !!document.querySelector('.editor-top #lease');", vec![]), json!(true));
+    let before = browser.text(&browser.find("#lease"));
+    std::thread::sleep(Duration::from_millis(1300));
+    let after = browser.text(&browser.find("#lease"));
+    assert_ne!(before, after, "the countdown ticks every second");
     edit_word(&browser, "country", "nation");
 
-    // The lease runs out with nobody else waiting: the page says so and offers to claim again.
+    // The lease runs out with nobody else waiting: the page says so and offers to claim again,
+    // in the fixed bar, on screen, with the focus.
     browser.wait_for_text("#lease-state", "ran out", Duration::from_secs(40));
     println!("lease of {LEASE}: shown as run out {:.1} s after the claim", claimed.elapsed().as_secs_f64());
+    let placed = browser.script(
+        "const n = document.querySelector('#lease-state'); const r = n.getBoundingClientRect();
+         return [!!n.closest('.editor-top'), document.activeElement === n, r.top >= 0 && r.bottom <= innerHeight];",
+        vec![],
+    );
+    assert_eq!(placed, json!([true, true, true]), "the notice is in the fixed bar, focused and on screen");
     assert_eq!(browser.attr(&browser.find("#lease-state"), "role").as_deref(), Some("alert"));
     assert!(browser.text(&browser.find("#lease-state")).contains("Nobody else holds it"));
     browser.screenshot("lease-ran-out");
@@ -246,7 +260,9 @@ fn a_lease_that_runs_out_shows_at_once_and_is_claimed_again_keeping_the_edits() 
     browser.screenshot("lease-ran-out-phone");
     browser.set_window_size(1280, 1000);
     browser.click("#reclaim");
-    browser.wait_for_text("#lease-state", "You hold this task again", Duration::from_secs(10));
+    let again = browser.wait_for_text("#lease-state", "You hold this task again", Duration::from_secs(10));
+    assert!(!again.contains("null"), "a notice without buttons prints nothing more: {again}");
+    assert_eq!(browser.attr(&browser.find("#lease-state"), "role").as_deref(), Some("status"));
     assert_eq!(browser.text(&browser.find(&word_selector(&browser, "nation"))), "nation", "the edit is kept");
     browser.screenshot("lease-claimed-again");
     browser.click("#save");

@@ -4,8 +4,8 @@
 //! after paging), phones 390 px wide (nothing cut off, labelled term boxes, Play within reach),
 //! and the smaller ones (Cancel editing, the balance after an upload, sorted targets, the
 //! language list from the server, deleting a job or a glossary (asked in the page), a deleted
-//! job's page, the favicon, no API key in the console or a URL). Screenshots land in
-//! `tests/screenshots/<test>/`.
+//! job's page, the favicon, no API key in the console or a URL), and the job list refreshing
+//! itself while a job is open. Screenshots land in `tests/screenshots/<test>/`.
 
 use std::time::Duration;
 
@@ -470,4 +470,37 @@ fn the_smaller_defects_cancel_balance_targets_languages_deleted_job_favicon_and_
         assert!(!url.contains(&ann) && !url.contains("apiKey"), "the key in a URL: {url}");
     }
     println!("console after the failed requests: {log:#?}");
+}
+
+#[test]
+fn the_job_list_refreshes_itself_while_a_job_is_open_and_keeps_the_focus() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(1_000_000));
+    let tina = server.create_staff_key("tina", "transcriber", &[]);
+    // A manual job stays OPEN until its transcriber hands it in.
+    let job = server.upload_ok(&ann, &paths::corpus_file(clips::SHORT), &[("jobType", "perfect")]);
+    let job_id = job["jobId"].as_str().unwrap().to_owned();
+    let mut browser = Browser::start("jobs-refresh");
+    sign_in(&mut browser, &server, &ann, "Your jobs");
+    browser.wait_for_text("#jobs", "OPEN", Duration::from_secs(10));
+    // The job's page says how long ago the open job was submitted.
+    browser.goto(&server.url(&format!("/#/job/{job_id}")));
+    browser.wait_for_text("#job-open-for", "submitted 0 min", Duration::from_secs(10));
+    browser.goto(&server.url("/#/jobs"));
+    browser.wait_for_text("#jobs", "OPEN", Duration::from_secs(10));
+    let link = format!("#jobs a[href='#/job/{job_id}']");
+    browser.script(&format!("document.querySelector(\"{link}\").focus()"), vec![]);
+    let task = scribe_tests::web_app::wait_for_task(&server, &tina, &job_id);
+    let task_id = task["taskId"].as_str().unwrap();
+    server.post(&format!("/work/tasks/{task_id}/claim"), &tina, &[]).ok();
+    server.post(&format!("/work/tasks/{task_id}/submit"), &tina, &[]).ok();
+    server.wait_for_status(&ann, &job_id, &["DONE"], ASR_TIMEOUT);
+    // No reload: the list shows DONE within its refresh, the focus still on the job's link.
+    browser.wait_for_text("#jobs", "DONE", Duration::from_secs(15));
+    assert_eq!(
+        js(&browser, "document.activeElement.getAttribute('href')"),
+        json!(format!("#/job/{job_id}")),
+        "the focus stays on the job's link"
+    );
+    browser.screenshot("jobs-refreshed");
 }

@@ -60,6 +60,7 @@ pub(super) fn gelu_on<const D: usize>(host: bool, t: Tensor<D>) -> Tensor<D> {
 }
 
 /// A linear layer `x·Wᵀ + b`.
+#[allow(clippy::large_enum_variant)] // a few per layer: burn's tensor handles are large, boxing buys nothing
 pub(super) enum Linear {
     /// Many rows at once (the encoder's 1500 a window): the GEMM kernels, f32 or int8.
     Dense(Dense),
@@ -169,6 +170,7 @@ pub(super) fn window_attention(host: bool, qkv: Tensor<3>, h: usize) -> Tensor<3
 }
 
 /// Cross-attention keys and values of one encoded window, for one decoder layer.
+#[allow(clippy::large_enum_variant)] // a few per layer: burn's tensor handles are large, boxing buys nothing
 pub(super) enum CrossKv {
     Host(AttentionKv),
     /// Keys and values, `[h, n, dh]` each.
@@ -282,6 +284,7 @@ fn indices(rows: &[usize], device: &Device) -> Tensor<1, Int> {
 
 /// Self-attention keys and values of one decoder layer for the tokens decoded so far.
 #[derive(Clone, Default)]
+#[allow(clippy::large_enum_variant)] // a few per layer: burn's tensor handles are large, boxing buys nothing
 pub(super) enum SelfKv {
     #[default]
     Empty,
@@ -380,6 +383,7 @@ pub(super) fn self_attention(host: bool, qkv: Tensor<3>, h: usize, kv: &mut Self
 }
 
 /// The token embedding (also the tied logits projection) and the decoder's positions.
+#[allow(clippy::large_enum_variant)] // a few per layer: burn's tensor handles are large, boxing buys nothing
 pub(super) enum TokenEmbedding {
     /// `e` in the compute type's kernel form; positions `[n_text_ctx, d]` row-major.
     Host { e: Matrix, pos: Vec<f32> },

@@ -67,8 +67,8 @@ pub struct ServeArgs {
     #[arg(long, env = "SCRIBE_COMPUTE_TYPE")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compute_type: Option<ComputeType>,
-    /// The processor speech recognition runs on: cpu (the default), vulkan or vulkan:N, cuda or
-    /// cuda:N (GPU builds only: `--features vulkan` / `cuda`), flex (burn's CPU backend, for
+    /// The processor speech recognition runs on: cpu (the default), vulkan or vulkan:N, wgpu, cuda
+    /// or cuda:N (GPU builds only: `--features wgpu` / `cuda`), flex (burn's CPU backend, for
     /// checking the GPU path). A GPU runs in float32, the default compute type there.
     #[arg(long, env = "SCRIBE_DEVICE")]
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -2,7 +2,7 @@
 //!
 //! Weights come from a parsed CTranslate2 file ([`crate::ct2`]). The network's structure lives
 //! here; the operations whose implementation depends on where it runs (linear layers,
-//! attention, GELU, the token embedding and logits) are in [`ops`], chosen once at load time by
+//! attention, GELU, the token embedding and logits) are in `model/ops.rs`, chosen once at load time by
 //! the [`Placement`]:
 //!
 //! - On this CPU ([`Placement::Cpu`]) the encoder's linear layers (and the decoder's

@@ -51,8 +51,8 @@ pub struct BenchAsrArgs {
     /// float32 on any other device].
     #[arg(long, value_delimiter = ',')]
     pub our_compute_types: Vec<String>,
-    /// The processor our engine runs on: cpu, vulkan[:N], cuda[:N] (a build with `--features
-    /// vulkan` / `cuda`), flex. faster-whisper, the anchor, runs on the CPU.
+    /// The processor our engine runs on: cpu, vulkan or vulkan:N, wgpu, cuda or cuda:N (a build
+    /// with `--features wgpu` or `cuda`), flex. faster-whisper, the anchor, runs on the CPU.
     #[arg(long, default_value_t = scribe_whisper::DeviceChoice::default())]
     pub device: scribe_whisper::DeviceChoice,
     /// Beam size on both sides.

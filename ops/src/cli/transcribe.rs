@@ -28,7 +28,8 @@ pub struct TranscribeArgs {
     /// [default: int8 on the CPU, float32 on any other device].
     #[arg(long, env = "SCRIBE_COMPUTE_TYPE")]
     pub compute_type: Option<scribe_whisper::ComputeType>,
-    /// The processor the model runs on: cpu, vulkan[:N], cuda[:N] (GPU builds only), flex.
+    /// The processor the model runs on: cpu, vulkan or vulkan:N, wgpu, cuda or cuda:N (GPU builds
+    /// only), flex.
     #[arg(long, env = "SCRIBE_DEVICE", default_value_t = scribe_whisper::DeviceChoice::default())]
     pub device: scribe_whisper::DeviceChoice,
     /// Spoken language: en-us, nl-be, fr, de, es, cmn, ... or `auto` to detect it, as the service

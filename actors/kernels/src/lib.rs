@@ -1137,16 +1137,7 @@ pub fn window_attention(qkv: &[f32], t: usize, h: usize, dh: usize) -> Vec<f32> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn reference(w: &[f32], b: &[f32], x: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-        let mut y = vec![0.0; m * n];
-        for i in 0..m {
-            for r in 0..n {
-                y[i * n + r] = b[r] + (0..k).map(|c| w[r * k + c] * x[i * k + c]).sum::<f32>();
-            }
-        }
-        y
-    }
+    use crate::properties::{attention_definition, plain_matmul};
 
     #[test]
     fn matrix_matches_a_plain_matmul_for_every_row_count() {
@@ -1157,7 +1148,7 @@ mod tests {
         let w16: Vec<f16> = w.iter().map(|&v| f16::from_f32(v)).collect();
         for m in [1, 2, 5, 6, 7, 13] {
             let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
-            let want = reference(&w, &b, &x, m, n, k);
+            let want = plain_matmul(&w, Some(&b), &x, m, n, k);
             let mut plain = vec![0.0; n * m];
             dot_rows_scalar(&w16, &x, m, k, &mut plain, (1, n));
             plain.iter_mut().enumerate().for_each(|(i, v)| *v += b[i % n]);
@@ -1213,7 +1204,7 @@ mod tests {
             let Weights::I8 { q, row_scale } = &matrix.w else { panic!("not int8") };
             for m in [1, 2, 5, 6, 7, 13] {
                 let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
-                let want = reference(&dequantized, &b, &x, m, n, k);
+                let want = plain_matmul(&dequantized, Some(&b), &x, m, n, k);
                 let mut plain = vec![0.0; n * m];
                 dot_rows_scalar(q, &x, m, k, &mut plain, (1, n));
                 plain.iter_mut().enumerate().for_each(|(i, v)| *v = *v * row_scale[i % n] + b[i % n]);
@@ -1263,30 +1254,6 @@ mod tests {
         }
     }
 
-    /// Attention by its definition: query `i` (`q[i·ldq..]`) against `t` positions of
-    /// `kv[j·stride..]` (keys, then values at `d`), head `head`: `dh` outputs.
-    #[allow(clippy::too_many_arguments)]
-    fn attention_reference(
-        q: &[f32],
-        ldq: usize,
-        kv: &[f32],
-        stride: usize,
-        t: usize,
-        d: usize,
-        dh: usize,
-        i: usize,
-        head: usize,
-    ) -> Vec<f32> {
-        let mut s: Vec<f32> = (0..t)
-            .map(|j| {
-                (0..dh).map(|c| q[i * ldq + head * dh + c] * kv[j * stride + head * dh + c]).sum::<f32>()
-                    / (dh as f32).sqrt()
-            })
-            .collect();
-        softmax_scalar(&mut s);
-        (0..dh).map(|c| (0..t).map(|j| s[j] * kv[j * stride + d + head * dh + c]).sum()).collect()
-    }
-
     #[test]
     fn window_attention_matches_the_definition() {
         // t not a multiple of 16 (padded keys) and above GEMM_DEPTH (several depth passes).
@@ -1296,7 +1263,7 @@ mod tests {
             let got = window_attention(&qkv, t, h, dh);
             for head in 0..h {
                 for i in 0..t {
-                    let want = attention_reference(&qkv, 3 * d, &qkv[d..], 3 * d, t, d, dh, i, head);
+                    let want = attention_definition(&qkv, 3 * d, &qkv[d..], 3 * d, t, d, dh, i, head);
                     for (c, w) in want.iter().enumerate() {
                         let g = got[i * d + head * dh + c];
                         assert!((g - w).abs() < 1e-5, "t {t} head {head} row {i} col {c}: {g} vs {w}");
@@ -1330,7 +1297,7 @@ mod tests {
                     for head in 0..h {
                         let scores = att.scores(&q, n, head);
                         for i in 0..n {
-                            let want = attention_reference(&q, d, &kv, 2 * d, t, d, dh, i, head);
+                            let want = attention_definition(&q, d, &kv, 2 * d, t, d, dh, i, head);
                             for (c, w) in want.iter().enumerate() {
                                 let g = got[i * d + head * dh + c];
                                 assert!(
@@ -1428,7 +1395,7 @@ mod tests {
             let scale = 1.0 / (dh as f32).sqrt();
             let mut scores = Vec::new();
             for head in 0..h {
-                let want = attention_reference(&q, d, &kv, 2 * d, n, d, dh, 0, head);
+                let want = attention_definition(&q, d, &kv, 2 * d, n, d, dh, 0, head);
                 let (keys, values) = (&kv[head * dh..], &kv[d + head * dh..]);
                 let qh = &q[head * dh..(head + 1) * dh];
                 let (mut fast, mut plain) = (vec![0.0; dh], vec![0.0; dh]);
@@ -1531,7 +1498,7 @@ mod tests {
             let w: Vec<f32> = (0..n * k).map(|i| ((i * 7919) % 101) as f32 / 50.0 - 1.0).collect();
             let b: Vec<f32> = (0..n).map(|i| i as f32 * 0.01).collect();
             let x: Vec<f32> = (0..m * k).map(|i| ((i * 31) % 17) as f32 / 8.0 - 1.0).collect();
-            let want = reference(&w, &b, &x, m, n, k);
+            let want = plain_matmul(&w, Some(&b), &x, m, n, k);
             let dense = Dense::new(w, n, k, Some(b));
             for (g, e) in dense.forward(&x, m, false).iter().zip(&want) {
                 assert!((g - e).abs() < 1e-3 * e.abs().max(1.0), "({m},{n},{k}): {g} vs {e}");

@@ -52,7 +52,7 @@ impl Values {
 }
 
 /// `y = x·Wᵀ + b`, `W` `[n, k]`, by its definition.
-fn plain_matmul(w: &[f32], b: Option<&[f32]>, x: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+pub(crate) fn plain_matmul(w: &[f32], b: Option<&[f32]>, x: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
     let mut y = vec![0.0; m * n];
     for i in 0..m {
         for r in 0..n {
@@ -62,10 +62,11 @@ fn plain_matmul(w: &[f32], b: Option<&[f32]>, x: &[f32], m: usize, n: usize, k: 
     y
 }
 
-/// Attention by its definition (the fixed tests' `attention_reference`): query `i`
+/// Attention by its definition (also the fixed tests' reference): query `i`
 /// (`q[i·ldq..]`) against `t` positions of `kv[j·stride..]` (keys, then values at `d`), head
 /// `head`: `dh` outputs.
-fn attention_definition(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attention_definition(
     q: &[f32],
     ldq: usize,
     kv: &[f32],

@@ -268,9 +268,12 @@ impl WorkerContext {
         };
         let document = to_document(&job_id, submission.source.filename(), &transcript);
         // Speakers, by voice (numberOfSpeakers 1 skips this) or by channel; see `diarization`.
-        let models_dir = self.models.default_model().models_dir();
+        let speaker_models = crate::diarization::SpeakerModels {
+            dir: self.models.default_model().models_dir(),
+            device: self.models.device(),
+        };
         let document = match crate::diarization::label_speakers(
-            models_dir,
+            speaker_models,
             media_path.clone(),
             submission.diarization(self.speaker_channels),
             document,

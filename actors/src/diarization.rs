@@ -24,17 +24,34 @@ use scribe_domain::speakers::{
     Diarization, ENVELOPE_FRAME_S, SpeakerCount, assign_channel_speakers, assign_speakers, loudest_channel,
 };
 use scribe_domain::transcript as doc;
+use scribe_whisper::DeviceChoice;
 
-/// The loaded diarization models, per models folder.
-fn diarizer(models_dir: &Path) -> Result<Arc<Diarizer>, String> {
-    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Arc<Diarizer>>>> = OnceLock::new();
+/// Where the diarization models are, and the processor they run on (the speech engine's).
+#[derive(Clone, Debug)]
+pub struct SpeakerModels {
+    pub dir: PathBuf,
+    pub device: DeviceChoice,
+}
+
+impl SpeakerModels {
+    /// The models in `dir`, on this CPU.
+    pub fn on_cpu(dir: impl Into<PathBuf>) -> SpeakerModels {
+        SpeakerModels { dir: dir.into(), device: DeviceChoice::Cpu }
+    }
+}
+
+/// The loaded diarization models, per models folder and device.
+fn diarizer(models: &SpeakerModels) -> Result<Arc<Diarizer>, String> {
+    static LOADED: OnceLock<Mutex<HashMap<(PathBuf, String), Arc<Diarizer>>>> = OnceLock::new();
     let mut loaded = LOADED.get_or_init(Default::default).lock().expect("the diarizer lock");
-    if let Some(d) = loaded.get(models_dir) {
+    let key = (models.dir.clone(), models.device.to_string());
+    if let Some(d) = loaded.get(&key) {
         return Ok(d.clone());
     }
-    tracing::info!(models = %models_dir.display(), "loading the speaker diarization models");
-    let d = Arc::new(Diarizer::load(models_dir).map_err(|e| e.to_string())?);
-    loaded.insert(models_dir.to_path_buf(), d.clone());
+    tracing::info!(models = %models.dir.display(), device = %models.device, "loading the speaker diarization models");
+    let device = models.device.placement()?.device();
+    let d = Arc::new(Diarizer::load_on(&models.dir, &device).map_err(|e| e.to_string())?);
+    loaded.insert(key, d.clone());
     Ok(d)
 }
 
@@ -47,7 +64,7 @@ enum Stop {
 /// `document` with its words given to the speakers of the media at `media_path`, found as `how`
 /// says. Returns `Ok(None)` when the job was cancelled meanwhile.
 pub async fn label_speakers(
-    models_dir: PathBuf,
+    models: SpeakerModels,
     media_path: PathBuf,
     how: Diarization,
     document: doc::Transcript,
@@ -68,7 +85,7 @@ pub async fn label_speakers(
     let span = tracing::Span::current();
     let result = tokio::task::spawn_blocking(move || {
         let _in_job = span.enter();
-        let diarizer = diarizer(&models_dir)?;
+        let diarizer = diarizer(&models)?;
         let mut audio = scribe_whisper::audio::open(&media_path)
             .map_err(|e| format!("Speaker diarization could not read the media: {e}"))?;
         let t0 = Instant::now();
@@ -225,7 +242,7 @@ mod tests {
     #[tokio::test]
     async fn one_speaker_skips_diarization() {
         let out = label_speakers(
-            "/nonexistent".into(),
+            SpeakerModels::on_cpu("/nonexistent"),
             "/nonexistent.wav".into(),
             Diarization::ByVoice(SpeakerCount::One),
             document(),
@@ -240,7 +257,7 @@ mod tests {
     async fn missing_models_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let err = label_speakers(
-            dir.path().into(),
+            SpeakerModels::on_cpu(dir.path()),
             "/nonexistent.wav".into(),
             Diarization::ByVoice(SpeakerCount::AtMost(2)),
             document(),
@@ -316,10 +333,16 @@ mod channel_tests {
         // Given a call where the right channel speaks first, then the left,
         let doc = document(vec![word(0.1, 0.5, "Hello?"), word(0.6, 0.9, "Yes."), word(1.2, 1.6, "Hi,")]);
         // when it is diarized by channel (no models needed),
-        let out = label_speakers("/nonexistent".into(), call(dir.path()), Diarization::ByChannel, doc, Arc::default())
-            .await
-            .unwrap()
-            .unwrap();
+        let out = label_speakers(
+            SpeakerModels::on_cpu("/nonexistent"),
+            call(dir.path()),
+            Diarization::ByChannel,
+            doc,
+            Arc::default(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
         // then the right channel's words are Speaker 2 and the left's Speaker 1.
         let segs: Vec<(&str, usize)> = out.segments.iter().map(|s| (s.speaker.as_str(), s.words.len())).collect();
         assert_eq!(segs, [("spk2", 2), ("spk1", 1)]);
@@ -333,17 +356,23 @@ mod channel_tests {
         let mono = dir.path().join("mono.wav");
         write_wav(&mono, 1, (0..16_000).map(|k| ((k % 100) * 100) as i16));
         let doc = document(vec![word(0.1, 0.3, "One"), word(0.5, 0.7, "voice.")]);
-        let out = label_speakers("/x".into(), mono, Diarization::ByChannel, doc.clone(), Arc::default()).await;
+        let out =
+            label_speakers(SpeakerModels::on_cpu("/x"), mono, Diarization::ByChannel, doc.clone(), Arc::default())
+                .await;
         let out = out.unwrap().unwrap();
         assert_eq!((out.speakers.len(), out.segments.len(), out.segments[0].speaker.as_str()), (1, 1, "spk1"));
         // A job deleted before (or while) its channels are read stops there.
         let cancel = Arc::new(AtomicBool::new(true));
-        let out = label_speakers("/x".into(), call(dir.path()), Diarization::ByChannel, doc.clone(), cancel).await;
+        let out =
+            label_speakers(SpeakerModels::on_cpu("/x"), call(dir.path()), Diarization::ByChannel, doc.clone(), cancel)
+                .await;
         assert_eq!(out, Ok(None));
         // A file that is not media fails the job, saying so.
         let text = dir.path().join("notes.wav");
         std::fs::write(&text, "not audio ".repeat(100)).unwrap();
-        let err = label_speakers("/x".into(), text, Diarization::ByChannel, doc, Arc::default()).await.unwrap_err();
+        let err = label_speakers(SpeakerModels::on_cpu("/x"), text, Diarization::ByChannel, doc, Arc::default())
+            .await
+            .unwrap_err();
         assert!(err.starts_with("Speaker diarization by channel could not read the media"), "{err}");
     }
 }

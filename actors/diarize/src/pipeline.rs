@@ -158,10 +158,15 @@ struct Local {
 }
 
 impl Diarizer {
-    /// Loads both models from the models folder.
+    /// Loads both models from the models folder onto burn's flex device (this CPU).
     pub fn load(models_dir: &Path) -> Result<Diarizer, WeightsError> {
-        let segmentation = Segmentation::load(&models_dir.join(SEGMENTATION_FILE))?;
-        let embedding = CamPlus::load(&models_dir.join(EMBEDDING_FILE))?;
+        Diarizer::load_on(models_dir, &burn::tensor::Device::flex())
+    }
+
+    /// Loads both models onto `device` (the speech engine's, a GPU's where it runs on one).
+    pub fn load_on(models_dir: &Path, device: &burn::tensor::Device) -> Result<Diarizer, WeightsError> {
+        let segmentation = Segmentation::load_on(&models_dir.join(SEGMENTATION_FILE), device)?;
+        let embedding = CamPlus::load_on(&models_dir.join(EMBEDDING_FILE), device)?;
         Ok(Diarizer { segmentation, embedding })
     }
 

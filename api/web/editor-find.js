@@ -144,7 +144,11 @@
         nodes = [f.node()];
         start = f.start;
       } else {
-        nodes = m.parts.flatMap(({ s, w, k }) => (this.editor.views[s] ? this.editor.views[s].spans.slice(w, w + k) : []));
+        // A match out of the window is rendered first (editor.viewOf scrolls to it).
+        nodes = m.parts.flatMap(({ s, w, k }) => {
+          const view = this.editor.viewOf(s);
+          return view ? view.spans.slice(w, w + k) : [];
+        });
         const first = m.parts[0];
         start = this.editor.doc.segments[first.s].words[first.w].start;
       }

@@ -158,6 +158,16 @@
       if (start !== undefined) this.editor.seek(start);
     }
 
+    /// Marks the shown match's words again where they are rendered: a segment that left the
+    /// window and came back is drawn anew (editor.renderWindow calls this).
+    remark() {
+      if (this.editor.mode !== "transcript" || !this.list || this.current < 0 || !this.list[this.current]) return;
+      for (const { s, w, k } of this.list[this.current].parts) {
+        const view = this.editor.views[s];
+        if (view) for (const span of view.spans.slice(w, w + k)) span.classList.add("found");
+      }
+    }
+
     step(dir) {
       if (!this.list) this.refresh();
       const n = this.list.length;

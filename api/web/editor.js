@@ -980,6 +980,7 @@
       }
       if (refocus && focused && !focused.isConnected && this.activeSpan) this.activeSpan.focus();
       this.markCurrent();
+      if (this.finder && !this.finder.panel.hidden) this.finder.remark();
     }
 
     /// A function telling whether a word lies in a highlight (its middle inside one), in

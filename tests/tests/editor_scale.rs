@@ -749,6 +749,13 @@ fn only_the_segments_near_the_view_are_rendered_and_edits_far_away_are_saved() {
     // Scrolling through the whole 18,000 words, a step each frame.
     browser.script(SCROLL_THROUGH, vec![json!(120)]);
     let scroll = result(&browser, "scroll", Duration::from_secs(300)).unwrap_or(Value::Null);
+    // Again with a transcription of the hour running beside the browser.
+    let busy = server.upload_ok(&ann, &media, &[("numberOfSpeakers", "1"), ("language", "en")]);
+    let busy_id = busy["jobId"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(500));
+    browser.script(SCROLL_THROUGH, vec![json!(120)]);
+    let busy_scroll = result(&browser, "scroll", Duration::from_secs(300)).unwrap_or(Value::Null);
+    let busy_status = server.status(&ann, &busy_id)["status"].clone();
     let heap = js(&browser, "performance.memory ? performance.memory.usedJSHeapSize : null");
 
     // Typing in a segment reached by scrolling far down.
@@ -815,6 +822,14 @@ fn only_the_segments_near_the_view_are_rendered_and_edits_far_away_are_saved() {
     );
     assert_eq!(found, json!(["faraway", far.to_string(), "2", true]), "the match is rendered, marked and on screen");
     browser.screenshot("window-find-far");
+    // Scrolled away and back, the match is still marked (its segment is drawn anew).
+    browser.script("window.scrollTo(0, 0);", vec![]);
+    std::thread::sleep(Duration::from_millis(400));
+    show_segment(&browser, far, segments);
+    assert_eq!(
+        js(&browser, "[...document.querySelectorAll('#transcript .w.found')].map((f) => f.textContent)"),
+        json!(["faraway"])
+    );
 
     // Saved: the far edit is in the document the server keeps, the undone one is not.
     browser.press(&format!("{CTRL}s"));
@@ -852,6 +867,12 @@ fn only_the_segments_near_the_view_are_rendered_and_edits_far_away_are_saved() {
         scroll["p95"].as_f64().unwrap_or(f64::NAN),
         scroll["worst"].as_f64().unwrap_or(f64::NAN),
         scroll["frames"],
+    );
+    println!(
+        "The same with a transcription beside the browser (its status after: {busy_status}): p95 frame {:.1} ms, worst {:.1} ms, {} frames",
+        busy_scroll["p95"].as_f64().unwrap_or(f64::NAN),
+        busy_scroll["worst"].as_f64().unwrap_or(f64::NAN),
+        busy_scroll["frames"],
     );
     println!("Typing far down: worst key {:.0} ms ({keys:.0?} ms)", keys.iter().copied().fold(0.0, f64::max));
     println!("JS heap after scrolling: {:.1} MB", heap.as_f64().unwrap_or(f64::NAN) / 1e6);

@@ -85,18 +85,59 @@
   /// The editor's settings, kept in this browser (no transcript text in them).
   const SETTINGS_KEY = "scribe.editor.settings";
   const DEFAULT_SETTINGS = { rewind: 1, playWhileTyping: true, resumeAfter: 1, keys: {} };
-  /// The shortcuts a user can change (Keyboard panel): action, what it does, default key, button.
+  /// The shortcuts a user can change (Keyboard panel): action, what it does, default key, the
+  /// button whose `aria-keyshortcuts` names it, and the mode it works in (both if absent). Undo,
+  /// redo, timing nudges, choosing words and moving in the text keep their keys (RESERVED).
   const KEYABLE = [
     ["playPause", "play / pause", "Escape", "play"],
     ["back", "back 5 seconds", "Ctrl+B", "back5"],
     ["forward", "forward 5 seconds", "Ctrl+F", "fwd5"],
+    ["slower", "slower (down to 0.5×)", "Ctrl+,", null],
+    ["faster", "faster (up to 2×)", "Ctrl+.", null],
+    ["prevSegment", "previous segment", "Ctrl+ArrowUp", "prev-seg"],
+    ["nextSegment", "next segment", "Ctrl+ArrowDown", "next-seg"],
+    ["split", "split at the word", "Ctrl+Enter", "split", "transcript"],
+    ["highlight", "highlight the chosen words, else the sentence; again to remove", "Ctrl+M", "highlight", "transcript"],
+    ["find", "find and replace", "Ctrl+H", "find-replace"],
+    ["zoomIn", "zoom the waveform in", "Alt+=", "zoom-in"],
+    ["zoomOut", "zoom the waveform out", "Alt+-", "zoom-out"],
+    ["nextProblem", "next subtitle problem", "Alt+N", "next-problem"],
+    ["save", "save", "Ctrl+S", "save"],
   ];
+  /// Keys that keep their meaning: a changeable shortcut may not take them.
+  const RESERVED = {
+    "Ctrl+Z": "undo", "Ctrl+Y": "redo", "Ctrl+Shift+Z": "redo",
+    "Ctrl+C": "copy", "Ctrl+X": "cut", "Ctrl+V": "paste", "Ctrl+A": "select all",
+    "Ctrl+Shift+ArrowLeft": "choosing words", "Ctrl+Shift+ArrowRight": "choosing words",
+    "Alt+[": "moving a start", "Alt+]": "moving a start", "Alt+Shift+[": "moving an end", "Alt+Shift+]": "moving an end",
+  };
+  /// Keys that type or move in the text when pressed without Ctrl or Alt.
+  const TEXT_KEYS = new Set(["Tab", "Enter", "Backspace", "Delete", "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End", "PageUp", "PageDown", "Space"]);
+  /// With Alt, keys named by their place on the keyboard (macOS's Option turns `=` into `≠`).
+  const CODE_KEYS = { Equal: "=", Minus: "-", BracketLeft: "[", BracketRight: "]", Comma: ",", Period: ".", Slash: "/", Semicolon: ";", Quote: "'", Backquote: "`", Backslash: "\\" };
 
   /// A key press as the Keyboard panel writes it: `Ctrl+Alt+Shift+K`, `F2`, `Escape`.
   function keyName(e) {
     if (["Control", "Alt", "Shift", "Meta"].includes(e.key)) return null;
-    const key = e.key.length === 1 ? e.key.toUpperCase() : e.key;
-    return `${e.ctrlKey || e.metaKey ? "Ctrl+" : ""}${e.altKey ? "Alt+" : ""}${e.shiftKey && e.key.length > 1 ? "Shift+" : ""}${key === " " ? "Space" : key}`;
+    let key = e.key.length === 1 ? e.key.toUpperCase() : e.key;
+    let byPlace = false;
+    if (e.altKey && e.code) {
+      const m = /^(?:Key([A-Z])|Digit(\d))$/.exec(e.code);
+      if (m) key = m[1] || m[2];
+      else if (CODE_KEYS[e.code]) key = CODE_KEYS[e.code];
+      byPlace = Boolean(m || CODE_KEYS[e.code]);
+    }
+    // Shift shows where it does not change the character: letters, named keys, keys by place.
+    const shift = e.shiftKey && (key.length > 1 || /[A-Z]/.test(key) || byPlace);
+    return `${e.ctrlKey || e.metaKey ? "Ctrl+" : ""}${e.altKey ? "Alt+" : ""}${shift ? "Shift+" : ""}${key === " " ? "Space" : key}`;
+  }
+
+  /// Why `name` cannot be a changeable shortcut, or null if it can.
+  function reservedFor(name) {
+    if (RESERVED[name]) return `${name} is kept for ${RESERVED[name]}`;
+    const plain = name.replace(/^Shift\+/, "");
+    if (!/^(Ctrl|Alt)\+/.test(name) && (plain.length === 1 || TEXT_KEYS.has(plain))) return `${name} types or moves in the text`;
+    return null;
   }
 
   function loadSettings() {
@@ -367,15 +408,34 @@
     }
 
     /// The overview strip under the waveform: the whole media, with the part the waveform
-    /// shows (a box) and the part of the transcript on screen (a band); a click plays from there.
+    /// shows (a box), the part of the transcript on screen (a band) and the playback position (a
+    /// line). It is a slider over the media's position: a click, or the arrow keys (5 s),
+    /// Page Up/Down (a tenth of the media), Home and End, play from there.
     overview() {
       this.ovView = el("span", { class: "ov-view" });
       this.ovText = el("span", { class: "ov-text" });
-      this.ovBox = el("div", { class: "overview", id: "overview", role: "img", "aria-label": "Overview of the media", onclick: (e) => {
-        const d = this.mediaDuration();
-        const r = this.ovBox.getBoundingClientRect();
-        if (d > 0 && r.width > 0) this.seek(((e.clientX - r.left) / r.width) * d);
-      } }, this.ovText, this.ovView);
+      this.ovPlay = el("span", { class: "ov-play" });
+      this.ovDesc = el("span", { id: "overview-desc", hidden: true });
+      const steps = { ArrowLeft: -5, ArrowDown: -5, ArrowRight: 5, ArrowUp: 5 };
+      this.ovBox = el("div", { class: "overview", id: "overview", role: "slider", tabindex: 0, "aria-label": "Position in the media",
+        "aria-describedby": "overview-desc", "aria-valuemin": 0, "aria-valuemax": 0, "aria-valuenow": 0, "aria-valuetext": clock(0),
+        onclick: (e) => {
+          const d = this.mediaDuration();
+          const r = this.ovBox.getBoundingClientRect();
+          if (d > 0 && r.width > 0) this.seek(((e.clientX - r.left) / r.width) * d);
+        },
+        onkeydown: (e) => {
+          if (e.ctrlKey || e.metaKey || e.altKey) return;
+          const d = this.mediaDuration();
+          const t = this.audio.currentTime;
+          const tenth = Math.max(5, d / 10);
+          const to = e.key in steps ? t + steps[e.key] : e.key === "PageUp" ? t + tenth : e.key === "PageDown" ? t - tenth
+            : e.key === "Home" ? 0 : e.key === "End" ? d : null;
+          if (to === null || !(d > 0)) return;
+          e.preventDefault();
+          e.stopPropagation();
+          this.seek(Math.max(0, Math.min(d, to)));
+        } }, this.ovText, this.ovView, this.ovPlay);
       const later = () => {
         if (this.ovFrame) return;
         this.ovFrame = requestAnimationFrame(() => {
@@ -392,7 +452,20 @@
       this.onScroll = later;
       window.addEventListener("scroll", later, { passive: true });
       window.addEventListener("resize", later, { passive: true });
-      return this.ovBox;
+      return [this.ovBox, this.ovDesc];
+    }
+
+    /// The playback position on the overview strip, and the slider's value.
+    drawPlayhead() {
+      const d = this.mediaDuration();
+      if (!(d > 0) || !this.ovBox) return;
+      const t = Math.min(this.audio.currentTime, d);
+      this.ovPlay.style.left = `${((t / d) * 100).toFixed(3)}%`;
+      const now = String(Math.round(t));
+      if (this.ovBox.getAttribute("aria-valuenow") === now && this.ovBox.getAttribute("aria-valuemax") === String(Math.round(d))) return;
+      this.ovBox.setAttribute("aria-valuemax", String(Math.round(d)));
+      this.ovBox.setAttribute("aria-valuenow", now);
+      this.ovBox.setAttribute("aria-valuetext", `${clock(t)} of ${clock(d)}`);
     }
 
     mediaDuration() {
@@ -436,8 +509,9 @@
       const text = this.textOnScreen();
       this.ovText.hidden = !text;
       if (text) place(this.ovText, text[0], text[1]);
-      const label = `Overview of the media: the waveform shows ${clock(view[0])} to ${clock(view[1])}` + (text ? `, the text on screen ${clock(text[0])} to ${clock(text[1])}` : "");
-      if (this.ovBox.getAttribute("aria-label") !== label) this.ovBox.setAttribute("aria-label", label);
+      const label = `The waveform shows ${clock(view[0])} to ${clock(view[1])}` + (text ? `, the text on screen ${clock(text[0])} to ${clock(text[1])}.` : ".");
+      if (this.ovDesc.textContent !== label) this.ovDesc.textContent = label;
+      this.drawPlayhead();
       this.ovBox.dataset.view = `${view[0].toFixed(1)}-${view[1].toFixed(1)}`;
       this.ovBox.dataset.text = text ? `${text[0].toFixed(1)}-${text[1].toFixed(1)}` : "";
     }
@@ -585,27 +659,27 @@
         tool("back5", "«5", "Back 5 s", aria("back"), () => this.seek(this.audio.currentTime - 5)),
         tool("fwd5", "5»", "Forward 5 s", aria("forward"), () => this.seek(this.audio.currentTime + 5)),
         el("label", { class: "inline", for: "speed" }, el("span", { class: "sr-only" }, "Speed"),
-          (this.speed = el("select", { id: "speed", title: "Speed", "aria-keyshortcuts": "Control+, Control+.", onchange: (e) => this.setSpeed(Number(e.target.value)) },
+          (this.speed = el("select", { id: "speed", title: "Speed", "aria-keyshortcuts": `${aria("slower")} ${aria("faster")}`, onchange: (e) => this.setSpeed(Number(e.target.value)) },
             SPEEDS.map((v) => el("option", { value: String(v), selected: v === 1 }, `${v}×`))))),
         this.timeLabel);
       const moves = group("Segments",
-        tool("prev-seg", "⇡", "Previous segment", "Control+ArrowUp", () => this.gotoSegment(-1)),
-        tool("next-seg", "⇣", "Next segment", "Control+ArrowDown", () => this.gotoSegment(1)));
+        tool("prev-seg", "⇡", "Previous segment", aria("prevSegment"), () => this.gotoSegment(-1)),
+        tool("next-seg", "⇣", "Next segment", aria("nextSegment"), () => this.gotoSegment(1)));
       const edits = [];
       if (this.mode === "transcript") {
         edits.push(
-          tool("split", "✂", "Split at word", "Control+Enter", () => this.split()),
-          tool("highlight", "✎", "Highlight", "Control+M", () => this.toggleHighlight(), { "aria-describedby": "highlight-hint" }),
+          tool("split", "✂", "Split at word", aria("split"), () => this.split()),
+          tool("highlight", "✎", "Highlight", aria("highlight"), () => this.toggleHighlight(), { "aria-describedby": "highlight-hint" }),
           el("span", { id: "highlight-hint", hidden: true }, "The chosen words (Shift+click, Ctrl+Shift+→/←), else the sentence at the cursor"),
         );
       }
       this.undoBtn = tool("undo", "↶", "Undo", "Control+Z", () => this.undo(), { disabled: true });
       this.redoBtn = tool("redo", "↷", "Redo", "Control+Shift+Z Control+Y", () => this.redo(), { disabled: true });
-      this.findButton = tool("find-replace", "⌕", "Find and replace", "Control+H", () => this.finder.toggle(), { "aria-expanded": "false", "aria-controls": "find-panel" });
+      this.findButton = tool("find-replace", "⌕", "Find and replace", aria("find"), () => this.finder.toggle(), { "aria-expanded": "false", "aria-controls": "find-panel" });
       edits.push(this.undoBtn, this.redoBtn, this.findButton);
-      this.zoomOutBtn = tool("zoom-out", "−", "Zoom out", "Alt+-", () => this.zoom(0.5), { disabled: true });
-      const view = group("Waveform", tool("zoom-in", "+", "Zoom in", "Alt+=", () => this.zoom(2)), this.zoomOutBtn);
-      const work = [el("button", { id: "save", type: "button", class: "primary", onclick: () => this.save(), "aria-keyshortcuts": "Control+S" }, "Save")];
+      this.zoomOutBtn = tool("zoom-out", "−", "Zoom out", aria("zoomOut"), () => this.zoom(0.5), { disabled: true });
+      const view = group("Waveform", tool("zoom-in", "+", "Zoom in", aria("zoomIn"), () => this.zoom(2)), this.zoomOutBtn);
+      const work = [el("button", { id: "save", type: "button", class: "primary", onclick: () => this.save(), "aria-keyshortcuts": aria("save") }, "Save")];
       for (const a of o.actions || []) {
         work.push(el("button", { id: a.id, type: "button", class: a.danger ? "danger" : "", onclick: () => this.runAction(a) }, a.label));
       }
@@ -617,7 +691,7 @@
       this.caption = el("div", { class: "caption", id: "caption-preview", role: "group", "aria-live": "off", "aria-label": "Subtitle preview" });
       this.finder = new ScribeFind.FindReplace(this);
       this.timelineSummary = el("span", { class: "timeline-summary", id: "timeline-summary" });
-      this.nextProblemBtn = el("button", { id: "next-problem", type: "button", class: "link", hidden: true, onclick: () => this.timeline.nextProblem() }, "Next problem");
+      this.nextProblemBtn = el("button", { id: "next-problem", type: "button", class: "link", hidden: true, "aria-keyshortcuts": this.keyFor("nextProblem").replace("Ctrl", "Control"), onclick: () => this.timeline.nextProblem() }, "Next problem");
       this.timeline = new ScribeTimeline.Timeline(this, this.timelineSummary);
       // Filled by a task (task-session.js): the lease line, and its notices.
       this.leaseSlot = el("span", { class: "lease-slot" });
@@ -637,7 +711,10 @@
       this.renderBody();
       this.keepPlain();
       this.startWave();
-      this.audio.addEventListener("timeupdate", () => this.follow());
+      this.audio.addEventListener("timeupdate", () => {
+        this.follow();
+        this.drawPlayhead();
+      });
       const showPlay = (playing) => {
         this.playBtn.querySelector(".ico").textContent = playing ? "❚❚" : "▶";
         this.playBtn.querySelector(".tl").textContent = playing ? "Pause" : "Play";
@@ -756,15 +833,16 @@
         this.previewError));
       parts.push(el("h2", {}, "Settings"), this.settingsPanel());
       parts.push(el("h2", {}, "Keyboard"), el("dl", { class: "keys panel", id: "shortcuts" },
-        KEYABLE.map(([action, label]) => {
+        this.keyable().map(([action, label]) => {
           const chip = el("kbd", { id: `key-${action}` }, this.keyFor(action));
           const change = el("button", { type: "button", class: "link key-change", id: `change-key-${action}`, "aria-label": `Change the key for ${label}`,
-            onclick: () => this.changeKey(action, change, chip) }, "Change");
+            onclick: () => this.changeKey(action, change) }, "Change");
           return [el("dt", {}, chip), el("dd", {}, `${label} `, change)];
-        }).concat([["Ctrl+, / Ctrl+.", "slower / faster (0.5× to 2×)"], ["Ctrl+↓ / Ctrl+↑", "next / previous segment"],
-          ["Ctrl+Z", "undo"], ["Ctrl+Shift+Z / Ctrl+Y", "redo"], ["Ctrl+H", "find and replace"], ["Alt+= / Alt+-", "zoom the waveform in / out"], ["Alt+[ / Alt+]", "segment or cue starts 0.1 s earlier / later"], ["Alt+Shift+[ / ]", "it ends 0.1 s earlier / later"], ["Ctrl+S", "save"]]
-          .concat(this.mode === "transcript" ? [["← / →", "previous / next word (at the word's edge)"], ["↑ / ↓", "previous / next segment"], ["Home / End", "first / last word of the segment"], ["Shift+Tab", "the segment's speaker and join"], ["Tab", "leave the transcript"], ["Ctrl+Enter", "split at the word"], ["Ctrl+Shift+→ / ←", "choose words (or Shift+click)"], ["Ctrl+M", "highlight the chosen words, else the sentence; again to remove"]] : [["Tab", "next cue"]])
-          .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)]))));
+        }).concat([["Ctrl+Z", "undo"], ["Ctrl+Shift+Z / Ctrl+Y", "redo"], ["Alt+[ / Alt+]", "segment or cue starts 0.1 s earlier / later"], ["Alt+Shift+[ / ]", "it ends 0.1 s earlier / later"]]
+          .concat(this.mode === "transcript" ? [["← / →", "previous / next word (at the word's edge)"], ["↑ / ↓", "previous / next segment"], ["Home / End", "first / last word of the segment"], ["Shift+Tab", "the segment's speaker and join"], ["Tab", "leave the transcript"], ["Ctrl+Shift+→ / ←", "choose words (or Shift+click)"]] : [["Tab", "next cue"]])
+          .map(([k, v]) => [el("dt", {}, el("kbd", {}, k)), el("dd", {}, v)]))),
+        el("p", { class: "hint" }, "A foot pedal that sends keys (F-keys, say) works once its keys are set here. ",
+          el("button", { type: "button", class: "link", id: "reset-keys", onclick: () => this.resetKeys() }, "Default keys")));
       if (this.mode === "transcript") {
         parts.push(el("p", { class: "legend hint" }, el("span", { class: "w low" }, "low confidence"), el("span", { class: "w hl" }, "highlight"), el("span", { class: "w sel" }, "chosen"), el("span", { class: "w cur" }, "playing")));
       }
@@ -1198,7 +1276,8 @@
       this.main.addEventListener("keydown", (e) => {
         const span = wordAt(e);
         if (!span) return;
-        if (e.key === "Enter" && !e.ctrlKey) e.preventDefault();
+        // A word holds no line break (Ctrl+Enter splits the segment while that is its key).
+        if (e.key === "Enter") e.preventDefault();
         else this.arrowKey(e, span);
       });
       this.main.addEventListener("focusout", (e) => {
@@ -1363,22 +1442,53 @@
       return (this.settings.keys || {})[action] || found[2];
     }
 
+    /// The changeable shortcuts of this editor's mode.
+    keyable() {
+      return KEYABLE.filter(([, , , , mode]) => !mode || mode === this.mode);
+    }
+
     /// The changeable shortcut a key press stands for, or null.
     keyAction(e) {
       const name = keyName(e);
       if (!name) return null;
-      const found = KEYABLE.find(([a]) => this.keyFor(a) === name);
+      const found = this.keyable().find(([a]) => this.keyFor(a) === name);
       return found ? found[0] : null;
     }
 
     runKey(action) {
-      if (action === "playPause") this.playPause();
-      else if (action === "back") this.seek(this.audio.currentTime - 5);
-      else if (action === "forward") this.seek(this.audio.currentTime + 5);
+      const run = {
+        playPause: () => this.playPause(),
+        back: () => this.seek(this.audio.currentTime - 5),
+        forward: () => this.seek(this.audio.currentTime + 5),
+        slower: () => this.stepSpeed(-1),
+        faster: () => this.stepSpeed(1),
+        prevSegment: () => this.gotoSegment(-1),
+        nextSegment: () => this.gotoSegment(1),
+        split: () => this.split(),
+        highlight: () => this.toggleHighlight(),
+        find: () => this.finder.open(),
+        zoomIn: () => this.zoom(2),
+        zoomOut: () => this.zoom(0.5),
+        nextProblem: () => this.timeline.nextProblem(),
+        save: () => this.save(),
+      };
+      run[action]();
+    }
+
+    /// Names each changeable shortcut on its button (`aria-keyshortcuts`), after a change.
+    showKeys() {
+      const aria = (action) => this.keyFor(action).replace("Ctrl", "Control");
+      for (const [action, , , id] of this.keyable()) {
+        const button = id && document.getElementById(id);
+        if (button) button.setAttribute("aria-keyshortcuts", aria(action));
+        const chip = document.getElementById(`key-${action}`);
+        if (chip) chip.textContent = this.keyFor(action);
+      }
+      if (this.speed) this.speed.setAttribute("aria-keyshortcuts", `${aria("slower")} ${aria("faster")}`);
     }
 
     /// "Change" beside a shortcut: the next key pressed becomes its key (Tab leaves it as it was).
-    changeKey(action, button, chip) {
+    changeKey(action, button) {
       const label = KEYABLE.find(([a]) => a === action)[1];
       button.textContent = "Press a key…";
       this.capturing = true;
@@ -1387,7 +1497,7 @@
         button.removeEventListener("keydown", onKey);
         button.removeEventListener("blur", onBlur);
         button.textContent = "Change";
-        chip.textContent = this.keyFor(action);
+        this.showKeys();
         this.setStatus(message);
       };
       const onBlur = () => done(`The key for ${label} is still ${this.keyFor(action)}.`);
@@ -1397,15 +1507,23 @@
         if (!name) return;
         e.preventDefault();
         e.stopPropagation();
-        const taken = KEYABLE.find(([a]) => a !== action && this.keyFor(a) === name);
-        if (taken) return done(`${name} already does ${taken[1]}: the key for ${label} is still ${this.keyFor(action)}.`);
+        const still = `the key for ${label} is still ${this.keyFor(action)}`;
+        const reserved = reservedFor(name);
+        if (reserved) return done(`${reserved}: ${still}. Choose a key with Ctrl or Alt, or a function key.`);
+        const taken = this.keyable().find(([a]) => a !== action && this.keyFor(a) === name);
+        if (taken) return done(`${name} already does ${taken[1]}: ${still}.`);
         this.setSetting("keys", { ...(this.settings.keys || {}), [action]: name });
-        const target = document.getElementById(KEYABLE.find(([a]) => a === action)[3]);
-        if (target) target.setAttribute("aria-keyshortcuts", name.replace("Ctrl", "Control"));
         done(`${label[0].toUpperCase()}${label.slice(1)}: ${name}.`);
       };
       button.addEventListener("keydown", onKey);
       button.addEventListener("blur", onBlur);
+    }
+
+    /// Every changeable shortcut back to its default key.
+    resetKeys() {
+      this.setSetting("keys", {});
+      this.showKeys();
+      this.setStatus("Every shortcut has its default key again.");
     }
 
     /// The settings panel: rewind on pause, and playback while typing.
@@ -1427,6 +1545,7 @@
       const d = Number.isFinite(this.audio.duration) ? this.audio.duration : Infinity;
       this.audio.currentTime = Math.max(0, Math.min(t, d));
       this.follow();
+      this.drawPlayhead();
     }
 
     /// Moves the "current" marks to what plays at the media's position: only the previous and
@@ -1783,21 +1902,13 @@
       let handled = true;
       const action = this.keyAction(e);
       if (action) this.runKey(action);
-      else if (ctrl && (e.key === "s" || e.key === "S")) this.save();
-      else if (ctrl && e.code === "Comma") this.stepSpeed(-1);
-      else if (ctrl && e.code === "Period") this.stepSpeed(1);
       else if (ctrl && !e.shiftKey && (e.key === "z" || e.key === "Z")) this.undo();
       else if (ctrl && ((e.shiftKey && (e.key === "z" || e.key === "Z")) || e.key === "y" || e.key === "Y")) this.redo();
-      else if (ctrl && (e.key === "h" || e.key === "H")) this.finder.open();
       else if (e.altKey && !ctrl && (e.code === "BracketLeft" || e.code === "BracketRight") && this.focus) this.timeline.nudge(this.focus.s, e.shiftKey ? "end" : "start", e.code === "BracketLeft" ? -0.1 : 0.1);
-      else if (e.altKey && !ctrl && (e.code === "Equal" || e.code === "NumpadAdd")) this.zoom(2);
-      else if (e.altKey && !ctrl && (e.code === "Minus" || e.code === "NumpadSubtract")) this.zoom(0.5);
+      else if (e.altKey && !ctrl && e.code === "NumpadAdd") this.zoom(2);
+      else if (e.altKey && !ctrl && e.code === "NumpadSubtract") this.zoom(0.5);
       else if (ctrl && e.shiftKey && e.key === "ArrowRight" && this.mode === "transcript") this.chooseStep(1);
       else if (ctrl && e.shiftKey && e.key === "ArrowLeft" && this.mode === "transcript") this.chooseStep(-1);
-      else if (ctrl && e.key === "ArrowDown") this.gotoSegment(1);
-      else if (ctrl && e.key === "ArrowUp") this.gotoSegment(-1);
-      else if (ctrl && e.key === "Enter" && this.mode === "transcript") this.split();
-      else if (ctrl && (e.key === "m" || e.key === "M") && this.mode === "transcript") this.toggleHighlight();
       else handled = false;
       if (handled) e.preventDefault();
     }

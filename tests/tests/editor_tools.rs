@@ -7,7 +7,8 @@
 //! words' time with each segment keeping its share), and words that stay plain text whatever is
 //! pasted or pressed; the compact fixed bar (at most 150 px at 1280 x 800, one row of named icon
 //! buttons, find over the text, the rules as a count with Next problem, Join on hover or focus),
-//! Ctrl+wheel zoom, rewind on pause, playback paused while typing and a changed shortcut.
+//! Ctrl+wheel zoom, the overview strip as a slider played from the keyboard, rewind on pause,
+//! playback paused while typing, and changed shortcuts (a refused key, a pedal's F8, the defaults).
 //! Screenshots land in `tests/screenshots/<test>/`.
 
 use std::path::Path;
@@ -22,6 +23,10 @@ const CTRL: &str = "\u{E009}";
 const SHIFT: &str = "\u{E008}";
 const ALT: &str = "\u{E00A}";
 const ENTER: &str = "\u{E007}";
+const HOME: &str = "\u{E011}";
+const END: &str = "\u{E010}";
+const LEFT: &str = "\u{E012}";
+const RIGHT: &str = "\u{E014}";
 const NO_MODIFIERS: &str = "\u{E000}";
 const SHORT_WAIT: Duration = Duration::from_secs(10);
 
@@ -250,7 +255,7 @@ fn a_video_job_shows_its_picture_plays_from_half_to_double_speed_jumps_forward_a
     browser.wait_for_text("#editor-status", "Playback speed 0.5×", SHORT_WAIT);
     let help = browser.text(&browser.find("#shortcuts"));
     for want in
-        ["Ctrl+B", "Ctrl+F", "forward 5 seconds", "Ctrl+, / Ctrl+.", "slower / faster", "Ctrl+Z", "Ctrl+H", "Alt+="]
+        ["Ctrl+B", "Ctrl+F", "forward 5 seconds", "Ctrl+,", "slower", "Ctrl+.", "faster", "Ctrl+Z", "Ctrl+H", "Alt+="]
     {
         assert!(help.contains(want), "the shortcut help lacks {want:?}: {help}");
     }
@@ -936,6 +941,27 @@ fn the_fixed_bar_is_compact_find_opens_over_the_text_next_problem_and_the_typing
     let (t0, t1) = span("text");
     println!("overview: the waveform shows {v0}-{v1} s, the text on screen {t0}-{t1} s");
     assert!(v0 < 0.1 && v1 > 10.0 && t0 < 1.0 && t1 > 9.0, "the whole clip and all its text");
+    // The strip is a slider over the media's position, played from the keyboard.
+    let slider = || {
+        js(
+            &browser,
+            "(() => { const o = document.querySelector('#overview'); return [o.getAttribute('role'), Number(o.getAttribute('aria-valuenow')), Number(o.getAttribute('aria-valuemax')), o.getAttribute('aria-valuetext')]; })()",
+        )
+    };
+    browser.script("document.querySelector('#overview').focus()", vec![]);
+    browser.press(END);
+    let at_end = slider();
+    println!("the overview slider at End: {at_end}");
+    assert_eq!(at_end[0], json!("slider"));
+    assert!(at_end[2].as_f64().unwrap() >= 10.0 && at_end[1] == at_end[2], "End goes to the end: {at_end}");
+    assert!(time(&browser) > 10.0, "End plays from the end");
+    browser.press(HOME);
+    browser.press(RIGHT);
+    let five = slider();
+    assert_eq!(five[1].as_f64(), Some(5.0), "Home, then Right: 5 s in: {five}");
+    assert!((time(&browser) - 5.0).abs() < 0.01 && five[3].as_str().unwrap().starts_with("00:05.0 of "), "{five}");
+    browser.press(LEFT);
+    assert!(time(&browser) < 0.01, "Left: back 5 s");
     wheel(-100);
     let closer = zoom();
     std::thread::sleep(Duration::from_millis(200));
@@ -1044,6 +1070,38 @@ fn the_fixed_bar_is_compact_find_opens_over_the_text_next_problem_and_the_typing
     browser.refresh();
     browser.wait_for_text("#key-playPause", "F2", SHORT_WAIT);
     browser.screenshot("keys-changed");
+
+    // Every shortcut but undo, redo, timing and moving in the text can change; a key that types
+    // or that undo keeps is refused, saying why. A pedal's F8 splits at the word.
+    const F8: &str = "\u{E038}";
+    browser.click("#change-key-split");
+    browser.press("k");
+    let refused = browser.wait_for_text("#editor-status", "types or moves in the text", SHORT_WAIT);
+    assert!(refused.contains("still Ctrl+Enter"), "{refused}");
+    browser.click("#change-key-split");
+    browser.press(&format!("{CTRL}z"));
+    browser.wait_for_text("#editor-status", "Ctrl+Z is kept for undo", SHORT_WAIT);
+    browser.click("#change-key-split");
+    browser.press(F8);
+    browser.wait_for_text("#key-split", "F8", SHORT_WAIT);
+    assert_eq!(js(&browser, "document.querySelector('#split').getAttribute('aria-keyshortcuts')"), json!("F8"));
+    let before = segments(&browser);
+    let ask = word_selector(&browser, "ask", 0);
+    browser.script(&format!("document.querySelector('{ask}').scrollIntoView({{block: 'center'}})"), vec![]);
+    browser.click(&ask);
+    browser.press(F8);
+    browser.wait_for_text("#editor-status", "split", SHORT_WAIT);
+    assert_eq!(segments(&browser), before + 1, "F8 split the segment");
+    browser.press(&format!("{CTRL}{ENTER}"));
+    assert_eq!(segments(&browser), before + 1, "Ctrl+Enter no longer splits");
+    undo(&browser);
+    // Default keys: Escape plays again, Ctrl+Enter splits.
+    browser.click("#reset-keys");
+    browser.wait_for_text("#key-playPause", "Escape", SHORT_WAIT);
+    browser.wait_for_text("#key-split", "Ctrl+Enter", SHORT_WAIT);
+    assert_eq!(js(&browser, "document.querySelector('#play').getAttribute('aria-keyshortcuts')"), json!("Escape"));
+    browser.script("document.querySelector('#shortcuts').scrollIntoView({block: 'center'})", vec![]);
+    browser.screenshot("keyboard-panel");
 
     // On a phone the bar's buttons stay in the bottom bar and nothing overlaps the text.
     browser.phone(390, 844);

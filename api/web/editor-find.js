@@ -144,7 +144,11 @@
         nodes = [f.node()];
         start = f.start;
       } else {
-        nodes = m.parts.flatMap(({ s, w, k }) => (this.editor.views[s] ? this.editor.views[s].spans.slice(w, w + k) : []));
+        // A match out of the window is rendered first (editor.viewOf scrolls to it).
+        nodes = m.parts.flatMap(({ s, w, k }) => {
+          const view = this.editor.viewOf(s);
+          return view ? view.spans.slice(w, w + k) : [];
+        });
         const first = m.parts[0];
         start = this.editor.doc.segments[first.s].words[first.w].start;
       }
@@ -152,6 +156,16 @@
       for (const node of nodes) node.classList.add("found");
       if (nodes.length) nodes[0].scrollIntoView({ block: "nearest" });
       if (start !== undefined) this.editor.seek(start);
+    }
+
+    /// Marks the shown match's words again where they are rendered: a segment that left the
+    /// window and came back is drawn anew (editor.renderWindow calls this).
+    remark() {
+      if (this.editor.mode !== "transcript" || !this.list || this.current < 0 || !this.list[this.current]) return;
+      for (const { s, w, k } of this.list[this.current].parts) {
+        const view = this.editor.views[s];
+        if (view) for (const span of view.spans.slice(w, w + k)) span.classList.add("found");
+      }
     }
 
     step(dir) {

@@ -17,6 +17,15 @@
 // and undo likewise touch only the segments it changed), and playback
 // moves the "current" mark between two words found by binary search. The word area is one tab
 // stop: arrow keys move between words inside it (roving tabindex).
+//
+// Long documents: only the segments near the view are in the DOM (renderWindow: what is visible
+// and a screen above and below), between two spacers whose heights stand for the others (each
+// segment's height as measured when it was last rendered, else estimated from its words; the
+// first segment on screen stays put when estimates are corrected). `this.views` stays parallel
+// to doc.segments but holds only the rendered segments; everything that reaches a segment or
+// word by index (playback's mark, the timeline, Next problem, find, undo, keyboard navigation,
+// split/join, highlights) goes through viewOf/spanOf, which render it (scrolling to it) first.
+// Translate mode's cue table is rendered whole.
 "use strict";
 
 (function () {
@@ -336,7 +345,7 @@
           w.text = t;
           w.pristine = false;
         },
-        node: () => this.main.querySelector(`.w[data-s="${s}"][data-w="${i}"]`),
+        node: () => this.spanOf(s, i),
         start: w.start,
       })));
     }
@@ -431,7 +440,13 @@
         if (this.ovFrame) return;
         this.ovFrame = requestAnimationFrame(() => {
           this.ovFrame = null;
-          if (!this.destroyed) this.drawOverview();
+          if (this.destroyed) return;
+          if (this.mode === "transcript" && this.padTop && this.width !== this.main.clientWidth) {
+            // A new width: every height measured before is wrong.
+            this.heights = new WeakMap();
+            this.renderWindow();
+          } else if (this.windowShort()) this.renderWindow();
+          this.drawOverview();
         });
       };
       this.onScroll = later;
@@ -461,7 +476,7 @@
     /// The times of the segments (or cues) on screen, found by binary search over their boxes.
     textOnScreen() {
       const items = this.mode === "translate" ? (this.cueRows || []).map((row, i) => [row, this.doc.cues[i].start, this.doc.cues[i].end])
-        : this.views.map((v) => [v.section, v.seg.words[0] ? v.seg.words[0].start : 0, v.seg.words.length ? v.seg.words[v.seg.words.length - 1].end : 0]);
+        : this.views.slice(this.lo, this.hi).filter(Boolean).map((v) => [v.section, v.seg.words[0] ? v.seg.words[0].start : 0, v.seg.words.length ? v.seg.words[v.seg.words.length - 1].end : 0]);
       if (!items.length) return null;
       const top = this.top.getBoundingClientRect().bottom;
       const bottom = window.innerHeight;
@@ -865,14 +880,82 @@
     /// The whole transcript anew (a new document, or a restored draft).
     renderSegments() {
       this.views = [];
+      this.lo = 0;
+      this.hi = 0;
       this.activeSpan = null;
       this.activeView = null;
       this.curSpan = null;
       this.curSection = null;
       this.heading = el("h2", { class: "sr-only" }, "Transcript");
-      this.main.replaceChildren(this.heading);
+      // The segments above and below the window rendered, as empty space of their height.
+      this.padTop = el("div", { class: "seg-pad", "aria-hidden": "true" });
+      this.padBottom = el("div", { class: "seg-pad", "aria-hidden": "true" });
+      if (!this.heights) this.heights = new WeakMap();
+      this.main.replaceChildren(this.heading, this.padTop, this.padBottom);
       if (!this.wordEvents) this.listenToWords();
       this.renderChanged();
+    }
+
+    /// A segment's height in pixels (its gap below included): as measured when it was last
+    /// rendered, else estimated from its words (head + words × the measured height per word).
+    segmentHeight(seg) {
+      const known = this.heights.get(seg);
+      if (known !== undefined) return known;
+      const e = this.estimate || { head: 40, perWord: 3.2 };
+      return e.head + e.perWord * seg.words.length;
+    }
+
+    /// Where each segment starts, in pixels below the first: `tops[s]`, and the whole height
+    /// at `tops[segments.length]`.
+    layout() {
+      const segs = this.doc.segments;
+      const tops = new Float64Array(segs.length + 1);
+      for (let s = 0; s < segs.length; s++) tops[s + 1] = tops[s] + this.segmentHeight(segs[s]);
+      this.tops = tops;
+      return tops;
+    }
+
+    /// The last segment starting at or above `y` (pixels below the first segment's top).
+    segmentAt(tops, y) {
+      let lo = 0;
+      let hi = tops.length - 2;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (tops[mid] <= y) lo = mid;
+        else hi = mid - 1;
+      }
+      return Math.max(0, lo);
+    }
+
+    /// The elements of segment `s`, rendered first if it is out of the window (the page then
+    /// scrolls to where the segment is): everything reaching a segment or word by its index goes
+    /// through here.
+    viewOf(s) {
+      s = Number(s);
+      if (this.mode !== "transcript" || !this.doc.segments[s]) return null;
+      if (this.views[s]) return this.views[s];
+      const tops = this.layout();
+      const bar = this.top.getBoundingClientRect().bottom;
+      const base = this.padTop.getBoundingClientRect().top;
+      window.scrollBy(0, base + tops[s] - bar - (window.innerHeight - bar) / 3);
+      this.renderWindow(s);
+      return this.views[s] || null;
+    }
+
+    /// The word element of word `w` of segment `s`, rendered first if need be.
+    spanOf(s, w) {
+      const view = this.viewOf(s);
+      return view ? view.spans[Number(w)] || null : null;
+    }
+
+    /// Whether the window rendered no longer covers the screen with half a screen to spare
+    /// (scrolling checks this once a frame; the spacers' boxes say it without a new layout).
+    windowShort() {
+      if (this.mode !== "transcript" || !this.padTop) return false;
+      const h = window.innerHeight;
+      const bar = this.top.getBoundingClientRect().bottom;
+      if (this.lo > 0 && this.padTop.getBoundingClientRect().bottom > bar - h / 2) return true;
+      return this.hi < this.doc.segments.length && this.padBottom.getBoundingClientRect().top < h * 1.5;
     }
 
     /// Brings the transcript on screen up to date with `this.doc`, touching only what changed:
@@ -883,15 +966,47 @@
     /// typing updates its own word as it goes.
     renderChanged() {
       if (this.mode !== "transcript") return;
+      this.timeIndex = null;
+      this.renderWindow(null, true);
+    }
+
+    /// Renders the segments near the view (a screen above and below what is visible, and
+    /// segment `must` if given) and nothing else: the spacers stand for the others. Segments
+    /// kept from the last window keep their elements (patched as renderChanged says); the
+    /// heights of those rendered are measured and kept, and the first segment visible before
+    /// stays where it was on screen when estimates above it are corrected.
+    renderWindow(must = null, refocus = false) {
+      if (this.mode !== "transcript") return;
       const focused = this.main.contains(document.activeElement) ? document.activeElement : null;
-      const old = new Map(this.views.map((v) => [v.seg, v]));
+      const segs = this.doc.segments;
+      const bar = this.top.getBoundingClientRect().bottom;
+      const screen = window.innerHeight;
+      let anchor = null;
+      for (let s = this.lo; s < this.hi && !anchor; s++) {
+        const v = this.views[s];
+        if (!v) continue;
+        const r = v.section.getBoundingClientRect();
+        if (r.bottom > bar) anchor = { section: v.section, top: r.top };
+      }
+      const tops = this.layout();
+      const base = this.padTop.getBoundingClientRect().top;
+      let lo = this.segmentAt(tops, bar - base - screen);
+      let hi = Math.min(segs.length, this.segmentAt(tops, screen * 2 - base) + 1);
+      if (must !== null && must >= 0 && must < segs.length) {
+        lo = Math.min(lo, must);
+        hi = Math.max(hi, must + 1);
+      }
+      const old = new Map();
+      for (let s = this.lo; s < this.hi; s++) if (this.views[s]) old.set(this.views[s].seg, this.views[s]);
       const speakersKey = this.doc.speakers.map((sp) => `${sp.spkid}\u0001${sp.name}`).join("\u0002");
       const highlighted = this.highlightTest();
       const [ra, rb] = this.rangeBounds() || [-1, -2];
-      const views = [];
-      let prev = this.heading;
+      const views = new Array(segs.length);
+      let prev = this.padTop;
       let flat = 0;
-      this.doc.segments.forEach((seg, s) => {
+      for (let s = 0; s < lo; s++) flat += segs[s].words.length;
+      for (let s = lo; s < hi; s++) {
+        const seg = segs[s];
         let view = old.get(seg);
         if (view) old.delete(seg);
         else view = this.segmentView(seg);
@@ -907,18 +1022,43 @@
         });
         const head = `Segment ${s + 1} · ${clock(seg.words[0] ? seg.words[0].start : 0)}`;
         if (view.headText !== head) view.label.textContent = view.headText = head;
-        views.push(view);
-      });
+        views[s] = view;
+      }
       for (const gone of old.values()) gone.section.remove();
+      this.padTop.style.height = `${tops[lo]}px`;
+      this.padBottom.style.height = `${tops[segs.length] - tops[hi]}px`;
+      // Measured now (one layout for the whole window): the heights, and the estimate's terms.
+      let wordsPx = 0;
+      let words = 0;
+      let headPx = 0;
+      for (let s = lo; s < hi; s++) {
+        const v = views[s];
+        if (this.segGap === undefined) this.segGap = parseFloat(getComputedStyle(v.section).marginBottom) || 0;
+        const h = v.section.offsetHeight + this.segGap;
+        this.heights.set(v.seg, h);
+        const box = v.box.offsetHeight;
+        wordsPx += box;
+        words += v.seg.words.length;
+        headPx += h - box;
+      }
+      if (words > 0) this.estimate = { head: headPx / (hi - lo), perWord: wordsPx / words };
       this.views = views;
-      this.timeIndex = null;
-      // The one tab stop of the word area: the word with the cursor, else the first word.
+      this.lo = lo;
+      this.hi = hi;
+      this.width = this.main.clientWidth;
+      if (anchor && anchor.section.isConnected) {
+        const moved = anchor.section.getBoundingClientRect().top - anchor.top;
+        if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
+      }
+      // The one tab stop of the word area: the word with the cursor, else the first word shown.
       if (!this.activeSpan || !this.activeSpan.isConnected) {
         const view = this.focus ? this.views[Number(this.focus.s)] : null;
         const at = view ? view.spans[Math.min(Number(this.focus.w), view.spans.length - 1)] : null;
-        this.setActive(at || (this.views[0] && this.views[0].spans[0]) || null);
+        this.setActive(at || (this.views[lo] && this.views[lo].spans[0]) || null);
       }
-      if (focused && !focused.isConnected && this.activeSpan) this.activeSpan.focus();
+      if (refocus && focused && !focused.isConnected && this.activeSpan) this.activeSpan.focus();
+      this.markCurrent();
+      if (this.finder && !this.finder.panel.hidden) this.finder.remark();
     }
 
     /// A function telling whether a word lies in a highlight (its middle inside one), in
@@ -1142,9 +1282,10 @@
       });
       this.main.addEventListener("focusout", (e) => {
         const span = wordAt(e);
-        const w = span && this.wordOf(span);
+        const w = span && span.isConnected && this.wordOf(span);
         if (!w || w.text.trim()) return;
-        // An emptied word is removed when the cursor leaves it.
+        // An emptied word is removed when the cursor leaves it (not when its segment leaves the
+        // window: saving drops empty words anyway).
         const seg = this.views[Number(span.dataset.s)].seg;
         this.range = null;
         seg.words.splice(seg.words.indexOf(w), 1);
@@ -1206,7 +1347,7 @@
       else if (e.key === "End" && edge("end")) to = [s, this.doc.segments[s].words.length - 1];
       else return;
       e.preventDefault();
-      const target = this.views[to[0]] && this.views[to[0]].spans[to[1]];
+      const target = this.spanOf(to[0], to[1]);
       if (!target) return;
       if (target === span) this.selectWord(span);
       else target.focus();
@@ -1421,23 +1562,31 @@
           this.curRow = row;
         }
       } else {
-        if (!this.timeIndex) this.timeIndex = this.views.flatMap((v) => v.seg.words.map((w, i) => ({ start: w.start, end: w.end, span: v.spans[i], section: v.section })));
+        if (!this.timeIndex) this.timeIndex = this.doc.segments.flatMap((seg, s) => seg.words.map((w, i) => ({ start: w.start, end: w.end, s, w: i })));
         const i = lastStartingBy(this.timeIndex, t);
-        const found = i >= 0 && t < this.timeIndex[i].end ? this.timeIndex[i] : null;
-        const span = found ? found.span : null;
-        if (span !== this.curSpan) {
-          if (this.curSpan) this.curSpan.classList.remove("cur");
-          if (span) span.classList.add("cur");
-          this.curSpan = span;
-        }
-        const section = found ? found.section : null;
-        if (section !== this.curSection) {
-          if (this.curSection) this.curSection.classList.remove("current");
-          if (section) section.classList.add("current");
-          this.curSection = section;
-        }
+        this.playing = i >= 0 && t < this.timeIndex[i].end ? this.timeIndex[i] : null;
+        this.markCurrent();
       }
       this.renderCaption();
+    }
+
+    /// Marks the word playing (and its segment) if it is rendered; rendering its segment later
+    /// marks it then.
+    markCurrent() {
+      const at = this.playing;
+      const view = at ? this.views[at.s] : null;
+      const span = view ? view.spans[at.w] || null : null;
+      if (span !== this.curSpan) {
+        if (this.curSpan) this.curSpan.classList.remove("cur");
+        if (span) span.classList.add("cur");
+        this.curSpan = span;
+      }
+      const section = view ? view.section : null;
+      if (section !== this.curSection) {
+        if (this.curSection) this.curSection.classList.remove("current");
+        if (section) section.classList.add("current");
+        this.curSection = section;
+      }
     }
 
     /// Shows the preview's cue at the media's position (the server's layout, see refreshPreview).
@@ -1504,8 +1653,7 @@
     // ---- structure ---------------------------------------------------------------------
 
     focusWord(s, w) {
-      const view = this.views[Number(s)];
-      const node = view && view.spans[Number(w)];
+      const node = this.spanOf(s, w);
       if (node) node.focus();
     }
 

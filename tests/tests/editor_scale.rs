@@ -7,7 +7,10 @@
 //! when the job is processed (or, for older media, on the first request). The
 //! subtitle preview shows the cues the SRT export lays out for the same unsaved document and
 //! knobs; the word area is one tab stop with arrow keys inside, and an edited word's accessible
-//! name is its new text.
+//! name is its new text. Only the segments near the view are rendered: the transcript's DOM
+//! stays the same size for 9,000 and 18,000 words, and typing, find, keyboard navigation and undo
+//! reach segments that are not rendered (frame times while scrolling, first paint, typing and the
+//! JS heap are printed).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -73,9 +76,10 @@ fn sixty_minute_media(dir: &Path) -> PathBuf {
     out
 }
 
-/// A 9,000-word transcript over the hour (export-json shape): two speakers taking turns,
+/// A transcript of `count` words over the hour (export-json shape): two speakers taking turns,
 /// sentences of 6 to 14 words, every 17th word of low confidence.
-fn long_document() -> Value {
+fn long_document(count: usize) -> Value {
+    let step = WORD_STEP * WORDS as f64 / count as f64;
     const VOCABULARY: &[&str] = &[
         "the",
         "council",
@@ -115,8 +119,8 @@ fn long_document() -> Value {
     let mut segments = Vec::new();
     let mut words = Vec::new();
     let mut sentence = 0;
-    for i in 0..WORDS {
-        let start = 0.05 + i as f64 * WORD_STEP;
+    for i in 0..count {
+        let start = 0.05 + i as f64 * step;
         let mut text = VOCABULARY[(i * 7 + i / 13) % VOCABULARY.len()].to_owned();
         sentence += 1;
         if sentence >= 6 + i % 9 {
@@ -124,8 +128,8 @@ fn long_document() -> Value {
             sentence = 0;
         }
         let conf = if i % 17 == 0 { 0.42 } else { 0.93 };
-        words.push(json!({"start": round3(start), "end": round3(start + 0.3), "text": text, "conf": conf}));
-        if words.len() == WORDS_PER_SEGMENT || i == WORDS - 1 {
+        words.push(json!({"start": round3(start), "end": round3(start + step * 0.75), "text": text, "conf": conf}));
+        if words.len() == WORDS_PER_SEGMENT || i == count - 1 {
             let speaker = if segments.len() % 2 == 0 { "spk1" } else { "spk2" };
             segments.push(json!({"speaker": speaker, "words": std::mem::take(&mut words)}));
         }
@@ -247,6 +251,29 @@ fn ms(v: &Option<Value>) -> String {
     }
 }
 
+/// Scrolls the page until segment `s` (of about `count`) is rendered, and puts it mid-screen:
+/// a jump to where it should be in proportion, then the editor renders what is near the view.
+fn show_segment(browser: &Browser, s: usize, count: usize) {
+    let mut seen = Value::Null;
+    for _ in 0..40 {
+        seen = browser.script(
+            "const [s, n] = arguments;
+             const t = document.querySelector(`#transcript section[data-seg=\"${s}\"]`);
+             if (t) { t.scrollIntoView({ block: 'center' }); return 'shown'; }
+             const shown = [...document.querySelectorAll('#transcript section[data-seg]')].map((x) => +x.dataset.seg);
+             const r = document.querySelector('#transcript').getBoundingClientRect();
+             window.scrollTo(0, window.scrollY + r.top + (r.height * s) / n - innerHeight / 2);
+             return shown.length ? `${Math.min(...shown)}-${Math.max(...shown)}` : 'none';",
+            vec![json!(s), json!(count)],
+        );
+        std::thread::sleep(Duration::from_millis(150));
+        if seen == json!("shown") {
+            return;
+        }
+    }
+    panic!("segment {s} was never rendered by scrolling (the last window rendered: {seen})");
+}
+
 /// The CSS selector of word `w` of segment `s`.
 fn word(s: usize, w: usize) -> String {
     format!("#transcript .w[data-s=\"{s}\"][data-w=\"{w}\"]")
@@ -258,7 +285,7 @@ fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
     let ann = server.create_key("ann", Some(10_000_000));
     let media_dir = tempfile::tempdir().unwrap();
     let media = sixty_minute_media(media_dir.path());
-    let document = long_document();
+    let document = long_document(WORDS);
     let job_id = done_job_with(&server, &ann, &media, Some(&document));
     let segments = document["segments"].as_array().unwrap().len();
 
@@ -267,7 +294,8 @@ fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
     browser.script(INSTRUMENTS, vec![]);
     browser.script("window.__perf.open(arguments[0]);", vec![json!(format!("#/edit/{job_id}"))]);
     let words_ms = result(&browser, "words", Duration::from_secs(120));
-    assert_eq!(js(&browser, "document.querySelectorAll('#transcript .w').length"), json!(WORDS));
+    let rendered = js(&browser, "document.querySelectorAll('#transcript .w').length").as_u64().unwrap();
+    assert!(rendered > 0 && rendered < WORDS as u64 / 5, "only the words near the view are rendered: {rendered}");
     browser.screenshot("long-editor");
     let wave_ms = result(&browser, "wave", Duration::from_secs(300));
     let wave_state = js(&browser, "window.__perf.results.waveState");
@@ -276,6 +304,7 @@ fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
     // Typing a word in the middle: each key until the next frame.
     let middle = segments / 2;
     let target = word(middle, 3);
+    show_segment(&browser, middle, segments);
     browser.click(&target);
     browser.type_into(&target, &format!("{CTRL}a{NO_MODIFIERS}"));
     let mut keys = Vec::new();
@@ -292,7 +321,8 @@ fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
     browser.press(&format!("{CTRL}{ENTER}"));
     let split_ms = result(&browser, "split", Duration::from_secs(60));
     browser.wait_for_text("#editor-status", "split", Duration::from_secs(10));
-    assert_eq!(js(&browser, "document.querySelectorAll('#transcript section.segment').length"), json!(segments + 1));
+    assert_eq!(browser.text(&browser.find(&word(middle + 1, 0))), "hello", "the new segment starts at the word");
+    assert_eq!(js(&browser, "document.activeElement.dataset.s"), json!((middle + 1).to_string()));
     browser.script("window.__perf.arm('highlight');", vec![]);
     browser.press(&format!("{CTRL}m"));
     let highlight_ms = result(&browser, "highlight", Duration::from_secs(60));
@@ -302,6 +332,7 @@ fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
 
     // Ten seconds of playback from the half hour: the current word follows.
     let half = word(segments / 2 + 10, 0);
+    show_segment(&browser, segments / 2 + 10, segments + 1);
     browser.click(&half);
     browser.script("window.__perf.watchPlayback(10000);", vec![]);
     browser.press(ESCAPE);
@@ -630,4 +661,219 @@ fn the_word_area_is_one_tab_stop_with_arrow_keys_and_an_edited_word_is_named_by_
     browser.screenshot("phone-words");
     browser.script("document.querySelector('#preview-knobs').scrollIntoView()", vec![]);
     browser.screenshot("phone-preview-knobs");
+}
+
+/// Frames while the page scrolls through the whole transcript, a step each frame: p95 and the
+/// worst of the requestAnimationFrame deltas.
+const SCROLL_THROUGH: &str = r#"
+window.__perf.results.scroll = null;
+const deltas = [];
+let last = null;
+const step = (now) => {
+  if (last !== null) deltas.push(now - last);
+  last = now;
+  const before = window.scrollY;
+  window.scrollBy(0, arguments[0]);
+  if (window.scrollY > before) requestAnimationFrame(step);
+  else {
+    deltas.sort((a, b) => a - b);
+    window.__perf.results.scroll = { p95: deltas[Math.floor(deltas.length * 0.95)] || 0, worst: deltas[deltas.length - 1] || 0, frames: deltas.length };
+  }
+};
+window.scrollTo(0, 0);
+requestAnimationFrame(step);
+"#;
+
+/// Elements in the transcript area now.
+fn transcript_nodes(browser: &Browser) -> u64 {
+    js(browser, "document.querySelectorAll('#transcript *').length").as_u64().unwrap()
+}
+
+/// Opens job `job_id` in the editor, returns the time to the first paint of its words.
+fn open_editor(browser: &Browser, job_id: &str) -> Option<Value> {
+    browser.script(INSTRUMENTS, vec![]);
+    browser.script("window.__perf.open(arguments[0]);", vec![json!(format!("#/edit/{job_id}"))]);
+    let first_paint = result(browser, "words", Duration::from_secs(120));
+    browser.wait_for_count("#transcript section[data-seg=\"0\"]", 1, Duration::from_secs(30));
+    first_paint
+}
+
+/// The elements in the transcript with the page scrolled to the middle and to the end.
+fn nodes_in_middle_and_at_end(browser: &Browser) -> (u64, u64) {
+    browser.script("window.scrollTo(0, document.documentElement.scrollHeight / 2);", vec![]);
+    std::thread::sleep(Duration::from_millis(400));
+    let middle = transcript_nodes(browser);
+    for _ in 0..5 {
+        browser.script("window.scrollTo(0, document.documentElement.scrollHeight);", vec![]);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    (middle, transcript_nodes(browser))
+}
+
+#[test]
+fn only_the_segments_near_the_view_are_rendered_and_edits_far_away_are_saved() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(10_000_000));
+    let media_dir = tempfile::tempdir().unwrap();
+    let media = sixty_minute_media(media_dir.path());
+    let short_doc = long_document(WORDS);
+    let long_words = 2 * WORDS;
+    let long_doc = long_document(long_words);
+    let short_job = done_job_with(&server, &ann, &media, Some(&short_doc));
+    let long_job = done_job_with(&server, &ann, &media, Some(&long_doc));
+    let segments = long_doc["segments"].as_array().unwrap().len();
+
+    let mut browser = Browser::start("editor-scale-window");
+    sign_in(&mut browser, &server, &ann, "Your jobs");
+    let short_paint = open_editor(&browser, &short_job);
+    let short_first = transcript_nodes(&browser);
+    let (short_middle, short_end) = nodes_in_middle_and_at_end(&browser);
+    browser.goto(&server.url("/"));
+    browser.wait_for_text("h1", "Your jobs", Duration::from_secs(15));
+    let long_paint = open_editor(&browser, &long_job);
+    let (long_middle, long_end) = nodes_in_middle_and_at_end(&browser);
+    let last = segments - 1;
+    assert_eq!(
+        js(&browser, &format!("!!document.querySelector('#transcript section[data-seg=\"{last}\"]')")),
+        json!(true)
+    );
+    browser.screenshot("window-end");
+    let counts = [short_first, short_middle, short_end, long_middle, long_end];
+    println!(
+        "Elements in the transcript: {WORDS} words {short_first} at the top, {short_middle} in the middle, {short_end} at the end; {long_words} words {long_middle} in the middle, {long_end} at the end"
+    );
+    let (least, most) = (*counts.iter().min().unwrap(), *counts.iter().max().unwrap());
+    assert!(most < WORDS as u64 / 4, "the transcript's DOM is far below the word count: {counts:?}");
+    assert!(most - least <= most / 2, "the transcript's DOM does not grow with the document: {counts:?}");
+
+    // Scrolling through the whole 18,000 words, a step each frame.
+    browser.script(SCROLL_THROUGH, vec![json!(120)]);
+    let scroll = result(&browser, "scroll", Duration::from_secs(300)).unwrap_or(Value::Null);
+    // Again with a transcription of the hour running beside the browser.
+    let busy = server.upload_ok(&ann, &media, &[("numberOfSpeakers", "1"), ("language", "en")]);
+    let busy_id = busy["jobId"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_millis(500));
+    browser.script(SCROLL_THROUGH, vec![json!(120)]);
+    let busy_scroll = result(&browser, "scroll", Duration::from_secs(300)).unwrap_or(Value::Null);
+    let busy_status = server.status(&ann, &busy_id)["status"].clone();
+    let heap = js(&browser, "performance.memory ? performance.memory.usedJSHeapSize : null");
+
+    // Typing in a segment reached by scrolling far down.
+    let far = segments - 5;
+    show_segment(&browser, far, segments);
+    browser.screenshot("window-far-down");
+    let (first, second) = (word(far, 2), word(far, 4));
+    let second_before = browser.text(&browser.find(&second));
+    browser.click(&first);
+    browser.type_into(&first, &format!("{CTRL}a{NO_MODIFIERS}"));
+    let mut keys = Vec::new();
+    for c in "faraway".chars() {
+        browser.script("window.__perf.arm('key');", vec![]);
+        browser.press(&c.to_string());
+        keys.push(result(&browser, "key", Duration::from_secs(30)).and_then(|v| v.as_f64()).unwrap_or(f64::NAN));
+    }
+    assert_eq!(browser.text(&browser.find(&first)), "faraway");
+    browser.click(&second);
+    browser.type_into(&second, &format!("{CTRL}a{NO_MODIFIERS}undone"));
+    assert_eq!(browser.text(&browser.find(&second)), "undone");
+
+    // Scrolled away to the top, undo: the edit far down is undone and its word shown again.
+    browser.script("window.scrollTo(0, 0);", vec![]);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(
+        js(&browser, &format!("!!document.querySelector('{}')", first.replace('\'', "\\'"))),
+        json!(false),
+        "the edited segment left the DOM"
+    );
+    browser.press(&format!("{CTRL}z"));
+    browser.wait_for_text("#editor-status", "Undone", Duration::from_secs(10));
+    assert_eq!(browser.text(&browser.find(&second)), second_before, "the undo reached the segment off screen");
+    assert_eq!(browser.text(&browser.find(&first)), "faraway");
+
+    // Keyboard: Ctrl+Home to the first word, Ctrl+End to the last, both rendered and focused.
+    let focused = |browser: &Browser| {
+        js(browser, "[document.activeElement.dataset.s ?? null, document.activeElement.dataset.w ?? null]")
+    };
+    browser.click(&second);
+    browser.press(&format!("{CTRL}{HOME}"));
+    assert_eq!(focused(&browser), json!(["0", "0"]));
+    let last_words = long_doc["segments"][last]["words"].as_array().unwrap().len();
+    browser.press(&format!("{CTRL}{END}"));
+    assert_eq!(focused(&browser), json!([last.to_string(), (last_words - 1).to_string()]));
+    assert_eq!(
+        js(&browser, "document.querySelectorAll('#transcript .w[tabindex=\"0\"]').length"),
+        json!(1),
+        "one tab stop"
+    );
+    browser.press(UP);
+    assert_eq!(focused(&browser), json!([(last - 1).to_string(), "0"]));
+    browser.press(&format!("{CTRL}{HOME}"));
+    assert_eq!(focused(&browser), json!(["0", "0"]));
+    browser.press(DOWN);
+    assert_eq!(focused(&browser), json!(["1", "0"]));
+
+    // Find from the top: "next" goes to the match in a segment not rendered and shows it.
+    browser.press(&format!("{CTRL}h"));
+    browser.type_into("#find-text", "faraway");
+    browser.click("#find-next");
+    let found = js(
+        &browser,
+        "(() => { const f = document.querySelector('#transcript .w.found'); if (!f) return null; const r = f.getBoundingClientRect(); return [f.textContent, f.dataset.s, f.dataset.w, r.top >= 0 && r.bottom <= innerHeight]; })()",
+    );
+    assert_eq!(found, json!(["faraway", far.to_string(), "2", true]), "the match is rendered, marked and on screen");
+    browser.screenshot("window-find-far");
+    // Scrolled away and back, the match is still marked (its segment is drawn anew).
+    browser.script("window.scrollTo(0, 0);", vec![]);
+    std::thread::sleep(Duration::from_millis(400));
+    show_segment(&browser, far, segments);
+    assert_eq!(
+        js(&browser, "[...document.querySelectorAll('#transcript .w.found')].map((f) => f.textContent)"),
+        json!(["faraway"])
+    );
+
+    // Saved: the far edit is in the document the server keeps, the undone one is not.
+    browser.press(&format!("{CTRL}s"));
+    browser.wait_for_text("#editor-notice", "Saved revision", Duration::from_secs(30));
+    let saved = server.get("/jobs/document", &ann, &[("jobId", long_job.as_str())]).ok()["document"].clone();
+    let saved_segments = saved["segments"].as_array().unwrap();
+    assert_eq!(saved_segments.len(), segments);
+    let words_of = |s: usize| {
+        saved_segments[s]["words"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["text"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(words_of(far)[2], "faraway");
+    assert_eq!(words_of(far)[4], second_before);
+    let total: usize = saved_segments.iter().map(|s| s["words"].as_array().unwrap().len()).sum();
+    assert_eq!(total, long_words);
+    let expected_far = long_doc["segments"][far]["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["text"].as_str().unwrap().to_owned())
+        .collect::<Vec<_>>();
+    assert_eq!(
+        words_of(far).iter().enumerate().filter(|(i, w)| **w != expected_far[*i]).count(),
+        1,
+        "one word changed"
+    );
+
+    println!("{WORDS} words: first paint {}; {long_words} words: first paint {}", ms(&short_paint), ms(&long_paint));
+    println!(
+        "Scrolling through {long_words} words: p95 frame {:.1} ms, worst {:.1} ms, {} frames",
+        scroll["p95"].as_f64().unwrap_or(f64::NAN),
+        scroll["worst"].as_f64().unwrap_or(f64::NAN),
+        scroll["frames"],
+    );
+    println!(
+        "The same with a transcription beside the browser (its status after: {busy_status}): p95 frame {:.1} ms, worst {:.1} ms, {} frames",
+        busy_scroll["p95"].as_f64().unwrap_or(f64::NAN),
+        busy_scroll["worst"].as_f64().unwrap_or(f64::NAN),
+        busy_scroll["frames"],
+    );
+    println!("Typing far down: worst key {:.0} ms ({keys:.0?} ms)", keys.iter().copied().fold(0.0, f64::max));
+    println!("JS heap after scrolling: {:.1} MB", heap.as_f64().unwrap_or(f64::NAN) / 1e6);
 }

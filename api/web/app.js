@@ -125,7 +125,7 @@
   }
   function progressText(p) {
     if (p.percent >= 100) return "Transcribing — 100 %, finishing the transcript";
-    if (p.etaSeconds === undefined) return `Transcribing — ${p.percent} %, starting`;
+    if (p.etaSeconds === undefined) return `Transcribing — ${p.percent} %, estimating the time left`;
     return `Transcribing — ${p.percent} %, ${timeLeft(p.etaSeconds)}`;
   }
   function progressView(p, label, id) {

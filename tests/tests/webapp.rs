@@ -643,14 +643,18 @@ fn serious_axe_violations(browser: &Browser) -> Vec<Value> {
     browser.axe().into_iter().filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical"))).collect()
 }
 
-/// The value of the `<progress>` under `css`, checked to be a percent.
+/// The value of the `<progress>` under `css`, checked to be a labelled percent. (Read in one
+/// script: the page re-renders the bar when it refreshes.)
 fn progress_value(browser: &Browser, css: &str) -> u64 {
-    let bar = browser.find(&format!("{css} progress"));
-    assert_eq!(browser.attr(&bar, "max").as_deref(), Some("100"));
-    assert!(browser.attr(&bar, "aria-label").is_some_and(|l| l.contains("Transcription")), "the bar is labelled");
-    let value: u64 = browser.attr(&bar, "value").and_then(|v| v.parse().ok()).expect("a whole percent");
-    assert!(value <= 100, "{value}");
-    value
+    let bar = browser.script(
+        "const b = document.querySelector(arguments[0]); return b && [b.max, b.value, b.getAttribute('aria-label')];",
+        vec![json!(format!("{css} progress"))],
+    );
+    assert_eq!(bar[0], json!(100), "{css}: {bar}");
+    assert!(bar[2].as_str().is_some_and(|l| l.contains("Transcription")), "the bar is labelled: {bar}");
+    let value = bar[1].as_f64().unwrap_or_else(|| panic!("{css}: {bar}"));
+    assert!((0.0..=100.0).contains(&value) && value.fract() == 0.0, "{bar}");
+    value as u64
 }
 
 #[test]
@@ -686,7 +690,9 @@ fn the_job_list_and_the_job_page_show_a_long_jobs_progress_then_its_end() {
         if status.contains("DONE") {
             break;
         }
-        if !browser.find_all("#job-progress").is_empty() && progress_value(&browser, "#job-progress") > shown {
+        let now =
+            browser.script("const b = document.querySelector('#job-progress progress'); return b && b.value;", vec![]);
+        if now.as_f64().is_some_and(|v| v > shown as f64) {
             browser.screenshot("job-progress-later");
             break;
         }

@@ -25,6 +25,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::decoding::{DecodedSegment, DecodingRecord, SpeechTask};
 use scribe_domain::glossary::GlossaryAggregate;
 use scribe_domain::ids::{JobId, UserName, glossary_stream};
+use scribe_domain::job::progress::{percent_of, step_of};
 use scribe_domain::job::{JobCommand, JobRefusal, JobState, Submission};
 use scribe_domain::kinds::TranscriptionStyle;
 use scribe_domain::languages::Language;
@@ -204,8 +205,10 @@ impl WorkerContext {
             };
             return work.run(job_id, media_path, state, done).await;
         }
+        // The attempt this run records its progress under (none when its start was not recorded).
+        let mut attempt = None;
         match self.jobs.execute(&job_id, JobCommand::StartTranscription { at_ms: now_ms() }).await {
-            Ok(_) => {}
+            Ok(started) => attempt = Some(started.state.transcription_attempts),
             Err(CommandError::Refused(JobRefusal::Deleted)) => return report(done),
             // Ended meanwhile (an upload longer than the server accepts fails in the append
             // that records it, which the pipeline may read after it dispatched the stage).
@@ -234,15 +237,22 @@ impl WorkerContext {
             language: written_language_before(&submission, options.language.as_deref()),
             verbatim: options.verbatim,
         });
+        let (progress, recorder) = progress_recorder(self.jobs.clone(), job_id.clone(), attempt);
         let result = tokio::task::spawn_blocking(move || {
             span.in_scope(|| {
-                let mut last_logged = -1i64;
+                let mut last_step = 0;
                 let engine = model.lease()?;
                 engine.transcribe(&path, &options, &mut |p| {
-                    let pct = if p.total_s > 0.0 { (100.0 * p.done_s / p.total_s) as i64 } else { 0 };
-                    if pct / 10 != last_logged / 10 {
-                        last_logged = pct;
-                        tracing::info!(progress = pct, "transcribing");
+                    let (done_ms, total_ms) =
+                        ((p.done_s.max(0.0) * 1000.0) as u64, (p.total_s.max(0.0) * 1000.0) as u64);
+                    let step = step_of(done_ms, total_ms);
+                    if step > last_step {
+                        last_step = step;
+                        tracing::info!(progress = percent_of(done_ms, total_ms), "transcribing");
+                        // Never blocks: the recorder task appends it (see `progress_recorder`).
+                        if let Some(progress) = &progress {
+                            let _ = progress.send((done_ms, total_ms, now_ms()));
+                        }
                     }
                     if let Some(watcher) = &watcher {
                         watcher.publish(&p.segments);
@@ -251,6 +261,10 @@ impl WorkerContext {
             })
         })
         .await;
+        // The steps are in the log before the outcome, which would refuse them.
+        if let Some(recorder) = recorder {
+            let _ = recorder.await;
+        }
         let transcript = match result {
             Ok(Ok(t)) => t,
             // Stopped by the cancel flag, whichever step the engine was in (an error while its
@@ -415,6 +429,37 @@ impl WorkerContext {
 
 /// The language the transcript is written in: English for a translation, else the detected or
 /// requested one.
+/// A progress step of the running recognition: media done and total (ms), and when.
+type ProgressStep = (u64, u64, u64);
+
+/// Records the recognition's progress steps in the job's log from an async task, so that the
+/// engine's callback (on a blocking thread) only hands each step to a channel and never waits
+/// for the store. The task ends when the sender is dropped (recognition ended). Refusals are
+/// expected and dropped quietly (the job ended or was deleted meanwhile); other failures are
+/// logged, and recognition goes on either way. `None` without an attempt to record under.
+fn progress_recorder(
+    jobs: Jobs,
+    job_id: JobId,
+    attempt: Option<u32>,
+) -> (Option<tokio::sync::mpsc::UnboundedSender<ProgressStep>>, Option<tokio::task::JoinHandle<()>>) {
+    let Some(attempt) = attempt else { return (None, None) };
+    let (sender, mut steps) = tokio::sync::mpsc::unbounded_channel::<ProgressStep>();
+    let task = tokio::spawn(
+        async move {
+            while let Some((done_ms, total_ms, at_ms)) = steps.recv().await {
+                let cmd = JobCommand::RecordTranscriptionProgress { attempt, done_ms, total_ms, at_ms };
+                match jobs.execute(&job_id, cmd).await {
+                    Ok(_) => {}
+                    Err(CommandError::Refused(refusal)) => tracing::debug!(%refusal, "progress not recorded"),
+                    Err(e) => tracing::warn!(error = %e, "recording transcription progress"),
+                }
+            }
+        }
+        .instrument(tracing::Span::current()),
+    );
+    (Some(sender), Some(task))
+}
+
 fn written_language(submission: &Submission, transcript: &Transcript) -> Language {
     if submission.decoding.as_ref().is_some_and(|d| d.task == SpeechTask::Translate) {
         return Language::from_whisper("en").expect("English is in the table");

@@ -93,6 +93,25 @@ pub struct Job {
     /// job answers 410, as a deleted job does.
     #[oai(skip_serializing_if_is_none)]
     pub expires_at: Option<u64>,
+    /// Beyond the spec (clients that do not know it ignore it): how far the job's speech
+    /// recognition has come. Present only while the job is `OPEN` and its transcription runs;
+    /// absent while it waits for a recognition worker, and once it is `DONE` or `ERROR`.
+    #[oai(skip_serializing_if_is_none)]
+    pub progress: Option<JobProgress>,
+}
+
+/// Beyond the spec: the progress of a job's running speech recognition. Each server records it
+/// in whole 10 % steps, so `percent` moves in steps on long recordings.
+#[derive(Object, Debug, Clone, PartialEq)]
+#[oai(rename_all = "camelCase")]
+pub struct JobProgress {
+    /// Whole percent (0 to 100) of the media's speech recognised. Speaker diarization and
+    /// writing the transcript follow recognition and take a little longer after 100.
+    pub percent: u8,
+    /// Estimated seconds of recognition left, from the time spent so far and the share done,
+    /// as of the last progress step; absent until the first step past 0 %.
+    #[oai(skip_serializing_if_is_none)]
+    pub eta_seconds: Option<u64>,
 }
 
 /// `{"jobStatus": Job}`.
@@ -276,6 +295,7 @@ impl Job {
             error_msg: j.error_msg,
             delete_after_seconds: j.delete_after_seconds,
             expires_at,
+            progress: j.progress.map(|p| JobProgress { percent: p.percent, eta_seconds: p.eta_seconds }),
         }
     }
 }
@@ -364,6 +384,7 @@ mod tests {
             delete_after_seconds: None,
             finished_ms: None,
             expired: false,
+            progress: None,
         };
         let full = job::Job {
             status: kinds::JobStatus::Busy,
@@ -375,6 +396,7 @@ mod tests {
             target_language: Some(TargetLanguage::parse_for(kinds::JobType::Perfect, "fr-ca").unwrap()),
             error_msg: Some("The media could not be decoded".into()),
             delete_after_seconds: Some(86_400),
+            progress: Some(job::JobProgress { percent: 42, eta_seconds: Some(73) }),
             ..plain.clone()
         };
         for domain_job in [plain, full] {

@@ -115,6 +115,25 @@
   });
   const duration = (s) => (s >= 3600 ? `${Math.floor(s / 3600)} h ` : "") + `${Math.floor((s % 3600) / 60)} min ${s % 60} s`;
 
+  // A running recognition's progress (the job's `progress`, a Scribe extension): "Transcribing —
+  // 42 %, about 1 min left", and a labelled <progress> bar. The percent covers recognition;
+  // speakers and the transcript take a little longer after 100 %.
+  function timeLeft(s) {
+    if (s < 60) return "less than a minute left";
+    const min = Math.round(s / 60);
+    return min < 60 ? `about ${min} min left` : `about ${Math.floor(min / 60)} h ${min % 60} min left`;
+  }
+  function progressText(p) {
+    if (p.percent >= 100) return "Transcribing — 100 %, finishing the transcript";
+    if (p.etaSeconds === undefined) return `Transcribing — ${p.percent} %, estimating the time left`;
+    return `Transcribing — ${p.percent} %, ${timeLeft(p.etaSeconds)}`;
+  }
+  function progressView(p, label, id) {
+    return el("span", { class: "job-progress", id },
+      el("progress", { max: 100, value: p.percent, "aria-label": label }),
+      el("span", { class: "progress-text" }, progressText(p)));
+  }
+
   function field(id, label, input, hint) {
     input.id = id;
     return el("div", {}, el("label", { for: id }, label, hint ? el("span", { class: "hint" }, ` (${hint})`) : null), input);
@@ -321,7 +340,8 @@
         el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", "aria-sort": h === sortedBy ? (sortDirection === "ASC" ? "ascending" : "descending") : null }, h)))),
         el("tbody", {}, jobs.map((j) => el("tr", {},
           el("td", { class: "name", "data-label": "File" }, el("a", { href: `#/job/${j.jobId}` }, j.filename || j.jobId)),
-          el("td", { "data-label": "Status" }, el("span", { class: `badge ${j.status}` }, j.status)),
+          el("td", { "data-label": "Status" }, el("span", { class: `badge ${j.status}` }, j.status),
+            j.progress ? progressView(j.progress, `Transcription of ${j.filename || j.jobId}`, null) : null),
           el("td", { "data-label": "Created" }, when(j.created)),
           el("td", { "data-label": "Type" }, `${j.jobType} ${j.transcriptionType}`),
           el("td", { "data-label": "Length" }, duration(j.nrAudioSeconds)),
@@ -531,7 +551,8 @@
         info.replaceChildren(el("dl", {},
           el("dt", {}, "Status"), el("dd", {}, el("span", { class: `badge ${j.status}`, id: "job-status" }, j.status),
             j.status === "OPEN" || j.status === "BUSY" ? el("span", { class: "hint", id: "job-open-for" }, (j.jobType === "perfect" ? " — people are working on it" : " — being transcribed") +
-              `, submitted ${duration(Math.max(0, Math.round((Date.now() - j.created) / 1000)))} ago; this page follows it`) : null),
+              `, submitted ${duration(Math.max(0, Math.round((Date.now() - j.created) / 1000)))} ago; this page follows it`) : null,
+            j.progress ? progressView(j.progress, "Transcription", "job-progress") : null),
           el("dt", {}, "Job id"), el("dd", {}, el("code", {}, j.jobId)),
           el("dt", {}, "Created"), el("dd", {}, when(j.created)),
           el("dt", {}, "Kind"), el("dd", {}, `${j.jobType} ${j.transcriptionType}, ${j.language}` + (j.targetLanguage ? ` → ${j.targetLanguage}` : "")),
@@ -543,12 +564,14 @@
           last = j.status;
           renderActions(j);
         }
-        if (j.status === "OPEN" || j.status === "BUSY") poller = setTimeout(poll, 1500);
+        // Follows the job while it runs, and stops once it ended or the page was left (an
+        // answer that arrives after leaving schedules nothing).
+        if ((j.status === "OPEN" || j.status === "BUSY") && info.isConnected) poller = setTimeout(poll, 1500);
       } catch (e) {
         if (e.status === 410 || e.status === 404) return gone(e);
         show(err, e);
         // A passing failure (the server restarting): keep following the job.
-        if (e.status === 0 || e.status >= 500) poller = setTimeout(poll, 5000);
+        if ((e.status === 0 || e.status >= 500) && info.isConnected) poller = setTimeout(poll, 5000);
       }
     }
     // A deleted (410) or unknown (404) job: say so, instead of "Loading…".

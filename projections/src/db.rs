@@ -23,7 +23,8 @@ const LOCK_FILE_NAME: &str = "readmodels.lock";
 /// Table layout version, in `PRAGMA user_version`. Bump it whenever a table or the meaning of a
 /// column changes (including the shape of the stored Job/Glossary JSON): the file is then
 /// rebuilt from the log on the next start.
-pub const SCHEMA_VERSION: i64 = 3;
+/// (4: the Job JSON gained `progress`.)
+pub const SCHEMA_VERSION: i64 = 4;
 /// How long a connection waits for another one's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 

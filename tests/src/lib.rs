@@ -36,6 +36,8 @@ pub mod clips {
     pub const JFK: &str = "audio/en_jfk.wav";
     /// 2.95 s of speech: the cheapest real job.
     pub const SHORT: &str = "audio/en_command_what_s_the_weather_like_in_new_york.wav";
+    /// 13 minutes of one reader (LJ Speech, chapter 3): a job long enough to follow its progress.
+    pub const LONG_READING: &str = "audio/en_dctts_reader_lj003_longform.wav";
     /// 10 s of digital silence.
     pub const SILENCE: &str = "audio/silence_10s.wav";
     /// 8 KiB of random bytes named .mp3.

@@ -66,6 +66,16 @@ impl TestServer {
         })
     }
 
+    /// A server whose direct jobs use the speech model `name` of the models directory (e.g.
+    /// `whisper-tiny.en`, the cheapest, where the model does not matter).
+    pub fn start_with_model(name: &str) -> TestServer {
+        let model = paths::models_dir().join(name);
+        TestServer::start_with(Options {
+            extra_args: vec!["--model".into(), model.to_str().expect("a UTF-8 models path").into()],
+            ..Options::default()
+        })
+    }
+
     pub fn start_with(options: Options) -> TestServer {
         let home = tempfile::Builder::new().prefix("scribe-test-").tempdir().expect("a temp dir");
         std::fs::create_dir_all(home.path().join("data")).expect("the data dir");

@@ -152,6 +152,13 @@ fn the_document_states_the_rules_the_server_enforces() {
     assert_eq!(schemas["UploadFromUrl"]["properties"]["numberOfSpeakers"]["type"], "integer");
     assert_eq!(schemas["Job"]["properties"]["notes"]["nullable"], true, "{}", schemas["Job"]);
     assert!(schemas["Job"]["properties"]["errorMsg"].is_object());
+    // Scribe's `progress` extension is documented, optional, with its two fields.
+    let progress = resolve(&doc, &schemas["Job"]["properties"]["progress"]);
+    assert!(progress["description"].as_str().is_some_and(|d| d.contains("recognition")), "{progress}");
+    assert_eq!(progress["required"], json!(["percent"]), "{progress}");
+    assert!(progress["properties"]["etaSeconds"]["description"].is_string(), "{progress}");
+    let required = schemas["Job"]["required"].as_array().unwrap();
+    assert!(!required.contains(&json!("progress")), "{required:?}");
     assert_eq!(schemas["UserGlossary"]["properties"]["name"]["maxLength"], 60);
     let form = &doc["paths"]["/jobs/upload-media"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"];
     assert_eq!(form["additionalProperties"], false);

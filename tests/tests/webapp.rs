@@ -2,7 +2,8 @@
 //! customer uploads the JFK clip, follows it to DONE, corrects a word, highlights a sentence
 //! (a reload keeps the unsaved work as a draft), saves, and downloads SRT with the correction;
 //! a transcriber claims a perfect job's task, edits, submits, and the customer's export shows
-//! the edit; a translator translates the source cues and submits. Screenshots of every screen
+//! the edit; a translator translates the source cues and submits; the job list and the job page
+//! show a long job's progress while it is transcribed, and its end. Screenshots of every screen
 //! land in `tests/screenshots/<test>/`.
 
 use std::time::{Duration, Instant};
@@ -635,4 +636,76 @@ fn the_editor_splits_joins_renames_highlights_words_keeps_a_draft_and_answers_th
     browser.screenshot("editor-200-percent-zoom");
     let overflow = js(&browser, "document.documentElement.scrollWidth - document.documentElement.clientWidth");
     assert!(overflow.as_i64().unwrap() <= 0, "the editor scrolls sideways at 200 % zoom by {overflow}px");
+}
+
+/// The violations axe-core rates serious or critical on the page as it is.
+fn serious_axe_violations(browser: &Browser) -> Vec<Value> {
+    browser.axe().into_iter().filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical"))).collect()
+}
+
+/// The value of the `<progress>` under `css`, checked to be a labelled percent. (Read in one
+/// script: the page re-renders the bar when it refreshes.)
+fn progress_value(browser: &Browser, css: &str) -> u64 {
+    let bar = browser.script(
+        "const b = document.querySelector(arguments[0]); return b && [b.max, b.value, b.getAttribute('aria-label')];",
+        vec![json!(format!("{css} progress"))],
+    );
+    assert_eq!(bar[0], json!(100), "{css}: {bar}");
+    assert!(bar[2].as_str().is_some_and(|l| l.contains("Transcription")), "the bar is labelled: {bar}");
+    let value = bar[1].as_f64().unwrap_or_else(|| panic!("{css}: {bar}"));
+    assert!((0.0..=100.0).contains(&value) && value.fract() == 0.0, "{bar}");
+    value as u64
+}
+
+#[test]
+fn the_job_list_and_the_job_page_show_a_long_jobs_progress_then_its_end() {
+    // The 13-minute reading with the cheapest model: long enough to be seen running.
+    let server = TestServer::start_with_model("whisper-tiny.en");
+    let ann = server.create_key("ann", Some(1_000_000));
+    let mut browser = Browser::start("progress");
+    let clip = paths::corpus_file(clips::LONG_READING);
+    let job = server.upload_ok(&ann, &clip, &[("language", "en"), ("numberOfSpeakers", "1")]);
+    let job_id = job["jobId"].as_str().unwrap().to_owned();
+    sign_in(&mut browser, &server, &ann, "Your jobs");
+
+    // The list refreshes itself and shows the percentage in the job's row.
+    let row = browser.wait_for_text("#jobs tbody .job-progress", "Transcribing —", ASR_TIMEOUT);
+    assert!(row.contains(" %"), "{row}");
+    let listed = progress_value(&browser, "#jobs tbody .job-progress");
+    browser.screenshot("jobs-progress");
+    assert_eq!(serious_axe_violations(&browser), Vec::<Value>::new(), "the list with a running job");
+
+    // The job page follows it.
+    browser.click(&format!("#jobs a[href='#/job/{job_id}']"));
+    let text = browser.wait_for_text("#job-progress", "Transcribing —", Duration::from_secs(15));
+    assert!(text.contains(" %"), "{text}");
+    let shown = progress_value(&browser, "#job-progress");
+    assert!(shown >= listed, "the page shows {shown} % after the list showed {listed} %");
+    browser.screenshot("job-progress");
+    assert_eq!(serious_axe_violations(&browser), Vec::<Value>::new(), "the job page of a running job");
+    // A later step, while the page stays open (it refreshes itself while the job is OPEN).
+    let deadline = Instant::now() + ASR_TIMEOUT;
+    loop {
+        let status = browser.wait_for_text("#job-status", "", Duration::from_secs(5));
+        if status.contains("DONE") {
+            break;
+        }
+        let now =
+            browser.script("const b = document.querySelector('#job-progress progress'); return b && b.value;", vec![]);
+        if now.as_f64().is_some_and(|v| v > shown as f64) {
+            browser.screenshot("job-progress-later");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the job page never moved past {shown} %:\n{}", browser.page_text());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    // The end: DONE, and no progress any more, on the page and in the list.
+    browser.wait_for_text("#job-status", "DONE", ASR_TIMEOUT);
+    assert!(browser.find_all("#job-progress").is_empty(), "{}", browser.page_text());
+    browser.screenshot("job-done");
+    browser.click("#nav a[href='#/jobs']");
+    browser.wait_for_text("#jobs tbody", "DONE", Duration::from_secs(15));
+    assert!(browser.find_all("#jobs .job-progress").is_empty(), "{}", browser.page_text());
+    browser.screenshot("jobs-done");
 }

@@ -153,6 +153,9 @@ pub enum JobEvent {
     MediaProbed { duration_ms: u64, nr_audio_seconds: u64, at_ms: u64 },
     /// Speech recognition began (attempt 1, 2, ... when restarted after a crash).
     TranscriptionStarted { attempt: u32, at_ms: u64 },
+    /// Attempt `attempt` of speech recognition has recognised `done_ms` of the media's
+    /// `total_ms`: a new whole 10 % step (see `job::progress`, which keeps it to ten a job).
+    TranscriptionProgressed { attempt: u32, done_ms: u64, total_ms: u64, at_ms: u64 },
     /// A transcript document is on disk at `path` (relative to the data directory).
     /// `draft` is true for manual jobs: the machine transcript people start from.
     TranscriptProduced { path: String, language: Language, words: u64, draft: bool, at_ms: u64 },
@@ -232,6 +235,7 @@ impl VersionedEvent for JobEvent {
             JobEvent::MediaStored { .. } => "MediaStored",
             JobEvent::MediaProbed { .. } => "MediaProbed",
             JobEvent::TranscriptionStarted { .. } => "TranscriptionStarted",
+            JobEvent::TranscriptionProgressed { .. } => "TranscriptionProgressed",
             JobEvent::TranscriptProduced { .. } => "TranscriptProduced",
             JobEvent::TranslationProduced { .. } => "TranslationProduced",
             JobEvent::JobCompleted { .. } => "JobCompleted",

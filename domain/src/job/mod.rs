@@ -15,7 +15,8 @@
 //! refused, and only callback bookkeeping and deletion follow them.
 //!
 //! [`decide`] passes every command through the same guards, in one place, then hands it to the
-//! rule of its kind: `submit` (a new job), `stages` (the machine pipeline), `tasks` (a manual
+//! rule of its kind: `submit` (a new job), `stages` (the machine pipeline), `progress` (how far
+//! recognition has come), `tasks` (a manual
 //! job's human work), `callbacks`, `edit`, `work_claim` and `retention`.
 //!
 //! ```
@@ -47,6 +48,7 @@ mod edit;
 mod events;
 pub mod live;
 pub mod media_limit;
+pub mod progress;
 pub mod retention;
 mod stages;
 mod state;
@@ -63,6 +65,7 @@ mod tests;
 pub use awaited::LOST_TO_RESTART;
 pub use events::{CallbackOutcome, JobEvent, MediaSource, Submission};
 pub use media_limit::{MaxDuration, MediaTooLong};
+pub use progress::{JobProgress, ProgressPoint};
 pub use state::{CallbackProgress, JobState, SourceJobFacts, Stage, StoredMedia, Transcript, Translation};
 pub use submit::NewMedia;
 pub use view::{CallbackPayload, Job, JobStatusResponse, TaskView, callback_message_id};
@@ -123,6 +126,14 @@ pub enum JobCommand {
         at_ms: u64,
     },
     StartTranscription {
+        at_ms: u64,
+    },
+    /// Transcription attempt `attempt` has recognised `done_ms` of the media's `total_ms`
+    /// (see `progress`: only whole new 10 % steps of the running attempt are recorded).
+    RecordTranscriptionProgress {
+        attempt: u32,
+        done_ms: u64,
+        total_ms: u64,
         at_ms: u64,
     },
     /// `detected_language` is the engine's answer for `auto` jobs (a Whisper code that is also a
@@ -312,6 +323,9 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
             stages::probe_media(state, duration_ms, fails_with, at_ms)
         }
         C::StartTranscription { at_ms } => stages::start_transcription(state, at_ms),
+        C::RecordTranscriptionProgress { attempt, done_ms, total_ms, at_ms } => {
+            progress::record(state, attempt, done_ms, total_ms, at_ms)
+        }
         C::RecordTranscript { path, detected_language, words, at_ms } => {
             stages::record_transcript(state, submission, path, detected_language, words, at_ms)
         }
@@ -386,7 +400,15 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
             state.duration_ms = Some(*duration_ms);
             state.nr_audio_seconds = *nr_audio_seconds;
         }
-        E::TranscriptionStarted { attempt, .. } => state.transcription_attempts = *attempt,
+        E::TranscriptionStarted { attempt, at_ms } => {
+            state.transcription_attempts = *attempt;
+            state.transcription_started_ms = Some(*at_ms);
+            state.transcription_progress = None;
+        }
+        E::TranscriptionProgressed { attempt, done_ms, total_ms, at_ms } => {
+            state.transcription_progress =
+                Some(ProgressPoint { attempt: *attempt, done_ms: *done_ms, total_ms: *total_ms, at_ms: *at_ms })
+        }
         E::TranscriptProduced { path, language, words, draft, .. } => {
             state.transcript =
                 Some(Transcript { path: path.clone(), language: *language, words: *words, draft: *draft });

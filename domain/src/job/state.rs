@@ -121,6 +121,10 @@ pub struct JobState {
     /// From the probe (or copied from the source job for translations); 0 until known.
     pub nr_audio_seconds: u64,
     pub transcription_attempts: u32,
+    /// When the latest transcription attempt started.
+    pub transcription_started_ms: Option<u64>,
+    /// The latest progress point of the latest attempt (cleared when an attempt starts).
+    pub transcription_progress: Option<super::progress::ProgressPoint>,
     pub transcript: Option<Transcript>,
     pub translation: Option<Translation>,
     /// Terminal status and when it was reached.

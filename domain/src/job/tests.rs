@@ -727,6 +727,7 @@ fn an_upload_is_recorded_with_its_file_and_duration_in_one_decision() {
 mod awaited;
 mod claims;
 mod edits;
+mod progress;
 mod properties;
 mod retention;
 mod tasks;

@@ -50,6 +50,10 @@ pub struct Job {
     /// The job's data was deleted because its retention ended.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expired: bool,
+    /// Beyond the spec: how far the running speech recognition has come, only while the job is
+    /// `OPEN` and its transcription runs (see `job::progress`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<super::progress::JobProgress>,
 }
 
 impl Job {
@@ -166,6 +170,7 @@ impl JobState {
             delete_after_seconds: s.delete_after_seconds,
             finished_ms: self.finished.map(|(_, at)| at),
             expired: self.expired,
+            progress: self.progress(),
         })
     }
 

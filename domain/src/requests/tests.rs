@@ -397,6 +397,7 @@ fn the_list_filter_matches_on_every_given_field() {
         delete_after_seconds: None,
         finished_ms: Some(2),
         expired: false,
+        progress: None,
     };
     assert!(list(|_| {}).unwrap().matches(&job));
     assert!(list(|p| p.status = s("DONE")).unwrap().matches(&job));

@@ -427,8 +427,6 @@ impl WorkerContext {
     }
 }
 
-/// The language the transcript is written in: English for a translation, else the detected or
-/// requested one.
 /// A progress step of the running recognition: media done and total (ms), and when.
 type ProgressStep = (u64, u64, u64);
 
@@ -460,6 +458,8 @@ fn progress_recorder(
     (Some(sender), Some(task))
 }
 
+/// The language the transcript is written in: English for a translation, else the detected or
+/// requested one.
 fn written_language(submission: &Submission, transcript: &Transcript) -> Language {
     if submission.decoding.as_ref().is_some_and(|d| d.task == SpeechTask::Translate) {
         return Language::from_whisper("en").expect("English is in the table");

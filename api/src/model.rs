@@ -97,14 +97,15 @@ pub struct Job {
     /// recognition has come. Present only while the job is `OPEN` and its transcription runs;
     /// absent while it waits for a recognition worker, and once it is `DONE` or `ERROR`.
     #[oai(skip_serializing_if_is_none)]
-    pub progress: Option<JobProgress>,
+    pub progress: Option<TranscriptionProgress>,
 }
 
 /// Beyond the spec: the progress of a job's running speech recognition. Each server records it
-/// in whole 10 % steps, so `percent` moves in steps on long recordings.
+/// in whole 10 % steps, so `percent` moves in steps on long recordings. (Not `JobProgress`:
+/// client generators give that name to the model of `Job`'s `progress` property.)
 #[derive(Object, Debug, Clone, PartialEq)]
 #[oai(rename_all = "camelCase")]
-pub struct JobProgress {
+pub struct TranscriptionProgress {
     /// Whole percent (0 to 100) of the media's speech recognised. Speaker diarization and
     /// writing the transcript follow recognition and take a little longer after 100.
     pub percent: u8,
@@ -295,7 +296,7 @@ impl Job {
             error_msg: j.error_msg,
             delete_after_seconds: j.delete_after_seconds,
             expires_at,
-            progress: j.progress.map(|p| JobProgress { percent: p.percent, eta_seconds: p.eta_seconds }),
+            progress: j.progress.map(|p| TranscriptionProgress { percent: p.percent, eta_seconds: p.eta_seconds }),
         }
     }
 }

@@ -275,6 +275,20 @@ fn show_segment(browser: &Browser, s: usize, count: usize) {
 }
 
 /// The CSS selector of word `w` of segment `s`.
+/// Clicks the word at `target`, selects its text and types `text` over it key by key,
+/// returning each key's milliseconds until the next frame (NaN where none came).
+fn retype_timed(browser: &Browser, target: &str, text: &str) -> Vec<f64> {
+    browser.click(target);
+    browser.type_into(target, &format!("{CTRL}a{NO_MODIFIERS}"));
+    text.chars()
+        .map(|c| {
+            browser.script("window.__perf.arm('key');", vec![]);
+            browser.press(&c.to_string());
+            result(browser, "key", Duration::from_secs(30)).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)
+        })
+        .collect()
+}
+
 fn word(s: usize, w: usize) -> String {
     format!("#transcript .w[data-s=\"{s}\"][data-w=\"{w}\"]")
 }
@@ -305,14 +319,7 @@ fn a_sixty_minute_document_opens_edits_and_plays_smoothly() {
     let middle = segments / 2;
     let target = word(middle, 3);
     show_segment(&browser, middle, segments);
-    browser.click(&target);
-    browser.type_into(&target, &format!("{CTRL}a{NO_MODIFIERS}"));
-    let mut keys = Vec::new();
-    for c in "hello".chars() {
-        browser.script("window.__perf.arm('key');", vec![]);
-        browser.press(&c.to_string());
-        keys.push(result(&browser, "key", Duration::from_secs(30)).and_then(|v| v.as_f64()).unwrap_or(f64::NAN));
-    }
+    let keys = retype_timed(&browser, &target, "hello");
     assert_eq!(browser.text(&browser.find(&target)), "hello");
     let typing_worst = keys.iter().copied().fold(0.0, f64::max);
 
@@ -764,14 +771,7 @@ fn only_the_segments_near_the_view_are_rendered_and_edits_far_away_are_saved() {
     browser.screenshot("window-far-down");
     let (first, second) = (word(far, 2), word(far, 4));
     let second_before = browser.text(&browser.find(&second));
-    browser.click(&first);
-    browser.type_into(&first, &format!("{CTRL}a{NO_MODIFIERS}"));
-    let mut keys = Vec::new();
-    for c in "faraway".chars() {
-        browser.script("window.__perf.arm('key');", vec![]);
-        browser.press(&c.to_string());
-        keys.push(result(&browser, "key", Duration::from_secs(30)).and_then(|v| v.as_f64()).unwrap_or(f64::NAN));
-    }
+    let keys = retype_timed(&browser, &first, "faraway");
     assert_eq!(browser.text(&browser.find(&first)), "faraway");
     browser.click(&second);
     browser.type_into(&second, &format!("{CTRL}a{NO_MODIFIERS}undone"));

@@ -16,8 +16,8 @@
 //!
 //! [`decide`] passes every command through the same guards, in one place, then hands it to the
 //! rule of its kind: `submit` (a new job), `stages` (the machine pipeline), `progress` (how far
-//! recognition has come), `tasks` (a manual
-//! job's human work), `callbacks`, `edit`, `work_claim` and `retention`.
+//! recognition has come), `tasks` (a manual job's human work), `callbacks`, `edit`,
+//! `work_claim` and `retention`.
 //!
 //! ```
 //! use scribe_domain::ids::{JobId, UserName};

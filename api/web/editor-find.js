@@ -161,8 +161,14 @@
     /// Marks the shown match's words again where they are rendered: a segment that left the
     /// window and came back is drawn anew (editor.renderWindow calls this).
     remark() {
-      if (this.editor.mode !== "transcript" || !this.list || this.current < 0 || !this.list[this.current]) return;
-      for (const { s, w, k } of this.list[this.current].parts) {
+      const m = this.list && this.current >= 0 ? this.list[this.current] : null;
+      if (!m) return;
+      if (this.editor.mode === "translate") {
+        const view = this.editor.win.views[m.field];
+        if (view) view.textarea.classList.add("found");
+        return;
+      }
+      for (const { s, w, k } of m.parts) {
         const view = this.editor.views[s];
         if (view) for (const span of view.spans.slice(w, w + k)) span.classList.add("found");
       }

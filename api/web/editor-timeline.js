@@ -258,7 +258,7 @@
       const u = this.units[at];
       e.seek(u.start);
       if (e.mode === "translate") {
-        const node = e.main.querySelector(`#target-${at}`);
+        const node = e.targetOf(at);
         if (node) node.focus();
       } else e.focusWord(at, 0);
       e.focus = { s: at, w: 0 };

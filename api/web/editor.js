@@ -18,14 +18,11 @@
 // moves the "current" mark between two words found by binary search. The word area is one tab
 // stop: arrow keys move between words inside it (roving tabindex).
 //
-// Long documents: only the segments near the view are in the DOM (renderWindow: what is visible
-// and a screen above and below), between two spacers whose heights stand for the others (each
-// segment's height as measured when it was last rendered, else estimated from its words; the
-// first segment on screen stays put when estimates are corrected). `this.views` stays parallel
-// to doc.segments but holds only the rendered segments; everything that reaches a segment or
-// word by index (playback's mark, the timeline, Next problem, find, undo, keyboard navigation,
+// Long documents: only the segments (or cues) near the view are in the DOM, with the one holding
+// the focus (renderWindow; the geometry is editor-window.js). `this.views` stays parallel to
+// doc.segments but holds only the rendered segments; everything that reaches a segment, word or
+// cue by index (playback's mark, the timeline, Next problem, find, undo, keyboard navigation,
 // split/join, highlights) goes through viewOf/spanOf, which render it (scrolling to it) first.
-// Translate mode's cue table is rendered whole.
 "use strict";
 
 (function () {
@@ -170,7 +167,6 @@
       this.knobs = { chars: 42, rows: 2, screen: 2 }; // the SRT export's defaults
       this.settings = loadSettings();
       this.cues = []; // the server's layout of the document (POST /subtitles/preview)
-      this.views = []; // what is on screen of each segment, parallel to doc.segments (renderChanged)
       this.doc = this.mode === "translate" ? this.translationModel(opts.document, opts.sourceCues || []) : structuredClone(opts.document);
       this.doc.highlights = this.doc.highlights || [];
       const words = this.mode === "translate" ? this.doc.cues : this.doc.segments.flatMap((seg) => seg.words);
@@ -304,19 +300,18 @@
       // Only the segments (or cues) the step changes are new objects: only they are drawn anew.
       this.doc = this.history.document(step.state, this.doc);
       this.range = null;
-      if (this.mode === "transcript") {
-        this.renderSpeakers();
-        this.renderChanged();
-        this.schedulePreview(0);
-        this.renderCaption();
-        this.renderRegions();
-      } else this.rerender();
+      if (this.mode === "transcript") this.renderSpeakers();
+      this.renderChanged();
+      this.schedulePreview(0);
+      this.renderCaption();
+      this.renderRegions();
       this.updateUndo();
       this.touched();
       // The matches found before are gone or moved: find them again in what is shown now.
       if (this.finder && !this.finder.panel.hidden) this.finder.refresh();
       this.setStatus(`${verb}: ${step.label.replace(/[.]$/, "")}.`);
       if (focus && this.mode === "transcript") this.focusWord(focus.s, focus.w);
+      else if (focus && this.win.views[focus.s] && !this.main.contains(document.activeElement)) this.targetOf(focus.s).focus();
     }
 
     updateUndo() {
@@ -327,8 +322,7 @@
 
     /// A timeline edge was dragged (editor-timeline.js changed the times).
     timingChanged(label) {
-      if (this.mode === "translate") this.renderCues();
-      else this.renderChanged();
+      this.renderChanged();
       this.changed(label);
       this.renderRegions();
       this.setStatus(`${label}.`);
@@ -337,7 +331,7 @@
     /// The texts find and replace searches: every word, or every cue's translation.
     fields() {
       if (this.mode === "translate") {
-        return this.doc.cues.map((c, i) => ({ get: () => c.target, set: (t) => (c.target = t), node: () => this.main.querySelector(`#target-${i}`), start: c.start }));
+        return this.doc.cues.map((c, i) => ({ get: () => c.target, set: (t) => (c.target = t), node: () => this.targetOf(i), start: c.start }));
       }
       return this.doc.segments.flatMap((seg, s) => seg.words.map((w, i) => ({
         get: () => w.text,
@@ -351,8 +345,7 @@
     }
 
     replaced(label) {
-      if (this.mode === "translate") this.renderCues();
-      else this.renderChanged();
+      this.renderChanged();
       this.changed(label);
     }
 
@@ -441,11 +434,11 @@
         this.ovFrame = requestAnimationFrame(() => {
           this.ovFrame = null;
           if (this.destroyed) return;
-          if (this.mode === "transcript" && this.padTop && this.width !== this.main.clientWidth) {
+          if (this.win && this.width !== this.main.clientWidth) {
             // A new width: every height measured before is wrong.
-            this.heights = new WeakMap();
+            this.win.forgetHeights();
             this.renderWindow();
-          } else if (this.windowShort()) this.renderWindow();
+          } else if (this.win && this.win.stale(this.units().length)) this.renderWindow();
           this.drawOverview();
         });
       };
@@ -475,8 +468,10 @@
 
     /// The times of the segments (or cues) on screen, found by binary search over their boxes.
     textOnScreen() {
-      const items = this.mode === "translate" ? (this.cueRows || []).map((row, i) => [row, this.doc.cues[i].start, this.doc.cues[i].end])
-        : this.views.slice(this.lo, this.hi).filter(Boolean).map((v) => [v.section, v.seg.words[0] ? v.seg.words[0].start : 0, v.seg.words.length ? v.seg.words[v.seg.words.length - 1].end : 0]);
+      if (!this.win) return null;
+      const times = this.mode === "translate" ? (v) => [v.row, v.cue.start, v.cue.end]
+        : (v) => [v.section, v.seg.words[0] ? v.seg.words[0].start : 0, v.seg.words.length ? v.seg.words[v.seg.words.length - 1].end : 0];
+      const items = this.win.views.slice(this.win.lo, this.win.hi).filter(Boolean).map(times);
       if (!items.length) return null;
       const top = this.top.getBoundingClientRect().bottom;
       const bottom = window.innerHeight;
@@ -879,182 +874,115 @@
 
     /// The whole transcript anew (a new document, or a restored draft).
     renderSegments() {
-      this.views = [];
-      this.lo = 0;
-      this.hi = 0;
       this.activeSpan = null;
       this.activeView = null;
       this.curSpan = null;
       this.curSection = null;
       this.heading = el("h2", { class: "sr-only" }, "Transcript");
-      // The segments above and below the window rendered, as empty space of their height.
-      this.padTop = el("div", { class: "seg-pad", "aria-hidden": "true" });
-      this.padBottom = el("div", { class: "seg-pad", "aria-hidden": "true" });
-      if (!this.heights) this.heights = new WeakMap();
-      this.main.replaceChildren(this.heading, this.padTop, this.padBottom);
+      this.listWindow({ head: 40, perUnit: 3.2 }, () => el("div", { class: "seg-pad" }),
+        (v) => v.seg, (v) => v.section, (seg) => seg.words.length, (v) => v.box.offsetHeight);
+      this.main.replaceChildren(this.heading, ...this.win.pads());
       if (!this.wordEvents) this.listenToWords();
       this.renderChanged();
     }
 
-    /// A segment's height in pixels (its gap below included): as measured when it was last
-    /// rendered, else estimated from its words (head + words × the measured height per word).
-    segmentHeight(seg) {
-      const known = this.heights.get(seg);
-      if (known !== undefined) return known;
-      const e = this.estimate || { head: 40, perWord: 3.2 };
-      return e.head + e.perWord * seg.words.length;
-    }
-
-    /// Where each segment starts, in pixels below the first: `tops[s]`, and the whole height
-    /// at `tops[segments.length]`.
-    layout() {
-      const segs = this.doc.segments;
-      const tops = new Float64Array(segs.length + 1);
-      for (let s = 0; s < segs.length; s++) tops[s + 1] = tops[s] + this.segmentHeight(segs[s]);
-      this.tops = tops;
-      return tops;
-    }
-
-    /// The last segment starting at or above `y` (pixels below the first segment's top).
-    segmentAt(tops, y) {
-      let lo = 0;
-      let hi = tops.length - 2;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if (tops[mid] <= y) lo = mid;
-        else hi = mid - 1;
+    /// The window over the list of segments or cues (editor-window.js), made once per editor
+    /// (the heights it measured stay for the next document of the same width), emptied here.
+    listWindow(estimate, pad, itemOf, nodeOf, sizeOf, sizePx) {
+      if (!this.win) {
+        this.win = new ScribeWindow.ListWindow({ estimate, pad, itemOf, nodeOf, sizeOf, sizePx,
+          barBottom: () => this.top.getBoundingClientRect().bottom });
+        // Focus leaving the item kept for it lets the item go at the next frame.
+        this.main.addEventListener("focusout", () => {
+          if (this.win.pin >= 0 && this.onScroll) this.onScroll();
+        });
       }
-      return Math.max(0, lo);
+      this.win.reset();
     }
 
-    /// The elements of segment `s`, rendered first if it is out of the window (the page then
-    /// scrolls to where the segment is): everything reaching a segment or word by its index goes
-    /// through here.
+    /// The rendered segments' views, at their segments' indices (transcripts only).
+    get views() {
+      return this.mode === "transcript" && this.win ? this.win.views : [];
+    }
+
+    /// The list the window runs over: the segments, or the cues of a translation.
+    units() {
+      return this.mode === "translate" ? this.doc.cues : this.doc.segments;
+    }
+
+    /// The view of segment (or cue) `s`, rendered first if it is out of the window (the page
+    /// then scrolls to where it is): everything reaching a segment, word or cue by its index
+    /// goes through here.
     viewOf(s) {
       s = Number(s);
-      if (this.mode !== "transcript" || !this.doc.segments[s]) return null;
-      if (this.views[s]) return this.views[s];
-      const tops = this.layout();
-      const bar = this.top.getBoundingClientRect().bottom;
-      const base = this.padTop.getBoundingClientRect().top;
-      window.scrollBy(0, base + tops[s] - bar - (window.innerHeight - bar) / 3);
+      const units = this.units();
+      if (!this.win || !units[s]) return null;
+      if (this.win.views[s]) return this.win.views[s];
+      window.scrollBy(0, this.win.scrollTo(units, s));
       this.renderWindow(s);
-      return this.views[s] || null;
+      return this.win.views[s] || null;
     }
 
     /// The word element of word `w` of segment `s`, rendered first if need be.
     spanOf(s, w) {
-      const view = this.viewOf(s);
+      const view = this.mode === "transcript" ? this.viewOf(s) : null;
       return view ? view.spans[Number(w)] || null : null;
     }
 
-    /// Whether the window rendered no longer covers the screen with half a screen to spare
-    /// (scrolling checks this once a frame; the spacers' boxes say it without a new layout).
-    windowShort() {
-      if (this.mode !== "transcript" || !this.padTop) return false;
-      const h = window.innerHeight;
-      const bar = this.top.getBoundingClientRect().bottom;
-      if (this.lo > 0 && this.padTop.getBoundingClientRect().bottom > bar - h / 2) return true;
-      return this.hi < this.doc.segments.length && this.padBottom.getBoundingClientRect().top < h * 1.5;
+    /// The translation field of cue `i`, rendered first if need be.
+    targetOf(i) {
+      const view = this.mode === "translate" ? this.viewOf(i) : null;
+      return view ? view.textarea : null;
     }
 
-    /// Brings the transcript on screen up to date with `this.doc`, touching only what changed:
-    /// a segment whose words were added or removed gets or loses those words' elements, a word
-    /// whose text, times or marks (highlight, chosen, edited) changed is updated in place, and
-    /// segments that moved get their new numbers. Every change to the document outside typing
-    /// (split, join, highlights, speakers, deletions, undo, timing) ends with this one call;
-    /// typing updates its own word as it goes.
+    /// Brings the text on screen up to date with `this.doc`, touching only what changed: in a
+    /// transcript, a segment whose words were added or removed gets or loses those words'
+    /// elements, a word whose text, times or marks (highlight, chosen, edited) changed is
+    /// updated in place, and segments that moved get their new numbers; a cue likewise. Every
+    /// change to the document outside typing (split, join, highlights, speakers, deletions,
+    /// undo, timing, replacements) ends with this one call; typing updates its own word as it
+    /// goes.
     renderChanged() {
-      if (this.mode !== "transcript") return;
       this.timeIndex = null;
       this.renderWindow(null, true);
     }
 
-    /// Renders the segments near the view (a screen above and below what is visible, and
-    /// segment `must` if given) and nothing else: the spacers stand for the others. Segments
-    /// kept from the last window keep their elements (patched as renderChanged says); the
-    /// heights of those rendered are measured and kept, and the first segment visible before
-    /// stays where it was on screen when estimates above it are corrected.
+    /// Renders the segments (or cues) near the view, segment `must` if given and the one
+    /// holding the focus, and nothing else (editor-window.js). Segments kept from the last
+    /// window keep their elements (patched as renderChanged says).
     renderWindow(must = null, refocus = false) {
-      if (this.mode !== "transcript") return;
+      if (!this.win) return;
+      if (this.mode === "translate") return this.renderCueWindow(must);
       const focused = this.main.contains(document.activeElement) ? document.activeElement : null;
       const segs = this.doc.segments;
-      const bar = this.top.getBoundingClientRect().bottom;
-      const screen = window.innerHeight;
-      let anchor = null;
-      for (let s = this.lo; s < this.hi && !anchor; s++) {
-        const v = this.views[s];
-        if (!v) continue;
-        const r = v.section.getBoundingClientRect();
-        if (r.bottom > bar) anchor = { section: v.section, top: r.top };
-      }
-      const tops = this.layout();
-      const base = this.padTop.getBoundingClientRect().top;
-      let lo = this.segmentAt(tops, bar - base - screen);
-      let hi = Math.min(segs.length, this.segmentAt(tops, screen * 2 - base) + 1);
-      if (must !== null && must >= 0 && must < segs.length) {
-        lo = Math.min(lo, must);
-        hi = Math.max(hi, must + 1);
-      }
-      const old = new Map();
-      for (let s = this.lo; s < this.hi; s++) if (this.views[s]) old.set(this.views[s].seg, this.views[s]);
       const speakersKey = this.doc.speakers.map((sp) => `${sp.spkid}\u0001${sp.name}`).join("\u0002");
       const highlighted = this.highlightTest();
       const [ra, rb] = this.rangeBounds() || [-1, -2];
-      const views = new Array(segs.length);
-      let prev = this.padTop;
+      // The words before segment `before`, counted as the rendered segments come in order.
+      let before = 0;
       let flat = 0;
-      for (let s = 0; s < lo; s++) flat += segs[s].words.length;
-      for (let s = lo; s < hi; s++) {
-        const seg = segs[s];
-        let view = old.get(seg);
-        if (view) old.delete(seg);
-        else view = this.segmentView(seg);
-        if (prev.nextSibling !== view.section) prev.after(view.section);
-        prev = view.section;
+      const order = this.win.render(segs, must, (seg, kept) => kept || this.segmentView(seg), (view, s) => {
+        for (; before < s; before++) flat += segs[before].words.length;
+        const seg = view.seg;
         if (view.index !== s) this.numberSegment(view, s);
         if (view.speakersKey !== speakersKey) this.speakerOptions(view, speakersKey);
         if (view.select.value !== seg.speaker) view.select.value = seg.speaker;
+        let at = flat;
         this.patchWords(view, (w) => {
-          const marks = { hl: highlighted(w), sel: ra <= flat && flat <= rb };
-          flat++;
+          const marks = { hl: highlighted(w), sel: ra <= at && at <= rb };
+          at++;
           return marks;
         });
         const head = `Segment ${s + 1} · ${clock(seg.words[0] ? seg.words[0].start : 0)}`;
         if (view.headText !== head) view.label.textContent = view.headText = head;
-        views[s] = view;
-      }
-      for (const gone of old.values()) gone.section.remove();
-      this.padTop.style.height = `${tops[lo]}px`;
-      this.padBottom.style.height = `${tops[segs.length] - tops[hi]}px`;
-      // Measured now (one layout for the whole window): the heights, and the estimate's terms.
-      let wordsPx = 0;
-      let words = 0;
-      let headPx = 0;
-      for (let s = lo; s < hi; s++) {
-        const v = views[s];
-        if (this.segGap === undefined) this.segGap = parseFloat(getComputedStyle(v.section).marginBottom) || 0;
-        const h = v.section.offsetHeight + this.segGap;
-        this.heights.set(v.seg, h);
-        const box = v.box.offsetHeight;
-        wordsPx += box;
-        words += v.seg.words.length;
-        headPx += h - box;
-      }
-      if (words > 0) this.estimate = { head: headPx / (hi - lo), perWord: wordsPx / words };
-      this.views = views;
-      this.lo = lo;
-      this.hi = hi;
+      });
       this.width = this.main.clientWidth;
-      if (anchor && anchor.section.isConnected) {
-        const moved = anchor.section.getBoundingClientRect().top - anchor.top;
-        if (Math.abs(moved) >= 1) window.scrollBy(0, moved);
-      }
       // The one tab stop of the word area: the word with the cursor, else the first word shown.
       if (!this.activeSpan || !this.activeSpan.isConnected) {
         const view = this.focus ? this.views[Number(this.focus.s)] : null;
         const at = view ? view.spans[Math.min(Number(this.focus.w), view.spans.length - 1)] : null;
-        this.setActive(at || (this.views[lo] && this.views[lo].spans[0]) || null);
+        const first = this.views[this.win.lo] || this.views[order[0]];
+        this.setActive(at || (first && first.spans[0]) || null);
       }
       if (refocus && focused && !focused.isConnected && this.activeSpan) this.activeSpan.focus();
       this.markCurrent();
@@ -1353,22 +1281,79 @@
       else target.focus();
     }
 
+    /// A translation's cue table anew: the source cues with a field for each translation, only
+    /// the rows near the view rendered (renderCueWindow).
     renderCues() {
-      const rows = this.cueRows = this.doc.cues.map((c, i) => el("tr", { "data-cue": i },
-        el("td", { class: "cue-time" }, el("span", { class: "cue-number" }, `${i + 1}`), el("br"), `${clock(c.start)}`, el("br"), `${clock(c.end)}`),
-        el("td", { class: "source", lang: this.opts.sourceLanguage || "" }, el("span", { class: "cue-speaker" }, `${c.speakerName || c.speaker}: `), c.text),
-        el("td", {}, el("label", { class: "sr-only", for: `target-${i}` }, `Translation of cue ${i + 1}`),
-          el("textarea", { id: `target-${i}`, class: "target", lang: this.opts.targetLanguage || "", onfocus: () => {
-            this.focus = { s: i, w: 0 };
-          }, oninput: (e) => {
-            c.target = e.target.value;
-            this.changed(undefined, [c]);
-            this.typing();
-          } }, c.target))));
+      this.curRow = null;
+      this.listWindow({ head: 90, perUnit: 0 }, () => el("tr", { class: "cue-pad" }, el("td", { colspan: 3 })),
+        (v) => v.cue, (v) => v.row, () => 0, () => 0);
       this.main.replaceChildren(el("div", { class: "table-wrap" }, el("table", { class: "cues" },
         el("caption", { class: "sr-only" }, "Source cues and their translations"),
         el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Cue"), el("th", { scope: "col" }, `Source (${this.opts.sourceLanguage || ""})`), el("th", { scope: "col" }, `Translation (${this.opts.targetLanguage || ""})`))),
-        el("tbody", {}, rows))));
+        el("tbody", {}, ...this.win.pads()))));
+      this.renderChanged();
+    }
+
+    /// The rows of the cues near the view (and cue `must`, and the one holding the focus).
+    renderCueWindow(must) {
+      this.win.render(this.doc.cues, must, (cue, kept) => kept || this.cueView(cue), (view, i) => this.showCue(view, i));
+      this.width = this.main.clientWidth;
+      this.markCurrentCue();
+      if (this.finder && !this.finder.panel.hidden) this.finder.remark();
+    }
+
+    /// The elements of a cue's row (numbered and filled by showCue).
+    cueView(cue) {
+      const view = { cue, index: -1, shown: {} };
+      view.number = el("span", { class: "cue-number" });
+      view.start = document.createTextNode("");
+      view.end = document.createTextNode("");
+      view.speaker = el("span", { class: "cue-speaker" });
+      view.source = document.createTextNode("");
+      view.label = el("label", { class: "sr-only" });
+      view.textarea = el("textarea", { class: "target", lang: this.opts.targetLanguage || "", onfocus: () => {
+        this.focus = { s: view.index, w: 0 };
+      }, oninput: (e) => {
+        view.cue.target = e.target.value;
+        this.changed(undefined, [view.cue]);
+        this.typing();
+      } });
+      view.row = el("tr", {},
+        el("td", { class: "cue-time" }, view.number, el("br"), view.start, el("br"), view.end),
+        el("td", { class: "source", lang: this.opts.sourceLanguage || "" }, view.speaker, view.source),
+        el("td", {}, view.label, view.textarea));
+      return view;
+    }
+
+    /// Brings a cue's row up to date as cue `i`, changing only what differs.
+    showCue(view, i) {
+      const c = view.cue;
+      const shown = view.shown;
+      if (view.index !== i) {
+        view.index = i;
+        view.row.dataset.cue = i;
+        view.number.textContent = `${i + 1}`;
+        view.textarea.id = `target-${i}`;
+        view.label.htmlFor = `target-${i}`;
+        view.label.textContent = `Translation of cue ${i + 1}`;
+      }
+      if (shown.start !== c.start) view.start.data = clock((shown.start = c.start));
+      if (shown.end !== c.end) view.end.data = clock((shown.end = c.end));
+      const speaker = `${c.speakerName || c.speaker}: `;
+      if (shown.speaker !== speaker) view.speaker.textContent = shown.speaker = speaker;
+      if (shown.text !== c.text) view.source.data = shown.text = c.text;
+      if (view.textarea.value !== c.target) view.textarea.value = c.target;
+    }
+
+    /// Marks the cue playing if its row is rendered; rendering its row later marks it then.
+    markCurrentCue() {
+      const view = this.playingCue >= 0 && this.win ? this.win.views[this.playingCue] : null;
+      const row = view ? view.row : null;
+      if (row !== this.curRow) {
+        if (this.curRow) this.curRow.classList.remove("current");
+        if (row) row.classList.add("current");
+        this.curRow = row;
+      }
     }
 
     /// The numbers (1-based) of the cues with no translation yet.
@@ -1378,7 +1363,7 @@
 
     /// Moves the cursor to the translation of cue `n` (1-based).
     focusCue(n) {
-      const node = this.main.querySelector(`#target-${n - 1}`);
+      const node = this.targetOf(n - 1);
       if (node) {
         node.focus();
         node.scrollIntoView({ block: "center" });
@@ -1555,12 +1540,8 @@
       this.timeLabel.textContent = clock(t);
       if (this.mode === "translate") {
         const i = lastStartingBy(this.doc.cues, t);
-        const row = i >= 0 && t < this.doc.cues[i].end ? this.cueRows[i] : null;
-        if (row !== this.curRow) {
-          if (this.curRow) this.curRow.classList.remove("current");
-          if (row) row.classList.add("current");
-          this.curRow = row;
-        }
+        this.playingCue = i >= 0 && t < this.doc.cues[i].end ? i : -1;
+        this.markCurrentCue();
       } else {
         if (!this.timeIndex) this.timeIndex = this.doc.segments.flatMap((seg, s) => seg.words.map((w, i) => ({ start: w.start, end: w.end, s, w: i })));
         const i = lastStartingBy(this.timeIndex, t);
@@ -1644,7 +1625,7 @@
       const target = Math.max(0, Math.min(starts.length - 1, (current < 0 ? -1 : current) + step));
       this.seek(starts[target]);
       if (this.mode === "translate") {
-        const node = this.main.querySelector(`#target-${target}`);
+        const node = this.targetOf(target);
         if (node) node.focus();
       } else this.focusWord(target, 0);
       this.focus = { s: target, w: 0 };

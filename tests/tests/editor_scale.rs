@@ -10,7 +10,9 @@
 //! name is its new text. Only the segments near the view are rendered: the transcript's DOM
 //! stays the same size for 9,000 and 18,000 words, and typing, find, keyboard navigation and undo
 //! reach segments that are not rendered (frame times while scrolling, first paint, typing and the
-//! JS heap are printed).
+//! JS heap are printed); the segment holding the cursor stays rendered when the page scrolls away
+//! from it. A translation of the hour's 900 cues likewise renders only the rows near the view and
+//! the one being typed in. axe-core finds nothing on either long document.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -745,6 +747,7 @@ fn only_the_segments_near_the_view_are_rendered_and_edits_far_away_are_saved() {
         json!(true)
     );
     browser.screenshot("window-end");
+    assert_eq!(browser.axe(), Vec::<Value>::new(), "axe-core on the long transcript, scrolled to its end");
     let counts = [short_first, short_middle, short_end, long_middle, long_end];
     println!(
         "Elements in the transcript: {WORDS} words {short_first} at the top, {short_middle} in the middle, {short_end} at the end; {long_words} words {long_middle} in the middle, {long_end} at the end"
@@ -777,23 +780,36 @@ fn only_the_segments_near_the_view_are_rendered_and_edits_far_away_are_saved() {
     browser.type_into(&second, &format!("{CTRL}a{NO_MODIFIERS}undone"));
     assert_eq!(browser.text(&browser.find(&second)), "undone");
 
-    // Scrolled away to the top, undo: the edit far down is undone and its word shown again.
+    // Scrolled away to the top with the cursor in that word: its segment stays in the DOM (alone,
+    // between spacers), the word keeps the focus and typing goes on into it.
+    let focused = |browser: &Browser| {
+        js(browser, "[document.activeElement.dataset.s ?? null, document.activeElement.dataset.w ?? null]")
+    };
+    let shown = |browser: &Browser, css: &str| {
+        js(browser, &format!("!!document.querySelector('{}')", css.replace('\'', "\\'")))
+    };
     browser.script("window.scrollTo(0, 0);", vec![]);
     std::thread::sleep(Duration::from_millis(400));
-    assert_eq!(
-        js(&browser, &format!("!!document.querySelector('{}')", first.replace('\'', "\\'"))),
-        json!(false),
-        "the edited segment left the DOM"
-    );
+    assert_eq!(shown(&browser, "#transcript section[data-seg=\"0\"]"), json!(true), "the top is rendered");
+    assert_eq!(focused(&browser), json!([far.to_string(), "4"]), "the word keeps the focus");
+    let with_island = transcript_nodes(&browser);
+    assert!(with_island < WORDS as u64 / 4, "the top and the focused segment only: {with_island} elements");
+    browser.press("s");
+    assert_eq!(browser.text(&browser.find(&second)), "undones", "typing went on into the word");
+
+    // The cursor at the top, the far segment leaves the DOM; undo still reaches it.
+    browser.script("window.scrollTo(0, 0);", vec![]);
+    std::thread::sleep(Duration::from_millis(400));
+    browser.click(&word(0, 0));
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(shown(&browser, &first), json!(false), "the edited segment left the DOM with the focus");
     browser.press(&format!("{CTRL}z"));
     browser.wait_for_text("#editor-status", "Undone", Duration::from_secs(10));
+    show_segment(&browser, far, segments);
     assert_eq!(browser.text(&browser.find(&second)), second_before, "the undo reached the segment off screen");
     assert_eq!(browser.text(&browser.find(&first)), "faraway");
 
     // Keyboard: Ctrl+Home to the first word, Ctrl+End to the last, both rendered and focused.
-    let focused = |browser: &Browser| {
-        js(browser, "[document.activeElement.dataset.s ?? null, document.activeElement.dataset.w ?? null]")
-    };
     browser.click(&second);
     browser.press(&format!("{CTRL}{HOME}"));
     assert_eq!(focused(&browser), json!(["0", "0"]));
@@ -875,5 +891,118 @@ fn only_the_segments_near_the_view_are_rendered_and_edits_far_away_are_saved() {
         busy_scroll["frames"],
     );
     println!("Typing far down: worst key {:.0} ms ({keys:.0?} ms)", keys.iter().copied().fold(0.0, f64::max));
+    println!("Scrolled to the top with the cursor far down: {with_island} elements");
     println!("JS heap after scrolling: {:.1} MB", heap.as_f64().unwrap_or(f64::NAN) / 1e6);
+}
+
+#[test]
+fn a_long_translation_renders_only_the_cues_near_the_view_and_keeps_the_one_being_typed() {
+    let server = TestServer::start();
+    let ann = server.create_key("ann", Some(10_000_000));
+    let tina = server.create_staff_key("tina", "transcriber", &[]);
+    let tom = server.create_staff_key("tom", "translator", &["nl"]);
+    let media_dir = tempfile::tempdir().unwrap();
+    let media = sixty_minute_media(media_dir.path());
+    let job = server.upload_ok(
+        &ann,
+        &media,
+        &[
+            ("jobType", "perfect"),
+            ("transcriptionType", "translatedSubtitles"),
+            ("targetLanguage", "nl"),
+            ("numberOfSpeakers", "1"),
+            ("language", "en"),
+        ],
+    );
+    let job_id = job["jobId"].as_str().unwrap().to_owned();
+    // The transcriber hands in the hour's 9,000 words (over HTTP).
+    let transcribe = web_app::wait_for_task(&server, &tina, &job_id)["taskId"].as_str().unwrap().to_owned();
+    server.post(&format!("/work/tasks/{transcribe}/claim"), &tina, &[]).ok();
+    server.put_json(&format!("/work/tasks/{transcribe}/document"), &tina, &long_document(WORDS)).ok();
+    server.post(&format!("/work/tasks/{transcribe}/submit"), &tina, &[]).ok();
+    let translate = web_app::wait_for_task(&server, &tom, &job_id)["taskId"].as_str().unwrap().to_owned();
+    let source = server.get(&format!("/work/tasks/{translate}"), &tom, &[]).ok();
+    let cues = source["sourceCues"].as_array().unwrap().len();
+    assert!(cues > 500, "a cue a sentence: {cues}");
+    let last = cues - 1;
+    let last_start = source["sourceCues"][last]["start"].as_f64().unwrap();
+
+    let mut browser = Browser::start("editor-scale-translate");
+    sign_in(&mut browser, &server, &tom, "Translation tasks");
+    let opening = Instant::now();
+    browser.click(".claim");
+    browser.find("#transcript tr[data-cue=\"0\"] textarea.target");
+    let opened = opening.elapsed();
+    let rows = |browser: &Browser| {
+        js(browser, "document.querySelectorAll('#transcript tr[data-cue]').length").as_u64().unwrap()
+    };
+    let first_rows = rows(&browser);
+    assert!(first_rows > 0 && first_rows < cues as u64 / 5, "only the cues near the view are rendered: {first_rows}");
+    let top = transcript_nodes(&browser);
+    let (middle, end) = nodes_in_middle_and_at_end(&browser);
+    let shown = |browser: &Browser, css: &str| js(browser, &format!("!!document.querySelector('{css}')"));
+    assert_eq!(
+        shown(&browser, &format!("#transcript tr[data-cue=\"{last}\"]")),
+        json!(true),
+        "the last cue at the end"
+    );
+    browser.screenshot("translate-window-end");
+    println!(
+        "A translation of {cues} cues: the editor opened in {} ms (WebDriver's round trips included); {first_rows} rows and {top} elements at the top, {middle} in the middle, {end} at the end",
+        opened.as_millis()
+    );
+    let (least, most) = ([top, middle, end].into_iter().min().unwrap(), [top, middle, end].into_iter().max().unwrap());
+    assert!(most < cues as u64 * 2, "the table's DOM is far below ten elements a cue: {top}, {middle}, {end}");
+    assert!(most - least <= most / 2, "the table's DOM does not grow as it scrolls: {top}, {middle}, {end}");
+
+    // Typing in the last cue, then scrolled to the top: its row stays with the focus, typing goes
+    // on into it.
+    let target = format!("#target-{last}");
+    let value = |browser: &Browser, css: &str| js(browser, &format!("document.querySelector('{css}').value"));
+    browser.click(&target);
+    browser.type_into(&target, "Tot ziens");
+    browser.script("window.scrollTo(0, 0);", vec![]);
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(shown(&browser, "#transcript tr[data-cue=\"0\"]"), json!(true), "the top is rendered");
+    assert_eq!(js(&browser, "document.activeElement.id"), json!(format!("target-{last}")), "the field keeps the focus");
+    let with_island = rows(&browser);
+    assert!(with_island < cues as u64 / 5, "the top and the focused cue only: {with_island} rows");
+    browser.press(".");
+    assert_eq!(value(&browser, &target), json!("Tot ziens."), "typing went on into the field");
+
+    // The cursor at the top: the last row leaves; find brings it back, marked and on screen.
+    browser.script("window.scrollTo(0, 0);", vec![]);
+    std::thread::sleep(Duration::from_millis(400));
+    browser.click("#target-0");
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(shown(&browser, &target), json!(false), "the row left the DOM with the focus");
+    browser.press(&format!("{CTRL}h"));
+    browser.type_into("#find-text", "ziens");
+    browser.click("#find-next");
+    let found = js(
+        &browser,
+        "(() => { const f = document.querySelector('#transcript textarea.found'); if (!f) return null; const r = f.getBoundingClientRect(); return [f.id, f.value, r.top >= 0 && r.bottom <= innerHeight + 1]; })()",
+    );
+    assert_eq!(
+        found,
+        json!([format!("target-{last}"), "Tot ziens.", true]),
+        "the match is rendered, marked and on screen"
+    );
+    browser.screenshot("translate-window-find");
+    assert_eq!(browser.axe(), Vec::<Value>::new(), "axe-core on the long translation, find open");
+
+    // Saved: the translation of the last cue is in the task's document, at that cue's time.
+    browser.press(&format!("{CTRL}s"));
+    browser.wait_for_text("#editor-notice", "Saved revision", Duration::from_secs(30));
+    let saved = server.get(&format!("/work/tasks/{translate}"), &tom, &[]).ok()["document"].clone();
+    let words: Vec<(f64, String)> = saved["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["words"].as_array().unwrap().iter())
+        .map(|w| (w["start"].as_f64().unwrap(), w["text"].as_str().unwrap().to_owned()))
+        .collect();
+    let texts: Vec<&str> = words.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(texts, ["Tot", "ziens."], "only the typed translation: {words:?}");
+    assert!(words[0].0 >= last_start - 0.01, "at the last cue ({last_start} s): {words:?}");
 }

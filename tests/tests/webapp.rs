@@ -638,11 +638,6 @@ fn the_editor_splits_joins_renames_highlights_words_keeps_a_draft_and_answers_th
     assert!(overflow.as_i64().unwrap() <= 0, "the editor scrolls sideways at 200 % zoom by {overflow}px");
 }
 
-/// The violations axe-core rates serious or critical on the page as it is.
-fn serious_axe_violations(browser: &Browser) -> Vec<Value> {
-    browser.axe().into_iter().filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical"))).collect()
-}
-
 /// The value of the `<progress>` under `css`, checked to be a labelled percent. (Read in one
 /// script: the page re-renders the bar when it refreshes.)
 fn progress_value(browser: &Browser, css: &str) -> u64 {
@@ -673,7 +668,7 @@ fn the_job_list_and_the_job_page_show_a_long_jobs_progress_then_its_end() {
     assert!(row.contains(" %"), "{row}");
     let listed = progress_value(&browser, "#jobs tbody .job-progress");
     browser.screenshot("jobs-progress");
-    assert_eq!(serious_axe_violations(&browser), Vec::<Value>::new(), "the list with a running job");
+    assert_eq!(browser.axe(), Vec::<Value>::new(), "the list with a running job");
 
     // The job page follows it.
     browser.click(&format!("#jobs a[href='#/job/{job_id}']"));
@@ -682,7 +677,7 @@ fn the_job_list_and_the_job_page_show_a_long_jobs_progress_then_its_end() {
     let shown = progress_value(&browser, "#job-progress");
     assert!(shown >= listed, "the page shows {shown} % after the list showed {listed} %");
     browser.screenshot("job-progress");
-    assert_eq!(serious_axe_violations(&browser), Vec::<Value>::new(), "the job page of a running job");
+    assert_eq!(browser.axe(), Vec::<Value>::new(), "the job page of a running job");
     // A later step, while the page stays open (it refreshes itself while the job is OPEN).
     let deadline = Instant::now() + ASR_TIMEOUT;
     loop {

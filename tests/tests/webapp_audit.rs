@@ -3,9 +3,8 @@
 //! and deleted, the customer's editor, glossaries (list, new, edit), live, and for staff the task
 //! queue, the transcriber's editor and its submit dialog, and the translator's editor (with the
 //! job's glossary: a panel above the cues on the phone). The customer's editor is also checked
-//! zoomed in and with find and replace open. No screen may have a serious or critical violation,
-//! and the editor's screens none at all; the others are printed. Screenshots of every screen land in
-//! `tests/screenshots/audit/`.
+//! zoomed in and with find and replace open. No screen may have a violation of any impact (each
+//! is printed). Screenshots of every screen land in `tests/screenshots/audit/`.
 
 use std::time::{Duration, Instant};
 
@@ -55,7 +54,7 @@ fn sign_in(browser: &Browser, key: &str, heading: &str) {
 }
 
 #[test]
-fn every_screen_has_no_serious_or_critical_axe_violation_at_1280_and_390_px() {
+fn every_screen_has_no_axe_violation_at_1280_and_390_px() {
     let server = TestServer::start();
     let ann = server.create_key("ann", Some(1_000_000));
     let tina = server.create_staff_key("tina", "transcriber", &[]);
@@ -164,18 +163,16 @@ fn every_screen_has_no_serious_or_critical_axe_violation_at_1280_and_390_px() {
     audit.browser.wait_for_attr("#waveform", "data-ready", "true", Duration::from_secs(30));
     audit.check("editor-translator", "textarea.target");
 
-    // Every violation is printed; serious and critical ones fail the test.
+    // Every violation is printed, and fails the test.
     let mut failing = Vec::new();
     for (screen, violations) in &audit.found {
         for v in violations {
             let impact = v["impact"].as_str().unwrap_or("none");
             let targets: Vec<String> = v["nodes"].as_array().unwrap().iter().map(|n| n["target"].to_string()).collect();
             println!("{screen}: {impact} {} ({}): {}", v["id"], v["help"], targets.join(" "));
-            if impact == "serious" || impact == "critical" || screen.starts_with("editor-") {
-                failing.push(format!("{screen}: {} {}: {}\n  {}", impact, v["id"], v["help"], v["nodes"]));
-            }
+            failing.push(format!("{screen}: {} {}: {}\n  {}", impact, v["id"], v["help"], v["nodes"]));
         }
     }
     println!("{} screens checked", audit.found.len());
-    assert!(failing.is_empty(), "serious or critical violations (any, in the editor):\n{}", failing.join("\n"));
+    assert!(failing.is_empty(), "axe-core violations:\n{}", failing.join("\n"));
 }

@@ -36,7 +36,7 @@ pub enum DeviceChoice {
 }
 
 impl DeviceChoice {
-    /// Whether this is a GPU (which runs in float32; int8 is the CPU's).
+    /// Whether this is a GPU (which runs in float16 or float32; int8 is the CPU's).
     pub fn is_gpu(self) -> bool {
         matches!(self, DeviceChoice::Vulkan(_) | DeviceChoice::Wgpu(_) | DeviceChoice::Cuda(_))
     }

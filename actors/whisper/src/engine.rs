@@ -58,7 +58,7 @@ pub struct EngineConfig {
     pub threads: Option<usize>,
     /// The type the decoder's weights are held and read in, whatever the file stores.
     pub compute_type: ComputeType,
-    /// Which processor runs the network (a device other than the CPU runs in float32).
+    /// Which processor runs the network (a device other than the CPU runs in float32 or float16).
     pub device: DeviceChoice,
 }
 

@@ -13,7 +13,7 @@
 //!   [`ComputeType`] (f32, f16, or int8 with per-row scales, converted or quantized at load time
 //!   as CTranslate2 does).
 //! - On any other burn device ([`Placement::Device`]: a GPU through wgpu/Vulkan or CUDA) every
-//!   operation is burn's, weights in float32.
+//!   operation is burn's, weights and activations in float32 or float16 (the norms in f32).
 //!
 //! q/k/v stay fused so each attention block does one product, and the logits projection is the
 //! token embedding (tied). The decoder keeps a self-attention key/value cache per layer;
@@ -24,7 +24,7 @@ mod ops;
 
 use burn::tensor::module::{conv1d, layer_norm};
 use burn::tensor::ops::ConvOptions;
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{DType, Device, FloatDType, Tensor};
 use scribe_kernels::int8_gemm::Int8Gemm;
 use scribe_kernels::{self as kernels, AttentionPrecision, Dense, Matrix};
 
@@ -32,10 +32,12 @@ use crate::ct2::{Ct2Error, Ct2File, StoredWeight, WhisperDims};
 use crate::engine::ComputeType;
 use crate::profile::time;
 pub use ops::Placement;
-use ops::{CrossKv, Linear, SelfKv, TokenEmbedding, from_vec, gelu_on, to_vec};
+use ops::{CrossKv, Linear, SelfKv, TokenEmbedding, from_vec_as, gelu_on, to_vec};
 
 const LN_EPS: f64 = 1e-5;
 
+/// A layer norm, always computed in f32 (its weights too): in float16 the variance of the
+/// residual stream's larger activations would overflow.
 struct Norm {
     g: Tensor<1>,
     b: Tensor<1>,
@@ -43,7 +45,11 @@ struct Norm {
 
 impl Norm {
     fn forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
-        layer_norm(x, self.g.clone(), Some(self.b.clone()), LN_EPS)
+        let dtype = x.dtype();
+        if dtype == DType::F32 {
+            return layer_norm(x, self.g.clone(), Some(self.b.clone()), LN_EPS);
+        }
+        layer_norm(x.cast(FloatDType::F32), self.g.clone(), Some(self.b.clone()), LN_EPS).cast(dtype)
     }
 }
 
@@ -84,6 +90,8 @@ struct DecoderLayer {
 pub struct Whisper {
     pub dims: WhisperDims,
     device: Device,
+    /// The float type of the network's tensors on a device (f32 on the CPU path).
+    dtype: DType,
     /// The CPU path: the hand-written kernels over host rows.
     host: bool,
     conv1: (Tensor<3>, Tensor<1>),
@@ -160,15 +168,17 @@ pub struct AlignmentScores {
 struct Loader<'a> {
     f: &'a Ct2File,
     device: Device,
+    /// The float type of the weights on a device (f32 on the CPU path; norms are always f32).
+    dtype: DType,
     host: bool,
     compute: ComputeType,
 }
 
 impl Loader<'_> {
-    fn vec1(&self, name: &str) -> Result<Tensor<1>, Ct2Error> {
+    fn vec1(&self, name: &str, dtype: DType) -> Result<Tensor<1>, Ct2Error> {
         let v = self.f.f32(name)?;
         let n = v.len();
-        Ok(from_vec(v, [n], &self.device))
+        Ok(from_vec_as(v, [n], &self.device, dtype))
     }
     /// A `[out, in]` linear layer for the 1500-row encoder products: on the CPU, int8 under the
     /// int8 compute type where the CPU has the int8 GEMM (kept as stored, or quantized per row
@@ -177,7 +187,7 @@ impl Loader<'_> {
         let bias = Some(self.f.f32(&format!("{name}/bias"))?);
         let (w, rows, cols) = self.f.weight(&format!("{name}/weight"))?;
         if !self.host {
-            return Ok(Linear::tensor(w.into_f32(cols), rows, cols, bias, &self.device));
+            return Ok(Linear::tensor(w.into_f32(cols), rows, cols, bias, &self.device, self.dtype));
         }
         let int8 = self.compute == ComputeType::Int8 && Int8Gemm::available();
         Ok(Linear::Dense(match w {
@@ -190,12 +200,16 @@ impl Loader<'_> {
         }))
     }
     fn norm(&self, name: &str) -> Result<Norm, Ct2Error> {
-        Ok(Norm { g: self.vec1(&format!("{name}/gamma"))?, b: self.vec1(&format!("{name}/beta"))? })
+        Ok(Norm {
+            g: self.vec1(&format!("{name}/gamma"), DType::F32)?,
+            b: self.vec1(&format!("{name}/beta"), DType::F32)?,
+        })
     }
     fn conv(&self, name: &str) -> Result<(Tensor<3>, Tensor<1>), Ct2Error> {
         let s = self.f.shape(&format!("{name}/weight"))?.to_vec();
-        let w = from_vec(self.f.dequantized(&format!("{name}/weight"))?, [s[0], s[1], s[2]], &self.device);
-        Ok((w, self.vec1(&format!("{name}/bias"))?))
+        let w =
+            from_vec_as(self.f.dequantized(&format!("{name}/weight"))?, [s[0], s[1], s[2]], &self.device, self.dtype);
+        Ok((w, self.vec1(&format!("{name}/bias"), self.dtype)?))
     }
     fn matrix(&self, name: &str) -> Result<(Vec<f32>, usize, usize), Ct2Error> {
         let s = self.f.shape(name)?.to_vec();
@@ -228,8 +242,8 @@ impl Loader<'_> {
         if !self.host {
             let (e, vocab, d) = self.f.weight(name)?;
             return Ok(TokenEmbedding::Tensor {
-                e: from_vec(e.into_f32(d), [vocab, d], &self.device),
-                pos: from_vec(pos, [n_ctx, d], &self.device),
+                e: from_vec_as(e.into_f32(d), [vocab, d], &self.device, self.dtype),
+                pos: from_vec_as(pos, [n_ctx, d], &self.device, self.dtype),
             });
         }
         let e = if self.compute == ComputeType::Int8 && !self.f.is_quantized(name) {
@@ -246,7 +260,7 @@ impl Loader<'_> {
         let bias = Some(self.f.f32(&format!("{name}/bias"))?);
         if !self.host {
             let (w, rows, cols) = self.f.weight(&format!("{name}/weight"))?;
-            return Ok(Linear::tensor(w.into_f32(cols), rows, cols, bias, &self.device));
+            return Ok(Linear::tensor(w.into_f32(cols), rows, cols, bias, &self.device, self.dtype));
         }
         Ok(Linear::Matrix(self.kernel_matrix(&format!("{name}/weight"), bias)?))
     }
@@ -261,21 +275,30 @@ impl Loader<'_> {
 
 impl Whisper {
     /// Builds the network from a parsed, validated CTranslate2 Whisper file on `placement`, the
-    /// decoder's weights (on the CPU) in `compute`. A device runs in float32 only: any other
-    /// compute type is refused there.
+    /// decoder's weights (on the CPU) in `compute`. A device runs in float32, or in float16
+    /// where it computes in it (weights and activations; the norms in f32); int8 is refused
+    /// there, and float16 on a device without it.
     pub fn load(f: &Ct2File, placement: &Placement, compute: ComputeType) -> Result<Whisper, Ct2Error> {
         let dims = f.whisper_dims()?;
         let host = matches!(placement, Placement::Cpu);
-        if !host && compute != ComputeType::Float32 {
-            return Err(Ct2Error {
-                path: f.path().to_path_buf(),
-                reason: format!(
-                    "compute type {compute} runs on the CPU only; on a GPU device the model runs in float32"
-                ),
-            });
-        }
         let device = placement.device();
-        let l = Loader { f, device: device.clone(), host, compute };
+        let refused = |reason: String| Err(Ct2Error { path: f.path().to_path_buf(), reason });
+        let dtype = match compute {
+            _ if host => DType::F32,
+            ComputeType::Float32 => DType::F32,
+            ComputeType::Float16 if device.supports_dtype(DType::F16) => DType::F16,
+            ComputeType::Float16 => {
+                return refused(format!(
+                    "this device does not compute in float16 ({device:?}); use compute type float32"
+                ));
+            }
+            ComputeType::Int8 => {
+                return refused(
+                    "compute type int8 runs on the CPU only; on a GPU device use float32 or float16".to_owned(),
+                );
+            }
+        };
+        let l = Loader { f, device: device.clone(), dtype, host, compute };
         let enc_layers = (0..dims.n_encoder_layers)
             .map(|i| {
                 let p = format!("encoder/layer_{i}");
@@ -303,7 +326,7 @@ impl Whisper {
             })
             .collect::<Result<Vec<_>, Ct2Error>>()?;
         let (pos, n, d) = l.matrix("encoder/position_encodings/encodings")?;
-        let enc_pos = from_vec(pos, [1, n, d], &device);
+        let enc_pos = from_vec_as(pos, [1, n, d], &device, dtype);
         Ok(Whisper {
             conv1: l.conv("encoder/conv1")?,
             conv2: l.conv("encoder/conv2")?,
@@ -319,6 +342,7 @@ impl Whisper {
             }),
             host,
             device,
+            dtype,
             dims,
         })
     }
@@ -421,7 +445,7 @@ impl Whisper {
             assert_eq!(mel.len(), self.dims.n_mels * frames, "mel window has the wrong size");
             stacked.extend_from_slice(mel);
         }
-        let x = from_vec(stacked, [b, self.dims.n_mels, frames], &self.device);
+        let x = from_vec_as(stacked, [b, self.dims.n_mels, frames], &self.device, self.dtype);
         let x = time("enc conv", || {
             let x = conv1d(x, self.conv1.0.clone(), Some(self.conv1.1.clone()), ConvOptions::new([1], [1], [1], 1));
             let x = gelu_on(self.host, x);

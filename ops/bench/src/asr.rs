@@ -94,7 +94,7 @@ pub fn run(mut args: BenchAsrArgs) -> anyhow::Result<()> {
         let defaults: &[&str] = if args.device == scribe_whisper::DeviceChoice::Cpu {
             &["float32", "float16", "int8"]
         } else {
-            &["float32"]
+            &["float32", "float16"]
         };
         args.our_compute_types = defaults.iter().map(|c| c.to_string()).collect();
     }

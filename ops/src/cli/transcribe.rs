@@ -25,7 +25,7 @@ pub struct TranscribeArgs {
     #[arg(long, env = "SCRIBE_MODEL_DIR")]
     pub model: Option<PathBuf>,
     /// Precision the model runs at: float32, float16 or int8 (whatever model.bin stores)
-    /// [default: int8 on the CPU, float32 on any other device].
+    /// [default: int8 on the CPU, float16 on a GPU, float32 on flex].
     #[arg(long, env = "SCRIBE_COMPUTE_TYPE")]
     pub compute_type: Option<scribe_whisper::ComputeType>,
     /// The processor the model runs on: cpu, vulkan or vulkan:N, wgpu, cuda or cuda:N (GPU builds

@@ -10,7 +10,7 @@
 use burn::tensor::activation::gelu;
 use burn::tensor::module::{attention, linear};
 use burn::tensor::ops::AttentionModuleOptions;
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 
 use scribe_kernels::{self as kernels, AttentionKv, AttentionPrecision, Dense, Matrix};
 
@@ -20,7 +20,8 @@ pub enum Placement {
     /// This CPU: burn's flex backend for the convolutions and norms, the hand-written kernels
     /// for the products, attention and GELU.
     Cpu,
-    /// Any burn device, every operation through burn's tensor API, weights in float32.
+    /// Any burn device, every operation through burn's tensor API, in float32 or (where the
+    /// device computes in it) float16.
     Device(Device),
 }
 
@@ -35,11 +36,22 @@ impl Placement {
 }
 
 pub(super) fn from_vec<const D: usize>(data: Vec<f32>, shape: [usize; D], device: &Device) -> Tensor<D> {
-    Tensor::from_data(TensorData::new(data, shape), device)
+    Tensor::from_data(TensorData::new(data, shape), (device, DType::F32))
 }
 
+/// A tensor of `data` on `device`, held in `dtype` (converted on the way).
+pub(super) fn from_vec_as<const D: usize>(
+    data: Vec<f32>,
+    shape: [usize; D],
+    device: &Device,
+    dtype: DType,
+) -> Tensor<D> {
+    Tensor::from_data(TensorData::new(data, shape), (device, dtype))
+}
+
+/// A tensor's values as f32 host rows, whatever float type it is held in.
 pub(super) fn to_vec<const D: usize>(t: Tensor<D>) -> Vec<f32> {
-    t.into_data().try_into_vec::<f32>().expect("f32 tensor")
+    t.try_into_data_dtype(DType::F32).expect("reading a tensor").try_into_vec::<f32>().expect("f32 values")
 }
 
 /// Rows of a `[.., features]` tensor: the product of all dimensions but the last.
@@ -71,10 +83,17 @@ pub(super) enum Linear {
 }
 
 impl Linear {
-    /// A device layer from a `[out, in]` row-major weight.
-    pub(super) fn tensor(w: Vec<f32>, out: usize, inp: usize, b: Option<Vec<f32>>, device: &Device) -> Linear {
-        let w = from_vec(w, [out, inp], device).transpose();
-        Linear::Tensor { w, b: b.map(|b| from_vec(b, [out], device)) }
+    /// A device layer from a `[out, in]` row-major weight, held in `dtype`.
+    pub(super) fn tensor(
+        w: Vec<f32>,
+        out: usize,
+        inp: usize,
+        b: Option<Vec<f32>>,
+        device: &Device,
+        dtype: DType,
+    ) -> Linear {
+        let w = from_vec_as(w, [out, inp], device, dtype).transpose();
+        Linear::Tensor { w, b: b.map(|b| from_vec_as(b, [out], device, dtype)) }
     }
 
     fn out_features(&self) -> usize {
@@ -429,13 +448,14 @@ impl TokenEmbedding {
     pub(super) fn weight_bytes(&self) -> u64 {
         match self {
             TokenEmbedding::Host { e, .. } => e.weight_bytes(),
-            TokenEmbedding::Tensor { e, .. } => 4 * e.dims().iter().product::<usize>() as u64,
+            TokenEmbedding::Tensor { e, .. } => (e.dtype().size() * e.dims().iter().product::<usize>()) as u64,
         }
     }
 
     pub(super) fn kind(&self) -> &'static str {
         match self {
             TokenEmbedding::Host { e, .. } => e.kind(),
+            TokenEmbedding::Tensor { e, .. } if e.dtype() == DType::F16 => "float16",
             TokenEmbedding::Tensor { .. } => "float32",
         }
     }

@@ -211,11 +211,15 @@
       // Each saved word belongs to the cue it overlaps most (the nearest if none): a cue whose
       // edges were dragged keeps its saved times.
       const overlap = (w, c) => Math.min(w.end, c.end) - Math.max(w.start, c.start);
-      const owner = words.map((w) => cues.reduce((best, c, i) => (best < 0 || overlap(w, c) > overlap(w, cues[best]) ? i : best), -1));
+      const mineOf = cues.map(() => []);
+      for (const w of words) {
+        const owner = cues.reduce((best, c, i) => (best < 0 || overlap(w, c) > overlap(w, cues[best]) ? i : best), -1);
+        if (owner >= 0) mineOf[owner].push(w);
+      }
       return {
         speakers: document ? document.speakers : [],
         cues: cues.map((c, i) => {
-          const mine = words.filter((_, k) => owner[k] === i);
+          const mine = mineOf[i];
           if (!mine.length) return { ...c, target: "" };
           return { ...c, start: mine[0].start, end: Math.max(...mine.map((w) => w.end)), target: mine.map((w) => w.text).join(" ") };
         }),

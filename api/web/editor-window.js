@@ -119,12 +119,16 @@
         const r = nodeOf(v).getBoundingClientRect();
         if (r.bottom > bar) anchor = { node: nodeOf(v), top: r.top };
       }
-      // The item holding the focus, found again by identity (edits move indices).
+      // The views rendered, by item, and the one holding the focus, found again by identity
+      // (edits move indices).
+      const old = new Map();
       let held = null;
       const focused = document.activeElement;
       for (const i of this.shown()) {
         const v = this.views[i];
-        if (v && focused && nodeOf(v).contains(focused)) held = { item: itemOf(v), at: i };
+        if (!v) continue;
+        old.set(itemOf(v), v);
+        if (focused && nodeOf(v).contains(focused)) held = { item: itemOf(v), at: i };
       }
       const tops = this.layout(items);
       const base = this.padTop.getBoundingClientRect().top;
@@ -144,8 +148,6 @@
           hi = Math.max(hi, at + 1);
         } else pin = at;
       }
-      const old = new Map();
-      for (const i of this.shown()) if (this.views[i]) old.set(itemOf(this.views[i]), this.views[i]);
       this.lo = lo;
       this.hi = hi;
       this.pin = pin;

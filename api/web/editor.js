@@ -315,7 +315,7 @@
       if (this.finder && !this.finder.panel.hidden) this.finder.refresh();
       this.setStatus(`${verb}: ${step.label.replace(/[.]$/, "")}.`);
       if (focus && this.mode === "transcript") this.focusWord(focus.s, focus.w);
-      else if (focus && this.win.views[focus.s] && !this.main.contains(document.activeElement)) this.targetOf(focus.s).focus();
+      else if (focus && this.win.views[focus.s] && !this.main.contains(document.activeElement)) this.win.views[focus.s].textarea.focus();
     }
 
     updateUndo() {

@@ -35,8 +35,9 @@ impl Placement {
     }
 }
 
+/// A tensor of `data` on `device`, in f32 (the CPU path's host rows).
 pub(super) fn from_vec<const D: usize>(data: Vec<f32>, shape: [usize; D], device: &Device) -> Tensor<D> {
-    Tensor::from_data(TensorData::new(data, shape), (device, DType::F32))
+    from_vec_as(data, shape, device, DType::F32)
 }
 
 /// A tensor of `data` on `device`, held in `dtype` (converted on the way).

@@ -78,6 +78,31 @@
     return at;
   }
 
+  /// For reopening a translation: a function giving the index of the cue a saved word belongs to,
+  /// the one it overlaps most (the nearest if none; the first such cue on a tie), or -1 without
+  /// cues. Cues are visited in order of start, and the search stops once no earlier cue can reach
+  /// far enough into the word, so a document costs about one binary search per word.
+  function cueOwner(cues) {
+    const order = cues.map((_, i) => i).sort((a, b) => cues[a].start - cues[b].start || a - b);
+    const sorted = order.map((i) => cues[i]);
+    const reach = []; // reach[k]: the latest end among sorted[0..=k]
+    sorted.forEach((c, k) => reach.push(k ? Math.max(reach[k - 1], c.end) : c.end));
+    const overlap = (w, c) => Math.min(w.end, c.end) - Math.max(w.start, c.start);
+    return (w) => {
+      let best = -1;
+      let most = -Infinity;
+      const consider = (k) => {
+        const o = overlap(w, sorted[k]);
+        if (o > most || (o === most && order[k] < best)) [best, most] = [order[k], o];
+      };
+      const last = lastStartingBy(sorted, w.end);
+      // The cues starting after the word: the first of them is the nearest (ties by index).
+      for (let k = last + 1; k < sorted.length && sorted[k].start === sorted[last + 1].start; k++) consider(k);
+      for (let k = last; k >= 0 && reach[k] - w.start >= most; k--) consider(k);
+      return best;
+    };
+  }
+
   const DRAFT_PREFIX = "scribe.draft.";
   /// The editor's settings, kept in this browser (no transcript text in them).
   const SETTINGS_KEY = "scribe.editor.settings";
@@ -210,10 +235,10 @@
       const words = document ? document.segments.flatMap((s) => s.words) : [];
       // Each saved word belongs to the cue it overlaps most (the nearest if none): a cue whose
       // edges were dragged keeps its saved times.
-      const overlap = (w, c) => Math.min(w.end, c.end) - Math.max(w.start, c.start);
       const mineOf = cues.map(() => []);
+      const ownerOf = cueOwner(cues);
       for (const w of words) {
-        const owner = cues.reduce((best, c, i) => (best < 0 || overlap(w, c) > overlap(w, cues[best]) ? i : best), -1);
+        const owner = ownerOf(w);
         if (owner >= 0) mineOf[owner].push(w);
       }
       return {

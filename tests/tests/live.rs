@@ -512,3 +512,32 @@ fn a_crash_in_the_middle_of_a_saved_session_loses_no_recorded_final() {
         assert!(txt.contains(&f), "final {f:?} is missing from the job's transcript {txt:?}");
     }
 }
+
+#[test]
+fn a_breath_mid_sentence_does_not_cut_the_sentence() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start();
+    let key = server.key();
+    // Given jfk with 0.7 s of silence spliced in after "…what your country can do" (6.82 s):
+    // longer than the 0.5 s that ends an utterance, shorter than a held pause
+    let audio = pcm(clips::JFK, 16_000, "s16le");
+    let cut = 109_120 * 2; // 6.82 s of 16 kHz s16le
+    let mut spliced = audio[..cut].to_vec();
+    spliced.extend(std::iter::repeat_n(0u8, 16_000 * 7 / 10 * 2));
+    spliced.extend_from_slice(&audio[cut..]);
+    // When it is streamed at the pace of speech
+    let mut live = session(&server, init(key, json!({})), &spliced, 16_000, "s16le");
+    live.pace = Pace::RealTime;
+    let run = live.run();
+    assert_ended_normally(&run);
+    // Then the words before the breath do not end a sentence, so the pause is held and the
+    // sentence goes on in the same final
+    let finals: Vec<String> = run
+        .of_type("FinalResult")
+        .iter()
+        .filter_map(|m| m["message"]["transcript"].as_str())
+        .map(|t| t.to_lowercase().replace([',', '.', '?', '!'], ""))
+        .collect();
+    assert!(finals.iter().any(|f| f.contains("can do for you")), "cut at the breath: {finals:?}");
+    assert!(wer(JFK_TEXT, &run.final_text()) <= 0.10, "{finals:?}");
+}

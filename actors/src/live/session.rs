@@ -6,7 +6,10 @@
 //! decoded whole with the direct jobs' settings (beam 5, word times, glossary, clean read; but
 //! no sampling fallback) into a `FinalResult`; the decoding starts as soon as a pause has lasted
 //! the utterance's padding (`Pausing`), so it is usually done when the pause is long enough to
-//! end the utterance, and is thrown away if the speaker goes on. While an utterance is spoken,
+//! end the utterance, and is thrown away if the speaker goes on. The pause is held until those
+//! words are known: when they end a sentence it ends the utterance after the usual 0.5 s (or at
+//! once, if that has passed), and when they stop mid-sentence it must last 1 s
+//! ([`endpoint::HELD_PAUSE_MS`]), so a speaker taking a breath is not cut there. While an utterance is spoken,
 //! the growing audio is decoded cheaply (greedy, no word times) every 0.6 s of speech, or less
 //! often while partials take long (the cores shared by many sessions), into `PartialResult`s
 //! that [`Agreement`] keeps from flickering. The encoder reads only the utterance's speech and
@@ -30,7 +33,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::languages::Language;
 use scribe_domain::live::{
-    self, LiveError, LiveErrorCode, LiveInit, LiveResult, LiveWord, PcmDecoder, WordTiming, started_minutes,
+    self, LiveError, LiveErrorCode, LiveInit, LiveResult, LiveWord, PcmDecoder, WordTiming, endpoint, started_minutes,
 };
 use scribe_domain::style::clean_read;
 use scribe_domain::transcript as doc;
@@ -400,6 +403,16 @@ impl SessionState {
         if last {
             events.extend(self.utterances.finish(self.received));
         }
+        self.on_utterance_events(events);
+        if last {
+            self.open = None;
+        }
+        self.forget_old_audio();
+    }
+
+    /// What the segmenter decided: utterances open and end, pauses begin (their final is
+    /// decoded early, and the pause held until those words say whether a sentence ends there).
+    fn on_utterance_events(&mut self, events: Vec<UtteranceEvent>) {
         for event in events {
             match event {
                 UtteranceEvent::Started { at_sample } => {
@@ -416,6 +429,7 @@ impl SessionState {
                     if self.open.is_some() && !range.is_empty() {
                         self.early = Some(Early { range, state: EarlyState::Waiting });
                         self.cancel_partial();
+                        self.utterances.hold_pause(endpoint::HELD_PAUSE_MS);
                     }
                 }
                 UtteranceEvent::Resumed => {
@@ -442,10 +456,6 @@ impl SessionState {
                 }
             }
         }
-        if last {
-            self.open = None;
-        }
-        self.forget_old_audio();
     }
 
     /// An utterance's range within the samples received and still held.
@@ -655,7 +665,17 @@ impl SessionState {
                     self.args.decodes.count(Counted::EarlyKept);
                     Box::pin(self.decoded(Decoded { kind, result: decoded.result })).await;
                 } else if let Some(early) = self.early.as_mut().filter(|e| e.range == range) {
+                    // The pause was held until now: words that stop mid-sentence keep it held;
+                    // otherwise it ends the utterance after the usual silence (now, if that
+                    // has passed, and this decoding is its final).
+                    let mid_sentence = decoded.result.as_ref().is_ok_and(|t| {
+                        endpoint::holds_pause(t.segments.iter().flat_map(|s| s.text.split_whitespace()))
+                    });
                     early.state = EarlyState::Done(decoded.result);
+                    if !mid_sentence && let Some(ended) = self.utterances.release_pause() {
+                        self.on_utterance_events(vec![ended]);
+                        self.forget_old_audio();
+                    }
                 }
                 // Otherwise the speaker went on: the decoding is wasted.
             }

@@ -116,6 +116,9 @@ struct Open {
     confirmed: bool,
     /// `Pausing` was reported for the silence going on now.
     pausing: bool,
+    /// The silence going on now ends the utterance only after this many chunks, not after
+    /// `min_silence_ms` ([`Utterances::hold_pause`]); forgotten when speech resumes.
+    held_chunks: Option<usize>,
     /// Probabilities of the chunks from `first_chunk` on (for the forced cut).
     probs: Vec<f32>,
     first_chunk: usize,
@@ -141,6 +144,39 @@ impl Utterances {
     /// The first sample of the utterance under way, once `Started` was reported.
     pub fn open_since(&self) -> Option<usize> {
         self.open.as_ref().filter(|o| o.confirmed).map(|o| o.start)
+    }
+
+    /// Asks the pause going on now (announced by `Pausing`) to last `ms` before it ends the
+    /// utterance, rather than `min_silence_ms`: a live session holds a pause until it knows
+    /// whether the words before it end a sentence, and holds on when they do not, so that a
+    /// speaker who goes on after a breath is not cut there. The `Ended` that follows has the
+    /// range `Pausing` announced. False when no pause is going on (the utterance ended already,
+    /// or speech resumed); a later pause is not held.
+    pub fn hold_pause(&mut self, ms: u32) -> bool {
+        let chunks = self.chunks_for(ms.max(self.params.min_silence_ms));
+        match self.open.as_mut() {
+            Some(open) if open.pausing => {
+                open.held_chunks = Some(chunks);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Lets the pause going on now end the utterance after `min_silence_ms` again, undoing
+    /// [`Utterances::hold_pause`]: when it has lasted that long already, the utterance ends now
+    /// (the `Ended` is returned). Nothing when no pause is held.
+    pub fn release_pause(&mut self) -> Option<UtteranceEvent> {
+        let silence_chunks = self.chunks_for(self.params.min_silence_ms);
+        let open = self.open.as_mut()?;
+        open.held_chunks.take()?;
+        let since = open.silence_since?;
+        if self.chunks - since < silence_chunks {
+            return None;
+        }
+        let mut events = Vec::new();
+        self.end_in_pause(since, self.chunks, &mut events);
+        events.pop()
     }
 
     /// Samples of the stream covered by the probabilities pushed so far.
@@ -209,6 +245,7 @@ impl Utterances {
                     silence_since: None,
                     confirmed: false,
                     pausing: false,
+                    held_chunks: None,
                     probs: vec![p],
                     first_chunk: i,
                 });
@@ -219,6 +256,7 @@ impl Utterances {
         open.probs.push(p);
         if p >= prm.threshold {
             open.silence_since = None;
+            open.held_chunks = None;
             if std::mem::take(&mut open.pausing) {
                 events.push(UtteranceEvent::Resumed);
             }
@@ -239,20 +277,26 @@ impl Utterances {
             events.push(UtteranceEvent::Pausing { range: open.start..end, speech_end });
         }
         if let Some(s) = open.silence_since
-            && (i + 1 - s) >= self.chunks_for(prm.min_silence_ms)
+            && (i + 1 - s) >= open.held_chunks.unwrap_or(silence_chunks)
         {
-            let open = self.open.take().expect("open");
-            if open.confirmed {
-                let max_end = open.start + self.max_len();
-                let speech_end = (s * CHUNK).clamp(open.start, max_end);
-                let end = (speech_end + self.samples(self.params.padding_ms)).min((i + 1) * CHUNK).min(max_end);
-                self.last_end = end;
-                events.push(UtteranceEvent::Ended { range: open.start..end, speech_end });
-            }
+            self.end_in_pause(s, i + 1, events);
             return;
         }
         self.confirm(events);
         self.cut_if_too_long(events);
+    }
+
+    /// Ends the open utterance in the silence that began at chunk `silence_since`, `now` chunks
+    /// into the stream (reported if it was confirmed).
+    fn end_in_pause(&mut self, silence_since: usize, now: usize, events: &mut Vec<UtteranceEvent>) {
+        let open = self.open.take().expect("an open utterance");
+        if open.confirmed {
+            let max_end = open.start + self.max_len();
+            let speech_end = (silence_since * CHUNK).clamp(open.start, max_end);
+            let end = (speech_end + self.samples(self.params.padding_ms)).min(now * CHUNK).min(max_end);
+            self.last_end = end;
+            events.push(UtteranceEvent::Ended { range: open.start..end, speech_end });
+        }
     }
 
     /// Reports `Started` once the open utterance has lasted `min_speech`.
@@ -304,6 +348,7 @@ impl Utterances {
             silence_since,
             confirmed: false,
             pausing: false,
+            held_chunks: None,
             probs: rest,
             first_chunk: quietest + 1,
         });
@@ -416,6 +461,71 @@ mod tests {
             vec![
                 Started { at_sample: 0 },
                 Pausing { range: 0..first_end + 3200, speech_end: first_end },
+                Resumed,
+                Pausing { range: 0..second_end + 3200, speech_end: second_end },
+                Ended { range: 0..second_end + 3200, speech_end: second_end },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_held_pause_ends_the_utterance_later_with_the_range_announced() {
+        // Given speech, then silence
+        let probs = run(&[(SPEECH, 30), (SILENCE, 40)]);
+        let mut u = Utterances::default();
+        assert!(!u.hold_pause(1000), "no pause yet");
+        // (the pause is announced in its 7th chunk, 224 ms in)
+        let mut events = u.push(&probs[..37]);
+        let speech_end = 30 * CHUNK;
+        let range = 0..speech_end + 3200;
+        assert_eq!(events.pop(), Some(Pausing { range: range.clone(), speech_end }));
+        // When the pause is held for 1 s once announced
+        assert!(u.hold_pause(1000));
+        // Then 500 ms of silence (16 chunks) no longer end the utterance, and 1 s (32) does,
+        // with the same range
+        assert_eq!(u.push(&probs[37..30 + 31]), vec![]);
+        assert_eq!(u.push(&probs[30 + 31..30 + 32]), vec![Ended { range, speech_end }]);
+        assert!(!u.hold_pause(1000), "the utterance ended");
+    }
+
+    #[test]
+    fn a_released_pause_ends_the_utterance_at_once_if_it_lasted_the_usual_silence() {
+        let probs = run(&[(SPEECH, 30), (SILENCE, 40)]);
+        let speech_end = 30 * CHUNK;
+        let range = 0..speech_end + 3200;
+        // Given a pause held as it is announced
+        let mut u = Utterances::default();
+        u.push(&probs[..37]);
+        assert!(u.hold_pause(1000));
+        // When it is released before 500 ms, nothing ends yet; the usual 500 ms end it
+        assert_eq!(u.release_pause(), None);
+        assert_eq!(u.push(&probs[37..30 + 15]), vec![]);
+        assert_eq!(u.push(&probs[30 + 15..30 + 16]), vec![Ended { range: range.clone(), speech_end }]);
+        // And released after 700 ms, it ends the utterance there and then
+        let mut u = Utterances::default();
+        u.push(&probs[..37]);
+        assert!(u.hold_pause(1000));
+        assert_eq!(u.push(&probs[37..30 + 22]), vec![]);
+        assert_eq!(u.release_pause(), Some(Ended { range, speech_end }));
+        assert_eq!(u.release_pause(), None);
+        assert_eq!(u.push(&probs[30 + 22..]), vec![]);
+    }
+
+    #[test]
+    fn a_hold_lasts_only_for_the_pause_it_was_asked_in() {
+        // Given a pause held for 1 s, and speech resuming 700 ms into it
+        let probs = run(&[(SPEECH, 30), (SILENCE, 22), (SPEECH, 30), (SILENCE, 20)]);
+        let mut u = Utterances::default();
+        u.push(&probs[..37]);
+        assert!(u.hold_pause(1000));
+        // When the rest is pushed
+        let events = u.push(&probs[37..]);
+        // Then the utterance goes on through the held pause, and the next pause ends it after
+        // the usual 500 ms
+        let second_end = 82 * CHUNK;
+        assert_eq!(
+            events,
+            vec![
                 Resumed,
                 Pausing { range: 0..second_end + 3200, speech_end: second_end },
                 Ended { range: 0..second_end + 3200, speech_end: second_end },

@@ -2,6 +2,7 @@
 //! ([`init`], [`pcm`]), how a session refuses (one [`LiveError`] shape with the WebSocket close
 //! code that follows it), what it sends back ([`LiveResult`]) and what it costs.
 
+pub mod endpoint;
 pub mod init;
 pub mod pcm;
 

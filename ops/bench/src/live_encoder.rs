@@ -337,7 +337,7 @@ fn seams(clips: &[Clip], finals: &[Vec<String>]) {
 /// Of the words `hypothesis` gets right (the same letters as the reference's word it aligns
 /// with, whatever their case and punctuation), how many are in another case than the
 /// reference's, and how many were aligned.
-fn case_errors(reference: &str, hypothesis: &[String]) -> (usize, usize) {
+pub(crate) fn case_errors(reference: &str, hypothesis: &[String]) -> (usize, usize) {
     let letters = |w: &str| w.chars().filter(|c| c.is_alphanumeric() || *c == '\'').collect::<String>();
     let r: Vec<String> = reference.split_whitespace().map(letters).collect();
     let h: Vec<String> = hypothesis.iter().map(|w| letters(w)).collect();
@@ -367,7 +367,7 @@ fn case_errors(reference: &str, hypothesis: &[String]) -> (usize, usize) {
 
 /// Word edits between `reference` and `hypothesis` as written (case and punctuation count), and
 /// the reference's words.
-fn formatted_wer(reference: &str, hypothesis: &str) -> (usize, usize) {
+pub(crate) fn formatted_wer(reference: &str, hypothesis: &str) -> (usize, usize) {
     let (r, h): (Vec<&str>, Vec<&str>) =
         (reference.split_whitespace().collect(), hypothesis.split_whitespace().collect());
     let mut row: Vec<usize> = (0..=h.len()).collect();

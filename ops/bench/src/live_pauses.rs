@@ -7,71 +7,295 @@
 //! once per pause length tried, and each utterance is decoded with the live finals' settings;
 //! the clips' texts are scored by the corpus's `score_wer.py`; with how many finals failed the
 //! checks over their fitted window (and were decoded again whole) and what a final costs.
+//!
+//! Then the clips are cut as a session holding mid-sentence pauses would cut them: each pause
+//! is decoded once it has lasted the padding (as a session decodes its early final), and when
+//! those words do not end a sentence the pause must last longer before it ends the utterance.
+//! Each such row says how many pauses were held, how many of those the speaker broke (the cut
+//! saved) and how many ended the utterance anyway (the final later by the hold).
 
+use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
+use scribe_domain::live::endpoint::holds_pause;
 use scribe_whisper::audio::{self, SAMPLE_RATE};
-use scribe_whisper::utterances::{self, UtteranceEvent, UtteranceParams};
-use scribe_whisper::{EncoderWindow, EngineError, TranscribeOptions, profile};
+use scribe_whisper::utterances::{self, UtteranceEvent, UtteranceParams, Utterances};
+use scribe_whisper::vad::{SileroVad, VadState};
+use scribe_whisper::{EncoderWindow, Engine, EngineError, TranscribeOptions, profile};
 
-use crate::asr::score;
-use crate::live_encoder::load;
-use scribe_bench::corpus::real_english_clips;
+use crate::asr::{score, score_per_clip};
+use crate::live_encoder::{case_errors, formatted_wer, load};
+use scribe_bench::corpus::{Clip, english_clips, real_english_clips};
 
 /// Pauses tried (ms); the default is the anchor.
 const PAUSES_MS: [u32; 6] = [500, 300, 400, 600, 700, 1000];
+/// How long a held pause must last (ms), in the rows of pauses held mid-sentence.
+const HOLDS_MS: [u32; 2] = [700, 1000];
 
 pub fn run(models_dir: &Path, corpus: &Path, python: &Path) -> anyhow::Result<()> {
     let engine = load(models_dir)?;
-    let vad = engine.vad().context("loaded with the VAD")?;
-    let (header, clips) = real_english_clips(corpus)?;
-    let recordings = clips
-        .iter()
-        .map(|c| audio::decode_all(&corpus.join(&c.file)).with_context(|| c.file.clone()))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let options = TranscribeOptions {
-        language: Some("en".into()),
-        use_vad: true,
-        temperature_fallback: false,
-        encoder_window: EncoderWindow::fitted(),
-        ..Default::default()
+    let cutter = Cutter {
+        engine: &engine,
+        vad: engine.vad().context("loaded with the VAD")?,
+        options: TranscribeOptions {
+            language: Some("en".into()),
+            use_vad: true,
+            temperature_fallback: false,
+            encoder_window: EncoderWindow::fitted(),
+            ..Default::default()
+        },
     };
+    let (header, clips) = real_english_clips(corpus)?;
+    let recordings = decode_all(corpus, &clips)?;
     println!("pauses that end an utterance: {} real English clips, Whisper base, finals' settings", clips.len());
     println!(
         "{:>10}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}",
         "pause ms", "utterances", "mean s", "failed", "ms each", "WER %", "vs 500"
     );
     let mut anchor = None;
-    for pause in PAUSES_MS {
-        let defaults = UtteranceParams::default();
-        let params = UtteranceParams { min_silence_ms: pause, padding_ms: defaults.padding_ms.min(pause), ..defaults };
-        let (mut hyps, mut lengths, mut failed, mut seconds) = (Vec::new(), Vec::new(), 0, 0.0);
+    let rows = PAUSES_MS.iter().map(|&p| (p, None)).chain(HOLDS_MS.iter().map(|&h| (500, Some(h))));
+    for (pause, hold) in rows {
+        let mut tally = Tally::default();
+        let mut hyps = Vec::new();
         for (clip, samples) in clips.iter().zip(&recordings) {
-            let mut text = Vec::new();
-            for event in utterances::of_recording_with(vad, samples, params.clone()) {
-                let UtteranceEvent::Ended { range, .. } = event else { continue };
-                lengths.push(range.len() as f64 / SAMPLE_RATE as f64);
-                let _ = profile::take();
-                let started = Instant::now();
-                match engine.transcribe_samples(&samples[range.clone()], &options) {
-                    Ok(t) => text.extend(t.segments.iter().map(|s| s.text.trim().to_string())),
-                    Err(EngineError::NoSpeech) => {}
-                    Err(e) => return Err(e).with_context(|| format!("{} {range:?}", clip.file)),
-                }
-                seconds += started.elapsed().as_secs_f64();
-                failed += profile::take().iter().any(|s| s.stage == "fitted windows decoded again whole") as usize;
-            }
-            hyps.push((clip.file.clone(), text.join(" ")));
+            let finals = cutter.finals(samples, pause, hold, &mut tally).with_context(|| clip.file.clone())?;
+            hyps.push((clip.file.clone(), joined(&finals)));
+        }
+        let (wer, per_clip) = score_per_clip(python, corpus, &header, &clips, &hyps)?;
+        let delta = anchor.as_ref().map_or("anchor".to_string(), |(a, _)| format!("{:+.2}", wer - a));
+        let moved = anchor.as_ref().map(|(_, before): &(f64, Vec<f64>)| {
+            clips
+                .iter()
+                .zip(before.iter().zip(&per_clip))
+                .filter(|(_, (b, a))| (*a - *b).abs() > 1e-9)
+                .map(|(c, (b, a))| format!("{} {:+.1}", c.file.trim_start_matches("audio/"), a - b))
+                .collect::<Vec<_>>()
+        });
+        anchor.get_or_insert((wer, per_clip));
+        let n = tally.lengths.len().max(1) as f64;
+        let mean = tally.lengths.iter().sum::<f64>() / n;
+        let ms = 1000.0 * tally.seconds / n;
+        let name = row_name(pause, hold);
+        println!(
+            "{name:>10}{:>12}{mean:>10.1}{:>10}{ms:>10.0}{wer:>10.2}{delta:>10}",
+            tally.lengths.len(),
+            tally.failed
+        );
+        if let Some(moved) = moved.filter(|m| !m.is_empty()) {
+            println!("{:>10}  clips whose WER moved (points): {}", "", moved.join(", "));
+        }
+        if hold.is_some() {
+            println!("{:>10}  {}", "", tally.holds);
+        }
+    }
+    println!("(500/h: a pause ends an utterance after 500 ms, or after h ms when the words decoded");
+    println!(" once it has lasted the padding do not end a sentence)");
+    cased(&cutter, corpus, python)
+}
+
+/// The recordings of many utterances whose references are cased and punctuated (jfk, the
+/// Gettysburg Address, the 13-minute reading) cut each way that matters here: does holding
+/// mid-sentence pauses make the finals read as one text (formatted WER, words miscased,
+/// finals that end without a sentence mark) without costing words?
+fn cased(cutter: &Cutter, corpus: &Path, python: &Path) -> anyhow::Result<()> {
+    let (header, clips) = english_clips(corpus)?;
+    let clips: Vec<Clip> = clips.into_iter().filter(|c| c.long_form || c.file.ends_with("en_jfk.wav")).collect();
+    let recordings = decode_all(corpus, &clips)?;
+    println!();
+    println!(
+        "the same on {} recordings with cased references ({}):",
+        clips.len(),
+        clips.iter().map(|c| c.file.trim_start_matches("audio/")).collect::<Vec<_>>().join(", ")
+    );
+    println!(
+        "{:>10}{:>12}{:>10}{:>18}{:>10}{:>14}",
+        "pause ms", "utterances", "WER %", "formatted WER %", "miscased", "mid-sentence"
+    );
+    for (pause, hold) in [(500, None), (700, None), (500, Some(700)), (500, Some(1000))] {
+        let mut tally = Tally::default();
+        let (mut hyps, mut errors, mut words, mut miscased, mut open_ended) = (Vec::new(), 0, 0, 0, 0);
+        for (clip, samples) in clips.iter().zip(&recordings) {
+            let finals = cutter.finals(samples, pause, hold, &mut tally).with_context(|| clip.file.clone())?;
+            open_ended += finals.iter().filter(|(_, text)| holds_pause(text.split_whitespace())).count();
+            let text = joined(&finals);
+            let (e, w) = formatted_wer(&clip.transcript, &text);
+            let words_written: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+            (errors, words, miscased) =
+                (errors + e, words + w, miscased + case_errors(&clip.transcript, &words_written).0);
+            hyps.push((clip.file.clone(), text));
         }
         let wer = score(python, corpus, &header, &clips, &hyps)?;
-        let delta = anchor.map_or("anchor".to_string(), |a: f64| format!("{:+.2}", wer - a));
-        anchor.get_or_insert(wer);
-        let n = lengths.len().max(1) as f64;
-        let mean = lengths.iter().sum::<f64>() / n;
-        let ms = 1000.0 * seconds / n;
-        println!("{pause:>10}{:>12}{mean:>10.1}{failed:>10}{ms:>10.0}{wer:>10.2}{delta:>10}", lengths.len());
+        let formatted = errors as f64 * 100.0 / words.max(1) as f64;
+        let name = row_name(pause, hold);
+        println!("{name:>10}{:>12}{wer:>10.2}{formatted:>18.2}{miscased:>10}{open_ended:>14}", tally.lengths.len());
+        if hold.is_some() {
+            println!("{:>10}  {}", "", tally.holds);
+        }
     }
+    println!("(mid-sentence: finals whose last word has no sentence mark)");
     Ok(())
+}
+
+fn row_name(pause: u32, hold: Option<u32>) -> String {
+    hold.map_or(format!("{pause}"), |h| format!("{pause}/{h}"))
+}
+
+fn decode_all(corpus: &Path, clips: &[Clip]) -> anyhow::Result<Vec<Vec<f32>>> {
+    clips.iter().map(|c| audio::decode_all(&corpus.join(&c.file)).with_context(|| c.file.clone())).collect()
+}
+
+/// A recording's finals as one text.
+fn joined(finals: &[(Range<usize>, String)]) -> String {
+    finals.iter().map(|(_, t)| t.as_str()).filter(|t| !t.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// Cuts recordings as a live session does and decodes each utterance as its final.
+struct Cutter<'a> {
+    engine: &'a Engine,
+    vad: &'a SileroVad,
+    options: TranscribeOptions,
+}
+
+/// What a row's decodings cost and did.
+#[derive(Default)]
+struct Tally {
+    /// Each final's utterance (s).
+    lengths: Vec<f64>,
+    /// Decodings whose fitted window failed its checks and were decoded again whole.
+    failed: usize,
+    /// Seconds spent decoding (early finals included).
+    seconds: f64,
+    holds: Holds,
+}
+
+impl Cutter<'_> {
+    /// The finals of `samples` (stream ranges and texts) cut at pauses of `pause` ms, or, with
+    /// `hold`, as a session that holds mid-sentence pauses for `hold` ms cuts them.
+    fn finals(
+        &self,
+        samples: &[f32],
+        pause: u32,
+        hold: Option<u32>,
+        tally: &mut Tally,
+    ) -> anyhow::Result<Vec<(Range<usize>, String)>> {
+        let defaults = UtteranceParams::default();
+        let params = UtteranceParams { min_silence_ms: pause, padding_ms: defaults.padding_ms.min(pause), ..defaults };
+        let mut decode = |range: Range<usize>| -> anyhow::Result<String> {
+            let _ = profile::take();
+            let started = Instant::now();
+            let text = match self.engine.transcribe_samples(&samples[range.clone()], &self.options) {
+                Ok(t) => t.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" "),
+                Err(EngineError::NoSpeech) => String::new(),
+                Err(e) => return Err(e).with_context(|| format!("{range:?}")),
+            };
+            tally.seconds += started.elapsed().as_secs_f64();
+            tally.failed += profile::take().iter().any(|s| s.stage == "fitted windows decoded again whole") as usize;
+            Ok(text)
+        };
+        let finals = match hold {
+            None => utterances::of_recording_with(self.vad, samples, params)
+                .into_iter()
+                .filter_map(|e| match e {
+                    UtteranceEvent::Ended { range, .. } => Some(range),
+                    _ => None,
+                })
+                .map(|range| Ok((range.clone(), decode(range)?)))
+                .collect::<anyhow::Result<Vec<_>>>()?,
+            Some(hold_ms) => {
+                let mut holds = std::mem::take(&mut tally.holds);
+                let finals = cut_holding(self.vad, samples, params, hold_ms, &mut holds, &mut decode);
+                tally.holds = holds;
+                finals?
+            }
+        };
+        tally.lengths.extend(finals.iter().map(|(range, _)| range.len() as f64 / SAMPLE_RATE as f64));
+        Ok(finals)
+    }
+}
+
+/// What the held pauses did over a row's clips.
+#[derive(Default)]
+struct Holds {
+    /// Pauses decoded early (every `Pausing`).
+    decoded: usize,
+    /// Of those, pauses held because their words did not end a sentence.
+    held: usize,
+    /// Held pauses that speech broke (the utterance went on).
+    resumed: usize,
+    /// Held pauses that ended their utterance, later than an unheld pause would have.
+    ended: usize,
+}
+
+impl std::fmt::Display for Holds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pauses decoded {}, held {} (mid-sentence), broken by speech {}, ended by the hold {}",
+            self.decoded, self.held, self.resumed, self.ended
+        )
+    }
+}
+
+/// The finals of `samples` streamed as a session that holds mid-sentence pauses streams them
+/// (100 ms pieces): each `Pausing` range is decoded as it is announced, a pause whose words do
+/// not end a sentence is held for `hold_ms`, and an `Ended` with the range announced keeps its
+/// early words.
+fn cut_holding(
+    vad: &SileroVad,
+    samples: &[f32],
+    params: UtteranceParams,
+    hold_ms: u32,
+    holds: &mut Holds,
+    decode: &mut impl FnMut(Range<usize>) -> anyhow::Result<String>,
+) -> anyhow::Result<Vec<(Range<usize>, String)>> {
+    let mut state = VadState::new();
+    let mut segmenter = Utterances::new(params);
+    let (mut finals, mut early, mut held) = (Vec::new(), None::<(Range<usize>, String)>, false);
+    let pieces = samples.chunks(SAMPLE_RATE as usize / 10).map(Some).chain([None]);
+    for piece in pieces {
+        let events = match piece {
+            Some(piece) => {
+                let probabilities = vad.push(&mut state, piece);
+                segmenter.push(&probabilities)
+            }
+            None => {
+                let mut events = segmenter.push(&[vad.finish(std::mem::replace(&mut state, VadState::new()))]);
+                events.extend(segmenter.finish(samples.len()));
+                events
+            }
+        };
+        // As a session does: a range never reaches past the samples received.
+        let clamp = |r: Range<usize>| r.start.min(samples.len())..r.end.min(samples.len());
+        for event in events {
+            match event {
+                UtteranceEvent::Pausing { range, .. } => {
+                    let range = clamp(range);
+                    let text = decode(range.clone())?;
+                    holds.decoded += 1;
+                    if holds_pause(text.split_whitespace()) && segmenter.hold_pause(hold_ms) {
+                        holds.held += 1;
+                        held = true;
+                    }
+                    early = Some((range, text));
+                }
+                UtteranceEvent::Resumed => {
+                    holds.resumed += std::mem::take(&mut held) as usize;
+                    early = None;
+                }
+                UtteranceEvent::Ended { range, .. } => {
+                    let range = clamp(range);
+                    holds.ended += std::mem::take(&mut held) as usize;
+                    let text = match early.take() {
+                        Some((r, text)) if r == range => text,
+                        _ => decode(range.clone())?,
+                    };
+                    finals.push((range, text));
+                }
+                UtteranceEvent::Started { .. } => {}
+            }
+        }
+    }
+    Ok(finals)
 }

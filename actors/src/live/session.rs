@@ -9,15 +9,16 @@
 //! end the utterance, and is thrown away if the speaker goes on. The pause is held until those
 //! words are known: when they end a sentence it ends the utterance after the usual 0.5 s (or at
 //! once, if that has passed), and when they stop mid-sentence it must last 1 s
-//! ([`endpoint::HELD_PAUSE_MS`]), so a speaker taking a breath is not cut there. While an utterance is spoken,
-//! the growing audio is decoded cheaply (greedy, no word times) every 0.6 s of speech, or less
-//! often while partials take long (the cores shared by many sessions), into `PartialResult`s
-//! that [`Agreement`] keeps from flickering. The encoder reads only the utterance's speech and
-//! a margin ([`EncoderWindow::fitted`]), not a 30 s window. Decodings go through the server's
-//! [`LiveDecoder`], which decodes the sessions' finals first and what is ready at the same moment
-//! together. One decode is asked for at a time per session, finals first, and a final pre-empts
-//! a partial in flight (cancelled between two decoder steps): a session that falls behind real
-//! time skips partials until it has caught up, and never drops a final.
+//! ([`endpoint::HELD_PAUSE_MS`]), so a speaker taking a breath is not cut there. While an
+//! utterance is spoken, the growing audio is decoded cheaply (greedy, no word times) every 0.6 s
+//! of speech, or less often while partials take long (the cores shared by many sessions), into
+//! `PartialResult`s that [`Agreement`] keeps from flickering. The encoder reads only the
+//! utterance's speech and a margin ([`EncoderWindow::fitted`]), not a 30 s window. Decodings go
+//! through the server's [`LiveDecoder`], which decodes the sessions' finals first and what is
+//! ready at the same moment together. One decode is asked for at a time per session, finals
+//! first, and a final pre-empts a partial in flight (cancelled between two decoder steps): a
+//! session that falls behind real time skips partials until it has caught up, and never drops a
+//! final.
 //!
 //! The session ends on END, on a closed socket, on an exhausted balance, after an idle time, or
 //! when the engine fails; in every case the speech already received is finalized first (unless

@@ -292,7 +292,7 @@ fn seams_by_decoder(engine: &Engine, clips: &[Clip], cut: &Cut, timed: &[Vec<Vec
 /// The finals decoded alone, joined at their seams by each rule of `live_seams` on its own: the
 /// formatted WER per recording and pooled, the finals changed, and the words right but for
 /// their case. (The rules change letters' case only, so the WER of the words is the same.)
-fn seams(clips: &[Clip], finals: &[Vec<String>]) {
+pub(crate) fn seams(clips: &[Clip], finals: &[Vec<String>]) {
     let only = |f: fn(&mut SeamRules)| {
         let mut rules = SeamRules::NONE;
         f(&mut rules);

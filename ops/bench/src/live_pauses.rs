@@ -26,7 +26,7 @@ use scribe_whisper::vad::{SileroVad, VadState};
 use scribe_whisper::{EncoderWindow, Engine, EngineError, TranscribeOptions, profile};
 
 use crate::asr::{score, score_per_clip};
-use crate::live_encoder::{case_errors, formatted_wer, load};
+use crate::live_encoder::{case_errors, formatted_wer, load, seams};
 use scribe_bench::corpus::{Clip, english_clips, real_english_clips};
 
 /// Pauses tried (ms); the default is the anchor.
@@ -113,12 +113,15 @@ fn cased(cutter: &Cutter, corpus: &Path, python: &Path) -> anyhow::Result<()> {
         "{:>10}{:>12}{:>10}{:>18}{:>10}{:>14}",
         "pause ms", "utterances", "WER %", "formatted WER %", "miscased", "mid-sentence"
     );
+    let mut seams_of = Vec::new();
     for (pause, hold) in [(500, None), (700, None), (500, Some(700)), (500, Some(1000))] {
         let mut tally = Tally::default();
+        let mut texts: Vec<Vec<String>> = Vec::new();
         let (mut hyps, mut errors, mut words, mut miscased, mut open_ended) = (Vec::new(), 0, 0, 0, 0);
         for (clip, samples) in clips.iter().zip(&recordings) {
             let finals = cutter.finals(samples, pause, hold, &mut tally).with_context(|| clip.file.clone())?;
             open_ended += finals.iter().filter(|(_, text)| holds_pause(text.split_whitespace())).count();
+            texts.push(finals.iter().map(|(_, t)| t.clone()).filter(|t| !t.is_empty()).collect());
             let text = joined(&finals);
             let (e, w) = formatted_wer(&clip.transcript, &text);
             let words_written: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
@@ -133,8 +136,17 @@ fn cased(cutter: &Cutter, corpus: &Path, python: &Path) -> anyhow::Result<()> {
         if hold.is_some() {
             println!("{:>10}  {}", "", tally.holds);
         }
+        if pause == 500 && hold != Some(700) {
+            seams_of.push((name, texts));
+        }
     }
     println!("(mid-sentence: finals whose last word has no sentence mark)");
+    // Fewer seams, and fewer of them mid-sentence: do the casing rules at the seams help now?
+    for (name, texts) in seams_of {
+        println!();
+        println!("cut at {name} ms:");
+        seams(&clips, &texts);
+    }
     Ok(())
 }
 

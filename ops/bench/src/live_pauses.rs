@@ -12,7 +12,10 @@
 //! is decoded once it has lasted the padding (as a session decodes its early final), and when
 //! those words do not end a sentence the pause must last longer before it ends the utterance.
 //! Each such row says how many pauses were held, how many of those the speaker broke (the cut
-//! saved) and how many ended the utterance anyway (the final later by the hold).
+//! saved) and how many ended the utterance anyway (the final later by the hold). Decodings are
+//! taken as instant: a session holds each pause until its early final is known, so the cuts
+//! are the same on a loaded machine. Last, the recordings with cased references are cut each
+//! way and scored as written (case and punctuation), with the seams' casing rules over them.
 
 use std::ops::Range;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! [`HELD_PAUSE_MS`], so that a speaker who takes a breath mid-sentence is not cut there (a cut
 //! costs the words around it their context, and each side reads as a sentence of its own).
 //! Measured in `ops/bench/live.md` (`scribe-bench live --pauses`): on the corpus's cased
-//! recordings, finals ending mid-sentence went from 21 to 2 of about 130, for one final in 125
+//! recordings, finals ending mid-sentence went from 21 of 145 to 2 of 125, for one final in 125
 //! sent 0.5 s later.
 
 /// How long a pause after words that do not end a sentence must last to end the utterance (ms).

@@ -29,16 +29,39 @@ pub fn of_recording(vad: &SileroVad, samples: &[f32]) -> Vec<UtteranceEvent> {
 
 /// [`of_recording`] with a segmenter of other settings.
 pub fn of_recording_with(vad: &SileroVad, samples: &[f32], params: UtteranceParams) -> Vec<UtteranceEvent> {
+    let mut events = Vec::new();
+    let streamed = stream_recording(vad, samples, params, |_, event| {
+        events.push(event);
+        Ok::<_, std::convert::Infallible>(())
+    });
+    match streamed {
+        Ok(()) => events,
+    }
+}
+
+/// Streams `samples` as [`of_recording_with`] does, handing `each` every event as it is decided
+/// with the segmenter, so that the caller can act on it before the stream goes on (hold a pause,
+/// as a live session does); stops at `each`'s first error.
+pub fn stream_recording<E>(
+    vad: &SileroVad,
+    samples: &[f32],
+    params: UtteranceParams,
+    mut each: impl FnMut(&mut Utterances, UtteranceEvent) -> Result<(), E>,
+) -> Result<(), E> {
     let mut state = VadState::new();
     let mut segmenter = Utterances::new(params);
-    let mut events = Vec::new();
     for piece in samples.chunks(SAMPLE_RATE as usize / 10) {
         let probabilities = vad.push(&mut state, piece);
-        events.extend(segmenter.push(&probabilities));
+        for event in segmenter.push(&probabilities) {
+            each(&mut segmenter, event)?;
+        }
     }
-    events.extend(segmenter.push(&[vad.finish(state)]));
-    events.extend(segmenter.finish(samples.len()));
-    events
+    let mut last = segmenter.push(&[vad.finish(state)]);
+    last.extend(segmenter.finish(samples.len()));
+    for event in last {
+        each(&mut segmenter, event)?;
+    }
+    Ok(())
 }
 
 /// Samples per second of the stream.

@@ -24,8 +24,8 @@ use std::time::Instant;
 use anyhow::Context;
 use scribe_domain::live::endpoint::holds_pause;
 use scribe_whisper::audio::{self, SAMPLE_RATE};
-use scribe_whisper::utterances::{self, UtteranceEvent, UtteranceParams, Utterances};
-use scribe_whisper::vad::{SileroVad, VadState};
+use scribe_whisper::utterances::{self, UtteranceEvent, UtteranceParams};
+use scribe_whisper::vad::SileroVad;
 use scribe_whisper::{EncoderWindow, Engine, EngineError, TranscribeOptions, profile};
 
 use crate::asr::{score, score_per_clip};
@@ -265,52 +265,37 @@ fn cut_holding(
     holds: &mut Holds,
     decode: &mut impl FnMut(Range<usize>) -> anyhow::Result<String>,
 ) -> anyhow::Result<Vec<(Range<usize>, String)>> {
-    let mut state = VadState::new();
-    let mut segmenter = Utterances::new(params);
     let (mut finals, mut early, mut held) = (Vec::new(), None::<(Range<usize>, String)>, false);
-    let pieces = samples.chunks(SAMPLE_RATE as usize / 10).map(Some).chain([None]);
-    for piece in pieces {
-        let events = match piece {
-            Some(piece) => {
-                let probabilities = vad.push(&mut state, piece);
-                segmenter.push(&probabilities)
-            }
-            None => {
-                let mut events = segmenter.push(&[vad.finish(std::mem::replace(&mut state, VadState::new()))]);
-                events.extend(segmenter.finish(samples.len()));
-                events
-            }
-        };
-        // As a session does: a range never reaches past the samples received.
-        let clamp = |r: Range<usize>| r.start.min(samples.len())..r.end.min(samples.len());
-        for event in events {
-            match event {
-                UtteranceEvent::Pausing { range, .. } => {
-                    let range = clamp(range);
-                    let text = decode(range.clone())?;
-                    holds.decoded += 1;
-                    if holds_pause(text.split_whitespace()) && segmenter.hold_pause(hold_ms) {
-                        holds.held += 1;
-                        held = true;
-                    }
-                    early = Some((range, text));
+    // As a session does: a range never reaches past the samples received.
+    let clamp = |r: Range<usize>| r.start.min(samples.len())..r.end.min(samples.len());
+    utterances::stream_recording(vad, samples, params, |segmenter, event| {
+        match event {
+            UtteranceEvent::Pausing { range, .. } => {
+                let range = clamp(range);
+                let text = decode(range.clone())?;
+                holds.decoded += 1;
+                if holds_pause(text.split_whitespace()) && segmenter.hold_pause(hold_ms) {
+                    holds.held += 1;
+                    held = true;
                 }
-                UtteranceEvent::Resumed => {
-                    holds.resumed += std::mem::take(&mut held) as usize;
-                    early = None;
-                }
-                UtteranceEvent::Ended { range, .. } => {
-                    let range = clamp(range);
-                    holds.ended += std::mem::take(&mut held) as usize;
-                    let text = match early.take() {
-                        Some((r, text)) if r == range => text,
-                        _ => decode(range.clone())?,
-                    };
-                    finals.push((range, text));
-                }
-                UtteranceEvent::Started { .. } => {}
+                early = Some((range, text));
             }
+            UtteranceEvent::Resumed => {
+                holds.resumed += std::mem::take(&mut held) as usize;
+                early = None;
+            }
+            UtteranceEvent::Ended { range, .. } => {
+                let range = clamp(range);
+                holds.ended += std::mem::take(&mut held) as usize;
+                let text = match early.take() {
+                    Some((r, text)) if r == range => text,
+                    _ => decode(range.clone())?,
+                };
+                finals.push((range, text));
+            }
+            UtteranceEvent::Started { .. } => {}
         }
-    }
+        anyhow::Ok(())
+    })?;
     Ok(finals)
 }

@@ -14,8 +14,9 @@
 //! Each such row says how many pauses were held, how many of those the speaker broke (the cut
 //! saved) and how many ended the utterance anyway (the final later by the hold). Decodings are
 //! taken as instant: a session holds each pause until its early final is known, so the cuts
-//! are the same on a loaded machine. Last, the recordings with cased references are cut each
-//! way and scored as written (case and punctuation), with the seams' casing rules over them.
+//! are the same on a loaded machine. Last, the recordings with cased references are read as a
+//! direct job reads them (the anchor), then cut each way and scored as written (case and
+//! punctuation), with the seams' casing rules over them.
 
 use std::ops::Range;
 use std::path::Path;
@@ -116,6 +117,20 @@ fn cased(cutter: &Cutter, corpus: &Path, python: &Path) -> anyhow::Result<()> {
         "{:>10}{:>12}{:>10}{:>18}{:>10}{:>14}",
         "pause ms", "utterances", "WER %", "formatted WER %", "miscased", "mid-sentence"
     );
+    // The anchor: each recording as a direct job reads it (30 s windows, the jobs' settings).
+    let direct = TranscribeOptions { language: Some("en".into()), ..Default::default() };
+    let (mut hyps, mut errors, mut words, mut miscased) = (Vec::new(), 0, 0, 0);
+    for (clip, samples) in clips.iter().zip(&recordings) {
+        let t = cutter.engine.transcribe_samples(samples, &direct).with_context(|| clip.file.clone())?;
+        let text = t.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" ");
+        let (e, w) = formatted_wer(&clip.transcript, &text);
+        let words_written: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+        (errors, words, miscased) = (errors + e, words + w, miscased + case_errors(&clip.transcript, &words_written).0);
+        hyps.push((clip.file.clone(), text));
+    }
+    let wer = score(python, corpus, &header, &clips, &hyps)?;
+    let formatted = errors as f64 * 100.0 / words.max(1) as f64;
+    println!("{:>10}{:>12}{wer:>10.2}{formatted:>18.2}{miscased:>10}{:>14}", "direct", "-", "-");
     let mut seams_of = Vec::new();
     for (pause, hold) in [(500, None), (700, None), (500, Some(700)), (500, Some(1000))] {
         let mut tally = Tally::default();

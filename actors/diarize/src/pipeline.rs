@@ -11,8 +11,10 @@
 //!    speech across windows ([`crate::cluster`]): the number of speakers is the cut with the
 //!    best silhouette, at most the caller's maximum; shorter local speakers join the nearest
 //!    cluster afterwards, and clusters with under a fifth of the speech join a larger one.
-//!    When the caller knows the number ([`Speakers::Exactly`]), the cut has that many clusters
-//!    (from all local speakers when the long ones are too few) and none is too small to keep.
+//!    When the caller knows the number ([`Speakers::Exactly`]), spectral clustering
+//!    ([`crate::spectral`]) splits them into that many (from all local speakers when the long
+//!    ones are too few; average linkage cut there beyond [`spectral::MAX_ITEMS`]) and none is
+//!    too small to keep.
 //! 4. Reconstruction: each global frame's speaker scores are the mean, over the windows that
 //!    cover it, of their local activity mapped to clusters; the number of speakers of a frame
 //!    is the windows' mean local count, rounded, and the frame keeps that many top scorers.
@@ -27,6 +29,7 @@ use crate::cluster;
 use crate::embedding::CamPlus;
 use crate::fbank::{self, FRAME_LENGTH, FRAME_SHIFT, N_MELS};
 use crate::segmentation::{FRAME_SPAN, FRAME_STEP, FRAMES, LOCAL_SPEAKERS, Segmentation, WINDOW};
+use crate::spectral;
 use crate::weights::WeightsError;
 
 /// File names inside the models folder (see `ops/setup.sh`).
@@ -288,7 +291,13 @@ impl Diarizer {
             min_share: opts.min_cluster_share,
         };
         let weights: Vec<f32> = long.iter().map(|&i| locals[i].frames.len() as f32).collect();
-        let long_labels = cluster::agglomerate(&long_emb, &groups, &weights, &stop);
+        // Told the number, spectral clustering splits the voices better; otherwise average
+        // linkage with the silhouette decides how many there are (`ops/bench/diarization.md`).
+        let long_labels = if exact && long_emb.len() <= spectral::MAX_ITEMS {
+            spectral::spectral(&long_emb, &groups, max)
+        } else {
+            cluster::agglomerate(&long_emb, &groups, &weights, &stop)
+        };
         let k = long_labels.iter().max().map_or(0, |m| m + 1);
         let mut centroids = vec![vec![0.0f32; embeddings[0].len()]; k];
         for (&i, &c) in long.iter().zip(&long_labels) {

@@ -172,6 +172,20 @@ pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
         100.0 * total_given.der(),
         "",
     );
+    println!();
+    println!("where the error lies, seconds of the reference speech missed / false alarm / confused:");
+    println!("{:<42}{:>7} | {:>20} | {:>20} | {:>20}", "clip", "speech", "ours", "given", "senko");
+    let parts = |p: &DerParts| format!("{:>6.1}{:>7.1}{:>7.1}", p.missed, p.false_alarm, p.confusion);
+    for (i, c) in clips.iter().enumerate() {
+        let name = Path::new(&c.file).file_name().map_or(c.file.clone(), |n| n.to_string_lossy().into_owned());
+        let theirs = senko.as_ref().map_or(format!("{:>20}", "-"), |s| parts(&s.der[i]));
+        println!(
+            "{name:<42}{:>7.1} | {} | {} | {theirs}",
+            ours.der[i].reference,
+            parts(&ours.der[i]),
+            parts(&given.der[i])
+        );
+    }
     let right = clips.iter().zip(&given.speakers).filter(|(c, n)| c.voices() == **n).count();
     println!("given the reference's number: the right number of speakers on {right} of {} recordings", clips.len());
     println!(

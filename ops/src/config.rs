@@ -190,6 +190,12 @@ pub struct ServeArgs {
     #[arg(long, env = "SCRIBE_LIVE_IDLE_TIMEOUT", value_parser = humantime::parse_duration)]
     #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
     pub live_idle_timeout: Option<Duration>,
+    /// The pause that ends a live utterance and sends its final (default: 500ms; 200ms to 5s).
+    /// Longer reads better (fewer sentences cut at a breath) and puts the difference on every
+    /// final's latency. A pause after words that stop mid-sentence is held to 1s either way.
+    #[arg(long, env = "SCRIBE_LIVE_PAUSE", value_parser = humantime::parse_duration)]
+    #[serde(skip_serializing_if = "Option::is_none", with = "humantime_serde")]
+    pub live_pause: Option<Duration>,
     /// An installed speech model (a folder name of the models directory, e.g. whisper-tiny.en)
     /// that decodes live sessions' partials in the languages it knows; finals stay with the
     /// default model (default: the default model decodes both).
@@ -259,6 +265,8 @@ struct Layered {
     live_sessions_per_account: usize,
     #[serde(with = "humantime_serde")]
     live_idle_timeout: Duration,
+    #[serde(with = "humantime_serde")]
+    live_pause: Duration,
     live_partials_model: Option<String>,
     #[serde(with = "humantime_serde")]
     openai_wait: Duration,
@@ -307,6 +315,7 @@ impl Default for Layered {
             live_sessions: live.max_sessions,
             live_sessions_per_account: live.max_per_account,
             live_idle_timeout: live.idle_timeout,
+            live_pause: live.pause,
             live_partials_model: live.partials_model,
             openai_wait: api.openai_wait,
             speaker_channels: false,
@@ -406,6 +415,12 @@ impl Config {
         if layered.claim_lease < Duration::from_secs(1) {
             anyhow::bail!("--claim-lease must be at least 1s (it is renewed every third of it)");
         }
+        if !(Duration::from_millis(200)..=Duration::from_secs(5)).contains(&layered.live_pause) {
+            anyhow::bail!(
+                "--live-pause must be from 200ms to 5s (it is {})",
+                humantime::format_duration(layered.live_pause)
+            );
+        }
         let event_store = StoreLocation::from_setting(layered.event_store.as_deref(), &layered.data_dir)?;
         let models_dir = layered.models_dir.unwrap_or_else(default_models_dir);
         let device = layered.device.unwrap_or_default();
@@ -447,6 +462,7 @@ impl Config {
                 max_sessions: layered.live_sessions,
                 max_per_account: layered.live_sessions_per_account.max(1),
                 idle_timeout: layered.live_idle_timeout.max(Duration::from_secs(1)),
+                pause: layered.live_pause,
                 partials_model: layered.live_partials_model,
             },
             openai_wait: layered.openai_wait,
@@ -697,6 +713,24 @@ mod tests {
         );
         let args = ServeArgs { config: Some(file), speaker_channels: Some(false), ..Default::default() };
         assert!(!Config::resolve(&args).unwrap().speaker_channels);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn the_live_pause_comes_from_the_flag_else_the_file_else_half_a_second_and_is_bounded() {
+        assert_eq!(Config::resolve(&ServeArgs::default()).unwrap().live.pause, Duration::from_millis(500));
+        let dir = std::env::temp_dir().join(format!("scribe-config-pause-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("scribe.toml");
+        std::fs::write(&file, "live_pause = \"700ms\"\n").unwrap();
+        let from_file = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
+        assert_eq!(from_file.live.pause, Duration::from_millis(700));
+        let args = ServeArgs { config: Some(file), live_pause: Some(Duration::from_secs(1)), ..Default::default() };
+        assert_eq!(Config::resolve(&args).unwrap().live.pause, Duration::from_secs(1));
+        for outside in [Duration::from_millis(100), Duration::from_secs(6)] {
+            let err = Config::resolve(&ServeArgs { live_pause: Some(outside), ..Default::default() }).unwrap_err();
+            assert!(format!("{err:#}").contains("--live-pause must be from 200ms to 5s"), "{err:#}");
+        }
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -541,3 +541,26 @@ fn a_breath_mid_sentence_does_not_cut_the_sentence() {
     assert!(finals.iter().any(|f| f.contains("can do for you")), "cut at the breath: {finals:?}");
     assert!(wer(JFK_TEXT, &run.final_text()) <= 0.10, "{finals:?}");
 }
+
+/// `--live-pause`: the operator's pause ends utterances. jfk's first pause (after "…my fellow
+/// Americans", which Whisper ends with a full stop, so it is not held) ends an utterance at the
+/// default 0.5 s; at 2 s no pause of jfk's does, and the speech comes back as one final.
+#[test]
+fn the_operators_pause_ends_utterances() {
+    let _serial = one_at_a_time();
+    let audio = pcm(clips::JFK, 16_000, "s16le");
+    let finals = |extra_args: Vec<String>| {
+        let server = TestServer::start_with(Options { extra_args, ..Options::default() });
+        let key = server.key();
+        let mut live = session(&server, init(key, json!({})), &audio, 16_000, "s16le");
+        live.pace = Pace::RealTime;
+        let run = live.run();
+        assert_ended_normally(&run);
+        assert!(wer(JFK_TEXT, &run.final_text()) <= 0.10, "{}", run.final_text());
+        run.of_type("FinalResult").len()
+    };
+    // Given the same speech streamed at the pace of speech, when the pause is the default, then
+    // it is cut at its pauses; when the operator sets 2 s, then it is one final.
+    assert!(finals(Vec::new()) >= 2, "jfk at the default pause");
+    assert_eq!(finals(vec!["--live-pause".into(), "2s".into()]), 1, "jfk with --live-pause 2s");
+}

@@ -50,6 +50,8 @@ pub struct LiveSettings {
     pub max_per_account: usize,
     /// A session without audio for this long is closed (`--live-idle-timeout`).
     pub idle_timeout: Duration,
+    /// The pause that ends an utterance (`--live-pause`; 200 ms to 5 s).
+    pub pause: Duration,
     /// The installed speech model that decodes the partials of sessions in a language it knows
     /// (`--live-partials-model`, e.g. `whisper-tiny.en`); `None`: the session's own model.
     pub partials_model: Option<String>,
@@ -61,6 +63,7 @@ impl Default for LiveSettings {
             max_sessions: 4,
             max_per_account: 2,
             idle_timeout: Duration::from_secs(30),
+            pause: Duration::from_millis(500),
             partials_model: None,
         }
     }

@@ -7,7 +7,7 @@
 //! no sampling fallback) into a `FinalResult`; the decoding starts as soon as a pause has lasted
 //! the utterance's padding (`Pausing`), so it is usually done when the pause is long enough to
 //! end the utterance, and is thrown away if the speaker goes on. The pause is held until those
-//! words are known: when they end a sentence it ends the utterance after the usual 0.5 s (or at
+//! words are known: when they end a sentence it ends the utterance after the usual pause (0.5 s, `--live-pause`; or at
 //! once, if that has passed), and when they stop mid-sentence it must last 1 s
 //! ([`endpoint::HELD_PAUSE_MS`]), so a speaker taking a breath is not cut there. While an
 //! utterance is spoken, the growing audio is decoded cheaply (greedy, no word times) every 0.6 s
@@ -40,7 +40,7 @@ use scribe_domain::style::clean_read;
 use scribe_domain::transcript as doc;
 use scribe_whisper::audio::StreamResampler;
 use scribe_whisper::engine::{EncoderWindow, Engine, EngineError, TranscribeOptions};
-use scribe_whisper::utterances::{UtteranceEvent, Utterances};
+use scribe_whisper::utterances::{UtteranceEvent, UtteranceParams, Utterances};
 use scribe_whisper::vad::VadState;
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedSender;
@@ -232,7 +232,7 @@ impl Actor for LiveSessionActor {
             pcm: PcmDecoder::new(args.init.audio.encoding),
             resampler: Some(resampler),
             vad: VadState::new(),
-            utterances: Utterances::new(Default::default()),
+            utterances: Utterances::new(utterance_params(args.settings.pause)),
             audio: Vec::new(),
             base: 0,
             received: 0,
@@ -749,6 +749,14 @@ impl SessionState {
 
 fn round_cs(seconds: f64) -> f64 {
     (seconds * 100.0).round() / 100.0
+}
+
+/// How the session cuts utterances: the operator's pause ends one (`--live-pause`), the audio
+/// kept after the last speech never longer than that pause.
+fn utterance_params(pause: Duration) -> UtteranceParams {
+    let defaults = UtteranceParams::default();
+    let min_silence_ms = u32::try_from(pause.as_millis()).unwrap_or(u32::MAX);
+    UtteranceParams { min_silence_ms, padding_ms: defaults.padding_ms.min(min_silence_ms), ..defaults }
 }
 
 #[cfg(test)]

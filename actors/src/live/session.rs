@@ -7,9 +7,10 @@
 //! no sampling fallback) into a `FinalResult`; the decoding starts as soon as a pause has lasted
 //! the utterance's padding (`Pausing`), so it is usually done when the pause is long enough to
 //! end the utterance, and is thrown away if the speaker goes on. The pause is held until those
-//! words are known: when they end a sentence it ends the utterance after the usual pause (0.5 s, `--live-pause`; or at
-//! once, if that has passed), and when they stop mid-sentence it must last 1 s
-//! ([`endpoint::HELD_PAUSE_MS`]), so a speaker taking a breath is not cut there. While an
+//! words are known: when they end a sentence it ends the utterance after the operator's pause
+//! (`--live-pause`, 0.5 s by default; at once, if that has passed), and when they stop
+//! mid-sentence it must last 1 s ([`endpoint::HELD_PAUSE_MS`]), so a speaker taking a breath is
+//! not cut there. While an
 //! utterance is spoken, the growing audio is decoded cheaply (greedy, no word times) every 0.6 s
 //! of speech, or less often while partials take long (the cores shared by many sessions), into
 //! `PartialResult`s that [`Agreement`] keeps from flickering. The encoder reads only the

@@ -15,10 +15,11 @@ use crate::cluster::normalise;
 /// Neighbours each embedding keeps in the affinity graph (3D-Speaker's default minimum).
 const NEIGHBOURS: usize = 6;
 
-/// Above this many embeddings the dense eigendecomposition (cubic in time, 16 bytes × n² of
-/// memory) costs more than it is worth: about 1 s at 1000 items and 7 s at 2000 on two cores,
-/// two hours of a meeting at 3000. Callers cluster larger sets another way.
-pub const MAX_ITEMS: usize = 3000;
+/// Above this many embeddings (an hour or two of a meeting) the dense eigendecomposition costs
+/// more than it is worth: cubic in time (about 1 s at 1000 items and 7 s at 2000 on two busy
+/// cores) and three n × n matrices of f64 (about 100 MB at 2000). Callers cluster larger sets
+/// another way.
+pub const MAX_ITEMS: usize = 2000;
 
 /// Cluster labels `0..k` for `embeddings`, exactly `k` clusters when there are that many
 /// items (each item alone when there are fewer). `group[i]` is the window of item `i`: items of
@@ -39,7 +40,7 @@ pub fn spectral(embeddings: &[Vec<f32>], group: &[usize], k: usize) -> Vec<usize
             .map(|j| (j, unit[i].iter().zip(&unit[j]).map(|(a, b)| a * b).sum::<f32>().max(0.0) as f64))
             .collect();
         near.sort_by(|a, b| b.1.total_cmp(&a.1));
-        // Symmetric: an edge either end keeps counts half from each.
+        // Each end that keeps an edge gives it half its weight, so the graph is symmetric.
         for &(j, s) in near.iter().take(NEIGHBOURS) {
             affinity[(i, j)] += 0.5 * s;
             affinity[(j, i)] += 0.5 * s;

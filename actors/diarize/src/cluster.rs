@@ -131,16 +131,20 @@ fn absorb_small(labels: &[usize], unit: &[Vec<f32>], weight: &[f32], min_share: 
             }
         })
         .collect();
-    let mut renumber = vec![usize::MAX; k];
-    let mut next = 0;
-    moved
+    renumber(&moved)
+}
+
+/// Labels renumbered `0..` in order of first appearance.
+pub(crate) fn renumber(labels: &[usize]) -> Vec<usize> {
+    let mut seen: Vec<usize> = Vec::new();
+    labels
         .iter()
-        .map(|&l| {
-            if renumber[l] == usize::MAX {
-                renumber[l] = next;
-                next += 1;
+        .map(|l| match seen.iter().position(|s| s == l) {
+            Some(i) => i,
+            None => {
+                seen.push(*l);
+                seen.len() - 1
             }
-            renumber[l]
         })
         .collect()
 }
@@ -166,18 +170,8 @@ fn cut(sorted: &[Merge], n: usize, k: usize) -> Vec<usize> {
             clusters -= 1;
         }
     }
-    let mut label = vec![usize::MAX; n];
-    let mut next = 0;
-    (0..n)
-        .map(|i| {
-            let r = find(&mut parent, i);
-            if label[r] == usize::MAX {
-                label[r] = next;
-                next += 1;
-            }
-            label[r]
-        })
-        .collect()
+    let roots: Vec<usize> = (0..n).map(|i| find(&mut parent, i)).collect();
+    renumber(&roots)
 }
 
 /// Mean silhouette of `labels`, over the items that have a defined one, leaving out pairs of

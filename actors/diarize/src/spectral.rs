@@ -10,7 +10,7 @@
 
 use nalgebra::{DMatrix, SymmetricEigen};
 
-use crate::cluster::normalise;
+use crate::cluster::{normalise, renumber};
 
 /// Neighbours each embedding keeps in the affinity graph (3D-Speaker's default minimum).
 const NEIGHBOURS: usize = 6;
@@ -98,21 +98,6 @@ fn kmeans(points: &[Vec<f64>], k: usize) -> Vec<usize> {
         }
     }
     best.map_or_else(|| vec![0; n], |b| b.1)
-}
-
-/// Labels renumbered `0..` in order of first appearance.
-fn renumber(labels: &[usize]) -> Vec<usize> {
-    let mut seen: Vec<usize> = Vec::new();
-    labels
-        .iter()
-        .map(|l| match seen.iter().position(|s| s == l) {
-            Some(i) => i,
-            None => {
-                seen.push(*l);
-                seen.len() - 1
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

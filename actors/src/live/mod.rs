@@ -23,6 +23,7 @@ use scribe_domain::ids::{JobId, UserName, glossary_stream};
 use scribe_domain::kinds::{JobType, TranscriptionType};
 use scribe_domain::live::{LiveError, LiveErrorCode, LiveInit, LiveResult};
 use scribe_eventstore::EventStore;
+use scribe_whisper::utterances::UtteranceParams;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -63,7 +64,7 @@ impl Default for LiveSettings {
             max_sessions: 4,
             max_per_account: 2,
             idle_timeout: Duration::from_secs(30),
-            pause: Duration::from_millis(500),
+            pause: Duration::from_millis(UtteranceParams::default().min_silence_ms.into()),
             partials_model: None,
         }
     }

@@ -233,7 +233,10 @@ impl Actor for LiveSessionActor {
             pcm: PcmDecoder::new(args.init.audio.encoding),
             resampler: Some(resampler),
             vad: VadState::new(),
-            utterances: Utterances::new(utterance_params(args.settings.pause)),
+            // The operator's pause (`--live-pause`) ends an utterance.
+            utterances: Utterances::new(UtteranceParams::with_pause(
+                u32::try_from(args.settings.pause.as_millis()).unwrap_or(u32::MAX),
+            )),
             audio: Vec::new(),
             base: 0,
             received: 0,
@@ -750,14 +753,6 @@ impl SessionState {
 
 fn round_cs(seconds: f64) -> f64 {
     (seconds * 100.0).round() / 100.0
-}
-
-/// How the session cuts utterances: the operator's pause ends one (`--live-pause`), the audio
-/// kept after the last speech never longer than that pause.
-fn utterance_params(pause: Duration) -> UtteranceParams {
-    let defaults = UtteranceParams::default();
-    let min_silence_ms = u32::try_from(pause.as_millis()).unwrap_or(u32::MAX);
-    UtteranceParams { min_silence_ms, padding_ms: defaults.padding_ms.min(min_silence_ms), ..defaults }
 }
 
 #[cfg(test)]

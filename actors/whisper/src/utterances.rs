@@ -91,6 +91,15 @@ pub struct UtteranceParams {
     pub cut_search_s: f32,
 }
 
+impl UtteranceParams {
+    /// The defaults with `min_silence_ms` as the pause that ends an utterance, the padding kept
+    /// after the last speech never longer than that pause.
+    pub fn with_pause(min_silence_ms: u32) -> UtteranceParams {
+        let defaults = UtteranceParams::default();
+        UtteranceParams { min_silence_ms, padding_ms: defaults.padding_ms.min(min_silence_ms), ..defaults }
+    }
+}
+
 impl Default for UtteranceParams {
     fn default() -> Self {
         UtteranceParams {

@@ -119,36 +119,27 @@ fn cased(cutter: &Cutter, corpus: &Path, python: &Path) -> anyhow::Result<()> {
     );
     // The anchor: each recording as a direct job reads it (30 s windows, the jobs' settings).
     let direct = TranscribeOptions { language: Some("en".into()), ..Default::default() };
-    let (mut hyps, mut errors, mut words, mut miscased) = (Vec::new(), 0, 0, 0);
+    let mut written = Written::default();
     for (clip, samples) in clips.iter().zip(&recordings) {
         let t = cutter.engine.transcribe_samples(samples, &direct).with_context(|| clip.file.clone())?;
-        let text = t.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" ");
-        let (e, w) = formatted_wer(&clip.transcript, &text);
-        let words_written: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
-        (errors, words, miscased) = (errors + e, words + w, miscased + case_errors(&clip.transcript, &words_written).0);
-        hyps.push((clip.file.clone(), text));
+        written.add(clip, t.segments.iter().map(|s| s.text.trim()).collect::<Vec<_>>().join(" "));
     }
-    let wer = score(python, corpus, &header, &clips, &hyps)?;
-    let formatted = errors as f64 * 100.0 / words.max(1) as f64;
+    let wer = score(python, corpus, &header, &clips, &written.hyps)?;
+    let (formatted, miscased) = (written.formatted_wer(), written.miscased);
     println!("{:>10}{:>12}{wer:>10.2}{formatted:>18.2}{miscased:>10}{:>14}", "direct", "-", "-");
     let mut seams_of = Vec::new();
     for (pause, hold) in [(500, None), (700, None), (500, Some(700)), (500, Some(1000))] {
         let mut tally = Tally::default();
         let mut texts: Vec<Vec<String>> = Vec::new();
-        let (mut hyps, mut errors, mut words, mut miscased, mut open_ended) = (Vec::new(), 0, 0, 0, 0);
+        let (mut written, mut open_ended) = (Written::default(), 0);
         for (clip, samples) in clips.iter().zip(&recordings) {
             let finals = cutter.finals(samples, pause, hold, &mut tally).with_context(|| clip.file.clone())?;
             open_ended += finals.iter().filter(|(_, text)| holds_pause(text.split_whitespace())).count();
             texts.push(finals.iter().map(|(_, t)| t.clone()).filter(|t| !t.is_empty()).collect());
-            let text = joined(&finals);
-            let (e, w) = formatted_wer(&clip.transcript, &text);
-            let words_written: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
-            (errors, words, miscased) =
-                (errors + e, words + w, miscased + case_errors(&clip.transcript, &words_written).0);
-            hyps.push((clip.file.clone(), text));
+            written.add(clip, joined(&finals));
         }
-        let wer = score(python, corpus, &header, &clips, &hyps)?;
-        let formatted = errors as f64 * 100.0 / words.max(1) as f64;
+        let wer = score(python, corpus, &header, &clips, &written.hyps)?;
+        let (formatted, miscased) = (written.formatted_wer(), written.miscased);
         let name = row_name(pause, hold);
         println!("{name:>10}{:>12}{wer:>10.2}{formatted:>18.2}{miscased:>10}{open_ended:>14}", tally.lengths.len());
         if hold.is_some() {
@@ -166,6 +157,33 @@ fn cased(cutter: &Cutter, corpus: &Path, python: &Path) -> anyhow::Result<()> {
         seams(&clips, &texts);
     }
     Ok(())
+}
+
+/// The recordings' texts of one row, scored as written (case and punctuation count).
+#[derive(Default)]
+struct Written {
+    /// Each recording and its text, for `score_wer.py`.
+    hyps: Vec<(String, String)>,
+    /// Word edits as written, and the references' words.
+    errors: usize,
+    words: usize,
+    /// Words the reference has, written in another case.
+    miscased: usize,
+}
+
+impl Written {
+    fn add(&mut self, clip: &Clip, text: String) {
+        let (errors, words) = formatted_wer(&clip.transcript, &text);
+        let written: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+        self.errors += errors;
+        self.words += words;
+        self.miscased += case_errors(&clip.transcript, &written).0;
+        self.hyps.push((clip.file.clone(), text));
+    }
+
+    fn formatted_wer(&self) -> f64 {
+        self.errors as f64 * 100.0 / self.words.max(1) as f64
+    }
 }
 
 fn row_name(pause: u32, hold: Option<u32>) -> String {
@@ -210,8 +228,7 @@ impl Cutter<'_> {
         hold: Option<u32>,
         tally: &mut Tally,
     ) -> anyhow::Result<Vec<(Range<usize>, String)>> {
-        let defaults = UtteranceParams::default();
-        let params = UtteranceParams { min_silence_ms: pause, padding_ms: defaults.padding_ms.min(pause), ..defaults };
+        let params = UtteranceParams::with_pause(pause);
         let mut decode = |range: Range<usize>| -> anyhow::Result<String> {
             let _ = profile::take();
             let started = Instant::now();

@@ -1,21 +1,25 @@
-//! `scribe-bench diarization`: our diarization (burn, `scribe-diarize`) against senko itself
-//! on the corpus clips that have reference speaker turns.
+//! `scribe-bench diarization`: our diarization (burn, `scribe-diarize`) against two anchors on
+//! the corpus clips that have reference speaker turns: senko itself, and pyannote.audio's
+//! pipeline run over the same two models ours runs.
 //!
 //! A benchmark, not a test: it prints figures and asserts nothing. For every manifest row whose
-//! `task` column includes `diarization`, both sides diarize the clip and are scored against the
+//! `task` column includes `diarization`, each side diarizes the clip and is scored against the
 //! reference turns in `audio/ref/` (the row's `sidecars` column) with the same DER code
 //! (`scribe_diarize::der`: missed + false alarm + confusion over the reference speech, best
 //! one-to-one speaker mapping, no collar, overlap scored, the whole clip as the scored region).
 //! Ours runs twice: estimating the number of speakers (as `numberOfSpeakers=0`; senko always
 //! estimates), and told the reference's number (as a client giving `numberOfSpeakers`, which
 //! asks for exactly that many); `--max-speakers N` makes the first run "at most N" instead.
-//! Wall time covers diarization only (model loading is outside on both sides, and each side
-//! first diarizes the shortest clip once untimed); each clip is diarized `--rounds` times per
-//! side and the fastest run counts.
+//! pyannote's pipeline runs both ways too (its `num_speakers` for the second). Wall time covers
+//! diarization only (model loading is outside on every side, and each side first diarizes the
+//! shortest clip once untimed); each clip is diarized `--rounds` times per side and the fastest
+//! run counts (ours told the number runs once).
 //!
-//! senko (PyPI `senko==0.2.2`, CPU) runs from its own venv, created on first use (it pulls
-//! torch, several GB, which is why neither `ops/setup.sh` nor the tests install it). When it
-//! cannot be installed the bench says so and prints our side alone.
+//! The anchors run from their own venvs, created on first use (they pull torch, several GB,
+//! which is why neither `ops/setup.sh` nor the tests install them): senko (PyPI `senko==0.2.2`,
+//! CPU), and pyannote.audio 3.3.2 beside senko, driven by `anchors/pyannote_pipeline.py` over
+//! segmentation-3.0 and CAM++ from our models directory (senko's PyTorch CAM++ module runs the
+//! weights). When an anchor cannot be installed or run, the bench says so and prints the rest.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,9 +43,16 @@ pub struct BenchDiarizationArgs {
     /// Run ours with at most this many speakers (default: estimate, like senko).
     #[arg(long)]
     pub max_speakers: Option<usize>,
-    /// Our side only.
+    /// The venv pyannote.audio 3.3.2 (and senko, for its CAM++ module) runs from; created when
+    /// missing.
+    #[arg(long, env = "SCRIBE_PYANNOTE_VENV", default_value = ".venv-pyannote")]
+    pub pyannote_venv: PathBuf,
+    /// Leave senko out.
     #[arg(long)]
     pub no_senko: bool,
+    /// Leave pyannote's pipeline out.
+    #[arg(long)]
+    pub no_pyannote: bool,
     /// Frames (of 270 samples) between segmentation windows [default: the service's].
     #[arg(long)]
     pub step_frames: Option<usize>,
@@ -65,12 +76,64 @@ impl Clip {
         names.dedup();
         names.len()
     }
+
+    fn name(&self) -> String {
+        Path::new(&self.file).file_name().map_or(self.file.clone(), |n| n.to_string_lossy().into_owned())
+    }
 }
 
+/// One side's answers over the clips: DER, speakers found, and wall time per clip.
+#[derive(Default)]
 struct Side {
     der: Vec<DerParts>,
     speakers: Vec<usize>,
     wall_s: Vec<f64>,
+}
+
+impl Side {
+    fn push(&mut self, clip: &Clip, hyp: &[Turn], speakers: usize, wall_s: f64, duration_s: f64) {
+        self.der.push(der::score(&clip.reference, hyp, 0.0, duration_s));
+        self.speakers.push(speakers);
+        self.wall_s.push(wall_s);
+    }
+
+    fn total(&self) -> DerParts {
+        self.der.iter().fold(DerParts::default(), |t, d| t.add(d))
+    }
+
+    fn wall(&self) -> f64 {
+        self.wall_s.iter().sum()
+    }
+
+    /// DER, speakers and wall time of clip `i` (25 columns).
+    fn row(&self, i: usize) -> String {
+        format!("{:>7.1}%{:>6}{:>9.2}", 100.0 * self.der[i].der(), self.speakers[i], self.wall_s[i])
+    }
+
+    /// DER and speakers of clip `i` (16 columns).
+    fn row_untimed(&self, i: usize) -> String {
+        format!("{:>8.1}%{:>6}", 100.0 * self.der[i].der(), self.speakers[i])
+    }
+
+    fn total_row(&self) -> String {
+        format!("{:>7.1}%{:>6}{:>9.2}", 100.0 * self.total().der(), "", self.wall())
+    }
+
+    fn total_row_untimed(&self) -> String {
+        format!("{:>8.1}%{:>6}", 100.0 * self.total().der(), "")
+    }
+
+    fn summary(&self, audio_s: f64) -> String {
+        let t = self.total();
+        format!(
+            "real-time factor {:.3} (miss {:.1} s, false alarm {:.1} s, confusion {:.1} s of {:.1} s)",
+            self.wall() / audio_s,
+            t.missed,
+            t.false_alarm,
+            t.confusion,
+            t.reference
+        )
+    }
 }
 
 const SENKO: &str = r#"
@@ -78,9 +141,10 @@ import json, sys, time, warnings
 warnings.filterwarnings("ignore")
 import senko
 diarizer = senko.Diarizer(device="cpu", warmup=True, quiet=True)
-rounds, warmup, files = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+rounds, warmup, items = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
 diarizer.diarize(warmup)
-for path in files:
+for item in items:
+    path = item.rsplit(":", 1)[0]  # senko always estimates
     wall = float("inf")
     for _ in range(rounds):
         start = time.perf_counter()
@@ -90,6 +154,9 @@ for path in files:
     turns = [[float(s["start"]), float(s["end"]), str(s["speaker"])] for s in segs]
     print(json.dumps({"file": path, "wall_s": wall, "turns": turns}), flush=True)
 "#;
+
+/// pyannote.audio's pipeline over our two models (run as `python -c PYANNOTE MODELS ROUNDS WARMUP PATH:N...`).
+const PYANNOTE: &str = include_str!("../anchors/pyannote_pipeline.py");
 
 pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
     let models_dir = args.models_dir.clone().unwrap_or_else(crate::default_models_dir);
@@ -107,106 +174,126 @@ pub fn run(args: BenchDiarizationArgs) -> anyhow::Result<()> {
     let estimated = args.max_speakers.map_or(Speakers::Estimate, Speakers::AtMost);
     let ours = ours(&args, &diarizer, &audio, &clips, |_| estimated)?;
     let given = ours_given(&args, &diarizer, &audio, &clips)?;
-    let senko = if args.no_senko {
-        None
-    } else {
-        match senko_venv(&args.senko_venv) {
-            Ok(python) => match senko(&python, &corpus, &clips, args.rounds.max(1)) {
-                Ok(side) => Some(side),
-                Err(e) => {
-                    println!("senko could not run: {e:#}; printing our side only");
-                    None
-                }
-            },
-            Err(e) => {
-                println!("senko is not available: {e:#}; printing our side only");
-                None
-            }
-        }
-    };
+    let senko = anchor("senko", args.no_senko, || {
+        let python = senko_venv(&args.senko_venv)?;
+        let items = items(&corpus, &clips, |_| 0);
+        let runs = python_side("senko", &python, &["-c", SENKO], &args.rounds.max(1).to_string(), &items, &clips)?;
+        Ok(runs.into_iter().next().expect("one run"))
+    });
+    // Both of pyannote's runs in one process (its models load once): estimating, then told.
+    let pyannote = anchor("pyannote's pipeline", args.no_pyannote, || {
+        let python = pyannote_venv(&args.pyannote_venv)?;
+        let mut items = items(&corpus, &clips, |_| 0);
+        items.extend(self::items(&corpus, &clips, |c| c.voices().clamp(1, 5)));
+        let models = models_dir.to_string_lossy().into_owned();
+        let script = ["-c", PYANNOTE, models.as_str()];
+        let side = python_side("pyannote", &python, &script, &args.rounds.max(1).to_string(), &items, &clips)?;
+        let mut runs = side.into_iter();
+        Ok((runs.next().expect("estimating"), runs.next().expect("told")))
+    });
 
     println!();
     println!(
         "{:<42}{:>8}{:>4} | {:>7}{:>6}{:>9} | {:>9}{:>6} | {:>7}{:>6}{:>9}",
         "clip", "audio s", "ref", "ours DER", "spk", "wall s", "given DER", "spk", "senko DER", "spk", "wall s"
     );
-    let mut total_ours = DerParts::default();
-    let mut total_given = DerParts::default();
-    let mut total_senko = DerParts::default();
     for (i, c) in clips.iter().enumerate() {
-        total_ours = total_ours.add(&ours.der[i]);
-        total_given = total_given.add(&given.der[i]);
-        let theirs = match &senko {
-            Some(s) => {
-                total_senko = total_senko.add(&s.der[i]);
-                format!("{:>8.1}%{:>6}{:>9.2}", 100.0 * s.der[i].der(), s.speakers[i], s.wall_s[i])
-            }
-            None => format!("{:>8}{:>6}{:>9}", "-", "-", "-"),
-        };
-        let name = Path::new(&c.file).file_name().map_or(c.file.clone(), |n| n.to_string_lossy().into_owned());
+        let theirs = senko.as_ref().map_or(format!("{:>8}{:>6}{:>9}", "-", "-", "-"), |s| s.row(i));
         println!(
-            "{name:<42}{:>8.1}{:>4} | {:>7.1}%{:>6}{:>9.2} | {:>8.1}%{:>6} | {theirs}",
+            "{:<42}{:>8.1}{:>4} | {} | {} | {theirs}",
+            c.name(),
             c.duration_s,
             c.voices(),
-            100.0 * ours.der[i].der(),
-            ours.speakers[i],
-            ours.wall_s[i],
-            100.0 * given.der[i].der(),
-            given.speakers[i],
+            ours.row(i),
+            given.row_untimed(i),
         );
     }
-    let ours_wall: f64 = ours.wall_s.iter().sum();
-    let theirs = match &senko {
-        Some(s) => {
-            let w: f64 = s.wall_s.iter().sum();
-            format!("{:>8.1}%{:>6}{:>9.2}", 100.0 * total_senko.der(), "", w)
-        }
-        None => format!("{:>8}{:>6}{:>9}", "-", "", "-"),
-    };
+    let dash = format!("{:>8}{:>6}{:>9}", "-", "", "-");
     println!(
-        "{:<42}{audio_s:>8.1}{:>4} | {:>7.1}%{:>6}{ours_wall:>9.2} | {:>8.1}%{:>6} | {theirs}",
+        "{:<42}{audio_s:>8.1}{:>4} | {} | {} | {}",
         "total (DER over all reference speech)",
         "",
-        100.0 * total_ours.der(),
-        "",
-        100.0 * total_given.der(),
-        "",
+        ours.total_row(),
+        given.total_row_untimed(),
+        senko.as_ref().map_or(dash, Side::total_row),
     );
+    if let Some((estimating, told)) = &pyannote {
+        println!();
+        println!("pyannote.audio 3.3's pipeline over the same two models (segmentation-3.0, CAM++):");
+        println!(
+            "{:<42}{:>4} | {:>7}{:>6} | {:>8}{:>6}{:>9} | {:>9}{:>6} | {:>9}{:>6}",
+            "clip", "ref", "ours DER", "spk", "pyannote", "spk", "wall s", "given DER", "spk", "pyannote", "spk"
+        );
+        for (i, c) in clips.iter().enumerate() {
+            println!(
+                "{:<42}{:>4} | {:>7.1}%{:>6} | {} | {} | {}",
+                c.name(),
+                c.voices(),
+                100.0 * ours.der[i].der(),
+                ours.speakers[i],
+                estimating.row(i),
+                given.row_untimed(i),
+                told.row_untimed(i)
+            );
+        }
+        println!(
+            "{:<42}{:>4} | {:>7.1}%{:>6} | {} | {} | {}",
+            "total (DER over all reference speech)",
+            "",
+            100.0 * ours.total().der(),
+            "",
+            estimating.total_row(),
+            given.total_row_untimed(),
+            told.total_row_untimed()
+        );
+    }
     println!();
     println!("where the error lies, seconds of the reference speech missed / false alarm / confused:");
-    println!("{:<42}{:>7} | {:>20} | {:>20} | {:>20}", "clip", "speech", "ours", "given", "senko");
+    let mut heads = vec!["ours", "given", "senko"];
+    if pyannote.is_some() {
+        heads.extend(["pyannote", "pyannote given"]);
+    }
+    println!(
+        "{:<42}{:>7} | {}",
+        "clip",
+        "speech",
+        heads.iter().map(|h| format!("{h:>20}")).collect::<Vec<_>>().join(" | ")
+    );
     let parts = |p: &DerParts| format!("{:>6.1}{:>7.1}{:>7.1}", p.missed, p.false_alarm, p.confusion);
     for (i, c) in clips.iter().enumerate() {
-        let name = Path::new(&c.file).file_name().map_or(c.file.clone(), |n| n.to_string_lossy().into_owned());
-        let theirs = senko.as_ref().map_or(format!("{:>20}", "-"), |s| parts(&s.der[i]));
-        println!(
-            "{name:<42}{:>7.1} | {} | {} | {theirs}",
-            ours.der[i].reference,
-            parts(&ours.der[i]),
-            parts(&given.der[i])
-        );
+        let mut cells = vec![parts(&ours.der[i]), parts(&given.der[i])];
+        cells.push(senko.as_ref().map_or(format!("{:>20}", "-"), |s| parts(&s.der[i])));
+        if let Some((estimating, told)) = &pyannote {
+            cells.extend([parts(&estimating.der[i]), parts(&told.der[i])]);
+        }
+        println!("{:<42}{:>7.1} | {}", c.name(), ours.der[i].reference, cells.join(" | "));
     }
     let right = clips.iter().zip(&given.speakers).filter(|(c, n)| c.voices() == **n).count();
     println!("given the reference's number: the right number of speakers on {right} of {} recordings", clips.len());
-    println!(
-        "ours: real-time factor {:.3} (miss {:.1} s, false alarm {:.1} s, confusion {:.1} s of {:.1} s)",
-        ours_wall / audio_s,
-        total_ours.missed,
-        total_ours.false_alarm,
-        total_ours.confusion,
-        total_ours.reference
-    );
+    println!("ours: {}", ours.summary(audio_s));
     if let Some(s) = &senko {
-        let w: f64 = s.wall_s.iter().sum();
-        println!(
-            "senko: real-time factor {:.3} (miss {:.1} s, false alarm {:.1} s, confusion {:.1} s of {:.1} s); speed ratio senko/ours {:.2}",
-            w / audio_s,
-            total_senko.missed,
-            total_senko.false_alarm,
-            total_senko.confusion,
-            total_senko.reference,
-            w / ours_wall
-        );
+        println!("senko: {}; speed ratio senko/ours {:.2}", s.summary(audio_s), s.wall() / ours.wall());
+    }
+    if let Some((estimating, _)) = &pyannote {
+        let ratio = estimating.wall() / ours.wall();
+        println!("pyannote: {}; speed ratio pyannote/ours {ratio:.2}", estimating.summary(audio_s));
+    }
+    // The goal is per recording: where is ours worse than an anchor run the same way?
+    let mut pairs: Vec<(&str, &Side, &Side)> = Vec::new();
+    if let Some(s) = &senko {
+        pairs.extend([("estimating vs senko", &ours, s), ("told vs senko (estimating)", &given, s)]);
+    }
+    if let Some((estimating, told)) = &pyannote {
+        pairs.extend([("estimating vs pyannote", &ours, estimating), ("told vs pyannote told", &given, told)]);
+    }
+    for (what, ours, theirs) in pairs {
+        let worse: Vec<String> = clips
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| ours.der[i].der() > theirs.der[i].der() + 5e-4)
+            .map(|(i, c)| format!("{} {:.1}/{:.1}", c.name(), 100.0 * ours.der[i].der(), 100.0 * theirs.der[i].der()))
+            .collect();
+        println!("ours worse, {what}: {} of {} ({})", worse.len(), clips.len(), worse.join(", "));
     }
     Ok(())
 }
@@ -256,7 +343,7 @@ fn ours(
     let defaults = DiarizeOptions::default();
     let defaults = DiarizeOptions { step_frames: args.step_frames.unwrap_or(defaults.step_frames), ..defaults };
     diarizer.diarize(shortest, &defaults); // warm-up, untimed
-    let mut side = Side { der: Vec::new(), speakers: Vec::new(), wall_s: Vec::new() };
+    let mut side = Side::default();
     for (c, samples) in clips.iter().zip(audio) {
         let opts = DiarizeOptions { speakers: speakers(c), ..defaults.clone() };
         let mut wall = f64::INFINITY;
@@ -267,11 +354,9 @@ fn ours(
             wall = wall.min(t0.elapsed().as_secs_f64());
         }
         let d: scribe_diarize::Diarization = d;
-        side.wall_s.push(wall);
         let hyp: Vec<Turn> =
             d.turns.iter().map(|t| Turn { start: t.start, end: t.end, speaker: t.speaker.to_string() }).collect();
-        side.der.push(der::score(&c.reference, &hyp, 0.0, samples.len() as f64 / 16_000.0));
-        side.speakers.push(d.speakers);
+        side.push(c, &hyp, d.speakers, wall, samples.len() as f64 / 16_000.0);
     }
     Ok(side)
 }
@@ -289,79 +374,116 @@ fn ours_given(
 
 /// The senko venv's Python, creating the venv first if needed.
 fn senko_venv(venv: &Path) -> anyhow::Result<PathBuf> {
+    venv_with(venv, "import senko", &["senko==0.2.2"])
+}
+
+/// The Python of the venv pyannote's pipeline runs from (with senko, whose PyTorch CAM++
+/// module runs our CAM++ weights), creating it first if needed.
+fn pyannote_venv(venv: &Path) -> anyhow::Result<PathBuf> {
+    // pyannote.audio itself is imported only with the script's torchaudio names in place.
+    let check = "import senko, matplotlib, importlib.metadata as m; assert m.version('pyannote.audio') == '3.3.2'";
+    venv_with(venv, check, &["senko==0.2.2", "pyannote.audio==3.3.2", "matplotlib"])
+}
+
+/// The Python of `venv` once `check` runs there, installing `packages` first if it does not.
+fn venv_with(venv: &Path, check: &str, packages: &[&str]) -> anyhow::Result<PathBuf> {
     let python = venv.join("bin/python");
-    let ready = python.exists()
-        && Command::new(&python).args(["-c", "import senko"]).output().is_ok_and(|o| o.status.success());
-    if ready {
+    let ready = |python: &Path| {
+        python.exists() && Command::new(python).args(["-c", check]).output().is_ok_and(|o| o.status.success())
+    };
+    if ready(&python) {
         return Ok(python);
     }
-    eprintln!("creating {} with senko==0.2.2 (pulls torch; several GB, only for this bench)", venv.display());
+    let wanted = packages.join(" ");
+    eprintln!("creating {} with {wanted} (pulls torch; several GB, only for this bench)", venv.display());
     let status = Command::new("python3").args(["-m", "venv"]).arg(venv).status().context("running python3 -m venv")?;
     if !status.success() {
         bail!("python3 -m venv {} failed", venv.display());
     }
     // CPU torch from PyTorch's own index when it is reachable (a fraction of the size), else PyPI.
-    let cpu = Command::new(venv.join("bin/pip"))
-        .args(["install", "-q", "--index-url", "https://download.pytorch.org/whl/cpu", "torch>=2.8,<3"])
+    let cpu = Command::new(&python)
+        .args(["-m", "pip", "install", "-q", "--index-url", "https://download.pytorch.org/whl/cpu", "torch>=2.8,<3"])
         .status();
     if !cpu.is_ok_and(|s| s.success()) {
-        eprintln!("PyTorch's CPU index is not reachable; senko's torch comes from PyPI");
+        eprintln!("PyTorch's CPU index is not reachable; torch comes from PyPI");
     }
     let status =
-        Command::new(venv.join("bin/pip")).args(["install", "-q", "senko==0.2.2"]).status().context("running pip")?;
-    if !status.success() {
-        bail!("pip install senko==0.2.2 into {} failed", venv.display());
+        Command::new(&python).args(["-m", "pip", "install", "-q"]).args(packages).status().context("running pip")?;
+    if !status.success() || !ready(&python) {
+        bail!("pip install {wanted} into {} failed", venv.display());
     }
     Ok(python)
 }
 
-fn senko(python: &Path, corpus: &Path, clips: &[Clip], rounds: usize) -> anyhow::Result<Side> {
-    let files: Vec<PathBuf> = clips.iter().map(|c| corpus.join(&c.file)).collect();
+/// An anchor's answers, or `None` (said on stdout) when it is left out or cannot run.
+fn anchor<T>(name: &str, left_out: bool, run: impl FnOnce() -> anyhow::Result<T>) -> Option<T> {
+    if left_out {
+        return None;
+    }
+    run().map_err(|e| println!("{name} could not run: {e:#}; printing the rest")).ok()
+}
+
+/// The anchors' arguments: each clip's path and the number of speakers to ask for (0: estimate).
+fn items(corpus: &Path, clips: &[Clip], speakers: impl Fn(&Clip) -> usize) -> Vec<String> {
+    clips.iter().map(|c| format!("{}:{}", corpus.join(&c.file).display(), speakers(c))).collect()
+}
+
+/// Runs an anchor's Python `script` (its arguments before ROUNDS WARMUP ITEMS...) over `items`,
+/// which hold each of `clips` once per run, and scores its answers: one `Side` per run.
+fn python_side(
+    name: &str,
+    python: &Path,
+    script: &[&str],
+    rounds: &str,
+    items: &[String],
+    clips: &[Clip],
+) -> anyhow::Result<Vec<Side>> {
     let shortest = clips
         .iter()
         .enumerate()
         .min_by(|a, b| a.1.duration_s.total_cmp(&b.1.duration_s))
-        .map(|(i, _)| &files[i])
+        .map(|(i, _)| items[i].rsplit_once(':').map_or(items[i].as_str(), |(path, _)| path))
         .context("no clips")?;
     let out = Command::new(python)
-        .arg("-c")
-        .arg(SENKO)
-        .arg(rounds.to_string())
+        .args(script)
+        .arg(rounds)
         .arg(shortest)
-        .args(&files)
+        .args(items)
         .output()
-        .context("running senko")?;
+        .with_context(|| format!("running {name}"))?;
     if !out.status.success() {
         bail!(
-            "senko failed: {}",
+            "{name} failed: {}",
             String::from_utf8_lossy(&out.stderr).lines().rev().take(5).collect::<Vec<_>>().join(" | ")
         );
     }
-    let mut side = Side { der: Vec::new(), speakers: Vec::new(), wall_s: Vec::new() };
     let lines: Vec<serde_json::Value> =
         String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
-    for (c, line) in clips.iter().zip(&lines) {
-        let turns: Vec<Turn> = line["turns"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|t| Turn {
-                        start: t[0].as_f64().unwrap_or(0.0),
-                        end: t[1].as_f64().unwrap_or(0.0),
-                        speaker: t[2].as_str().unwrap_or("").to_string(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut names: Vec<&str> = turns.iter().map(|t| t.speaker.as_str()).collect();
-        names.sort();
-        names.dedup();
-        side.speakers.push(names.len());
-        side.der.push(der::score(&c.reference, &turns, 0.0, c.duration_s));
-        side.wall_s.push(line["wall_s"].as_f64().unwrap_or(0.0));
+    if lines.len() != items.len() {
+        bail!("{name} answered {} of {} items", lines.len(), items.len());
     }
-    if side.der.len() != clips.len() {
-        bail!("senko answered {} of {} clips", side.der.len(), clips.len());
+    let mut sides = Vec::new();
+    for run in lines.chunks(clips.len()) {
+        let mut side = Side::default();
+        for (c, line) in clips.iter().zip(run) {
+            let turns: Vec<Turn> = line["turns"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|t| Turn {
+                            start: t[0].as_f64().unwrap_or(0.0),
+                            end: t[1].as_f64().unwrap_or(0.0),
+                            speaker: t[2].as_str().unwrap_or("").to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut names: Vec<&str> = turns.iter().map(|t| t.speaker.as_str()).collect();
+            names.sort();
+            names.dedup();
+            side.push(c, &turns, names.len(), line["wall_s"].as_f64().unwrap_or(0.0), c.duration_s);
+        }
+        sides.push(side);
     }
-    Ok(side)
+    Ok(sides)
 }

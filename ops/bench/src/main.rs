@@ -39,7 +39,7 @@ struct Cli {
 enum Command {
     /// Our engine against faster-whisper on the corpus: wall time, speed ratio, WER.
     Asr(asr::BenchAsrArgs),
-    /// Our speaker diarization against senko on the corpus: DER and wall time.
+    /// Our speaker diarization against senko and pyannote's pipeline on the corpus: DER and wall time.
     Diarization(diarization::BenchDiarizationArgs),
     /// Peak server memory during a large upload, and its throughput against `dd`.
     Upload(upload::BenchUploadArgs),

@@ -98,7 +98,13 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], weight: &[f32], sto
 
 /// `labels` with the items of clusters under `min_share` of the total weight, or beyond the
 /// `max` largest, moved to the nearest (cosine to the mean direction) kept cluster, renumbered.
-fn absorb_small(labels: &[usize], unit: &[Vec<f32>], weight: &[f32], min_share: f32, max: usize) -> Vec<usize> {
+pub(crate) fn absorb_small(
+    labels: &[usize],
+    unit: &[Vec<f32>],
+    weight: &[f32],
+    min_share: f32,
+    max: usize,
+) -> Vec<usize> {
     let k = labels.iter().max().map_or(0, |m| m + 1);
     let mut size = vec![0.0f32; k];
     for (&l, &w) in labels.iter().zip(weight) {

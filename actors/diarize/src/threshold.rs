@@ -51,8 +51,9 @@ pub fn by_distance(embeddings: &[Vec<f32>], distance: f32, min_embeddings: usize
         }
         x
     }
-    // Each step's members by a representative item, to join them when the step is kept.
-    let mut member = (0..n).collect::<Vec<usize>>();
+    // One item of each dendrogram node (the items are nodes 0..n, step s makes node n + s), to
+    // join the two sides' items when the step is kept.
+    let mut member: Vec<usize> = (0..n).collect();
     for (s, step) in dendrogram.steps().iter().enumerate() {
         let h = step.dissimilarity.max(highest[step.cluster1]).max(highest[step.cluster2]);
         highest[n + s] = h;
@@ -69,8 +70,8 @@ pub fn by_distance(embeddings: &[Vec<f32>], distance: f32, min_embeddings: usize
     let share = (min_embeddings as f32 - 0.5).max(0.0) / n as f32;
     let labels = absorb_small(&labels, &unit, &vec![1.0; n], share, max_clusters);
     let k = labels.iter().max().map_or(0, |m| m + 1);
-    let sizes = (0..k).map(|c| labels.iter().filter(|&&l| l == c).count());
-    if sizes.clone().all(|s| s < min_embeddings) { vec![0; n] } else { labels }
+    let size = |c: usize| labels.iter().filter(|&&l| l == c).count();
+    if (0..k).all(|c| size(c) < min_embeddings) { vec![0; n] } else { labels }
 }
 
 #[cfg(test)]

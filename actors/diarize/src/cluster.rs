@@ -155,16 +155,18 @@ pub(crate) fn renumber(labels: &[usize]) -> Vec<usize> {
         .collect()
 }
 
+/// The root of `x` in the union-find forest `p` (paths halved on the way).
+pub(crate) fn find(p: &mut [usize], mut x: usize) -> usize {
+    while p[x] != x {
+        p[x] = p[p[x]];
+        x = p[x];
+    }
+    x
+}
+
 /// Labels `0..k` after replaying the lowest merges until `k` clusters are left.
 fn cut(sorted: &[Merge], n: usize, k: usize) -> Vec<usize> {
     let mut parent: Vec<usize> = (0..n).collect();
-    fn find(p: &mut [usize], mut x: usize) -> usize {
-        while p[x] != x {
-            p[x] = p[p[x]];
-            x = p[x];
-        }
-        x
-    }
     let mut clusters = n;
     for m in sorted {
         if clusters <= k || !m.height.is_finite() {

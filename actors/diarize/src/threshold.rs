@@ -12,7 +12,7 @@
 
 use kodama::{Method, linkage};
 
-use crate::cluster::{absorb_small, normalise};
+use crate::cluster::{absorb_small, find, normalise, renumber};
 
 /// pyannote/speaker-diarization-3.1's distance, tuned by pyannote on its own embeddings and
 /// kept here for CAM++'s: measured, it separates AMI's voices (`scribe-bench diarization`).
@@ -44,13 +44,6 @@ pub fn by_distance(embeddings: &[Vec<f32>], distance: f32, min_embeddings: usize
     // whole when the highest merge inside it is within the distance (SciPy's `fcluster`).
     let mut highest = vec![0.0f32; 2 * n - 1];
     let mut parent: Vec<usize> = (0..n).collect();
-    fn find(p: &mut [usize], mut x: usize) -> usize {
-        while p[x] != x {
-            p[x] = p[p[x]];
-            x = p[x];
-        }
-        x
-    }
     // One item of each dendrogram node (the items are nodes 0..n, step s makes node n + s), to
     // join the two sides' items when the step is kept.
     let mut member: Vec<usize> = (0..n).collect();
@@ -65,7 +58,7 @@ pub fn by_distance(embeddings: &[Vec<f32>], distance: f32, min_embeddings: usize
         }
     }
     let roots: Vec<usize> = (0..n).map(|i| find(&mut parent, i)).collect();
-    let labels = crate::cluster::renumber(&roots);
+    let labels = renumber(&roots);
     // Counted in items: each weighs one, and the share is set just under `min_embeddings`.
     let share = (min_embeddings as f32 - 0.5).max(0.0) / n as f32;
     let labels = absorb_small(&labels, &unit, &vec![1.0; n], share, max_clusters);

@@ -71,15 +71,20 @@ struct Clip {
 impl Clip {
     /// Speakers with at least one reference turn.
     fn voices(&self) -> usize {
-        let mut names: Vec<&str> = self.reference.iter().map(|t| t.speaker.as_str()).collect();
-        names.sort_unstable();
-        names.dedup();
-        names.len()
+        speakers_in(&self.reference)
     }
 
     fn name(&self) -> String {
         Path::new(&self.file).file_name().map_or(self.file.clone(), |n| n.to_string_lossy().into_owned())
     }
+}
+
+/// How many speakers have at least one of `turns`.
+fn speakers_in(turns: &[Turn]) -> usize {
+    let mut names: Vec<&str> = turns.iter().map(|t| t.speaker.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len()
 }
 
 /// One side's answers over the clips: DER, speakers found, and wall time per clip.
@@ -478,10 +483,7 @@ fn python_side(
                         .collect()
                 })
                 .unwrap_or_default();
-            let mut names: Vec<&str> = turns.iter().map(|t| t.speaker.as_str()).collect();
-            names.sort();
-            names.dedup();
-            side.push(c, &turns, names.len(), line["wall_s"].as_f64().unwrap_or(0.0), c.duration_s);
+            side.push(c, &turns, speakers_in(&turns), line["wall_s"].as_f64().unwrap_or(0.0), c.duration_s);
         }
         sides.push(side);
     }

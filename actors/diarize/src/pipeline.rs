@@ -12,7 +12,9 @@
 //!    clustering) gives the speakers when it finds more than one, at most the caller's
 //!    maximum; when it finds one, average linkage ([`crate::cluster`]) cut where the silhouette
 //!    is best decides, and its clusters with under a fifth of the speech join a larger one.
-//!    Shorter local speakers join the nearest cluster afterwards.
+//!    Shorter local speakers join the nearest cluster afterwards. Not told the number, two
+//!    local speakers of one window that ended in one cluster are then given distinct ones
+//!    ([`crate::assign`]).
 //!    When the caller knows the number ([`Speakers::Exactly`]), spectral clustering
 //!    ([`crate::spectral`]) splits them into that many (from all local speakers when the long
 //!    ones are too few; average linkage cut there beyond [`spectral::MAX_ITEMS`]) and none is
@@ -27,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::assign;
 use crate::cluster;
 use crate::embedding::CamPlus;
 use crate::fbank::{self, FRAME_LENGTH, FRAME_SHIFT, N_MELS};
@@ -354,6 +357,31 @@ impl Diarizer {
                         .max_by(|&x, &y| cosine(&centroids[x], &u).total_cmp(&cosine(&centroids[y], &u)))
                         .expect("a large cluster");
                 }
+            }
+        }
+
+        // Not told the number, two local speakers of one window joined in one cluster are
+        // parted (told, spectral clustering's split is better left as it is: measured).
+        if !exact {
+            let clusters: Vec<usize> = (0..k).filter(|c| label.contains(c)).collect();
+            let mut first = 0;
+            while first < locals.len() {
+                let end = first + locals[first..].iter().take_while(|l| l.window == locals[first].window).count();
+                let joined = (first..end).any(|i| (i + 1..end).any(|j| label[i] == label[j]));
+                let similarity = || -> Vec<Vec<f32>> {
+                    (first..end)
+                        .map(|i| {
+                            let u = cluster::normalise(&embeddings[i]);
+                            clusters.iter().map(|&c| cosine(&centroids[c], &u)).collect()
+                        })
+                        .collect()
+                };
+                if joined && let Some(picks) = assign::distinct(&similarity()) {
+                    for (i, p) in (first..end).zip(picks) {
+                        label[i] = clusters[p];
+                    }
+                }
+                first = end;
             }
         }
 

@@ -2,8 +2,8 @@
 //!
 //! The segmentation model tells the voices of a window apart, so two local speakers of one
 //! window are two people. Clustering looks at each voice print alone and can still join two of
-//! them (a short or overlapped stretch gives a blurred print); then the later of them was
-//! dropped from every frame where both speak. pyannote's pipeline assigns a window's local
+//! them (a short or overlapped stretch gives a blurred print), and the frames where both speak
+//! then have one speaker where the model heard two. pyannote's pipeline assigns a window's local
 //! speakers to distinct clusters for the same reason; [`distinct`] does it where needed.
 
 /// The assignment of a window's local speakers to distinct clusters that keeps them nearest

@@ -365,23 +365,24 @@ impl Diarizer {
         if !exact {
             let clusters: Vec<usize> = (0..k).filter(|c| label.contains(c)).collect();
             let mut first = 0;
-            while first < locals.len() {
-                let end = first + locals[first..].iter().take_while(|l| l.window == locals[first].window).count();
-                let joined = (first..end).any(|i| (i + 1..end).any(|j| label[i] == label[j]));
-                let similarity = || -> Vec<Vec<f32>> {
-                    (first..end)
-                        .map(|i| {
-                            let u = cluster::normalise(&embeddings[i]);
-                            clusters.iter().map(|&c| cosine(&centroids[c], &u)).collect()
-                        })
-                        .collect()
-                };
-                if joined && let Some(picks) = assign::distinct(&similarity()) {
-                    for (i, p) in (first..end).zip(picks) {
+            for window in locals.chunk_by(|a, b| a.window == b.window) {
+                let ids = first..first + window.len();
+                first = ids.end;
+                if !ids.clone().any(|i| (i + 1..ids.end).any(|j| label[i] == label[j])) {
+                    continue;
+                }
+                let similarity: Vec<Vec<f32>> = ids
+                    .clone()
+                    .map(|i| {
+                        let u = cluster::normalise(&embeddings[i]);
+                        clusters.iter().map(|&c| cosine(&centroids[c], &u)).collect()
+                    })
+                    .collect();
+                if let Some(picks) = assign::distinct(&similarity) {
+                    for (i, p) in ids.zip(picks) {
                         label[i] = clusters[p];
                     }
                 }
-                first = end;
             }
         }
 

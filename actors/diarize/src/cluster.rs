@@ -31,6 +31,10 @@ pub struct Stop {
     /// voices are) yet well separated compared with how much each varies, which is what the
     /// silhouette measures.
     pub min_silhouette: f32,
+    /// With fewer items than this, a silhouette says too little (each item is compared with
+    /// a handful of others): the items stay one cluster unless the cannot-link rule parts them
+    /// (a group holding two items, a window where the segmentation model heard two voices).
+    pub min_items: usize,
     /// Items whose groups (windows) differ by at most this share audio: their distance says
     /// little about how much a voice varies, so the silhouette leaves such pairs out.
     pub overlapping_groups: usize,
@@ -89,7 +93,7 @@ pub fn agglomerate(embeddings: &[Vec<f32>], group: &[usize], weight: &[f32], sto
         }
     }
     match best {
-        Some((s, labels)) if s >= stop.min_silhouette || floor >= 2 || stop.exact => labels,
+        Some((s, labels)) if (s >= stop.min_silhouette && n >= stop.min_items) || floor >= 2 || stop.exact => labels,
         // Known number, but no cut has a silhouette (too few items apart): the plain cut.
         None if stop.exact => cut(&merges, n, stop.max_clusters.max(floor)),
         _ => vec![0; n],
@@ -277,11 +281,38 @@ mod tests {
     #[test]
     fn threshold_separates_directions() {
         let emb = vec![e(1.0, 0.0), e(0.99, 0.1), e(0.0, 1.0), e(0.1, 0.99)];
-        let stop = Stop { max_clusters: 5, exact: false, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 };
+        let stop = Stop {
+            max_clusters: 5,
+            exact: false,
+            min_silhouette: 0.3,
+            min_items: 0,
+            overlapping_groups: 0,
+            min_share: 0.0,
+        };
         let labels = agglomerate(&emb, &[0, 1, 2, 3], &[1.0; 4], &stop);
         assert_eq!(labels, vec![0, 0, 1, 1]);
         // Capped at one cluster, everything merges.
         assert_eq!(agglomerate(&emb, &[0, 1, 2, 3], &[1.0; 4], &Stop { max_clusters: 1, ..stop }), vec![0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn too_few_items_are_one_voice_unless_a_window_parts_them() {
+        // Given two directions, two items each, in four windows,
+        let emb = vec![e(1.0, 0.0), e(0.99, 0.1), e(0.0, 1.0), e(0.1, 0.99)];
+        let stop = Stop {
+            max_clusters: 5,
+            exact: false,
+            min_silhouette: 0.3,
+            min_items: 5,
+            overlapping_groups: 0,
+            min_share: 0.0,
+        };
+        // when fewer items than the silhouette needs are clustered, they are one voice;
+        assert_eq!(agglomerate(&emb, &[0, 1, 2, 3], &[1.0; 4], &stop), vec![0; 4]);
+        // when one window holds an item of each, they are two.
+        assert_eq!(agglomerate(&emb, &[0, 1, 1, 2], &[1.0; 4], &stop), vec![0, 0, 1, 1]);
+        // With enough items, the silhouette alone parts them.
+        assert_eq!(agglomerate(&emb, &[0, 1, 2, 3], &[1.0; 4], &Stop { min_items: 4, ..stop }), vec![0, 0, 1, 1]);
     }
 
     #[test]
@@ -291,7 +322,14 @@ mod tests {
             &emb,
             &[0, 0, 1],
             &[1.0; 3],
-            &Stop { max_clusters: 1, exact: false, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.0 },
+            &Stop {
+                max_clusters: 1,
+                exact: false,
+                min_silhouette: 0.3,
+                min_items: 0,
+                overlapping_groups: 0,
+                min_share: 0.0,
+            },
         );
         assert_ne!(labels[0], labels[1]);
     }
@@ -303,7 +341,14 @@ mod tests {
         let groups = [0, 1, 2, 3, 4];
         // When the number is only a bound, the outlier (a fifth of the weight) is no speaker and the
         // close groups are one voice;
-        let bound = Stop { max_clusters: 2, exact: false, min_silhouette: 0.9, overlapping_groups: 0, min_share: 0.3 };
+        let bound = Stop {
+            max_clusters: 2,
+            exact: false,
+            min_silhouette: 0.9,
+            min_items: 0,
+            overlapping_groups: 0,
+            min_share: 0.3,
+        };
         assert_eq!(agglomerate(&emb, &groups, &[1.0; 5], &bound), vec![0; 5]);
         // when three speakers are known to speak, each group and the outlier are one.
         let known = Stop { max_clusters: 3, exact: true, ..bound };
@@ -314,7 +359,14 @@ mod tests {
     #[test]
     fn a_known_number_beyond_the_items_keeps_them_apart() {
         let emb = vec![e(1.0, 0.0), e(0.99, 0.1)];
-        let known = Stop { max_clusters: 3, exact: true, min_silhouette: 0.3, overlapping_groups: 0, min_share: 0.2 };
+        let known = Stop {
+            max_clusters: 3,
+            exact: true,
+            min_silhouette: 0.3,
+            min_items: 0,
+            overlapping_groups: 0,
+            min_share: 0.2,
+        };
         assert_eq!(agglomerate(&emb, &[0, 1], &[1.0; 2], &known), vec![0, 1]);
     }
 }

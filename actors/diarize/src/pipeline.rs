@@ -12,6 +12,8 @@
 //!    clustering) gives the speakers when it finds more than one, at most the caller's
 //!    maximum; when it finds one, average linkage ([`crate::cluster`]) cut where the silhouette
 //!    is best decides, and its clusters with under a fifth of the speech join a larger one.
+//!    Its split needs a window holding two of the voices or enough embeddings for a silhouette
+//!    to mean something ([`DiarizeOptions::min_silhouette_items`]); otherwise one voice it is.
 //!    Shorter local speakers join the nearest cluster afterwards. Not told the number, two
 //!    local speakers of one window that ended in one cluster are then given distinct ones
 //!    ([`crate::assign`]).
@@ -68,6 +70,10 @@ pub struct DiarizeOptions {
     /// Least mean silhouette for more than one speaker, when the distance finds one voice
     /// (see [`cluster::Stop`]).
     pub min_silhouette: f32,
+    /// Fewest embeddings (of local speakers with 1.5 s of speech) for the silhouette to part
+    /// voices the distance joined, when no window holds two of them (see [`cluster::Stop`]):
+    /// 12 windows are 45 s of audio.
+    pub min_silhouette_items: usize,
     /// Clusters with less than this share of the embedded speech join the nearest larger one.
     pub min_cluster_share: f32,
     /// Pauses of one speaker shorter than this (seconds) are filled when nobody else speaks.
@@ -85,6 +91,7 @@ impl Default for DiarizeOptions {
             step_frames: 222,
             distance: threshold::DISTANCE,
             min_silhouette: 0.25,
+            min_silhouette_items: 12,
             min_cluster_share: 0.2,
             fill_gaps_s: 0.5,
             max_embed_frames: 450,
@@ -298,6 +305,7 @@ impl Diarizer {
             max_clusters: max,
             exact,
             min_silhouette: opts.min_silhouette,
+            min_items: opts.min_silhouette_items,
             overlapping_groups,
             min_share: opts.min_cluster_share,
         };

@@ -278,17 +278,15 @@ mod tests {
         vec![x, y]
     }
 
+    /// Not told the number; every item counts for the silhouette.
+    fn estimating(max_clusters: usize, min_silhouette: f32, min_share: f32) -> Stop {
+        Stop { max_clusters, exact: false, min_silhouette, min_items: 0, overlapping_groups: 0, min_share }
+    }
+
     #[test]
     fn threshold_separates_directions() {
         let emb = vec![e(1.0, 0.0), e(0.99, 0.1), e(0.0, 1.0), e(0.1, 0.99)];
-        let stop = Stop {
-            max_clusters: 5,
-            exact: false,
-            min_silhouette: 0.3,
-            min_items: 0,
-            overlapping_groups: 0,
-            min_share: 0.0,
-        };
+        let stop = estimating(5, 0.3, 0.0);
         let labels = agglomerate(&emb, &[0, 1, 2, 3], &[1.0; 4], &stop);
         assert_eq!(labels, vec![0, 0, 1, 1]);
         // Capped at one cluster, everything merges.
@@ -299,14 +297,7 @@ mod tests {
     fn too_few_items_are_one_voice_unless_a_window_parts_them() {
         // Given two directions, two items each, in four windows,
         let emb = vec![e(1.0, 0.0), e(0.99, 0.1), e(0.0, 1.0), e(0.1, 0.99)];
-        let stop = Stop {
-            max_clusters: 5,
-            exact: false,
-            min_silhouette: 0.3,
-            min_items: 5,
-            overlapping_groups: 0,
-            min_share: 0.0,
-        };
+        let stop = Stop { min_items: 5, ..estimating(5, 0.3, 0.0) };
         // when fewer items than the silhouette needs are clustered, they are one voice;
         assert_eq!(agglomerate(&emb, &[0, 1, 2, 3], &[1.0; 4], &stop), vec![0; 4]);
         // when one window holds an item of each, they are two.
@@ -318,19 +309,7 @@ mod tests {
     #[test]
     fn same_window_never_merges() {
         let emb = vec![e(1.0, 0.0), e(1.0, 0.01), e(0.0, 1.0)];
-        let labels = agglomerate(
-            &emb,
-            &[0, 0, 1],
-            &[1.0; 3],
-            &Stop {
-                max_clusters: 1,
-                exact: false,
-                min_silhouette: 0.3,
-                min_items: 0,
-                overlapping_groups: 0,
-                min_share: 0.0,
-            },
-        );
+        let labels = agglomerate(&emb, &[0, 0, 1], &[1.0; 3], &estimating(1, 0.3, 0.0));
         assert_ne!(labels[0], labels[1]);
     }
 
@@ -341,14 +320,7 @@ mod tests {
         let groups = [0, 1, 2, 3, 4];
         // When the number is only a bound, the outlier (a fifth of the weight) is no speaker and the
         // close groups are one voice;
-        let bound = Stop {
-            max_clusters: 2,
-            exact: false,
-            min_silhouette: 0.9,
-            min_items: 0,
-            overlapping_groups: 0,
-            min_share: 0.3,
-        };
+        let bound = estimating(2, 0.9, 0.3);
         assert_eq!(agglomerate(&emb, &groups, &[1.0; 5], &bound), vec![0; 5]);
         // when three speakers are known to speak, each group and the outlier are one.
         let known = Stop { max_clusters: 3, exact: true, ..bound };
@@ -359,14 +331,7 @@ mod tests {
     #[test]
     fn a_known_number_beyond_the_items_keeps_them_apart() {
         let emb = vec![e(1.0, 0.0), e(0.99, 0.1)];
-        let known = Stop {
-            max_clusters: 3,
-            exact: true,
-            min_silhouette: 0.3,
-            min_items: 0,
-            overlapping_groups: 0,
-            min_share: 0.2,
-        };
+        let known = Stop { exact: true, ..estimating(3, 0.3, 0.2) };
         assert_eq!(agglomerate(&emb, &[0, 1], &[1.0; 2], &known), vec![0, 1]);
     }
 }

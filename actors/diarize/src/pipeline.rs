@@ -6,7 +6,9 @@
 //!    the last window is padded with silence. Each gives up to 3 local speakers per frame.
 //! 2. One CAM++ embedding per (window, local speaker) from the fbank frames where that speaker
 //!    speaks alone (or, when that is under half a second, wherever it speaks), at most
-//!    [`DiarizeOptions::max_embed_frames`] of them from the middle of the stretch.
+//!    [`DiarizeOptions::max_embed_frames`] of them from the middle of the stretch; and one per
+//!    piece of 1 to 2.25 s of each stretch where a local speaker speaks alone, each moment once
+//!    ([`crate::short_prints`], [`DiarizeOptions::short_prints`]).
 //! 3. Clustering of the embeddings of local speakers with at least 1.5 s of speech across
 //!    windows: centroid linkage cut at a fixed distance ([`crate::threshold`], pyannote's
 //!    clustering) gives the speakers when it finds more than one, at most the caller's
@@ -24,6 +26,8 @@
 //! 4. Reconstruction: each global frame's speaker scores are the mean, over the windows that
 //!    cover it, of their local activity mapped to clusters; the number of speakers of a frame
 //!    is the windows' mean local count, rounded, and the frame keeps that many top scorers.
+//!    Then a piece of lone speech nearer another speaker's mean piece print than its own
+//!    speaker's gives that speaker its frames where its own speaker speaks alone.
 //! 5. Turns per speaker (a pause under half a second with nobody else speaking is filled),
 //!    speakers numbered by first appearance.
 
@@ -36,6 +40,7 @@ use crate::cluster;
 use crate::embedding::CamPlus;
 use crate::fbank::{self, FRAME_LENGTH, FRAME_SHIFT, N_MELS};
 use crate::segmentation::{FRAME_SPAN, FRAME_STEP, FRAMES, LOCAL_SPEAKERS, Segmentation, WINDOW};
+use crate::short_prints::{self, Piece};
 use crate::spectral;
 use crate::threshold;
 use crate::weights::WeightsError;
@@ -80,6 +85,9 @@ pub struct DiarizeOptions {
     pub fill_gaps_s: f64,
     /// At most this many fbank frames (10 ms each) go into one embedding.
     pub max_embed_frames: usize,
+    /// Pieces of lone speech get voice prints of their own and go to the speaker they sound
+    /// like (see [`crate::short_prints`]).
+    pub short_prints: bool,
     /// Windows per segmentation batch.
     pub batch: usize,
 }
@@ -95,6 +103,7 @@ impl Default for DiarizeOptions {
             min_cluster_share: 0.2,
             fill_gaps_s: 0.5,
             max_embed_frames: 450,
+            short_prints: true,
             batch: 16,
         }
     }
@@ -178,6 +187,12 @@ struct Local {
     frames: Vec<usize>,
 }
 
+/// A piece of one local speaker's lone speech in one window, printed on its own.
+struct Printed {
+    window: usize,
+    piece: Piece,
+}
+
 impl Diarizer {
     /// Loads both models from the models folder onto burn's flex device (this CPU).
     pub fn load(models_dir: &Path) -> Result<Diarizer, WeightsError> {
@@ -220,13 +235,16 @@ impl Diarizer {
         let mut act = Vec::new();
         let mut locals = Vec::new();
         let mut embeddings: Vec<Vec<f32>> = Vec::new();
+        let mut printed = Vec::new();
+        let mut prints: Vec<Vec<f32>> = Vec::new();
         let mut n_windows = 0;
         let (mut t_seg, mut t_emb) = (0.0, 0.0);
         loop {
             // The next batch of windows: read until its last window is whole or the audio ends
-            // (the windows that run past the end are padded with silence).
+            // (the windows that run past the end are padded with silence), and a sample more, to
+            // know whether a window follows the batch's last.
             let w0 = n_windows;
-            audio.fill_to((w0 + batch - 1) * step + WINDOW, &mut read)?;
+            audio.fill_to((w0 + batch - 1) * step + WINDOW + 1, &mut read)?;
             let end = audio.end();
             // Window 0 exists when there is a frame's worth of audio, window w > 0 when audio
             // goes on past the end of window w - 1.
@@ -256,13 +274,26 @@ impl Diarizer {
                 let active = |i: usize, k: usize| a(w, i, k);
                 locals.extend(window_locals(w, w * step, (w * step + WINDOW).min(end), active, opts.max_embed_frames));
             }
-            embeddings.par_extend(locals[first_new..].par_iter().map(|l| {
-                let mut x = Vec::with_capacity(l.frames.len() * N_MELS);
-                for &j in &l.frames {
+            let embed = |frames: &mut dyn Iterator<Item = usize>| {
+                let mut x = Vec::new();
+                for j in frames {
                     x.extend_from_slice(&fbank::fbank(audio.slice(j * FRAME_SHIFT, j * FRAME_SHIFT + FRAME_LENGTH)));
                 }
-                self.embedding.embed(&x, l.frames.len())
-            }));
+                self.embedding.embed(&x, x.len() / N_MELS)
+            };
+            embeddings.par_extend(locals[first_new..].par_iter().map(|l| embed(&mut l.frames.iter().copied())));
+            if opts.short_prints {
+                let first_new = printed.len();
+                for w in w0..w0 + nb {
+                    let own = short_prints::own_frames(opts.step_frames.max(1), w == 0, !exists(w + 1));
+                    let pieces = short_prints::pieces(|i, k| a(w, i, k), own);
+                    printed.extend(pieces.into_iter().map(|piece| Printed { window: w, piece }));
+                }
+                prints.par_extend(printed[first_new..].par_iter().map(|p| {
+                    let s0 = p.window * step;
+                    embed(&mut fbank_frames(s0, (s0 + WINDOW).min(end), p.piece.frames.clone()))
+                }));
+            }
             t_emb += t0.elapsed().as_secs_f64();
 
             act.extend(batch_act);
@@ -283,6 +314,7 @@ impl Diarizer {
         tracing::debug!(
             windows = n_windows,
             embeddings = locals.len(),
+            short_prints = prints.len(),
             segmentation_s = t_seg,
             embedding_s = t_emb,
             "diarization stages"
@@ -394,15 +426,28 @@ impl Diarizer {
             }
         }
 
+        let mut map = vec![[usize::MAX; LOCAL_SPEAKERS]; n_windows];
+        for (l, &c) in locals.iter().zip(&label) {
+            map[l.window][l.speaker] = c;
+        }
+        // Pieces of lone speech that sound like another speaker than their local speaker's.
+        // (A piece's local speaker always has an embedding: it speaks alone for a second.)
+        let (printed, prints): (Vec<Printed>, Vec<Vec<f32>>) =
+            printed.into_iter().zip(prints).filter(|(p, _)| map[p.window][p.piece.speaker] != usize::MAX).unzip();
+        let given: Vec<usize> = printed.iter().map(|p| map[p.window][p.piece.speaker]).collect();
+        let nearest = short_prints::nearest_speakers(&prints, &given);
+        let moves: Vec<(&Printed, usize, usize)> = printed
+            .iter()
+            .zip(given.into_iter().zip(nearest))
+            .filter(|(_, (given, nearest))| given != nearest)
+            .map(|(p, (given, nearest))| (p, given, nearest))
+            .collect();
+
         // 4. reconstruction on the global frame grid
         let g_frames = (n_windows - 1) * opts.step_frames.max(1) + FRAMES;
         let mut scores = vec![vec![0.0f32; k]; g_frames];
         let mut count = vec![0.0f32; g_frames];
         let mut cover = vec![0.0f32; g_frames];
-        let mut map = vec![[usize::MAX; LOCAL_SPEAKERS]; n_windows];
-        for (l, &c) in locals.iter().zip(&label) {
-            map[l.window][l.speaker] = c;
-        }
         for w in 0..n_windows {
             let g0 = w * opts.step_frames.max(1);
             for i in 0..FRAMES {
@@ -434,6 +479,23 @@ impl Diarizer {
             for &s in order.iter().take(want) {
                 active[g][s] = true;
             }
+        }
+        // The pieces that sound like another speaker give it their frames where their speaker
+        // speaks alone; told the number, never so many that a speaker vanishes.
+        let before = (exact && !moves.is_empty()).then(|| (active.clone(), scores.clone()));
+        for &(p, from, to) in &moves {
+            let g0 = p.window * opts.step_frames.max(1);
+            for g in (g0 + p.piece.frames.start).min(g_frames)..(g0 + p.piece.frames.end).min(g_frames) {
+                if active[g][from] && active[g].iter().filter(|&&on| on).count() == 1 {
+                    active[g][from] = false;
+                    active[g][to] = true;
+                    scores[g].swap(from, to);
+                }
+            }
+        }
+        let heard = |active: &[Vec<bool>]| (0..k).filter(|&s| active.iter().any(|row| row[s])).count();
+        if let Some(before) = before.filter(|before| heard(&active) < heard(&before.0)) {
+            (active, scores) = before;
         }
 
         // 5. speakers by first appearance, turns
@@ -513,9 +575,7 @@ fn window_locals(
     let mut any: [Vec<usize>; LOCAL_SPEAKERS] = Default::default();
     let mut j = s0.div_ceil(FRAME_SHIFT);
     while j * FRAME_SHIFT + FRAME_LENGTH <= last {
-        let center = (j * FRAME_SHIFT + FRAME_LENGTH / 2 - s0) as f64;
-        let i =
-            ((center - FRAME_SPAN as f64 / 2.0) / FRAME_STEP as f64).round().clamp(0.0, (FRAMES - 1) as f64) as usize;
+        let i = output_frame(j, s0);
         let count = (0..LOCAL_SPEAKERS).filter(|&k| active(i, k)).count();
         for k in (0..LOCAL_SPEAKERS).filter(|&k| active(i, k)) {
             any[k].push(j);
@@ -538,6 +598,22 @@ fn window_locals(
         }
     }
     locals
+}
+
+/// The window's output frame (the window starts at sample `s0`) nearest fbank frame `j`'s middle.
+fn output_frame(j: usize, s0: usize) -> usize {
+    let center = (j * FRAME_SHIFT + FRAME_LENGTH / 2 - s0) as f64;
+    ((center - FRAME_SPAN as f64 / 2.0) / FRAME_STEP as f64).round().clamp(0.0, (FRAMES - 1) as f64) as usize
+}
+
+/// The fbank frames of a window (starting at sample `s0`, its audio ending at `last`) whose
+/// nearest output frame is in `frames`.
+fn fbank_frames(s0: usize, last: usize, frames: std::ops::Range<usize>) -> impl Iterator<Item = usize> {
+    let (from, to) = (frames.start, frames.end);
+    (s0.div_ceil(FRAME_SHIFT)..)
+        .take_while(move |j| j * FRAME_SHIFT + FRAME_LENGTH <= last)
+        .skip_while(move |&j| output_frame(j, s0) < from)
+        .take_while(move |&j| output_frame(j, s0) < to)
 }
 
 /// The part of the audio still needed: samples from file position `offset` on.

@@ -56,6 +56,9 @@ pub struct BenchDiarizationArgs {
     /// Frames (of 270 samples) between segmentation windows [default: the service's].
     #[arg(long)]
     pub step_frames: Option<usize>,
+    /// Run ours without the short stretches' voice prints (`scribe_diarize::short_prints`).
+    #[arg(long)]
+    pub no_short_prints: bool,
     /// Each side diarizes each clip this many times; the fastest run counts (the machine may
     /// be busy with other work during some of them).
     #[arg(long, default_value_t = 3)]
@@ -346,7 +349,11 @@ fn ours(
 ) -> anyhow::Result<Side> {
     let shortest = audio.iter().min_by_key(|a| a.len()).context("no clips")?;
     let defaults = DiarizeOptions::default();
-    let defaults = DiarizeOptions { step_frames: args.step_frames.unwrap_or(defaults.step_frames), ..defaults };
+    let defaults = DiarizeOptions {
+        step_frames: args.step_frames.unwrap_or(defaults.step_frames),
+        short_prints: !args.no_short_prints,
+        ..defaults
+    };
     diarizer.diarize(shortest, &defaults); // warm-up, untimed
     let mut side = Side::default();
     for (c, samples) in clips.iter().zip(audio) {

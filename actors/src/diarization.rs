@@ -13,6 +13,7 @@
 //! and each word goes to the channel loudest over its time span: channel 1 is Speaker 1, channel 2
 //! Speaker 2, whoever speaks first. A mono file is one speaker. No model is needed.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,22 +87,28 @@ pub async fn label_speakers(
     let result = tokio::task::spawn_blocking(move || {
         let _in_job = span.enter();
         let diarizer = diarizer(&models)?;
-        let mut audio = scribe_whisper::audio::open(&media_path)
-            .map_err(|e| format!("Speaker diarization could not read the media: {e}"))?;
         let t0 = Instant::now();
-        let mut seconds = 0.0;
-        // The media is decoded again, 10 s at a time, as the diarizer asks for it.
-        let read = || {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(Stop::Cancelled);
-            }
-            let piece = audio
-                .read(16_000 * 10)
+        // The media is decoded again, 10 s at a time, as the diarizer asks for it (twice when it
+        // finds two voices or more); `seconds` is its duration.
+        let seconds = Cell::new(0.0f64);
+        let open = || {
+            let mut audio = scribe_whisper::audio::open(&media_path)
                 .map_err(|e| Stop::Failed(format!("Speaker diarization could not read the media: {e}")))?;
-            seconds += piece.as_ref().map_or(0.0, |p| p.len() as f64 / 16_000.0);
-            Ok(piece)
+            let (cancel, seconds) = (&cancel, &seconds);
+            let mut read_s = 0.0;
+            Ok(move || {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(Stop::Cancelled);
+                }
+                let piece = audio
+                    .read(16_000 * 10)
+                    .map_err(|e| Stop::Failed(format!("Speaker diarization could not read the media: {e}")))?;
+                read_s += piece.as_ref().map_or(0.0, |p| p.len() as f64 / 16_000.0);
+                seconds.set(seconds.get().max(read_s));
+                Ok(piece)
+            })
         };
-        let d = match diarizer.diarize_stream(read, &DiarizeOptions { speakers, ..Default::default() }) {
+        let d = match diarizer.diarize_stream(open, &DiarizeOptions { speakers, ..Default::default() }) {
             Ok(d) => d,
             Err(Stop::Cancelled) => return Ok(None),
             Err(Stop::Failed(msg)) => return Err(msg),
@@ -110,7 +117,7 @@ pub async fn label_speakers(
         tracing::info!(
             speakers = d.speakers,
             seconds = took,
-            real_time_factor = took / f64::max(seconds, 1e-9),
+            real_time_factor = took / f64::max(seconds.get(), 1e-9),
             "diarized"
         );
         Ok(Some(assign_speakers(&document, |w| d.speaker_for(w.start, w.end).unwrap_or(0))))

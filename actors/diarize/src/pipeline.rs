@@ -1,14 +1,13 @@
 //! The diarization pipeline: from 16 kHz mono samples to speaker turns. The audio is read in
-//! batches of windows (steps 1 and 2), so only a batch's samples are ever held.
+//! batches of windows (steps 1 and 2, and again in step 4 when there are two speakers or more),
+//! so only a batch's samples are ever held.
 //!
 //! 1. Segmentation windows of 10 s every [`DiarizeOptions::step_frames`] output frames (a step
 //!    that is a whole number of frames, so every window's frames fall on one global frame grid);
 //!    the last window is padded with silence. Each gives up to 3 local speakers per frame.
 //! 2. One CAM++ embedding per (window, local speaker) from the fbank frames where that speaker
 //!    speaks alone (or, when that is under half a second, wherever it speaks), at most
-//!    [`DiarizeOptions::max_embed_frames`] of them from the middle of the stretch; and one per
-//!    piece of 1 to 2.25 s of each stretch where a local speaker speaks alone, each moment once
-//!    ([`crate::short_prints`], [`DiarizeOptions::short_prints`]).
+//!    [`DiarizeOptions::max_embed_frames`] of them from the middle of the stretch.
 //! 3. Clustering of the embeddings of local speakers with at least 1.5 s of speech across
 //!    windows: centroid linkage cut at a fixed distance ([`crate::threshold`], pyannote's
 //!    clustering) gives the speakers when it finds more than one, at most the caller's
@@ -26,8 +25,11 @@
 //! 4. Reconstruction: each global frame's speaker scores are the mean, over the windows that
 //!    cover it, of their local activity mapped to clusters; the number of speakers of a frame
 //!    is the windows' mean local count, rounded, and the frame keeps that many top scorers.
-//!    Then a piece of lone speech nearer another speaker's mean piece print than its own
-//!    speaker's gives that speaker its frames where its own speaker speaks alone.
+//!    Then, when there are two speakers or more, the audio is read again for a CAM++ print of
+//!    each piece of 1 to 2.25 s of every stretch where a local speaker speaks alone (each moment
+//!    once), and a piece nearer another speaker's mean piece print than its own speaker's gives
+//!    that speaker its frames where its own speaker speaks alone ([`crate::short_prints`],
+//!    [`DiarizeOptions::short_prints`]).
 //! 5. Turns per speaker (a pause under half a second with nobody else speaking is filled),
 //!    speakers numbered by first appearance.
 
@@ -213,21 +215,30 @@ impl Diarizer {
 
     /// Diarizes 16 kHz mono `samples` held in memory.
     pub fn diarize(&self, samples: &[f32], opts: &DiarizeOptions) -> Diarization {
-        let mut pieces = samples.chunks(WINDOW);
-        match self.diarize_stream(|| Ok::<_, std::convert::Infallible>(pieces.next().map(<[f32]>::to_vec)), opts) {
+        let open = || {
+            let mut pieces = samples.chunks(WINDOW);
+            Ok::<_, std::convert::Infallible>(move || Ok(pieces.next().map(<[f32]>::to_vec)))
+        };
+        match self.diarize_stream(open, opts) {
             Ok(d) => d,
             Err(never) => match never {},
         }
     }
 
-    /// Diarizes 16 kHz mono audio that `read` hands over in pieces (`None` at the end), never
-    /// holding more of it than one batch of windows: hours of media cost no more memory than a
-    /// minute. An error of `read` (a decoder's, or a cancellation) ends the work with it.
-    pub fn diarize_stream<E>(
+    /// Diarizes 16 kHz mono audio that each reader `open` gives hands over in pieces (`None`
+    /// at the end), never holding more of it than one batch of windows: hours of media cost no
+    /// more memory than a minute. The audio is read once, and once more when two speakers or
+    /// more are found (for [`DiarizeOptions::short_prints`]). An error of `open` or of a reader
+    /// (a decoder's, or a cancellation) ends the work with it.
+    pub fn diarize_stream<R, E>(
         &self,
-        mut read: impl FnMut() -> Result<Option<Vec<f32>>, E>,
+        mut open: impl FnMut() -> Result<R, E>,
         opts: &DiarizeOptions,
-    ) -> Result<Diarization, E> {
+    ) -> Result<Diarization, E>
+    where
+        R: FnMut() -> Result<Option<Vec<f32>>, E>,
+    {
+        let mut read = open()?;
         let step = opts.step_frames.max(1) * FRAME_STEP;
         let batch = opts.batch.max(1);
         let mut audio = Rolling::default();
@@ -235,16 +246,13 @@ impl Diarizer {
         let mut act = Vec::new();
         let mut locals = Vec::new();
         let mut embeddings: Vec<Vec<f32>> = Vec::new();
-        let mut printed = Vec::new();
-        let mut prints: Vec<Vec<f32>> = Vec::new();
         let mut n_windows = 0;
         let (mut t_seg, mut t_emb) = (0.0, 0.0);
         loop {
             // The next batch of windows: read until its last window is whole or the audio ends
-            // (the windows that run past the end are padded with silence), and a sample more, to
-            // know whether a window follows the batch's last.
+            // (the windows that run past the end are padded with silence).
             let w0 = n_windows;
-            audio.fill_to((w0 + batch - 1) * step + WINDOW + 1, &mut read)?;
+            audio.fill_to((w0 + batch - 1) * step + WINDOW, &mut read)?;
             let end = audio.end();
             // Window 0 exists when there is a frame's worth of audio, window w > 0 when audio
             // goes on past the end of window w - 1.
@@ -274,26 +282,7 @@ impl Diarizer {
                 let active = |i: usize, k: usize| a(w, i, k);
                 locals.extend(window_locals(w, w * step, (w * step + WINDOW).min(end), active, opts.max_embed_frames));
             }
-            let embed = |frames: &mut dyn Iterator<Item = usize>| {
-                let mut x = Vec::new();
-                for j in frames {
-                    x.extend_from_slice(&fbank::fbank(audio.slice(j * FRAME_SHIFT, j * FRAME_SHIFT + FRAME_LENGTH)));
-                }
-                self.embedding.embed(&x, x.len() / N_MELS)
-            };
-            embeddings.par_extend(locals[first_new..].par_iter().map(|l| embed(&mut l.frames.iter().copied())));
-            if opts.short_prints {
-                let first_new = printed.len();
-                for w in w0..w0 + nb {
-                    let own = short_prints::own_frames(opts.step_frames.max(1), w == 0, !exists(w + 1));
-                    let pieces = short_prints::pieces(|i, k| a(w, i, k), own);
-                    printed.extend(pieces.into_iter().map(|piece| Printed { window: w, piece }));
-                }
-                prints.par_extend(printed[first_new..].par_iter().map(|p| {
-                    let s0 = p.window * step;
-                    embed(&mut fbank_frames(s0, (s0 + WINDOW).min(end), p.piece.frames.clone()))
-                }));
-            }
+            embeddings.par_extend(locals[first_new..].par_iter().map(|l| self.embed(&audio, l.frames.iter().copied())));
             t_emb += t0.elapsed().as_secs_f64();
 
             act.extend(batch_act);
@@ -314,7 +303,6 @@ impl Diarizer {
         tracing::debug!(
             windows = n_windows,
             embeddings = locals.len(),
-            short_prints = prints.len(),
             segmentation_s = t_seg,
             embedding_s = t_emb,
             "diarization stages"
@@ -430,10 +418,21 @@ impl Diarizer {
         for (l, &c) in locals.iter().zip(&label) {
             map[l.window][l.speaker] = c;
         }
-        // Pieces of lone speech that sound like another speaker than their local speaker's.
+        // Pieces of lone speech that sound like another speaker than their local speaker's,
+        // printed from a second read of the audio when there are two speakers to choose from.
         // (A piece's local speaker always has an embedding: it speaks alone for a second.)
-        let (printed, prints): (Vec<Printed>, Vec<Vec<f32>>) =
-            printed.into_iter().zip(prints).filter(|(p, _)| map[p.window][p.piece.speaker] != usize::MAX).unzip();
+        let mut printed = Vec::new();
+        if opts.short_prints && (0..k).filter(|c| label.contains(c)).count() >= 2 {
+            for w in 0..n_windows {
+                let own = short_prints::own_frames(opts.step_frames.max(1), w == 0, w + 1 == n_windows);
+                let pieces = short_prints::pieces(|i, kk| a(w, i, kk), own);
+                printed.extend(pieces.into_iter().map(|piece| Printed { window: w, piece }));
+            }
+            printed.retain(|p| map[p.window][p.piece.speaker] != usize::MAX);
+        }
+        let t0 = std::time::Instant::now();
+        let prints = if printed.is_empty() { Vec::new() } else { self.print_pieces(open()?, &printed, step, batch)? };
+        tracing::debug!(pieces = printed.len(), seconds = t0.elapsed().as_secs_f64(), "short prints");
         let given: Vec<usize> = printed.iter().map(|p| map[p.window][p.piece.speaker]).collect();
         let nearest = short_prints::nearest_speakers(&prints, &given);
         let moves: Vec<(&Printed, usize, usize)> = printed
@@ -557,6 +556,41 @@ impl Diarizer {
             turns = merged;
         }
         Ok(Diarization { speakers, turns, scores: new_scores, active: new_active })
+    }
+}
+
+impl Diarizer {
+    /// A CAM++ voice print of the audio's fbank `frames` (which must not have been forgotten).
+    fn embed(&self, audio: &Rolling, frames: impl Iterator<Item = usize>) -> Vec<f32> {
+        let mut x = Vec::new();
+        for j in frames {
+            x.extend_from_slice(&fbank::fbank(audio.slice(j * FRAME_SHIFT, j * FRAME_SHIFT + FRAME_LENGTH)));
+        }
+        self.embedding.embed(&x, x.len() / N_MELS)
+    }
+
+    /// The voice prints of `printed` (in window order; windows `step` samples apart) from the
+    /// audio `read` hands over, a batch of windows' pieces at a time.
+    fn print_pieces<E>(
+        &self,
+        mut read: impl FnMut() -> Result<Option<Vec<f32>>, E>,
+        printed: &[Printed],
+        step: usize,
+        batch: usize,
+    ) -> Result<Vec<Vec<f32>>, E> {
+        let mut audio = Rolling::default();
+        let mut prints = Vec::with_capacity(printed.len());
+        for group in printed.chunk_by(|x, y| x.window / batch == y.window / batch) {
+            let last = group[group.len() - 1].window;
+            audio.fill_to(last * step + WINDOW, &mut read)?;
+            let end = audio.end();
+            prints.par_extend(group.par_iter().map(|p| {
+                let s0 = p.window * step;
+                self.embed(&audio, fbank_frames(s0, (s0 + WINDOW).min(end), p.piece.frames.clone()))
+            }));
+            audio.forget_before((last + 1) * step);
+        }
+        Ok(prints)
     }
 }
 

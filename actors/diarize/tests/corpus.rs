@@ -4,6 +4,7 @@
 //! repository root) and the corpus at `../shared/corpus` (or `SCRIBE_CORPUS_DIR`, as in `tests/`). The DER bounds
 //! are what this engine measured, plus a margin (see `scribe-bench diarization`).
 
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -148,20 +149,56 @@ fn streamed_audio_gives_the_same_turns_in_any_pieces() {
     let whole = diarizer.diarize(&samples, &opts);
     assert_eq!(whole.speakers, 2);
     for piece in [777, 16_000 * 7] {
-        let mut pieces = samples.chunks(piece);
-        let streamed =
-            diarizer.diarize_stream(|| Ok::<_, ()>(pieces.next().map(<[f32]>::to_vec)), &opts).expect("no read error");
+        let open = || {
+            let mut pieces = samples.chunks(piece);
+            Ok::<_, ()>(move || Ok(pieces.next().map(<[f32]>::to_vec)))
+        };
+        let streamed = diarizer.diarize_stream(open, &opts).expect("no read error");
         assert_eq!(streamed.turns, whole.turns, "pieces of {piece} samples");
     }
     // A read error ends the work with that error, at once.
-    let mut reads = 0;
+    let reads = Cell::new(0);
     let stopped = diarizer.diarize_stream(
         || {
-            reads += 1;
-            if reads > 3 { Err("cancelled") } else { Ok(Some(vec![0.0; 16_000])) }
+            let reads = &reads;
+            Ok(move || {
+                reads.set(reads.get() + 1);
+                if reads.get() > 3 { Err("cancelled") } else { Ok(Some(vec![0.0; 16_000])) }
+            })
         },
         &opts,
     );
     assert_eq!(stopped.err(), Some("cancelled"));
-    assert_eq!(reads, 4);
+    assert_eq!(reads.get(), 4);
+}
+
+/// The audio is read a second time, for the short stretches' voice prints, only when there are
+/// two speakers to choose between; and those prints move turns (without them the two voices'
+/// turns differ).
+#[test]
+fn the_audio_is_read_again_only_where_two_voices_are_found() {
+    let diarizer = Diarizer::load(&models()).expect("diarization models (bash ops/setup.sh)");
+    let opts = DiarizeOptions { speakers: Speakers::Estimate, ..Default::default() };
+    let opened = |clip: &str| {
+        let samples = scribe_whisper::audio::decode_all(&corpus().join(clip)).expect("corpus clip");
+        let mut opens = 0;
+        let d = diarizer
+            .diarize_stream(
+                || {
+                    opens += 1;
+                    let mut pieces = samples.chunks(16_000 * 10);
+                    Ok::<_, ()>(move || Ok(pieces.next().map(<[f32]>::to_vec)))
+                },
+                &opts,
+            )
+            .expect("no read error");
+        let without = diarizer.diarize(&samples, &DiarizeOptions { short_prints: false, ..opts.clone() });
+        (d, opens, without)
+    };
+    let (one, opens, without) = opened("audio/en_jfk.wav");
+    assert_eq!((one.speakers, opens), (1, 1));
+    assert_eq!(one.turns, without.turns);
+    let (two, opens, without) = opened("audio/en_synth_gettysburg_2voices.wav");
+    assert_eq!((two.speakers, opens), (2, 2));
+    assert_ne!(two.turns, without.turns, "the pieces moved nothing");
 }

@@ -5,9 +5,9 @@
 //! `ops/setup.sh`): pyannote segmentation-3.0 ([`segmentation`]) finds up to three local
 //! speakers per 10 s window, CAM++ ([`embedding`], on Kaldi filter banks from [`fbank`]) gives
 //! each a voice print, [`threshold`] and [`cluster`] (or [`spectral`], told the number) join
-//! them across windows, [`assign`] keeps one window's voices apart, [`short_prints`] gives a second voice
-//! inside one local speaker its frames, and [`pipeline`] ties it
-//! together behind [`Diarizer::diarize`]. [`der`] scores the result against reference turns.
+//! them across windows, [`assign`] keeps one window's voices apart, [`short_prints`] gives a
+//! second voice inside one local speaker its frames, and [`pipeline`] ties it together behind
+//! [`Diarizer::diarize`]. [`der`] scores the result against reference turns.
 pub mod assign;
 pub mod cluster;
 pub mod der;

@@ -225,11 +225,11 @@ impl Diarizer {
         }
     }
 
-    /// Diarizes 16 kHz mono audio that each reader `open` gives hands over in pieces (`None`
-    /// at the end), never holding more of it than one batch of windows: hours of media cost no
-    /// more memory than a minute. The audio is read once, and once more when two speakers or
-    /// more are found (for [`DiarizeOptions::short_prints`]). An error of `open` or of a reader
-    /// (a decoder's, or a cancellation) ends the work with it.
+    /// Diarizes 16 kHz mono audio that a reader hands over in pieces (`None` at the end), never
+    /// holding more of it than one batch of windows: hours of media cost no more memory than a
+    /// minute. `open` gives a reader from the audio's start: it is called once, and once more
+    /// when two speakers or more are found (for [`DiarizeOptions::short_prints`]). An error of
+    /// `open` or of a reader (a decoder's, or a cancellation) ends the work with it.
     pub fn diarize_stream<R, E>(
         &self,
         mut open: impl FnMut() -> Result<R, E>,

@@ -173,8 +173,8 @@ fn streamed_audio_gives_the_same_turns_in_any_pieces() {
 }
 
 /// The audio is read a second time, for the short stretches' voice prints, only when there are
-/// two speakers to choose between; and those prints move turns (without them the two voices'
-/// turns differ).
+/// two speakers to choose between; a monologue's turns are those without the prints, and the two
+/// voices' turns are not.
 #[test]
 fn the_audio_is_read_again_only_where_two_voices_are_found() {
     let diarizer = Diarizer::load(&models()).expect("diarization models (bash ops/setup.sh)");

@@ -121,11 +121,7 @@ pub(crate) fn absorb_small(
     if large.is_empty() || large.len() == k {
         return labels.to_vec();
     }
-    let dim = unit[0].len();
-    let mut centroid = vec![vec![0.0f32; dim]; k];
-    for (&l, u) in labels.iter().zip(unit) {
-        centroid[l].iter_mut().zip(u).for_each(|(a, b)| *a += b);
-    }
+    let centroid = direction_sums(labels, unit, k);
     let sim = |c: usize, u: &[f32]| {
         centroid[c].iter().zip(u).map(|(a, b)| a * b).sum::<f32>()
             / centroid[c].iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12)
@@ -142,6 +138,16 @@ pub(crate) fn absorb_small(
         })
         .collect();
     renumber(&moved)
+}
+
+/// Per cluster `0..k`, the sum of its items' unit vectors (`unit[i]` labelled `labels[i]`): the
+/// cluster's mean direction, unscaled, for cosine comparisons.
+pub(crate) fn direction_sums(labels: &[usize], unit: &[Vec<f32>], k: usize) -> Vec<Vec<f32>> {
+    let mut sums = vec![vec![0.0f32; unit.first().map_or(0, Vec::len)]; k];
+    for (&l, u) in labels.iter().zip(unit) {
+        sums[l].iter_mut().zip(u).for_each(|(a, b)| *a += b);
+    }
+    sums
 }
 
 /// Labels renumbered `0..` in order of first appearance.

@@ -345,11 +345,8 @@ impl Diarizer {
             if by_distance { labels } else { cluster::agglomerate(&long_emb, &groups, &weights, &stop) }
         };
         let k = long_labels.iter().max().map_or(0, |m| m + 1);
-        let mut centroids = vec![vec![0.0f32; embeddings[0].len()]; k];
-        for (&i, &c) in long.iter().zip(&long_labels) {
-            let u = cluster::normalise(&embeddings[i]);
-            centroids[c].iter_mut().zip(&u).for_each(|(a, b)| *a += b);
-        }
+        let long_unit: Vec<Vec<f32>> = long.iter().map(|&i| cluster::normalise(&embeddings[i])).collect();
+        let centroids = cluster::direction_sums(&long_labels, &long_unit, k);
         let mut label = vec![usize::MAX; locals.len()];
         for (&i, &c) in long.iter().zip(&long_labels) {
             label[i] = c;
@@ -481,7 +478,9 @@ impl Diarizer {
         }
         // The pieces that sound like another speaker give it their frames where their speaker
         // speaks alone; told the number, never so many that a speaker vanishes.
-        let before = (exact && !moves.is_empty()).then(|| (active.clone(), scores.clone()));
+        let heard = |active: &[Vec<bool>]| (0..k).filter(|&s| active.iter().any(|row| row[s])).count();
+        let heard_before = (exact && !moves.is_empty()).then(|| heard(&active));
+        let mut changed = Vec::new();
         for &(p, from, to) in &moves {
             let g0 = p.window * opts.step_frames.max(1);
             for g in (g0 + p.piece.frames.start).min(g_frames)..(g0 + p.piece.frames.end).min(g_frames) {
@@ -489,12 +488,16 @@ impl Diarizer {
                     active[g][from] = false;
                     active[g][to] = true;
                     scores[g].swap(from, to);
+                    changed.push((g, from, to));
                 }
             }
         }
-        let heard = |active: &[Vec<bool>]| (0..k).filter(|&s| active.iter().any(|row| row[s])).count();
-        if let Some(before) = before.filter(|before| heard(&active) < heard(&before.0)) {
-            (active, scores) = before;
+        if heard_before.is_some_and(|before| heard(&active) < before) {
+            for &(g, from, to) in changed.iter().rev() {
+                active[g][to] = false;
+                active[g][from] = true;
+                scores[g].swap(from, to);
+            }
         }
 
         // 5. speakers by first appearance, turns

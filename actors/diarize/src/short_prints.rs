@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use crate::cluster::normalise;
+use crate::cluster::{direction_sums, normalise};
 use crate::embedding::cosine;
 use crate::segmentation::{FRAMES, LOCAL_SPEAKERS};
 
@@ -78,22 +78,14 @@ pub fn pieces(active: impl Fn(usize, usize) -> bool, own: Range<usize>) -> Vec<P
 /// prints; a piece goes to the speaker whose centre is nearest (its own, mostly). Speakers
 /// without pieces take none.
 pub fn nearest_speakers(prints: &[Vec<f32>], speaker: &[usize]) -> Vec<usize> {
-    let Some(dim) = prints.first().map(Vec::len) else {
-        return Vec::new();
-    };
     let k = speaker.iter().max().map_or(0, |m| m + 1);
     let unit: Vec<Vec<f32>> = prints.iter().map(|p| normalise(p)).collect();
-    let mut centre = vec![vec![0.0f32; dim]; k];
-    let mut count = vec![0usize; k];
-    for (u, &s) in unit.iter().zip(speaker) {
-        centre[s].iter_mut().zip(u).for_each(|(a, b)| *a += b);
-        count[s] += 1;
-    }
+    let centre = direction_sums(speaker, &unit, k);
     unit.iter()
         .zip(speaker)
         .map(|(u, &own)| {
             (0..k)
-                .filter(|&s| count[s] > 0)
+                .filter(|s| speaker.contains(s))
                 .max_by(|&a, &b| cosine(&centre[a], u).total_cmp(&cosine(&centre[b], u)))
                 .unwrap_or(own)
         })

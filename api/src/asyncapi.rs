@@ -226,9 +226,11 @@ fn description() -> String {
          at INIT (Error `INSUFFICIENT_BALANCE`, close 1008, no session). When the balance cannot pay the next \
          minute, the audio already paid for is finalized, then Error `INSUFFICIENT_BALANCE` and close 1008.\n\n\
          **saveAsJob** (beyond Amberscript). With `\"outputConfig\": {{\"saveAsJob\": true}}` the session is a \
-         `direct` `transcription` job (its id in the first Info): each final is recorded as it happens, and \
-         when the session ends the job is DONE with the audio and the finals as its transcript (exports, \
-         editor, `scribe replay`, and the callback when INIT gave `callbackUrl`).\n\n\
+         `direct` `transcription` job (its id in the first Info): each final is recorded as it happens; when \
+         the session ends, its recording is read again as a direct job reads an uploaded file (no second \
+         charge), so that the transcript reads as one text, and the job is DONE (exports, editor, `scribe \
+         replay`, and the callback when INIT gave `callbackUrl`). If reading it again fails, the finals are \
+         its transcript and its notes say why.\n\n\
          The HTTP API is described by the OpenAPI document at `/api/openapi.json`.",
         encodings = ENCODINGS.map(|e| format!("`{e}`")).join(", "),
     )

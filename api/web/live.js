@@ -305,7 +305,7 @@
     // A saved session's job: wait until it is DONE, then link its editor.
     async function followJob(jobId) {
       const jobLink = el("a", { href: `#/job/${encodeURIComponent(jobId)}`, id: "live-job-page" }, "the job's page");
-      jobBox.replaceChildren(el("p", { class: "hint" }, "Saving the session as a job…"));
+      jobBox.replaceChildren(el("p", { class: "hint" }, "Saving the session as a job: its recording is read again as one text…"));
       const deadline = Date.now() + JOB_TIMEOUT_MS;
       for (;;) {
         let j = null;

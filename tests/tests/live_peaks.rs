@@ -1,5 +1,5 @@
-//! A live session saved as a job has its waveform peaks made when its recording is stored, as a
-//! processed upload has them made when it goes to recognition: the editor's first opening of a
+//! A live session saved as a job has its waveform peaks made when its recording goes to be read
+//! again, as an upload has them made when it goes to recognition: the editor's first opening of a
 //! live job finds them beside its media instead of decoding the recording on that request. A real
 //! session over the real-time WebSocket, with real corpus speech and the real engine.
 
@@ -10,7 +10,7 @@ use scribe_tests::{ASR_TIMEOUT, TestServer, clips, web_app};
 use serde_json::{Value, json};
 
 #[test]
-fn a_saved_live_sessions_peaks_are_made_when_its_recording_is_stored_not_on_the_first_request() {
+fn a_saved_live_sessions_peaks_are_made_when_its_recording_is_read_again_not_on_the_first_request() {
     let server = TestServer::start();
     let key = server.key().to_owned();
     let audio = pcm(clips::JFK, 16_000, "s16le");

@@ -4,10 +4,12 @@
 //! minute covered; see `LiveSessions::open`). The audio (16 kHz mono, 16-bit WAV written with
 //! `hound`) grows on disk as it arrives, its header brought up to date every second, so a file
 //! left by a crash is a valid WAV of what came before. Each final is recorded on the job's
-//! stream as it is sent ([`Recording::utterance`]); the session's end writes the transcript
-//! from those recorded finals and finishes the job in one append. After a crash, the node
-//! that ran the session finishes its job on its next start ([`recover`]) from what the stream
-//! and the file hold, and the job's notes say it was cut short.
+//! stream as it is sent ([`Recording::utterance`]); the session's end writes the document of
+//! those recorded finals beside the audio and ends the session in one append, after which the
+//! pipeline reads the recording again as it reads an upload (the finals are the transcript only
+//! if that fails: `scribe_domain::job::live`). After a crash, the node that ran the session
+//! ends it on its next start ([`recover`]) from what the stream and the file hold, and the
+//! job's notes say it was cut short.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -29,6 +31,8 @@ use crate::media::{MediaStore, relative};
 
 /// The audio file of a live job, in its media directory.
 pub const AUDIO_FILE: &str = "live-session.wav";
+/// The document of the finals the session sent, beside it.
+const FINALS_FILE: &str = "live-finals.json";
 const SAMPLE_RATE: u32 = 16_000;
 /// How often the WAV header is brought up to date while the session runs.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
@@ -127,7 +131,7 @@ impl Recording {
         }
     }
 
-    /// Ends the job: the audio file closed, the transcript written from the recorded finals.
+    /// Ends the session: the audio file closed, the finals' document written.
     pub async fn finish(mut self) {
         if let Some(writer) = self.writer.take()
             && let Err(e) = writer.finalize()
@@ -167,14 +171,14 @@ pub fn job_request(init: &LiveInit) -> JobRequest {
     }
 }
 
-/// Finishes the job of a session that did not end on its own (the node stopped under it): its
-/// recorded finals become its transcript, the audio written before the crash its media.
+/// Ends the session of a job that did not end on its own (the node stopped under it): the
+/// audio written before the crash is its media, read again as a session's that ended.
 pub async fn recover(jobs: &Jobs, media: &MediaStore, data_dir: &Path, job_id: &JobId, state: &JobState) {
     let Ok(path) = media.media_path(job_id.as_str(), AUDIO_FILE) else { return };
     let received = std::fs::metadata(&path).map(|m| m.len().saturating_sub(44) / 2).unwrap_or(0);
     let seconds = received as f64 / SAMPLE_RATE as f64;
     let note = format!(
-        "The live session was cut short by a server restart after {seconds:.1} s of audio; the {} results finalized before it are kept",
+        "The live session was cut short by a server restart after {seconds:.1} s of audio; the {} results finalized before it are kept, and the audio received until then is transcribed",
         state.live_utterances.len()
     );
     repair_wav(&path);
@@ -228,10 +232,10 @@ async fn finish_job(
         None
     } else {
         let json = serde_json::to_vec(&document).expect("transcripts serialize");
-        match media.write_transcript(job_id.as_str(), &json).await {
+        match write_finals(media, job_id, &json).await {
             Ok(path) => Some(LiveTranscript { path: relative(data_dir, &path), language, words }),
             Err(e) => {
-                span.in_scope(|| tracing::error!(error = %e, "writing the live job's transcript"));
+                span.in_scope(|| tracing::error!(error = %e, "writing the live session's finals"));
                 return;
             }
         }
@@ -245,6 +249,22 @@ async fn finish_job(
     if let Err(e) = jobs.execute(job_id, JobCommand::FinishLive { outcome, at_ms: now_ms() }).await {
         span.in_scope(|| tracing::error!(error = %e, "finishing the live job"));
     }
+}
+
+/// Writes the finals' document beside the recording, durably (its path goes on the job's stream).
+async fn write_finals(media: &MediaStore, job_id: &JobId, json: &[u8]) -> Result<PathBuf, String> {
+    let path = media.media_path(job_id.as_str(), FINALS_FILE).map_err(|e| e.to_string())?;
+    let (target, json) = (path.clone(), json.to_vec());
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut file = File::create(&target)?;
+        file.write_all(&json)?;
+        file.sync_all()
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(path)
 }
 
 /// The export document of the recorded finals: one segment per utterance, one speaker.

@@ -519,9 +519,6 @@ impl PipelineState {
             None => return None,
         };
         let state = JobAggregate::evolve(state, &event);
-        if let JobEvent::MediaStored { .. } = &event {
-            self.prepare_live_peaks(&job_id, &state);
-        }
         match state.stage() {
             Stage::Finished | Stage::Deleted => {
                 self.in_flight.remove(&job_id);
@@ -713,22 +710,6 @@ impl PipelineState {
     /// The name live jobs give the node that runs their session.
     fn this_node(&self) -> &str {
         self.args.cluster.as_ref().map_or(crate::live::LOCAL_NODE, |c| c.node.as_str())
-    }
-
-    /// A live session's recording was just stored as its job's media (its session ended): the
-    /// waveform peaks are made now, as they are for other jobs when they go to recognition, which
-    /// a live job never does. Only by the node that ran the session, and only once caught up with
-    /// the log (an older session's peaks are made on their first request).
-    fn prepare_live_peaks(&self, job_id: &JobId, state: &JobState) {
-        let (Some(submission), Some(media)) = (&state.submission, &state.media) else { return };
-        let MediaSource::Live { node, .. } = &submission.source else { return };
-        if !self.live || node != self.this_node() {
-            return;
-        }
-        let peaks = MediaMsg::PreparePeaks { job_id: job_id.clone(), path: self.args.data_dir.join(&media.path) };
-        if let Err(error) = self.workers.media.cast(peaks) {
-            job_span(job_id).in_scope(|| tracing::warn!(%error, "asking for the waveform peaks of a live job"));
-        }
     }
 
     /// Offers the jobs waiting for a recognition worker on this node again (cluster nodes).

@@ -208,12 +208,21 @@ pub enum JobEvent {
     DocumentEdited { by: UserName, revision: u32, path: String, words: u64, at_ms: u64 },
     /// A live session finalized an utterance (see `job::live`).
     LiveUtteranceRecorded { utterance: super::live::LiveUtterance, at_ms: u64 },
-    /// The live session ended; `interrupted` says why when it did not end on its own.
+    /// The live session ended; `interrupted` says why when it did not end on its own. `finals`
+    /// is the document of the finals it sent: the recording is then read again as a direct job
+    /// reads a file, and the finals are its transcript only if that fails (see `job::live`).
+    /// (Sessions that ended before the recording was read again record no `finals`: their
+    /// `TranscriptProduced` follows in the same append.)
     LiveSessionEnded {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         interrupted: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finals: Option<super::live::LiveTranscript>,
         at_ms: u64,
     },
+    /// Reading a live session's recording again failed with `error_msg`; the finals it sent are
+    /// the job's transcript (see `job::live`).
+    LiveRereadFailed { error_msg: String, at_ms: u64 },
     /// The request that waited for the job stopped waiting, the job still running (the server's
     /// wait ran out; the client follows the job on the jobs API). See `job::awaited`.
     RequestDetached { at_ms: u64 },
@@ -255,6 +264,7 @@ impl VersionedEvent for JobEvent {
             JobEvent::RequestDetached { .. } => "RequestDetached",
             JobEvent::LiveUtteranceRecorded { .. } => "LiveUtteranceRecorded",
             JobEvent::LiveSessionEnded { .. } => "LiveSessionEnded",
+            JobEvent::LiveRereadFailed { .. } => "LiveRereadFailed",
         }
     }
 

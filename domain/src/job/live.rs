@@ -1,7 +1,13 @@
 //! A live session kept as a job (`saveAsJob`): the job exists from the session's first moment,
 //! each finalized utterance is recorded on its stream as it happens, and the session's end
-//! records the audio, its length, the transcript and the completion in one append. A session
-//! cut short by a crash is finished the same way from what its stream holds, and says so.
+//! records the audio, its length and the document of the finals it sent in one append. A
+//! session cut short by a crash is ended the same way from what its stream holds, and says so.
+//!
+//! Then the recording is read again as a direct job reads a file: each final was read alone,
+//! cut at a pause, so a sentence spoken with pauses came back as several, while the whole
+//! recording reads as one text (`ops/bench/live.md`). The job's transcript is that reading; the
+//! finals stay on the job's stream, and become its transcript only if the reading fails, so a
+//! session that was captioned never ends in `ERROR` for it.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,10 +38,29 @@ pub struct LiveWordRecord {
 pub struct LiveEnd {
     /// Set when the session did not end on its own (a crash): a sentence for the job's notes.
     pub interrupted: Option<String>,
+    /// The finals' document, kept for when reading the recording again fails (`None` for
+    /// sessions that ended before recordings were read again).
+    pub finals: Option<LiveTranscript>,
+    /// Why reading the recording again failed, when it did.
+    pub reread_failed: Option<String>,
 }
 
-/// What the session's end brings: the audio file and the transcript written from the recorded
-/// utterances (`None` when nothing was said).
+impl LiveEnd {
+    /// The sentences about the session for the job's notes.
+    pub fn notes(&self) -> Option<String> {
+        let reread = self
+            .reread_failed
+            .as_ref()
+            .map(|e| format!("Reading the recording again failed ({e}); the transcript is the session's live results"));
+        match (&self.interrupted, reread) {
+            (Some(i), Some(r)) => Some(format!("{i}. {r}")),
+            (i, r) => i.clone().or(r),
+        }
+    }
+}
+
+/// What the session's end brings: the audio file and the document written from the recorded
+/// finals (`None` when nothing was finalized).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveOutcome {
     pub media: StoredMedia,
@@ -44,7 +69,8 @@ pub struct LiveOutcome {
     pub interrupted: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// A transcript document written from a session's finals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LiveTranscript {
     pub path: String,
     pub language: Language,
@@ -74,33 +100,51 @@ pub(super) fn record_utterance(
     Ok(vec![JobEvent::LiveUtteranceRecorded { utterance, at_ms }])
 }
 
-/// Ends the session's job: DONE with its transcript, or ERROR when nothing was said.
+/// Ends the session: its recording is stored and probed, and read again next (the job goes on
+/// to transcription); `ERROR` when nothing was finalized.
 pub(super) fn finish(state: &JobState, outcome: LiveOutcome, at_ms: u64) -> Result<Vec<JobEvent>, JobRefusal> {
     if !is_live(state) {
         return Err(JobRefusal::OutOfOrder("only a live session's job is finished by its session"));
     }
+    if state.live_end.is_some() {
+        return Err(JobRefusal::AlreadyRecorded("the end of the live session"));
+    }
     let LiveOutcome { media, duration_ms, transcript, interrupted } = outcome;
+    let nothing = transcript.is_none();
     let mut events = vec![
         JobEvent::MediaStored { path: media.path, bytes: media.bytes, at_ms },
         JobEvent::MediaProbed { duration_ms, nr_audio_seconds: super::nr_audio_seconds(duration_ms), at_ms },
-        JobEvent::LiveSessionEnded { interrupted, at_ms },
+        JobEvent::LiveSessionEnded { interrupted, finals: transcript, at_ms },
     ];
-    match transcript {
-        Some(t) => {
-            events.push(JobEvent::TranscriptProduced {
-                path: t.path,
-                language: t.language,
-                words: t.words,
-                draft: false,
-                at_ms,
-            });
-            events.push(JobEvent::JobCompleted { at_ms });
-        }
-        None => {
-            events.push(JobEvent::JobFailed { error_msg: "No speech was finalized in the live session".into(), at_ms })
-        }
+    if nothing {
+        events.push(JobEvent::JobFailed { error_msg: "No speech was finalized in the live session".into(), at_ms });
     }
     Ok(events)
+}
+
+/// A failure while the recording of a session that sent finals is read again: the finals
+/// become the transcript and the job is done, the failure in its notes. `None` for any other
+/// job or moment (the failure is the job's).
+pub(super) fn keep_finals(state: &JobState, error_msg: &str, at_ms: u64) -> Option<Vec<JobEvent>> {
+    let finals = state.live_end.as_ref()?.finals.clone()?;
+    if state.transcript.is_some() || state.finished.is_some() || state.deleted {
+        return None;
+    }
+    let error_msg = match error_msg.trim() {
+        "" => "an unknown reason".to_owned(),
+        e => e.to_owned(),
+    };
+    Some(vec![
+        JobEvent::LiveRereadFailed { error_msg, at_ms },
+        JobEvent::TranscriptProduced {
+            path: finals.path,
+            language: finals.language,
+            words: finals.words,
+            draft: false,
+            at_ms,
+        },
+        JobEvent::JobCompleted { at_ms },
+    ])
 }
 
 #[cfg(test)]
@@ -152,23 +196,67 @@ mod tests {
         assert!(decide(&state, JobCommand::RecordUtterance { utterance: utterance(2), at_ms: 6 }).is_err());
     }
 
-    #[test]
-    fn given_a_live_job_when_it_finishes_then_it_is_done_with_its_media_and_transcript() {
+    fn ended(interrupted: Option<&str>) -> JobState {
         let state = live_job();
         let outcome = LiveOutcome {
             media: StoredMedia { path: "media/j.wav".into(), bytes: 32_044 },
             duration_ms: 1_000,
             transcript: Some(LiveTranscript {
-                path: "transcripts/j.json".into(),
+                path: "media/j/live-finals.json".into(),
                 language: Language::default_language(),
                 words: 1,
             }),
-            interrupted: Some("interrupted".into()),
+            interrupted: interrupted.map(str::to_owned),
         };
-        let state = apply(state.clone(), decide(&state, JobCommand::FinishLive { outcome, at_ms: 9 }).unwrap());
-        assert_eq!(state.status(), Some(JobStatus::Done));
+        apply(state.clone(), decide(&state, JobCommand::FinishLive { outcome, at_ms: 9 }).unwrap())
+    }
+
+    #[test]
+    fn given_a_live_job_when_it_finishes_then_its_recording_is_transcribed_next() {
+        let state = ended(Some("interrupted"));
+        assert_eq!(state.stage(), Stage::Transcribe);
+        assert_eq!(state.status(), Some(JobStatus::Open));
         assert_eq!(state.nr_audio_seconds, 1);
-        assert_eq!(state.live_end, Some(LiveEnd { interrupted: Some("interrupted".into()) }));
+        assert_eq!(state.live_end.as_ref().and_then(LiveEnd::notes).as_deref(), Some("interrupted"));
+        let again = LiveOutcome {
+            media: StoredMedia { path: "media/j.wav".into(), bytes: 32_044 },
+            duration_ms: 1_000,
+            transcript: None,
+            interrupted: None,
+        };
+        assert!(decide(&state, JobCommand::FinishLive { outcome: again, at_ms: 10 }).is_err());
+    }
+
+    #[test]
+    fn given_an_ended_session_when_its_recording_is_read_again_then_that_reading_is_the_transcript() {
+        let state = ended(None);
+        let state = apply(state.clone(), decide(&state, JobCommand::StartTranscription { at_ms: 10 }).unwrap());
+        let cmd = JobCommand::RecordTranscript {
+            path: "transcripts/j.json".into(),
+            detected_language: None,
+            words: 3,
+            at_ms: 11,
+        };
+        let state = apply(state.clone(), decide(&state, cmd).unwrap());
+        let state = apply(state.clone(), decide(&state, JobCommand::Complete { at_ms: 12 }).unwrap());
+        assert_eq!(state.status(), Some(JobStatus::Done));
+        assert_eq!(state.transcript.as_ref().map(|t| t.path.as_str()), Some("transcripts/j.json"));
+        assert_eq!(state.live_end.as_ref().and_then(LiveEnd::notes), None);
+    }
+
+    #[test]
+    fn given_an_ended_session_when_reading_it_again_fails_then_its_finals_are_the_transcript() {
+        let state = ended(Some("Cut short"));
+        let fail = JobCommand::Fail { error_msg: "the engine failed".into(), at_ms: 10 };
+        let state = apply(state.clone(), decide(&state, fail).unwrap());
+        assert_eq!(state.status(), Some(JobStatus::Done));
+        assert_eq!(state.transcript.as_ref().map(|t| t.path.as_str()), Some("media/j/live-finals.json"));
+        let notes = state.live_end.as_ref().and_then(LiveEnd::notes).unwrap();
+        assert!(notes.starts_with("Cut short. Reading the recording again failed (the engine failed)"), "{notes}");
+        // Once done, a failure is the job's own again (nothing is kept twice).
+        let fail = JobCommand::Fail { error_msg: "late".into(), at_ms: 11 };
+        let again = decide(&state, fail).unwrap_or_default();
+        assert!(!again.iter().any(|e| matches!(e, JobEvent::LiveRereadFailed { .. })), "{again:?}");
     }
 
     #[test]

@@ -331,7 +331,9 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
         }
         C::RecordTranslation { path, at_ms } => stages::record_translation(state, submission, path, at_ms),
         C::Complete { at_ms } => stages::complete(state, submission, at_ms),
-        C::Fail { error_msg, at_ms } => Ok(stages::fail(error_msg, at_ms)),
+        C::Fail { error_msg, at_ms } => {
+            Ok(live::keep_finals(state, &error_msg, at_ms).unwrap_or_else(|| stages::fail(error_msg, at_ms)))
+        }
         C::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms } => {
             callbacks::record_attempt(state, submission, outcome, at_ms, next_attempt_at_ms)
         }
@@ -441,8 +443,14 @@ pub fn evolve(mut state: JobState, event: &JobEvent) -> JobState {
         E::JobDeleted { .. } => state.deleted = true,
         E::RequestDetached { .. } => state.request_detached = true,
         E::LiveUtteranceRecorded { utterance, .. } => state.live_utterances.push(utterance.clone()),
-        E::LiveSessionEnded { interrupted, .. } => {
-            state.live_end = Some(live::LiveEnd { interrupted: interrupted.clone() })
+        E::LiveSessionEnded { interrupted, finals, .. } => {
+            state.live_end =
+                Some(live::LiveEnd { interrupted: interrupted.clone(), finals: finals.clone(), reread_failed: None })
+        }
+        E::LiveRereadFailed { error_msg, .. } => {
+            if let Some(end) = &mut state.live_end {
+                end.reread_failed = Some(error_msg.clone());
+            }
         }
         E::JobExpired { .. } => {
             state.deleted = true;

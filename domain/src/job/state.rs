@@ -79,8 +79,8 @@ pub enum Stage {
     /// A manual job's draft exists but its task was never opened (jobs recorded before tasks
     /// existed): open it.
     OpenTask,
-    /// A live session records this job; its session finishes it (or, after a crash, the node
-    /// that ran it, on its next start).
+    /// A live session records this job; its session ends it (or, after a crash, the node
+    /// that ran it, on its next start), and its recording is then transcribed.
     Live,
     /// Finished with a callbackUrl whose delivery is not settled.
     DeliverCallback,
@@ -188,7 +188,8 @@ impl JobState {
         if matches!(submission.source, MediaSource::Job { .. }) {
             return Stage::HumanWork;
         }
-        if matches!(submission.source, MediaSource::Live { .. }) {
+        // Once the session has ended, its recording goes on as an upload's would (read again).
+        if matches!(submission.source, MediaSource::Live { .. }) && self.live_end.is_none() {
             return Stage::Live;
         }
         // A manual job's draft leads to human work; only jobs recorded before tasks existed

@@ -9,6 +9,7 @@ use crate::languages::{Language, TargetLanguage};
 use crate::options::JobOptions;
 
 use super::events::MediaSource;
+use super::live;
 use super::state::JobState;
 
 /// The spec's Job object.
@@ -161,8 +162,8 @@ impl JobState {
             transcription_type: s.transcription_type,
             filename: s.source.filename().to_owned(),
             job_type: s.job_type,
-            // A live session cut short says so where a person reads about the job.
-            notes: self.live_end.as_ref().and_then(|e| e.interrupted.clone()).or_else(|| s.notes.clone()),
+            // A live session cut short (or not read again) says so where a person reads about the job.
+            notes: self.live_end.as_ref().and_then(live::LiveEnd::notes).or_else(|| s.notes.clone()),
             job_options: s.job_options,
             source_job_id,
             target_language: s.target_language,

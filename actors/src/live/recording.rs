@@ -5,7 +5,7 @@
 //! `hound`) grows on disk as it arrives, its header brought up to date every second, so a file
 //! left by a crash is a valid WAV of what came before. Each final is recorded on the job's
 //! stream as it is sent ([`Recording::utterance`]); the session's end writes the document of
-//! those recorded finals beside the audio and ends the session in one append, after which the
+//! those recorded finals beside its transcript and ends the session in one append, after which the
 //! pipeline reads the recording again as it reads an upload (the finals are the transcript only
 //! if that fails: `scribe_domain::job::live`). After a crash, the node that ran the session
 //! ends it on its next start ([`recover`]) from what the stream and the file hold, and the
@@ -31,8 +31,6 @@ use crate::media::{MediaStore, relative};
 
 /// The audio file of a live job, in its media directory.
 pub const AUDIO_FILE: &str = "live-session.wav";
-/// The document of the finals the session sent, beside it.
-const FINALS_FILE: &str = "live-finals.json";
 const SAMPLE_RATE: u32 = 16_000;
 /// How often the WAV header is brought up to date while the session runs.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
@@ -232,7 +230,7 @@ async fn finish_job(
         None
     } else {
         let json = serde_json::to_vec(&document).expect("transcripts serialize");
-        match write_finals(media, job_id, &json).await {
+        match media.write_live_finals(job_id.as_str(), &json).await {
             Ok(path) => Some(LiveTranscript { path: relative(data_dir, &path), language, words }),
             Err(e) => {
                 span.in_scope(|| tracing::error!(error = %e, "writing the live session's finals"));
@@ -249,22 +247,6 @@ async fn finish_job(
     if let Err(e) = jobs.execute(job_id, JobCommand::FinishLive { outcome, at_ms: now_ms() }).await {
         span.in_scope(|| tracing::error!(error = %e, "finishing the live job"));
     }
-}
-
-/// Writes the finals' document beside the recording, durably (its path goes on the job's stream).
-async fn write_finals(media: &MediaStore, job_id: &JobId, json: &[u8]) -> Result<PathBuf, String> {
-    let path = media.media_path(job_id.as_str(), FINALS_FILE).map_err(|e| e.to_string())?;
-    let (target, json) = (path.clone(), json.to_vec());
-    tokio::task::spawn_blocking(move || {
-        use std::io::Write;
-        let mut file = File::create(&target)?;
-        file.write_all(&json)?;
-        file.sync_all()
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| format!("writing {}: {e}", path.display()))?;
-    Ok(path)
 }
 
 /// The export document of the recorded finals: one segment per utterance, one speaker.

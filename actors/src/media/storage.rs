@@ -195,6 +195,18 @@ impl MediaStore {
         self.write_document(self.decoding_path(job_id)?, json).await
     }
 
+    /// Where the document of a live session's finals lives (see `live::recording`), beside its
+    /// transcript: `<data_dir>/transcripts/<jobId>.live-finals.json`.
+    pub fn live_finals_path(&self, job_id: &str) -> Result<PathBuf, MediaError> {
+        check_job_id(job_id)?;
+        Ok(self.transcripts_dir.join(format!("{job_id}.live-finals.json")))
+    }
+
+    /// Writes a live session's finals atomically, as [`MediaStore::write_transcript`].
+    pub async fn write_live_finals(&self, job_id: &str, json: &[u8]) -> Result<PathBuf, MediaError> {
+        self.write_document(self.live_finals_path(job_id)?, json).await
+    }
+
     /// A job's decoding record, or `None` if none was written.
     pub async fn read_decoding(&self, job_id: &str) -> Result<Option<Vec<u8>>, MediaError> {
         read_if_there(&self.decoding_path(job_id)?).await
@@ -242,7 +254,12 @@ impl MediaStore {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_error("deleting", &job_dir)(e)),
         }
-        for document in [self.transcript_path(job_id)?, self.translation_path(job_id)?, self.decoding_path(job_id)?] {
+        for document in [
+            self.transcript_path(job_id)?,
+            self.translation_path(job_id)?,
+            self.decoding_path(job_id)?,
+            self.live_finals_path(job_id)?,
+        ] {
             match tokio::fs::remove_file(&document).await {
                 Ok(()) => sync_dir(&self.transcripts_dir).await?,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}

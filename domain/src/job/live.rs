@@ -130,12 +130,8 @@ pub(super) fn keep_finals(state: &JobState, error_msg: &str, at_ms: u64) -> Opti
     if state.transcript.is_some() || state.finished.is_some() || state.deleted {
         return None;
     }
-    let error_msg = match error_msg.trim() {
-        "" => "an unknown reason".to_owned(),
-        e => e.to_owned(),
-    };
     Some(vec![
-        JobEvent::LiveRereadFailed { error_msg, at_ms },
+        JobEvent::LiveRereadFailed { error_msg: super::stages::failure_message(error_msg), at_ms },
         JobEvent::TranscriptProduced {
             path: finals.path,
             language: finals.language,
@@ -202,7 +198,7 @@ mod tests {
             media: StoredMedia { path: "media/j.wav".into(), bytes: 32_044 },
             duration_ms: 1_000,
             transcript: Some(LiveTranscript {
-                path: "media/j/live-finals.json".into(),
+                path: "transcripts/j.live-finals.json".into(),
                 language: Language::default_language(),
                 words: 1,
             }),
@@ -250,7 +246,7 @@ mod tests {
         let fail = JobCommand::Fail { error_msg: "the engine failed".into(), at_ms: 10 };
         let state = apply(state.clone(), decide(&state, fail).unwrap());
         assert_eq!(state.status(), Some(JobStatus::Done));
-        assert_eq!(state.transcript.as_ref().map(|t| t.path.as_str()), Some("media/j/live-finals.json"));
+        assert_eq!(state.transcript.as_ref().map(|t| t.path.as_str()), Some("transcripts/j.live-finals.json"));
         let notes = state.live_end.as_ref().and_then(LiveEnd::notes).unwrap();
         assert!(notes.starts_with("Cut short. Reading the recording again failed (the engine failed)"), "{notes}");
         // Once done, a failure is the job's own again (nothing is kept twice).

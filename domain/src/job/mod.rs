@@ -332,7 +332,7 @@ pub fn decide(state: &JobState, command: JobCommand) -> Result<Vec<JobEvent>, Jo
         C::RecordTranslation { path, at_ms } => stages::record_translation(state, submission, path, at_ms),
         C::Complete { at_ms } => stages::complete(state, submission, at_ms),
         C::Fail { error_msg, at_ms } => {
-            Ok(live::keep_finals(state, &error_msg, at_ms).unwrap_or_else(|| stages::fail(error_msg, at_ms)))
+            Ok(live::keep_finals(state, &error_msg, at_ms).unwrap_or_else(|| stages::fail(&error_msg, at_ms)))
         }
         C::RecordCallbackAttempt { outcome, at_ms, next_attempt_at_ms } => {
             callbacks::record_attempt(state, submission, outcome, at_ms, next_attempt_at_ms)

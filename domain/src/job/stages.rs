@@ -115,10 +115,14 @@ pub(super) fn complete(state: &JobState, submission: &Submission, at_ms: u64) ->
 }
 
 /// A blank `error_msg` is replaced by a generic sentence: a failure is never refused.
-pub(super) fn fail(error_msg: String, at_ms: u64) -> Vec<JobEvent> {
-    let error_msg = match error_msg.trim() {
+pub(super) fn fail(error_msg: &str, at_ms: u64) -> Vec<JobEvent> {
+    vec![JobEvent::JobFailed { error_msg: failure_message(error_msg), at_ms }]
+}
+
+/// `error_msg` trimmed, or a generic sentence when it is blank.
+pub(super) fn failure_message(error_msg: &str) -> String {
+    match error_msg.trim() {
         "" => "Processing failed for an unknown reason".to_owned(),
         msg => msg.to_owned(),
-    };
-    vec![JobEvent::JobFailed { error_msg, at_ms }]
+    }
 }

@@ -202,7 +202,7 @@ fn description() -> String {
     }
     format!(
         "Live transcription over a WebSocket, speaking Amberscript's Live Transcription API 1.0 (with Scribe's \
-         additions: every language of direct jobs and `auto`, `glossaryId`, `saveAsJob`, `callbackUrl`).\n\n\
+         additions: every language of direct jobs and `auto`, `glossaryId`, `saveAsJob`, `revisions`, `callbackUrl`).\n\n\
          This document describes the server: its `receive` operations are what a client sends, its `send` \
          operations what a client receives.\n\n\
          **Conversation.** Open `ws://HOST/api/real-time` (also `/real-time/`). Send INIT as the first text frame; \
@@ -231,6 +231,13 @@ fn description() -> String {
          charge), so that the transcript reads as one text, and the job is DONE (exports, editor, `scribe \
          replay`, and the callback when INIT gave `callbackUrl`). If reading it again fails, the finals are \
          its transcript and its notes say why.\n\n\
+         **revisions** (beyond Amberscript). A final is decoded from its utterance alone, so a sentence spoken \
+         with pauses may come back cut by full stops and capitals (\"and so my fellow Americans.\" then \
+         \"Ask not…\"). With `\"outputConfig\": {{\"revisions\": true}}`, once the next utterance's final is \
+         out the server reads the audio of the utterances before and after together with it, and when that \
+         reading differs it sends the FinalResult again: the same `id` (replace the earlier one), \
+         `\"revised\": true`, the utterance's words as read with its neighbours. Each final is revised at most \
+         once, the session's last one before the close; a session behind real time gives revisions up first.\n\n\
          The HTTP API is described by the OpenAPI document at `/api/openapi.json`.",
         encodings = ENCODINGS.map(|e| format!("`{e}`")).join(", "),
     )
@@ -258,13 +265,15 @@ fn schemas() -> Value {
         },
         "OutputConfig": {
             "type": "object",
-            "description": "What the server sends. Defaults to `{\"format\": \"transcription\", \"partials\": false, \"saveAsJob\": false}`.",
+            "description": "What the server sends. Defaults to `{\"format\": \"transcription\", \"partials\": false, \"saveAsJob\": false, \"revisions\": false}`.",
             "additionalProperties": false,
             "properties": {
                 "format": {"type": "string", "enum": ["transcription"], "default": "transcription"},
                 "partials": {"type": "boolean", "default": false, "description": "Send PartialResults while an utterance is spoken."},
                 "saveAsJob": {"type": "boolean", "default": false,
                               "description": "Beyond Amberscript: keep the audio and the finals as a `direct` job, DONE when the session ends."},
+                "revisions": {"type": "boolean", "default": false,
+                              "description": "Beyond Amberscript: send each final again (same id, `revised: true`) when read with the utterances around it it reads otherwise."},
             },
         },
         "Init": {
@@ -382,6 +391,8 @@ fn schemas() -> Value {
                 "version": {"type": "string", "const": "1.0"},
                 "segments": {"type": "array", "items": {"$ref": "#/components/schemas/FinalSegment"}},
                 "transcript": {"type": "string"},
+                "revised": {"type": "boolean", "const": true,
+                            "description": "Only with `outputConfig.revisions`: this FinalResult replaces the earlier one of the same id (absent on a first final)."},
             },
         },
     })
@@ -454,7 +465,7 @@ fn messages() -> Value {
                 {"name": "sessionStarted", "payload": {"type": "Info", "message": {
                     "type": "Info", "message": "Session started", "sessionId": "5d0c1f9a-3b7e-4a57-9a53-1c2d3e4f5a6b",
                     "language": "en", "audioConfig": {"sample_rate": 16000, "encoding": "s16le"},
-                    "outputConfig": {"format": "transcription", "partials": false, "saveAsJob": false},
+                    "outputConfig": {"format": "transcription", "partials": false, "saveAsJob": false, "revisions": false},
                     "jobId": null, "partialsModel": null}}},
                 {"name": "languageDetected", "payload": {"type": "Info", "message": {
                     "type": "Info", "message": "Detected language: en", "language": "en", "languageProbability": 0.98}}},

@@ -305,10 +305,12 @@ fn render_result(result: &LiveResult) -> Value {
         segment["length"] = json!(round_cs(end - start));
     }
     let kind = if result.is_final { "FinalResult" } else { "PartialResult" };
-    json!({
-        "type": kind,
-        "message": {"id": result.id, "version": "1.0", "segments": [segment], "transcript": result.transcript()},
-    })
+    let mut message =
+        json!({"id": result.id, "version": "1.0", "segments": [segment], "transcript": result.transcript()});
+    if result.revised {
+        message["revised"] = json!(true);
+    }
+    json!({"type": kind, "message": message})
 }
 
 fn round_cs(seconds: f64) -> f64 {

@@ -207,7 +207,9 @@
         const text = textOf(result);
         const old = lineOf(result.id);
         const line = el("p", { class: "final", "data-id": result.id }, text);
-        const spokenAt = text ? capturedAt(s, speechEndOf(result)) : null;
+        // A revision (the final read again with the next one) replaces its line; the delay
+        // shown stays the final's.
+        const spokenAt = text && !result.revised ? capturedAt(s, speechEndOf(result)) : null;
         if (spokenAt !== null) {
           const seconds = Math.max(0, (performance.now() - spokenAt) / 1000);
           line.dataset.delay = seconds.toFixed(2);
@@ -345,7 +347,7 @@
         language: language.value,
         apiKey: app.apiKey(),
         audioConfig: { sample_rate: 0, encoding: "s16le" },
-        outputConfig: { format: "transcription", partials: true, saveAsJob: s.saveAsJob },
+        outputConfig: { format: "transcription", partials: true, saveAsJob: s.saveAsJob, revisions: true },
       };
       if (glossary.value) init.glossaryId = glossary.value;
       try {

@@ -53,13 +53,28 @@ impl LiveRun {
         self.messages.iter().filter(|(_, m)| m["type"] == kind).map(|(_, m)| m).collect()
     }
 
-    /// The finals' transcripts joined.
+    /// The finals' transcripts joined, as first sent (revisions left out).
     pub fn final_text(&self) -> String {
         self.of_type("FinalResult")
             .iter()
+            .filter(|m| m["message"]["revised"] != true)
             .filter_map(|m| m["message"]["transcript"].as_str())
             .collect::<Vec<_>>()
             .join(" ")
+    }
+
+    /// The finals' transcripts joined, each as last sent: a revision (`outputConfig.revisions`)
+    /// replaces the final of its id, in that final's place.
+    pub fn revised_text(&self) -> String {
+        let mut finals: Vec<(&Value, &str)> = Vec::new();
+        for m in self.of_type("FinalResult") {
+            let (id, text) = (&m["message"]["id"], m["message"]["transcript"].as_str().unwrap_or(""));
+            match finals.iter_mut().find(|(i, _)| *i == id) {
+                Some(earlier) => earlier.1 = text,
+                None => finals.push((id, text)),
+            }
+        }
+        finals.iter().map(|(_, t)| *t).filter(|t| !t.is_empty()).collect::<Vec<_>>().join(" ")
     }
 
     /// The first `Error` message's object.

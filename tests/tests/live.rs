@@ -554,6 +554,49 @@ fn a_breath_mid_sentence_does_not_cut_the_sentence() {
     assert!(wer(JFK_TEXT, &run.final_text()) <= 0.10, "{finals:?}");
 }
 
+/// `outputConfig.revisions`: jfk streamed at the pace of speech comes back in two finals, the
+/// first ending with a full stop where the sentence goes on ("…my fellow Americans." then "Ask
+/// not…"). Each final is sent again once read with its neighbour, with its id and `revised`,
+/// and the finals as revised read as one sentence, with the words the finals had.
+#[test]
+fn revisions_read_each_final_again_with_its_neighbours() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start();
+    let key = server.key();
+    let audio = pcm(clips::JFK, 16_000, "s16le");
+    let mut live = session(&server, init(key, json!({"outputConfig": {"revisions": true}})), &audio, 16_000, "s16le");
+    live.pace = Pace::RealTime;
+    let run = live.run();
+    assert_ended_normally(&run);
+    assert_eq!(run.messages[0].1["message"]["outputConfig"]["revisions"], true, "{:?}", run.messages[0]);
+
+    let (first, revised): (Vec<&Value>, Vec<&Value>) =
+        run.of_type("FinalResult").into_iter().partition(|m| m["message"]["revised"] != true);
+    assert!(first.len() >= 2, "jfk is cut at its pauses: {first:?}");
+    assert!(!revised.is_empty(), "no final was revised: {:?}", run.messages);
+    for r in &revised {
+        let id = &r["message"]["id"];
+        let original = first.iter().find(|f| f["message"]["id"] == *id);
+        let original = original.unwrap_or_else(|| panic!("a revision of no final: {r}"));
+        assert_eq!(r["message"]["segments"][0]["start"], original["message"]["segments"][0]["start"], "{r}");
+        assert_ne!(
+            r["message"]["transcript"], original["message"]["transcript"],
+            "a revision that changes nothing: {r}"
+        );
+    }
+    let (sent, read_again) = (run.final_text(), run.revised_text());
+    eprintln!("finals as sent: {sent}\nas revised: {read_again}");
+    assert!(wer(JFK_TEXT, &read_again) <= wer(JFK_TEXT, &sent).max(0.05), "{read_again:?} against {sent:?}");
+    // One sentence: a single full stop, at the end, and "ask" in small letters both times.
+    assert_eq!(read_again.matches(['.', '?', '!']).count(), 1, "{read_again:?}");
+    assert!(read_again.ends_with('.') && !read_again.contains("Ask"), "{read_again:?}");
+
+    let metrics = server.http().get(server.url("/metrics")).send().unwrap().text().unwrap();
+    let counted =
+        |kind: &str| metrics.lines().any(|l| l.starts_with(&format!("scribe_live_decodes_total{{kind=\"{kind}\"}} ")));
+    assert!(counted("revision") && counted("revised"), "{metrics}");
+}
+
 /// `--live-pause`: the operator's pause ends utterances. jfk's first pause (after "…my fellow
 /// Americans", which Whisper ends with a full stop, so it is not held) ends an utterance at the
 /// default 0.5 s; at 2 s no pause of jfk's does, and the speech comes back as one final.

@@ -188,6 +188,10 @@ fn the_live_page_captions_the_microphone_and_saves_the_session_as_a_job() {
     assert!(browser.find_all("#live-captions .partial").is_empty(), "no partial outlives the session");
     assert_eq!(browser.text(&browser.find("#live-error")), "", "a stopped session is no error");
     assert!(finals(&browser).contains(JFK_WORDS));
+    // The page asks for revisions: each final read again with its neighbours replaces its line,
+    // so the sentence Whisper cut with a full stop at the pause goes on in small letters.
+    let captions = browser.text(&browser.find("#live-captions"));
+    assert!(captions.contains("ask not what"), "the captions as revised: {captions:?}");
     browser.screenshot("live-stopped");
     assert!(balance(&server, &ann) < before, "the session was paid");
 

@@ -20,16 +20,25 @@ pub enum DecodeCount {
     PartialCancelled,
     /// A decoding (of any kind) run in one batch with other sessions' (the server's live decoder).
     Shared,
+    /// A final read again with its neighbours (`outputConfig.revisions`).
+    Revision,
+    /// ... stopped before its end because a final needed the engine (it is decoded again later).
+    RevisionCancelled,
+    /// ... whose reading differed from the final, and was sent.
+    Revised,
 }
 
 impl DecodeCount {
-    pub const ALL: [DecodeCount; 6] = [
+    pub const ALL: [DecodeCount; 9] = [
         DecodeCount::Final,
         DecodeCount::Early,
         DecodeCount::EarlyKept,
         DecodeCount::Partial,
         DecodeCount::PartialCancelled,
         DecodeCount::Shared,
+        DecodeCount::Revision,
+        DecodeCount::RevisionCancelled,
+        DecodeCount::Revised,
     ];
 
     /// The metric label.
@@ -41,13 +50,16 @@ impl DecodeCount {
             DecodeCount::Partial => "partial",
             DecodeCount::PartialCancelled => "partial_cancelled",
             DecodeCount::Shared => "shared",
+            DecodeCount::Revision => "revision",
+            DecodeCount::RevisionCancelled => "revision_cancelled",
+            DecodeCount::Revised => "revised",
         }
     }
 }
 
 /// The counts since the server started; cheap to clone and share between sessions.
 #[derive(Clone, Debug, Default)]
-pub struct DecodeCounts(Arc<[AtomicU64; 6]>);
+pub struct DecodeCounts(Arc<[AtomicU64; DecodeCount::ALL.len()]>);
 
 impl DecodeCounts {
     pub fn count(&self, kind: DecodeCount) {

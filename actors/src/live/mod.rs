@@ -239,7 +239,7 @@ impl LiveSessions {
                 "sessionId": session_id.as_str(),
                 "language": init.language.code(),
                 "audioConfig": {"sample_rate": init.audio.sample_rate, "encoding": init.audio.encoding.name()},
-                "outputConfig": {"format": "transcription", "partials": init.output.partials, "saveAsJob": init.output.save_as_job},
+                "outputConfig": {"format": "transcription", "partials": init.output.partials, "saveAsJob": init.output.save_as_job, "revisions": init.output.revisions},
                 "glossaryId": init.glossary_id.as_ref().map(|g| g.as_str()),
                 "jobId": init.output.save_as_job.then(|| session_id.as_str()),
                 "partialsModel": partials.map(|p| p.name.as_str()),

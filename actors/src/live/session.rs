@@ -19,7 +19,10 @@
 //! ready at the same moment together. One decode is asked for at a time per session, finals
 //! first, and a final pre-empts a partial in flight (cancelled between two decoder steps): a
 //! session that falls behind real time skips partials until it has caught up, and never drops a
-//! final.
+//! final. With `outputConfig.revisions`, each final is read again once the next is out, over
+//! the audio of its neighbours too ([`live::revision`]), and sent again when it reads otherwise:
+//! after finals and their early decodings, before partials, stopped like a partial for a final,
+//! and the first thing a session behind real time gives up.
 //!
 //! The session ends on END, on a closed socket, on an exhausted balance, after an idle time, or
 //! when the engine fails; in every case the speech already received is finalized first (unless
@@ -34,6 +37,7 @@ use std::time::{Duration, Instant};
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 use scribe_domain::ids::{JobId, UserName};
 use scribe_domain::languages::Language;
+use scribe_domain::live::revision::Revision;
 use scribe_domain::live::{
     self, LiveError, LiveErrorCode, LiveInit, LiveResult, LiveWord, PcmDecoder, WordTiming, endpoint, started_minutes,
 };
@@ -118,6 +122,8 @@ enum DecodeKind {
         range: Range<usize>,
         partials_sent: bool,
     },
+    /// A final sent earlier, read again with its neighbours (`outputConfig.revisions`).
+    Revision(Pending),
 }
 
 /// The decode asked for (waiting in the server's queue, or running), and how to stop it when
@@ -174,6 +180,28 @@ struct Open {
     partials_sent: bool,
 }
 
+/// A final sent, as long as a revision may read it (the last few).
+struct Sent {
+    id: String,
+    range: Range<usize>,
+    transcript: String,
+    /// Its revision has been planned (or it has none).
+    revised: bool,
+}
+
+/// A final to read again, waiting for the engine (see [`live::revision`]).
+struct Pending {
+    id: String,
+    own: Range<usize>,
+    plan: Revision,
+}
+
+/// Finals a session keeps for revisions: a final is revised once the one after it is sent,
+/// read with the one before it.
+const SENT_KEPT: usize = 3;
+/// Revisions waiting at most; older ones are dropped (a session behind its speaker).
+const PENDING_KEPT: usize = 2;
+
 /// An utterance that ended and waits for its final.
 struct Ended {
     id: String,
@@ -211,6 +239,9 @@ pub struct SessionState {
     speaking: bool,
     /// How long the last partial answered took, from asking to answer (waiting included).
     partial_took: Duration,
+    /// The last finals sent, and the revisions waiting (with `outputConfig.revisions`).
+    sent: VecDeque<Sent>,
+    revisions: VecDeque<Pending>,
 }
 
 pub struct LiveSessionActor;
@@ -252,6 +283,8 @@ impl Actor for LiveSessionActor {
             warned_behind: false,
             speaking: false,
             partial_took: Duration::ZERO,
+            sent: VecDeque::new(),
+            revisions: VecDeque::new(),
             engine,
             args,
         })
@@ -287,6 +320,8 @@ impl Actor for LiveSessionActor {
                 state.decoded(*decoded).await;
             }
         }
+        state.plan_revisions();
+        state.forget_old_audio();
         state.schedule(&myself);
         if state.is_done() {
             if let Some(recording) = state.args.recording.take() {
@@ -325,13 +360,48 @@ impl SessionState {
     }
 
     fn is_done(&self) -> bool {
-        self.closing.is_some() && self.decoding.is_none() && self.ended.is_empty() && self.open.is_none()
+        self.closing.is_some()
+            && self.decoding.is_none()
+            && self.ended.is_empty()
+            && self.open.is_none()
+            && self.revisions.is_empty()
+            && self.sent.back().is_none_or(|s| s.revised)
     }
 
-    /// A partial in flight is stopped: a final needs the engine.
+    /// A partial or revision in flight is stopped: a final needs the engine. (A revision
+    /// stopped is asked for again later.)
     fn cancel_partial(&self) {
-        if let Some(flight) = self.decoding.as_ref().filter(|f| f.kind == Counted::Partial) {
+        if let Some(flight) = self.decoding.as_ref().filter(|f| matches!(f.kind, Counted::Partial | Counted::Revision))
+        {
             flight.cancel.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// With revisions asked for, a final just sent (the newest of `sent`) makes the one before
+    /// it ready to be read again with its neighbours; at the session's end, so is the last.
+    fn plan_revisions(&mut self) {
+        if !self.args.init.output.revisions {
+            return;
+        }
+        let ending = self.closing.is_some() && self.ended.is_empty() && self.open.is_none();
+        let n = self.sent.len();
+        for i in 0..n {
+            if self.sent[i].revised || (i + 1 == n && !ending) {
+                continue;
+            }
+            let before = i.checked_sub(1).map(|b| &self.sent[b].range);
+            let after = self.sent.get(i + 1).map(|a| &a.range);
+            if let Some(plan) = Revision::plan(before, &self.sent[i].range, after) {
+                self.revisions.push_back(Pending {
+                    id: self.sent[i].id.clone(),
+                    own: self.sent[i].range.clone(),
+                    plan,
+                });
+            }
+            self.sent[i].revised = true;
+        }
+        while self.revisions.len() > PENDING_KEPT {
+            self.revisions.pop_front();
         }
     }
 
@@ -476,6 +546,14 @@ impl SessionState {
             .map(|e| e.range.start)
             .or(self.open.as_ref().map(|o| o.start))
             .unwrap_or(self.received.saturating_sub(RATE));
+        // Revisions read the finals before: the oldest waiting one's window, and the finals
+        // kept (a revision of the newest reads the one before it).
+        let keep_from = self
+            .revisions
+            .iter()
+            .map(|r| r.plan.window.start)
+            .chain(self.sent.iter().rev().take(2).map(|s| s.range.start))
+            .fold(keep_from, usize::min);
         if keep_from > self.base {
             let drop = (keep_from - self.base).min(self.audio.len());
             self.audio.drain(..drop);
@@ -543,6 +621,18 @@ impl SessionState {
             self.request_decode(myself, kind, samples, options);
             return;
         }
+        if self.behind_s() > BEHIND_WARNING_S {
+            // Behind the speaker: revisions are the first thing to give up.
+            self.revisions.clear();
+        }
+        // (One stopped for a final while newer finals came may have lost its audio: dropped.)
+        self.revisions.retain(|r| r.plan.window.start >= self.base);
+        if let Some(pending) = self.revisions.pop_front() {
+            let samples = self.samples(&pending.plan.window);
+            let options = self.options(true);
+            self.request_decode(myself, DecodeKind::Revision(pending), samples, options);
+            return;
+        }
         if !self.args.init.output.partials || self.closing.is_some() || !self.speaking {
             return;
         }
@@ -601,6 +691,7 @@ impl SessionState {
             DecodeKind::Partial { .. } => Counted::Partial,
             DecodeKind::Early { .. } => Counted::Early,
             DecodeKind::Final { .. } => Counted::Final,
+            DecodeKind::Revision(_) => Counted::Revision,
         };
         let cancel = Arc::new(AtomicBool::new(false));
         if counted != Counted::Final {
@@ -617,7 +708,7 @@ impl SessionState {
             engine,
             samples,
             options,
-            urgent: counted != Counted::Partial,
+            urgent: !matches!(counted, Counted::Partial | Counted::Revision),
             reply: Box::new(move |result| {
                 let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
             }),
@@ -655,6 +746,7 @@ impl SessionState {
                     is_final: false,
                     words: shown.into_iter().map(|word| LiveWord { word, timing: None }).collect(),
                     span: None,
+                    revised: false,
                 }));
             }
             DecodeKind::Early { range } => {
@@ -684,9 +776,10 @@ impl SessionState {
                 }
                 // Otherwise the speaker went on: the decoding is wasted.
             }
+            DecodeKind::Revision(pending) => self.revised(pending, decoded.result),
             DecodeKind::Final { id, range, partials_sent } => {
+                // (The audio it held is forgotten once revisions have had their say: `handle`.)
                 self.ended.pop_front();
-                self.forget_old_audio();
                 let transcript = match decoded.result {
                     Ok(t) => Some(t),
                     Err(EngineError::NoSpeech) => None,
@@ -709,14 +802,49 @@ impl SessionState {
                     return;
                 }
                 let end = range.end as f64 / RATE as f64;
-                let result = LiveResult { id, is_final: true, words, span: Some((offset, end)) };
+                let result = LiveResult { id, is_final: true, words, span: Some((offset, end)), revised: false };
                 let language = self.language.and_then(Language::from_whisper).unwrap_or(self.args.init.language);
                 if let Some(recording) = self.args.recording.as_mut() {
                     recording.utterance(&result, language).await;
                 }
+                if self.args.init.output.revisions && !result.words.is_empty() {
+                    let transcript = result.transcript();
+                    self.sent.push_back(Sent { id: result.id.clone(), range, transcript, revised: false });
+                    if self.sent.len() > SENT_KEPT {
+                        self.sent.pop_front();
+                    }
+                }
                 self.send(LiveOutput::Result(result));
                 self.warn_if_behind();
             }
+        }
+    }
+
+    /// A revision's reading: its words within the final's stretch, sent as that final again
+    /// when they read otherwise. One stopped for a final is asked for again; one that failed is
+    /// dropped (the final stands).
+    fn revised(&mut self, pending: Pending, result: Result<scribe_whisper::Transcript, EngineError>) {
+        let transcript = match result {
+            Ok(t) => t,
+            Err(EngineError::Cancelled) => {
+                self.args.decodes.count(Counted::RevisionCancelled);
+                self.revisions.push_front(pending);
+                return;
+            }
+            Err(_) => return,
+        };
+        let offset = pending.plan.window.start as f64 / RATE as f64;
+        let words: Vec<LiveWord> = self
+            .final_words(&transcript, offset)
+            .into_iter()
+            .filter(|w| w.timing.is_some_and(|t| pending.plan.keeps(t.start, t.end)))
+            .collect();
+        let span = (pending.own.start as f64 / RATE as f64, pending.own.end as f64 / RATE as f64);
+        let result = LiveResult { id: pending.id, is_final: true, words, span: Some(span), revised: true };
+        let unchanged = self.sent.iter().any(|s| s.id == result.id && s.transcript == result.transcript());
+        if !unchanged && !result.words.is_empty() {
+            self.args.decodes.count(Counted::Revised);
+            self.send(LiveOutput::Result(result));
         }
     }
 

@@ -36,6 +36,9 @@ pub struct OutputConfig {
     pub partials: bool,
     /// Keep the audio and the finals as a `direct` transcription job (Scribe's addition).
     pub save_as_job: bool,
+    /// Send each final again, read with the utterances around it, when that reading differs
+    /// (Scribe's addition; see [`super::revision`]).
+    pub revisions: bool,
 }
 
 /// A checked INIT message.
@@ -61,7 +64,7 @@ pub enum ClientText {
 const TOP_FIELDS: [&str; 7] =
     ["messageType", "language", "apiKey", "audioConfig", "outputConfig", "glossaryId", "callbackUrl"];
 const AUDIO_FIELDS: [&str; 2] = ["sample_rate", "encoding"];
-const OUTPUT_FIELDS: [&str; 3] = ["format", "partials", "saveAsJob"];
+const OUTPUT_FIELDS: [&str; 4] = ["format", "partials", "saveAsJob", "revisions"];
 
 impl ClientText {
     /// Parses a text frame.
@@ -218,6 +221,7 @@ fn parse_init(message: &Map<String, Value>) -> Result<LiveInit, LiveError> {
         }
         output.partials = boolean(config, "partials", "outputConfig.partials")?;
         output.save_as_job = boolean(config, "saveAsJob", "outputConfig.saveAsJob")?;
+        output.revisions = boolean(config, "revisions", "outputConfig.revisions")?;
     }
     let glossary_id = string(message, "glossaryId", "glossaryId")?
         .map(|g| GlossaryId::parse_field("glossaryId", g))
@@ -257,7 +261,7 @@ mod tests {
         .unwrap();
         assert_eq!(i.language.code(), "en");
         assert_eq!(i.audio, AudioConfig { sample_rate: 48_000, encoding: Encoding::S32le });
-        assert_eq!(i.output, OutputConfig { partials: true, save_as_job: false });
+        assert_eq!(i.output, OutputConfig { partials: true, save_as_job: false, revisions: false });
     }
 
     #[test]
@@ -271,11 +275,11 @@ mod tests {
     #[test]
     fn given_auto_and_scribes_additions_when_parsed_then_they_are_kept() {
         let i = init(
-            r#"{"messageType":"INIT","language":"auto","apiKey":"k","glossaryId":"g1","callbackUrl":"https://example.com/cb","outputConfig":{"format":"transcription","saveAsJob":true}}"#,
+            r#"{"messageType":"INIT","language":"auto","apiKey":"k","glossaryId":"g1","callbackUrl":"https://example.com/cb","outputConfig":{"format":"transcription","saveAsJob":true,"revisions":true}}"#,
         )
         .unwrap();
         assert!(i.language.is_auto());
-        assert!(i.output.save_as_job);
+        assert!(i.output.save_as_job && i.output.revisions);
         assert_eq!(i.glossary_id.unwrap().as_str(), "g1");
         assert_eq!(i.callback_url.unwrap().as_str(), "https://example.com/cb");
     }

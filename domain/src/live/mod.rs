@@ -5,6 +5,7 @@
 pub mod endpoint;
 pub mod init;
 pub mod pcm;
+pub mod revision;
 
 use std::fmt;
 
@@ -132,6 +133,9 @@ pub struct LiveResult {
     pub words: Vec<LiveWord>,
     /// The utterance's span, seconds from the start of the stream (finals only).
     pub span: Option<(f64, f64)>,
+    /// A final sent again, read with the utterances around it ([`revision`]): it replaces the
+    /// final of the same `id`.
+    pub revised: bool,
 }
 
 impl LiveResult {

@@ -41,6 +41,10 @@ const QUICK_CAPACITY_CLIP: &str = "en_jfk";
 /// Sessions at once keep up while the 95th percentile of their finals' latency (from the last
 /// word) stays under this.
 const KEEP_UP_S: f64 = 2.0;
+/// The capacity runs' sessions: partials at the pace of speech.
+const PACED: live_client::Asks = live_client::Asks { partials: true, revisions: false, burst: false };
+/// The warm-up: partials, as fast as the socket takes it.
+const BURST: live_client::Asks = live_client::Asks { partials: true, revisions: false, burst: true };
 
 #[derive(clap::Args, Debug)]
 pub struct BenchLiveArgs {
@@ -88,6 +92,10 @@ pub struct BenchLiveArgs {
     /// clips and of base's capacity runs come from it [default: base decodes its own partials].
     #[arg(long)]
     pub partials_model: Option<String>,
+    /// The live clips' sessions ask for revisions (`outputConfig.revisions`): the finals as
+    /// revised are scored too, and how long after its final each revision came.
+    #[arg(long)]
+    pub revisions: bool,
     /// Directory holding the models (as for `scribe serve`).
     #[arg(long, env = "SCRIBE_MODELS_DIR")]
     pub models_dir: Option<PathBuf>,
@@ -222,10 +230,10 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
     let http = reqwest::Client::new();
     let scoring = Scoring { python: &python, corpus: &corpus, header: &header };
     // One unmeasured session first, so that the live engine's start-up is not billed to a clip.
-    runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), true, true))?;
+    runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), BURST))?;
     let clip_figures = match args.capacity {
         true => None,
-        false => Some(stream_clips(&runtime, &http, &server, &key, &clips, &scoring)?),
+        false => Some(stream_clips(&runtime, &http, &server, &key, &clips, &scoring, args.revisions)?),
     };
     if let (true, Some(figures)) = (args.clips, &clip_figures) {
         println!();
@@ -256,7 +264,7 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         let server =
             start(&data, &models_dir, Some(&small_dir), None, args.max_sessions, &work.join("serve-small.stderr"))?;
         let ws_url = format!("ws://{}/api/real-time", server.addr);
-        runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), true, true))?;
+        runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), BURST))?;
         capacity(&runtime, &ws_url, &key, &args.small_model, &runs, &scoring, &levels)?
     } else {
         Capacity {
@@ -326,6 +334,21 @@ struct ClipFigures {
     slow: Vec<(String, TimedFinal)>,
     /// The server's decodings by kind, after the clips' sessions (warm-up included).
     decodes: Vec<(String, u64)>,
+    /// With `--revisions`: the finals as revised.
+    revised: Option<Revised>,
+}
+
+/// The clips' finals as revised (`outputConfig.revisions`).
+struct Revised {
+    /// WER % of the finals as revised.
+    wer: f64,
+    /// Clips whose reference is cased and punctuated, and the formatted WER % over them of the
+    /// finals as revised and as sent.
+    cased: usize,
+    formatted: f64,
+    finals_formatted: f64,
+    /// Each revision's arrival after its final's (s).
+    delays: Vec<f64>,
 }
 
 /// A final this long after its last word is listed with where its utterance ended.
@@ -339,7 +362,9 @@ fn stream_clips(
     key: &str,
     clips: &[Streamed],
     scoring: &Scoring<'_>,
+    revisions: bool,
 ) -> anyhow::Result<ClipFigures> {
+    let asks = live_client::Asks { partials: true, revisions, burst: false };
     let base_url = format!("http://{}/api", server.addr);
     let ws_url = format!("ws://{}/api/real-time", server.addr);
     let mut direct_hyps = Vec::new();
@@ -358,8 +383,9 @@ fn stream_clips(
     // The server's utterances are padded as the engine's defaults say.
     let padding_s = f64::from(UtteranceParams::default().padding_ms) / 1000.0;
     let (mut finals, mut behind) = (0, 0);
+    let (mut revised_hyps, mut revision_delays) = (Vec::new(), Vec::new());
     for c in clips {
-        let log = runtime.block_on(live_client::stream(&ws_url, key, Arc::clone(&c.pcm), true, false))?;
+        let log = runtime.block_on(live_client::stream(&ws_url, key, Arc::clone(&c.pcm), asks))?;
         if !log.ended_normally() {
             bail!(
                 "the live session of {} did not end normally: close {:?}, error {:?}",
@@ -390,12 +416,42 @@ fn stream_clips(
             log.finals_late_after_last_word(SLOW_FINAL_S).into_iter().map(|f| (stem(&c.clip.file).to_string(), f)),
         );
         live_hyps.push((c.clip.file.clone(), log.final_text()));
+        if revisions {
+            eprintln!("  revised{:<50} {}", "", log.revised_text());
+            revised_hyps.push((c.clip.file.clone(), log.revised_text()));
+            revision_delays.extend(log.revision_delays());
+        }
     }
     let decodes = runtime.block_on(live_decodes(http, &format!("http://{}/metrics", server.addr)))?;
     let plain: Vec<Clip> = clips.iter().map(|c| c.clip.clone()).collect();
     let (python, corpus, header) = (scoring.python, scoring.corpus, scoring.header);
     let (direct_wer, direct_each) = score_per_clip(python, corpus, header, &plain, &direct_hyps)?;
     let (live_wer, live_each) = score_per_clip(python, corpus, header, &plain, &live_hyps)?;
+    let revised = if revisions {
+        let (wer, _) = score_per_clip(python, corpus, header, &plain, &revised_hyps)?;
+        // Scored as written only where the reference is written: cased and punctuated.
+        let written_out = |t: &str| {
+            t.chars().any(char::is_lowercase) && t.chars().any(char::is_uppercase) && t.contains(['.', ',', '?', '!'])
+        };
+        let cased = plain.iter().filter(|c| written_out(&c.transcript)).count();
+        let written = |hyps: &[(String, String)]| {
+            let pairs = plain.iter().zip(hyps).filter(|(c, _)| written_out(&c.transcript));
+            let (errors, words) = pairs.fold((0, 0), |(e, w), (clip, (_, text))| {
+                let (ce, cw) = crate::live_encoder::formatted_wer(&clip.transcript, text);
+                (e + ce, w + cw)
+            });
+            errors as f64 * 100.0 / words.max(1) as f64
+        };
+        Some(Revised {
+            wer,
+            cased,
+            formatted: written(&revised_hyps),
+            finals_formatted: written(&live_hyps),
+            delays: revision_delays,
+        })
+    } else {
+        None
+    };
     let differing = plain
         .iter()
         .zip(live_each.iter().zip(&direct_each))
@@ -417,6 +473,7 @@ fn stream_clips(
         end_of_speech_latencies,
         slow,
         decodes,
+        revised,
     })
 }
 
@@ -467,6 +524,22 @@ impl ClipFigures {
         for (clip, live, direct) in &self.differing {
             println!("  {clip:<56}{live:>8.2}{direct:>8.2}");
         }
+        if let Some(r) = &self.revised {
+            let (p50, p95) = (percentile(&r.delays, 50.0), percentile(&r.delays, 95.0));
+            println!(
+                "finals as revised (outputConfig.revisions): WER {:.2} % (as sent {:.2} %), formatted WER on the {} \
+                 clips with cased, punctuated references {:.2} % (as sent {:.2} %); {} finals sent again, p50 {} s / \
+                 p95 {} s after their final",
+                r.wer,
+                self.live_wer,
+                r.cased,
+                r.formatted,
+                r.finals_formatted,
+                r.delays.len(),
+                secs(p50),
+                secs(p95)
+            );
+        }
         let n = |kind: &str| decodings_of(&self.decodes, kind);
         println!(
             "decodings of the clips' sessions (warm-up included): {} finals after the pause, {} begun when a pause \
@@ -478,6 +551,14 @@ impl ClipFigures {
             n("partial"),
             n("partial_cancelled")
         );
+        if self.revised.is_some() {
+            println!(
+                "revisions: {} read again ({} stopped for a final and read again later), {} sent",
+                n("revision"),
+                n("revision_cancelled"),
+                n("revised")
+            );
+        }
     }
 }
 
@@ -643,7 +724,7 @@ fn capacity(
                 .iter()
                 .map(|stream| {
                     let (ws_url, key, audio) = (ws_url.to_string(), key.to_string(), Arc::clone(&stream.pcm));
-                    tokio::spawn(async move { live_client::stream(&ws_url, &key, audio, true, false).await })
+                    tokio::spawn(async move { live_client::stream(&ws_url, &key, audio, PACED).await })
                 })
                 .collect();
             let mut logs = Vec::new();

@@ -34,13 +34,39 @@ impl SessionLog {
         self.messages.iter().filter(move |(_, m)| m["type"] == kind).map(|(t, m)| (*t, &m["message"]))
     }
 
-    /// The finals' transcripts joined.
+    /// The finals as first sent (a revision, `outputConfig.revisions`, is not a final of its own).
+    fn finals_sent(&self) -> impl Iterator<Item = (f64, &Value)> + '_ {
+        self.of_type("FinalResult").filter(|(_, m)| m["revised"] != true)
+    }
+
+    /// The finals' transcripts joined, as first sent.
     pub fn final_text(&self) -> String {
-        self.of_type("FinalResult").filter_map(|(_, m)| m["transcript"].as_str()).collect::<Vec<_>>().join(" ")
+        self.finals_sent().filter_map(|(_, m)| m["transcript"].as_str()).collect::<Vec<_>>().join(" ")
+    }
+
+    /// The finals' transcripts joined, each as revised when it was.
+    pub fn revised_text(&self) -> String {
+        let mut texts: Vec<(&Value, &str)> = Vec::new();
+        for (_, m) in self.of_type("FinalResult") {
+            let text = m["transcript"].as_str().unwrap_or_default();
+            match texts.iter_mut().find(|(id, _)| **id == m["id"]) {
+                Some(earlier) => earlier.1 = text,
+                None => texts.push((&m["id"], text)),
+            }
+        }
+        texts.iter().map(|(_, t)| *t).filter(|t| !t.is_empty()).collect::<Vec<_>>().join(" ")
+    }
+
+    /// For each revision: its arrival − its final's.
+    pub fn revision_delays(&self) -> Vec<f64> {
+        self.of_type("FinalResult")
+            .filter(|(_, m)| m["revised"] == true)
+            .filter_map(|(at, m)| Some(at - self.finals_sent().find(|(_, f)| f["id"] == m["id"])?.0))
+            .collect()
     }
 
     pub fn finals(&self) -> usize {
-        self.of_type("FinalResult").count()
+        self.finals_sent().count()
     }
 
     pub fn partials(&self) -> usize {
@@ -54,7 +80,7 @@ impl SessionLog {
 
     /// Each final's text, arrival, and where its last word and its utterance end.
     fn timed_finals(&self) -> Vec<TimedFinal> {
-        self.of_type("FinalResult")
+        self.finals_sent()
             .filter_map(|(arrived, m)| {
                 let segments = m["segments"].as_array()?;
                 let words = segments.iter().filter_map(|s| s["words"].as_array()).flatten();
@@ -100,7 +126,7 @@ impl SessionLog {
     /// when the session's captions were done the moment its audio was (less when it lagged).
     pub fn pace(&self) -> Option<f64> {
         let audio = self.sent.last()?.1;
-        let last_final = self.of_type("FinalResult").map(|(t, _)| t).reduce(f64::max)?;
+        let last_final = self.finals_sent().map(|(t, _)| t).reduce(f64::max)?;
         Some(audio / last_final.max(audio))
     }
 
@@ -113,7 +139,7 @@ impl SessionLog {
                 first_partial.entry(id).or_insert(arrived);
             }
         }
-        self.of_type("FinalResult")
+        self.finals_sent()
             .filter_map(|(_, m)| {
                 let partial = first_partial.get(m["id"].as_str()?)?;
                 let start = m["segments"][0]["start"].as_f64()?;
@@ -148,16 +174,22 @@ pub struct TimedFinal {
     pub end_s: f64,
 }
 
-/// Streams `audio` (16 kHz mono s16le) into the live door at `ws_url` at real-time pace, with
-/// partials when `partials`, then END; or as fast as the socket takes it when `burst`. Returns
-/// everything seen once the server closes.
-pub async fn stream(
-    ws_url: &str,
-    key: &str,
-    audio: Arc<Vec<u8>>,
-    partials: bool,
-    burst: bool,
-) -> anyhow::Result<SessionLog> {
+/// What a session asks for, and how its audio is sent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Asks {
+    /// `outputConfig.partials`.
+    pub partials: bool,
+    /// `outputConfig.revisions`.
+    pub revisions: bool,
+    /// As fast as the socket takes it, not at real-time pace.
+    pub burst: bool,
+}
+
+/// Streams `audio` (16 kHz mono s16le) into the live door at `ws_url` at real-time pace (or in
+/// a burst), asking for what `asks` says, then END. Returns everything seen once the server
+/// closes.
+pub async fn stream(ws_url: &str, key: &str, audio: Arc<Vec<u8>>, asks: Asks) -> anyhow::Result<SessionLog> {
+    let Asks { partials, revisions, burst } = asks;
     let (socket, _) =
         tokio_tungstenite::connect_async(ws_url).await.with_context(|| format!("connecting to {ws_url}"))?;
     let (mut sink, mut source) = socket.split();
@@ -166,7 +198,7 @@ pub async fn stream(
         "language": "en",
         "apiKey": key,
         "audioConfig": {"sample_rate": RATE, "encoding": "s16le"},
-        "outputConfig": {"format": "transcription", "partials": partials},
+        "outputConfig": {"format": "transcription", "partials": partials, "revisions": revisions},
     });
     sink.send(Message::text(init.to_string())).await?;
     let mut log = SessionLog::default();

@@ -24,6 +24,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use scribe_domain::live::endpoint::holds_pause;
+use scribe_domain::live::revision::Revision;
 use scribe_whisper::audio::{self, SAMPLE_RATE};
 use scribe_whisper::utterances::{self, UtteranceEvent, UtteranceParams};
 use scribe_whisper::vad::SileroVad;
@@ -128,6 +129,7 @@ fn cased(cutter: &Cutter, corpus: &Path, python: &Path) -> anyhow::Result<()> {
     let (formatted, miscased) = (written.formatted_wer(), written.miscased);
     println!("{:>10}{:>12}{wer:>10.2}{formatted:>18.2}{miscased:>10}{:>14}", "direct", "-", "-");
     let mut seams_of = Vec::new();
+    let mut revised_rows: Vec<(&Clip, &Vec<f32>, Vec<(Range<usize>, String)>)> = Vec::new();
     for (pause, hold) in [(500, None), (700, None), (500, Some(700)), (500, Some(1000))] {
         let mut tally = Tally::default();
         let mut texts: Vec<Vec<String>> = Vec::new();
@@ -137,6 +139,9 @@ fn cased(cutter: &Cutter, corpus: &Path, python: &Path) -> anyhow::Result<()> {
             open_ended += finals.iter().filter(|(_, text)| holds_pause(text.split_whitespace())).count();
             texts.push(finals.iter().map(|(_, t)| t.clone()).filter(|t| !t.is_empty()).collect());
             written.add(clip, joined(&finals));
+            if hold == Some(1000) {
+                revised_rows.push((clip, samples, finals.clone()));
+            }
         }
         let wer = score(python, corpus, &header, &clips, &written.hyps)?;
         let (formatted, miscased) = (written.formatted_wer(), written.miscased);
@@ -150,6 +155,23 @@ fn cased(cutter: &Cutter, corpus: &Path, python: &Path) -> anyhow::Result<()> {
         }
     }
     println!("(mid-sentence: finals whose last word has no sentence mark)");
+    // The finals as revised (`outputConfig.revisions`): each read again with its neighbours.
+    let mut written = Written::default();
+    let mut tally = Revisions::default();
+    for (clip, samples, finals) in &revised_rows {
+        written.add(clip, cutter.revised(samples, finals, &mut tally)?);
+    }
+    let wer = score(python, corpus, &header, &clips, &written.hyps)?;
+    let (formatted, miscased) = (written.formatted_wer(), written.miscased);
+    println!(
+        "{:>10}{:>12}{wer:>10.2}{formatted:>18.2}{miscased:>10}{:>14}",
+        "revised",
+        revised_rows.iter().map(|r| r.2.len()).sum::<usize>(),
+        "-"
+    );
+    println!("{:>10}  {tally}", "");
+    println!("(revised: the 500/1000 finals, each read again with the finals before and after it, as a");
+    println!(" session with outputConfig.revisions sends them)");
     // Fewer seams, and fewer of them mid-sentence: do the casing rules at the seams help now?
     for (name, texts) in seams_of {
         println!();
@@ -259,6 +281,69 @@ impl Cutter<'_> {
         };
         tally.lengths.extend(finals.iter().map(|(range, _)| range.len() as f64 / SAMPLE_RATE as f64));
         Ok(finals)
+    }
+
+    /// A recording's `finals` as a session with revisions leaves them: each final with words
+    /// read again over [`Revision::plan`]'s window (its neighbours with words), and replaced by
+    /// the words that reading puts in its stretch when there are any.
+    fn revised(
+        &self,
+        samples: &[f32],
+        finals: &[(Range<usize>, String)],
+        tally: &mut Revisions,
+    ) -> anyhow::Result<String> {
+        let said: Vec<&(Range<usize>, String)> = finals.iter().filter(|(_, t)| !t.is_empty()).collect();
+        let mut texts = Vec::new();
+        for (i, (own, text)) in said.iter().enumerate() {
+            let before = i.checked_sub(1).map(|b| &said[b].0);
+            let Some(plan) = Revision::plan(before, own, said.get(i + 1).map(|a| &a.0)) else {
+                texts.push(text.clone());
+                continue;
+            };
+            let started = Instant::now();
+            let reading = match self.engine.transcribe_samples(&samples[plan.window.clone()], &self.options) {
+                Ok(t) => t,
+                Err(EngineError::NoSpeech) => {
+                    texts.push(text.clone());
+                    continue;
+                }
+                Err(e) => return Err(e).with_context(|| format!("{:?}", plan.window)),
+            };
+            tally.seconds += started.elapsed().as_secs_f64();
+            tally.read += 1;
+            let offset = plan.window.start as f64 / SAMPLE_RATE as f64;
+            let words: Vec<&str> = reading
+                .segments
+                .iter()
+                .flat_map(|s| &s.words)
+                .filter(|w| plan.keeps(w.start + offset, w.end + offset))
+                .map(|w| w.text.trim())
+                .collect();
+            let revised = words.join(" ");
+            if revised.is_empty() || revised == *text {
+                texts.push(text.clone());
+            } else {
+                tally.changed += 1;
+                texts.push(revised);
+            }
+        }
+        Ok(texts.join(" "))
+    }
+}
+
+/// What the revisions of a row cost and changed.
+#[derive(Default)]
+struct Revisions {
+    /// Finals read again, and those whose reading differed (sent again).
+    read: usize,
+    changed: usize,
+    seconds: f64,
+}
+
+impl std::fmt::Display for Revisions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = 1000.0 * self.seconds / self.read.max(1) as f64;
+        write!(f, "finals read again {}, sent again (changed) {}, {ms:.0} ms each", self.read, self.changed)
     }
 }
 

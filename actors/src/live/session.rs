@@ -821,8 +821,9 @@ impl SessionState {
     }
 
     /// A revision's reading: its words within the final's stretch, sent as that final again
-    /// when they read otherwise. One stopped for a final is asked for again; one that failed is
-    /// dropped (the final stands).
+    /// when they read otherwise. One stopped for a final is asked for again; one that failed, or
+    /// whose reading failed the decoder's checks (a loop on a child's babble), is dropped: the
+    /// final stands.
     fn revised(&mut self, pending: Pending, result: Result<scribe_whisper::Transcript, EngineError>) {
         let transcript = match result {
             Ok(t) => t,
@@ -833,6 +834,9 @@ impl SessionState {
             }
             Err(_) => return,
         };
+        if transcript.failed_checks() {
+            return;
+        }
         let offset = pending.plan.window.start as f64 / RATE as f64;
         let words: Vec<LiveWord> = self
             .final_words(&transcript, offset)

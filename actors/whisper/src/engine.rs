@@ -305,6 +305,28 @@ pub struct Transcript {
     pub segments: Vec<Segment>,
 }
 
+impl Transcript {
+    /// Whether a window of it failed the decoder's checks and was kept all the same (as it is
+    /// when the temperature fallback is off, as for live sessions): its text too repetitive (a
+    /// gzip compression ratio over Whisper's 2.4, or a run of words three times,
+    /// [`repetition::loops`]) or too unlikely (a mean log-probability under Whisper's -1). A
+    /// caller that already has another reading of the same speech keeps that one.
+    pub fn failed_checks(&self) -> bool {
+        let checks = DecodeOptions::default();
+        let mut windows: Vec<(usize, String)> = Vec::new();
+        for s in &self.segments {
+            if s.compression_ratio > checks.compression_ratio_threshold || s.avg_logprob < checks.log_prob_threshold {
+                return true;
+            }
+            match windows.last_mut().filter(|(seek, _)| *seek == s.seek) {
+                Some((_, text)) => text.push_str(&s.text),
+                None => windows.push((s.seek, s.text.clone())),
+            }
+        }
+        windows.iter().any(|(_, text)| repetition::loops(&repetition::words(text)))
+    }
+}
+
 /// A piece of a window between two timestamps, with the statistics of the window's decoding
 /// (the fields of openai-whisper's and faster-whisper's segments).
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -1651,6 +1673,43 @@ impl TimeMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transcript_fails_the_checks_when_a_window_loops_or_is_unlikely() {
+        let segment = |text: &str, seek: usize, avg_logprob: f32| Segment {
+            start: 0.0,
+            end: 1.0,
+            text: text.into(),
+            words: Vec::new(),
+            avg_logprob,
+            no_speech_prob: 0.0,
+            seek,
+            tokens: Vec::new(),
+            temperature: 0.0,
+            compression_ratio: decode::compression_ratio(text),
+        };
+        let transcript =
+            |segments| Transcript { language: "en".into(), language_probability: 1.0, duration_s: 1.0, segments };
+        // given a window whose segments say a sentence once each, it passes
+        let plain = vec![segment(" You want to make it?", 0, -0.3), segment(" I think it is nice.", 0, -0.4)];
+        assert!(!transcript(plain).failed_checks());
+        // given one window whose segments repeat a phrase three times between them, it fails
+        let looped = vec![
+            segment(" Do you want to make it?", 0, -0.3),
+            segment(" Do you want to make it?", 0, -0.3),
+            segment(" Do you want to make it?", 0, -0.3),
+        ];
+        assert!(transcript(looped).failed_checks());
+        // ... but twice in one window and once in the next is speech, not a loop
+        let apart = vec![
+            segment(" Do you want to make it?", 0, -0.3),
+            segment(" Do you want to make it?", 0, -0.3),
+            segment(" Do you want to make it?", 3000, -0.3),
+        ];
+        assert!(!transcript(apart).failed_checks());
+        // given a window the decoder found unlikely, it fails
+        assert!(transcript(vec![segment(" Sandy is good at rock climbing.", 0, -1.2)]).failed_checks());
+    }
 
     #[test]
     fn a_fitted_window_that_decodes_a_rest_again_drops_a_failed_decoding() {

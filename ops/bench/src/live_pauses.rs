@@ -311,6 +311,11 @@ impl Cutter<'_> {
             };
             tally.seconds += started.elapsed().as_secs_f64();
             tally.read += 1;
+            if reading.failed_checks() {
+                tally.failed += 1;
+                texts.push(text.clone());
+                continue;
+            }
             let offset = plan.window.start as f64 / SAMPLE_RATE as f64;
             let words: Vec<&str> = reading
                 .segments
@@ -337,13 +342,19 @@ struct Revisions {
     /// Finals read again, and those whose reading differed (sent again).
     read: usize,
     changed: usize,
+    /// Readings that failed the decoder's checks (the final kept).
+    failed: usize,
     seconds: f64,
 }
 
 impl std::fmt::Display for Revisions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = 1000.0 * self.seconds / self.read.max(1) as f64;
-        write!(f, "finals read again {}, sent again (changed) {}, {ms:.0} ms each", self.read, self.changed)
+        write!(
+            f,
+            "finals read again {}, sent again (changed) {}, failing the decoder's checks {}, {ms:.0} ms each",
+            self.read, self.changed, self.failed
+        )
     }
 }
 

@@ -119,9 +119,10 @@ impl Collector for PipelineDispatches {
     }
 }
 
-/// `scribe_live_decodes_total{kind="final"|"early"|"early_kept"|"partial"|"partial_cancelled"|"shared"}`:
-/// the live sessions' decodings; `early − early_kept` were wasted (the speaker went on);
-/// `shared` of them shared the decoder's steps with another session's.
+/// `scribe_live_decodes_total{kind="final"|"early"|"early_kept"|"partial"|"partial_cancelled"|"shared"|
+/// "revision"|"revision_cancelled"|"revised"}`: the live sessions' decodings; `early − early_kept`
+/// were wasted (the speaker went on); `shared` of them shared the decoder's steps with another
+/// session's; `revised` of the `revision`s (finals read again) were sent.
 #[derive(Debug)]
 struct LiveDecodes(DecodeCounts);
 
@@ -136,7 +137,8 @@ impl Collector for LiveDecodes {
             "live_decodes",
             "Live sessions' decodings by kind: final, early (a final begun when a pause began), early_kept \
              (early ones that became the final), partial, partial_cancelled (stopped for a final), shared \
-             (decoded in one batch with another session's)",
+             (decoded in one batch with another session's), revision (a final read again with its \
+             neighbours), revision_cancelled (stopped for a final, read again later), revised (revisions sent)",
             None,
             prometheus_client::metrics::MetricType::Counter,
         )?;

@@ -16,7 +16,8 @@
 //! taken as instant: a session holds each pause until its early final is known, so the cuts
 //! are the same on a loaded machine. Last, the recordings with cased references are read as a
 //! direct job reads them (the anchor), then cut each way and scored as written (case and
-//! punctuation), with the seams' casing rules over them.
+//! punctuation), with the seams' casing rules over them, and the finals as a session that asks
+//! for revisions leaves them (each read again with its neighbours).
 
 use std::ops::Range;
 use std::path::Path;

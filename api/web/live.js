@@ -123,6 +123,7 @@
     const language = select([["auto", "automatic detection (auto)"]], "auto");
     const glossary = select([["", "none"]], "");
     const saveAsJob = el("input", { type: "checkbox", id: "live-save" });
+    const revise = el("input", { type: "checkbox", id: "live-revise" });
     const start = el("button", { class: "primary", id: "live-start", type: "button" }, "Start");
     const stop = el("button", { class: "danger", id: "live-stop", type: "button", disabled: true }, "Stop");
     const clock = el("span", { class: "live-clock", id: "live-clock", role: "timer", "aria-label": "Time since Start" }, "00:00");
@@ -135,7 +136,7 @@
     const captions = el("div", { class: "live-captions", id: "live-captions", role: "log", "aria-live": "polite",
       "aria-labelledby": "live-captions-h", tabindex: "0" });
     const jobBox = el("div", { id: "live-job", role: "status" });
-    const controls = [language, glossary, saveAsJob];
+    const controls = [language, glossary, saveAsJob, revise];
 
     const unsupported = !window.isSecureContext || !navigator.mediaDevices || !window.AudioWorkletNode || !window.WebSocket;
     app.page("Live transcription",
@@ -147,7 +148,10 @@
           field("live-glossary", "Glossary", glossary, "optional"),
           el("div", { class: "live-check" },
             el("label", { for: "live-save" }, saveAsJob, " Save as job"),
-            el("span", { class: "hint" }, "Keep the audio and the transcript as a job to edit and export"))),
+            el("span", { class: "hint" }, "Keep the audio and the transcript as a job to edit and export")),
+          el("div", { class: "live-check" },
+            el("label", { for: "live-revise" }, revise, " Revise captions"),
+            el("span", { class: "hint" }, "Read each caption again with the next, so sentences read on (a second decoding each)"))),
         el("div", { class: "row live-controls" }, start, stop,
           el("span", { class: "live-meters" }, delay, clock, el("span", { class: "hint", "aria-hidden": "true" }, "Level"), level))),
       status, err,
@@ -339,7 +343,7 @@
       clock.textContent = "00:00";
       delay.textContent = "";
       setBusy(true);
-      const s = { saveAsJob: saveAsJob.checked, jobId: null, queue: [], started: false, stopping: false, failed: false,
+      const s = { saveAsJob: saveAsJob.checked, revisions: revise.checked, jobId: null, queue: [], started: false, stopping: false, failed: false,
         streamSeconds: 0, timeline: [] };
       session = s;
       const init = {
@@ -347,7 +351,7 @@
         language: language.value,
         apiKey: app.apiKey(),
         audioConfig: { sample_rate: 0, encoding: "s16le" },
-        outputConfig: { format: "transcription", partials: true, saveAsJob: s.saveAsJob, revisions: true },
+        outputConfig: { format: "transcription", partials: true, saveAsJob: s.saveAsJob, revisions: s.revisions },
       };
       if (glossary.value) init.glossaryId = glossary.value;
       try {

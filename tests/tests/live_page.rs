@@ -144,6 +144,7 @@ fn the_live_page_captions_the_microphone_and_saves_the_session_as_a_job() {
     // Start: partials, then the clip's words as finals; the clock runs, the meter moves.
     let before = balance(&server, &ann);
     browser.select("#live-language", "en");
+    browser.click("#live-revise");
     watch_captions_and_meter(&browser);
     browser.click("#live-start");
     browser.wait_for_text("#live-status", "Session started", Duration::from_secs(30));
@@ -188,7 +189,7 @@ fn the_live_page_captions_the_microphone_and_saves_the_session_as_a_job() {
     assert!(browser.find_all("#live-captions .partial").is_empty(), "no partial outlives the session");
     assert_eq!(browser.text(&browser.find("#live-error")), "", "a stopped session is no error");
     assert!(finals(&browser).contains(JFK_WORDS));
-    // The page asks for revisions: each final read again with its neighbours replaces its line,
+    // Revise captions was ticked: each final read again with its neighbours replaces its line,
     // so the sentence Whisper cut with a full stop at the pause goes on in small letters.
     let captions = browser.text(&browser.find("#live-captions"));
     assert!(captions.contains("ask not what"), "the captions as revised: {captions:?}");

@@ -41,8 +41,6 @@ const QUICK_CAPACITY_CLIP: &str = "en_jfk";
 /// Sessions at once keep up while the 95th percentile of their finals' latency (from the last
 /// word) stays under this.
 const KEEP_UP_S: f64 = 2.0;
-/// The capacity runs' sessions: partials at the pace of speech.
-const PACED: live_client::Asks = live_client::Asks { partials: true, revisions: false, burst: false };
 /// The warm-up: partials, as fast as the socket takes it.
 const BURST: live_client::Asks = live_client::Asks { partials: true, revisions: false, burst: true };
 
@@ -92,8 +90,9 @@ pub struct BenchLiveArgs {
     /// clips and of base's capacity runs come from it [default: base decodes its own partials].
     #[arg(long)]
     pub partials_model: Option<String>,
-    /// The live clips' sessions ask for revisions (`outputConfig.revisions`): the finals as
-    /// revised are scored too, and how long after its final each revision came.
+    /// The sessions ask for revisions (`outputConfig.revisions`): the live clips' finals as
+    /// revised are scored too, with how long after its final each revision came; the capacity
+    /// runs' sessions ask too.
     #[arg(long)]
     pub revisions: bool,
     /// Directory holding the models (as for `scribe serve`).
@@ -254,7 +253,9 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
         let direct = runtime.block_on(direct_job(&http, &base_url, &key, &wav))?;
         runs.push(CapacityStream { name: format!("capacity-{i}.wav"), pcm: Arc::new(pcm), direct });
     }
-    let base_capacity = capacity(&runtime, &ws_url, &key, &base_model, &runs, &scoring, &levels)?;
+    // The capacity runs' sessions: partials at the pace of speech (and revisions when asked).
+    let paced = live_client::Asks { partials: true, revisions: args.revisions, burst: false };
+    let base_capacity = capacity(&runtime, &ws_url, &key, &base_model, &runs, &scoring, &levels, paced)?;
     drop(server);
 
     let small_dir = models_dir.join(&args.small_model);
@@ -265,7 +266,7 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
             start(&data, &models_dir, Some(&small_dir), None, args.max_sessions, &work.join("serve-small.stderr"))?;
         let ws_url = format!("ws://{}/api/real-time", server.addr);
         runtime.block_on(live_client::stream(&ws_url, &key, Arc::clone(&clips[0].pcm), BURST))?;
-        capacity(&runtime, &ws_url, &key, &args.small_model, &runs, &scoring, &levels)?
+        capacity(&runtime, &ws_url, &key, &args.small_model, &runs, &scoring, &levels, paced)?
     } else {
         Capacity {
             model: args.small_model.clone(),
@@ -713,6 +714,7 @@ fn capacity(
     streams: &[CapacityStream],
     scoring: &Scoring<'_>,
     levels: &[usize],
+    asks: live_client::Asks,
 ) -> anyhow::Result<Capacity> {
     let mut kept_up = None;
     let metrics = ws_url.replace("ws://", "http://").replace("/api/real-time", "/metrics");
@@ -724,7 +726,7 @@ fn capacity(
                 .iter()
                 .map(|stream| {
                     let (ws_url, key, audio) = (ws_url.to_string(), key.to_string(), Arc::clone(&stream.pcm));
-                    tokio::spawn(async move { live_client::stream(&ws_url, &key, audio, PACED).await })
+                    tokio::spawn(async move { live_client::stream(&ws_url, &key, audio, asks).await })
                 })
                 .collect();
             let mut logs = Vec::new();

@@ -321,6 +321,7 @@ impl Actor for LiveSessionActor {
             }
         }
         state.plan_revisions();
+        // Every message ends here: audio no utterance, final or revision needs is dropped once.
         state.forget_old_audio();
         state.schedule(&myself);
         if state.is_done() {
@@ -482,7 +483,6 @@ impl SessionState {
         if last {
             self.open = None;
         }
-        self.forget_old_audio();
     }
 
     /// What the segmenter decided: utterances open and end, pauses begin (their final is
@@ -771,14 +771,12 @@ impl SessionState {
                     early.state = EarlyState::Done(decoded.result);
                     if !mid_sentence && let Some(ended) = self.utterances.release_pause() {
                         self.on_utterance_events(vec![ended]);
-                        self.forget_old_audio();
                     }
                 }
                 // Otherwise the speaker went on: the decoding is wasted.
             }
             DecodeKind::Revision(pending) => self.revised(pending, decoded.result),
             DecodeKind::Final { id, range, partials_sent } => {
-                // (The audio it held is forgotten once revisions have had their say: `handle`.)
                 self.ended.pop_front();
                 let transcript = match decoded.result {
                     Ok(t) => Some(t),

@@ -138,7 +138,7 @@ impl Collector for LiveDecodes {
             "Live sessions' decodings by kind: final, early (a final begun when a pause began), early_kept \
              (early ones that became the final), partial, partial_cancelled (stopped for a final), shared \
              (decoded in one batch with another session's), revision (a final read again with its \
-             neighbours), revision_cancelled (stopped for a final, read again later), revised (revisions sent)",
+             neighbours), revision_cancelled (stopped for a final or a partial, read again later), revised (revisions sent)",
             None,
             prometheus_client::metrics::MetricType::Counter,
         )?;

@@ -2,13 +2,14 @@
 //!
 //! A decoder step reads all of the decoder's weights however many hypotheses it carries; two
 //! sessions decoding apart read them twice, and one session's partial used to hold another's
-//! final on the same two cores. Every session's finals and partials come here instead, and one
-//! thread takes what is waiting: the finals (and finals begun at a pause) first, all of them at
-//! once, else every partial waiting, and decodes them together ([`Engine::transcribe_together`]);
-//! after each batch it waits a moment ([`GATHER`]) for the sessions it answered to ask again. A
-//! final submitted while a batch of partials only runs stops those partials between two decoder
-//! steps (their sessions ask again later), and a request cancelled while it waits is answered
-//! `Cancelled` without being decoded.
+//! final on the same two cores. Every session's decodings come here instead, and one thread
+//! takes what is waiting by [`Priority`]: the finals (and finals begun at a pause) first, all of
+//! them at once, else every partial waiting, else the revisions, and decodes them together
+//! ([`Engine::transcribe_together`]); after each batch it waits a moment ([`GATHER`]) for the
+//! sessions it answered to ask again. A revision reads up to 30 s with a beam, so it is never
+//! batched with partials (they would wait for it). A final submitted while a batch of partials
+//! or revisions runs stops that batch between two decoder steps (their sessions ask again
+//! later), and a request cancelled while it waits is answered `Cancelled` without being decoded.
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -39,9 +40,22 @@ pub struct Request {
     /// The engine's options; their `cancel` flag, once set, stops the request whether it is
     /// waiting or running.
     pub options: TranscribeOptions,
-    /// A final (or a final begun at a pause): decoded before any partial.
-    pub urgent: bool,
+    pub priority: Priority,
+    /// Set when the decoder takes the request into a batch: until then, cancelling it costs
+    /// nothing.
+    pub started: Arc<AtomicBool>,
     pub reply: Reply,
+}
+
+/// Which waiting decodings go first: the earlier variant, and only one variant in a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Priority {
+    /// A final (or a final begun at a pause): what a client waits for.
+    Final,
+    /// A partial: the captions while someone speaks.
+    Partial,
+    /// A final read again with its neighbours (`outputConfig.revisions`): it can wait.
+    Revision,
 }
 
 impl Request {
@@ -54,7 +68,7 @@ impl Request {
 #[derive(Clone)]
 pub struct LiveDecoder {
     requests: mpsc::Sender<Request>,
-    /// The cancel flags of the batch running, while it holds partials only.
+    /// The cancel flags of the batch running, while it holds partials or revisions.
     running_partials: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
 }
 
@@ -72,7 +86,7 @@ impl LiveDecoder {
 
     /// Queues `request`; its reply comes from the decoder's thread.
     pub fn submit(&self, request: Request) {
-        if request.urgent {
+        if request.priority == Priority::Final {
             for cancel in self.running_partials.lock().expect("the running batch's lock").drain(..) {
                 cancel.store(true, Ordering::Relaxed);
             }
@@ -114,13 +128,14 @@ fn run(queue: mpsc::Receiver<Request>, running: Arc<Mutex<Vec<Arc<AtomicBool>>>>
         if batch.is_empty() {
             continue;
         }
-        if batch.iter().all(|r| !r.urgent) {
+        if batch[0].priority != Priority::Final {
             let mut flags = running.lock().expect("the running batch's lock");
             *flags = batch.iter().filter_map(|r| r.options.cancel.clone()).collect();
         }
         if batch.len() > 1 {
             (0..batch.len()).for_each(|_| counts.count(DecodeCount::Shared));
         }
+        batch.iter().for_each(|r| r.started.store(true, Ordering::Relaxed));
         decode(batch);
         running.lock().expect("the running batch's lock").clear();
     }
@@ -133,7 +148,7 @@ fn next_batch(waiting: &mut VecDeque<Request>) -> Vec<Request> {
     for request in cancelled {
         (request.reply)(Err(EngineError::Cancelled));
     }
-    let keys: Vec<(bool, usize)> = kept.iter().map(|r| (r.urgent, Arc::as_ptr(&r.engine) as usize)).collect();
+    let keys: Vec<(Priority, usize)> = kept.iter().map(|r| (r.priority, Arc::as_ptr(&r.engine) as usize)).collect();
     let chosen = choose(&keys);
     let (mut batch, mut rest) = (Vec::new(), VecDeque::new());
     for (i, request) in kept.into_iter().enumerate() {
@@ -143,13 +158,13 @@ fn next_batch(waiting: &mut VecDeque<Request>) -> Vec<Request> {
     batch
 }
 
-/// The next batch among requests waiting in arrival order, each given as (urgent, engine):
-/// the urgent ones if any wait, else the others; at most [`MAX_BATCH`], oldest first, all for
-/// the oldest one's engine. Indices into `waiting`.
-fn choose(waiting: &[(bool, usize)]) -> Vec<usize> {
-    let urgent = waiting.iter().any(|w| w.0);
-    let Some(&(_, engine)) = waiting.iter().find(|w| w.0 == urgent) else { return Vec::new() };
-    (0..waiting.len()).filter(|&i| waiting[i] == (urgent, engine)).take(MAX_BATCH).collect()
+/// The next batch among requests waiting in arrival order, each given as (priority, engine):
+/// those of the first priority waiting; at most [`MAX_BATCH`], oldest first, all for the oldest
+/// one's engine. Indices into `waiting`.
+fn choose(waiting: &[(Priority, usize)]) -> Vec<usize> {
+    let Some(first) = waiting.iter().map(|w| w.0).min() else { return Vec::new() };
+    let Some(&(_, engine)) = waiting.iter().find(|w| w.0 == first) else { return Vec::new() };
+    (0..waiting.len()).filter(|&i| waiting[i] == (first, engine)).take(MAX_BATCH).collect()
 }
 
 /// Decodes a batch and answers every request in it (an engine panic answers them all with an
@@ -178,28 +193,39 @@ fn decode(batch: Vec<Request>) {
 
 #[cfg(test)]
 mod tests {
+    use super::Priority::*;
     use super::*;
 
     #[test]
     fn finals_go_first_all_together_oldest_first() {
         // given partials of three sessions and finals of two, waiting in this order
-        let waiting = [(false, 1), (true, 1), (false, 1), (true, 1), (false, 1)];
+        let waiting = [(Partial, 1), (Final, 1), (Partial, 1), (Final, 1), (Partial, 1)];
         // when the next batch is chosen, then it is both finals
         assert_eq!(choose(&waiting), vec![1, 3]);
     }
 
     #[test]
     fn partials_go_together_when_no_final_waits() {
-        assert_eq!(choose(&[(false, 1), (false, 1), (false, 1)]), vec![0, 1, 2]);
+        assert_eq!(choose(&[(Partial, 1), (Partial, 1), (Partial, 1)]), vec![0, 1, 2]);
         assert_eq!(choose(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn revisions_wait_for_partials_and_are_never_batched_with_them() {
+        // given a revision waiting before two partials
+        let waiting = [(Revision, 1), (Partial, 1), (Partial, 1)];
+        // when the next batch is chosen, then it is the partials alone
+        assert_eq!(choose(&waiting), vec![1, 2]);
+        // and with nothing else waiting, the revisions go together
+        assert_eq!(choose(&[(Revision, 1), (Revision, 1)]), vec![0, 1]);
     }
 
     #[test]
     fn a_batch_holds_one_engine_and_at_most_the_limit() {
         // given finals for two engines (a model reloaded while sessions ran) and many partials
-        let waiting = [(true, 2), (true, 1), (true, 2)];
+        let waiting = [(Final, 2), (Final, 1), (Final, 2)];
         assert_eq!(choose(&waiting), vec![0, 2]);
-        let many = vec![(false, 1); MAX_BATCH + 3];
+        let many = vec![(Partial, 1); MAX_BATCH + 3];
         assert_eq!(choose(&many), (0..MAX_BATCH).collect::<Vec<_>>());
     }
 }

@@ -22,7 +22,8 @@ pub enum DecodeCount {
     Shared,
     /// A final read again with its neighbours (`outputConfig.revisions`).
     Revision,
-    /// ... stopped before its end because a final needed the engine (it is decoded again later).
+    /// ... stopped before its end because a final needed the engine, or before it began because
+    /// a partial came due (it is decoded again later).
     RevisionCancelled,
     /// ... whose reading differed from the final, and was sent.
     Revised,

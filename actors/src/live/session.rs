@@ -21,8 +21,9 @@
 //! session that falls behind real time skips partials until it has caught up, and never drops a
 //! final. With `outputConfig.revisions`, each final is read again once the next is out, over
 //! the audio of its neighbours too ([`live::revision`]), and sent again when it reads otherwise:
-//! after finals and their early decodings, before partials, stopped like a partial for a final,
-//! and the first thing a session behind real time gives up.
+//! after finals, their early decodings and the partials due (the decoder too takes revisions
+//! last and never with partials), stopped like a partial for a final, and the first thing a
+//! session behind real time gives up.
 //!
 //! The session ends on END, on a closed socket, on an exhausted balance, after an idle time, or
 //! when the engine fails; in every case the speech already received is finalized first (unless
@@ -52,7 +53,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::agreement::Agreement;
 use super::capacity::Slot;
-use super::decoder::{LiveDecoder, Request};
+use super::decoder::{LiveDecoder, Priority, Request};
 use super::decodes::{DecodeCount as Counted, DecodeCounts};
 use super::recording::Recording;
 use super::{LiveOutput, LiveSettings};
@@ -131,6 +132,8 @@ enum DecodeKind {
 struct InFlight {
     kind: Counted,
     cancel: Arc<AtomicBool>,
+    /// Whether the decoder has begun it (see [`Request::started`]).
+    started: Arc<AtomicBool>,
     asked: Instant,
 }
 
@@ -323,6 +326,7 @@ impl Actor for LiveSessionActor {
         state.plan_revisions();
         // Every message ends here: audio no utterance, final or revision needs is dropped once.
         state.forget_old_audio();
+        state.yield_revision();
         state.schedule(&myself);
         if state.is_done() {
             if let Some(recording) = state.args.recording.take() {
@@ -373,6 +377,18 @@ impl SessionState {
     /// stopped is asked for again later.)
     fn cancel_partial(&self) {
         if let Some(flight) = self.decoding.as_ref().filter(|f| matches!(f.kind, Counted::Partial | Counted::Revision))
+        {
+            flight.cancel.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// A revision still waiting in the decoder's queue gives way to a partial now due: it is
+    /// cancelled (free while it waits) and asked for again after the partial. One the decoder
+    /// has begun runs on.
+    fn yield_revision(&self) {
+        if let Some(flight) = self.decoding.as_ref().filter(|f| f.kind == Counted::Revision)
+            && !flight.started.load(Ordering::Relaxed)
+            && self.partial_due()
         {
             flight.cancel.store(true, Ordering::Relaxed);
         }
@@ -590,7 +606,7 @@ impl SessionState {
 
     /// Starts the next decode when none runs: the oldest final first (taken from its early
     /// decoding when that covered the same audio), then the final of an utterance in a pause,
-    /// else a partial.
+    /// then a partial when one is due, else a revision.
     fn schedule(&mut self, myself: &ActorRef<SessionMsg>) {
         if self.decoding.is_some() {
             return;
@@ -603,8 +619,12 @@ impl SessionState {
             {
                 self.args.decodes.count(Counted::EarlyKept);
                 let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
-                self.decoding =
-                    Some(InFlight { kind: Counted::EarlyKept, cancel: Arc::default(), asked: Instant::now() });
+                self.decoding = Some(InFlight {
+                    kind: Counted::EarlyKept,
+                    cancel: Arc::default(),
+                    started: Arc::default(),
+                    asked: Instant::now(),
+                });
                 return;
             }
             let samples = self.samples(&next.range);
@@ -625,29 +645,48 @@ impl SessionState {
             // Behind the speaker: revisions are the first thing to give up.
             self.revisions.clear();
         }
-        // (One stopped for a final while newer finals came may have lost its audio: dropped.)
+        // (One stopped while newer finals came may have lost its audio: dropped.)
         self.revisions.retain(|r| r.plan.window.start >= self.base);
+        // The captions of someone speaking come before a revision, which can wait.
+        if self.request_partial(myself) {
+            return;
+        }
         if let Some(pending) = self.revisions.pop_front() {
             let samples = self.samples(&pending.plan.window);
             let options = self.options(true);
             self.request_decode(myself, DecodeKind::Revision(pending), samples, options);
-            return;
         }
-        if !self.args.init.output.partials || self.closing.is_some() || !self.speaking {
-            return;
+    }
+
+    /// Whether the open utterance is due a partial.
+    fn partial_due(&self) -> bool {
+        let Some(open) = self.open.as_ref() else { return false };
+        let received = self.received;
+        self.args.init.output.partials
+            && self.closing.is_none()
+            && self.speaking
+            && partial_due(
+                received.saturating_sub(open.start),
+                received.saturating_sub(open.partial_at),
+                self.partial_took,
+                open.partials_sent,
+            )
+    }
+
+    /// Asks for a partial of the open utterance when one is due; whether it did.
+    fn request_partial(&mut self, myself: &ActorRef<SessionMsg>) -> bool {
+        if !self.partial_due() {
+            return false;
         }
         let received = self.received;
-        let Some(open) = self.open.as_mut() else { return };
-        let spoken = received.saturating_sub(open.start);
-        if !partial_due(spoken, received.saturating_sub(open.partial_at), self.partial_took, open.partials_sent) {
-            return;
-        }
+        let Some(open) = self.open.as_mut() else { return false };
         open.partial_at = received;
         let kind = DecodeKind::Partial { id: open.id.clone() };
         let range = open.start..received;
         let samples = self.samples(&range);
         let options = self.options(false);
         self.request_decode(myself, kind, samples, options);
+        true
     }
 
     fn options(&self, for_final: bool) -> TranscribeOptions {
@@ -697,7 +736,8 @@ impl SessionState {
         if counted != Counted::Final {
             options.cancel = Some(cancel.clone());
         }
-        self.decoding = Some(InFlight { kind: counted, cancel, asked: Instant::now() });
+        let started = Arc::new(AtomicBool::new(false));
+        self.decoding = Some(InFlight { kind: counted, cancel, started: started.clone(), asked: Instant::now() });
         self.args.decodes.count(counted);
         let myself = myself.clone();
         let engine = match (&self.args.partials_engine, counted) {
@@ -708,7 +748,12 @@ impl SessionState {
             engine,
             samples,
             options,
-            urgent: !matches!(counted, Counted::Partial | Counted::Revision),
+            priority: match counted {
+                Counted::Partial => Priority::Partial,
+                Counted::Revision => Priority::Revision,
+                _ => Priority::Final,
+            },
+            started,
             reply: Box::new(move |result| {
                 let _ = myself.send_message(SessionMsg::Decoded(Box::new(Decoded { kind, result })));
             }),
@@ -819,9 +864,9 @@ impl SessionState {
     }
 
     /// A revision's reading: its words within the final's stretch, sent as that final again
-    /// when they read otherwise. One stopped for a final is asked for again; one that failed, or
-    /// whose reading failed the decoder's checks (a loop on a child's babble), is dropped: the
-    /// final stands.
+    /// when they read otherwise. One stopped for a final or a partial is asked for again; one
+    /// that failed, or whose reading failed the decoder's checks (a loop on a child's babble), is
+    /// dropped: the final stands.
     fn revised(&mut self, pending: Pending, result: Result<scribe_whisper::Transcript, EngineError>) {
         let transcript = match result {
             Ok(t) => t,

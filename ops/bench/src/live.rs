@@ -128,6 +128,9 @@ struct Capacity {
     /// session's.
     decodings: u64,
     shared: u64,
+    /// Revisions asked for, stopped (for a final, or given way to a partial while waiting)
+    /// and sent again, when the sessions ask for them.
+    revisions: [u64; 3],
 }
 
 /// One session's audio in the capacity runs, and its direct job's text.
@@ -274,6 +277,7 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
             skipped: Some(format!("no {}", small_dir.display())),
             decodings: 0,
             shared: 0,
+            revisions: [0; 3],
         }
     };
 
@@ -289,6 +293,10 @@ fn bench(args: &BenchLiveArgs, work: &Path) -> anyhow::Result<()> {
                 "{}'s capacity runs: {} of {} decodings shared the decoder's steps with another session's",
                 c.model, c.shared, c.decodings
             );
+            let [asked, stopped, sent] = c.revisions;
+            if asked > 0 {
+                println!("{}'s revisions: {asked} asked for, {stopped} stopped and asked again, {sent} sent", c.model);
+            }
         }
     }
     for c in [&base_capacity, &small_capacity] {
@@ -554,7 +562,7 @@ impl ClipFigures {
         );
         if self.revised.is_some() {
             println!(
-                "revisions: {} read again ({} stopped for a final and read again later), {} sent",
+                "revisions: {} read again ({} stopped for a final or a partial and read again later), {} sent",
                 n("revision"),
                 n("revision_cancelled"),
                 n("revised")
@@ -765,10 +773,11 @@ fn capacity(
         kept_up = Some(n);
     }
     let after = runtime.block_on(live_decodes(&http, &metrics))?;
-    let decodings =
-        ["final", "early", "partial"].iter().map(|k| decodings_of(&after, k) - decodings_of(&before, k)).sum();
-    let shared = decodings_of(&after, "shared") - decodings_of(&before, "shared");
-    Ok(Capacity { model: model.to_string(), kept_up, skipped: None, decodings, shared })
+    let count = |k: &str| decodings_of(&after, k) - decodings_of(&before, k);
+    let decodings = ["final", "early", "partial", "revision"].iter().map(|k| count(k)).sum();
+    let shared = count("shared");
+    let revisions = [count("revision"), count("revision_cancelled"), count("revised")];
+    Ok(Capacity { model: model.to_string(), kept_up, skipped: None, decodings, shared, revisions })
 }
 
 /// Writes s16le mono PCM at the live door's rate as a WAV file (for a direct job).

@@ -6,10 +6,11 @@
 //! takes what is waiting by [`Priority`]: the finals (and finals begun at a pause) first, all of
 //! them at once, else every partial waiting, else the revisions, and decodes them together
 //! ([`Engine::transcribe_together`]); after each batch it waits a moment ([`GATHER`]) for the
-//! sessions it answered to ask again. A revision reads up to 30 s with a beam, so it is never
-//! batched with partials (they would wait for it). A final submitted while a batch of partials
-//! or revisions runs stops that batch between two decoder steps (their sessions ask again
-//! later), and a request cancelled while it waits is answered `Cancelled` without being decoded.
+//! sessions it answered to ask again. A revision reads up to 30 s with a beam, so it goes alone
+//! (a partial that comes due waits for the whole batch running). A final submitted while a
+//! batch of partials or revisions runs stops that batch between two decoder steps (their
+//! sessions ask again later), and a request cancelled while it waits is answered `Cancelled`
+//! without being decoded.
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
@@ -24,6 +25,8 @@ use super::decodes::{DecodeCount, DecodeCounts};
 
 /// Decodings in one batch at most: every fitted window's keys and values are held at once.
 const MAX_BATCH: usize = 8;
+/// Revisions in one batch at most: a partial that comes due meanwhile waits for the whole batch.
+const REVISIONS_AT_ONCE: usize = 1;
 /// After a batch, how long the decoder waits for the sessions it has just answered to ask
 /// again before it takes the next batch. Each session asks for one decoding at a time, so
 /// without it two sessions alternate, each decoded alone while the other waits, and never
@@ -164,7 +167,8 @@ fn next_batch(waiting: &mut VecDeque<Request>) -> Vec<Request> {
 fn choose(waiting: &[(Priority, usize)]) -> Vec<usize> {
     let Some(first) = waiting.iter().map(|w| w.0).min() else { return Vec::new() };
     let Some(&(_, engine)) = waiting.iter().find(|w| w.0 == first) else { return Vec::new() };
-    (0..waiting.len()).filter(|&i| waiting[i] == (first, engine)).take(MAX_BATCH).collect()
+    let most = if first == Priority::Revision { REVISIONS_AT_ONCE } else { MAX_BATCH };
+    (0..waiting.len()).filter(|&i| waiting[i] == (first, engine)).take(most).collect()
 }
 
 /// Decodes a batch and answers every request in it (an engine panic answers them all with an
@@ -211,13 +215,13 @@ mod tests {
     }
 
     #[test]
-    fn revisions_wait_for_partials_and_are_never_batched_with_them() {
+    fn revisions_wait_for_partials_and_go_alone() {
         // given a revision waiting before two partials
         let waiting = [(Revision, 1), (Partial, 1), (Partial, 1)];
         // when the next batch is chosen, then it is the partials alone
         assert_eq!(choose(&waiting), vec![1, 2]);
-        // and with nothing else waiting, the revisions go together
-        assert_eq!(choose(&[(Revision, 1), (Revision, 1)]), vec![0, 1]);
+        // and with nothing else waiting, the revisions go one at a time, oldest first
+        assert_eq!(choose(&[(Revision, 1), (Revision, 1)]), vec![0]);
     }
 
     #[test]

@@ -22,8 +22,8 @@
 //! final. With `outputConfig.revisions`, each final is read again once the next is out, over
 //! the audio of its neighbours too ([`live::revision`]), and sent again when it reads otherwise:
 //! after finals, their early decodings and the partials due (the decoder too takes revisions
-//! last and never with partials), stopped like a partial for a final, and the first thing a
-//! session behind real time gives up.
+//! last, one at a time), stopped like a partial for a final, and the first thing a session
+//! behind real time gives up.
 //!
 //! The session ends on END, on a closed socket, on an exhausted balance, after an idle time, or
 //! when the engine fails; in every case the speech already received is finalized first (unless

@@ -72,25 +72,25 @@ impl Request {
 pub struct LiveDecoder {
     requests: mpsc::Sender<Request>,
     /// The cancel flags of the batch running, while it holds partials or revisions.
-    running_partials: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
+    running_stoppable: Arc<Mutex<Vec<Arc<AtomicBool>>>>,
 }
 
 impl LiveDecoder {
     pub fn start(counts: DecodeCounts) -> LiveDecoder {
         let (requests, queue) = mpsc::channel();
-        let running_partials = Arc::new(Mutex::new(Vec::new()));
-        let running = running_partials.clone();
+        let running_stoppable = Arc::new(Mutex::new(Vec::new()));
+        let running = running_stoppable.clone();
         std::thread::Builder::new()
             .name("live-decoder".into())
             .spawn(move || run(queue, running, counts))
             .expect("the live decoder's thread starts");
-        LiveDecoder { requests, running_partials }
+        LiveDecoder { requests, running_stoppable }
     }
 
     /// Queues `request`; its reply comes from the decoder's thread.
     pub fn submit(&self, request: Request) {
         if request.priority == Priority::Final {
-            for cancel in self.running_partials.lock().expect("the running batch's lock").drain(..) {
+            for cancel in self.running_stoppable.lock().expect("the running batch's lock").drain(..) {
                 cancel.store(true, Ordering::Relaxed);
             }
         }
